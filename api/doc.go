@@ -1,0 +1,2 @@
+// Package api is Dynamo's Transformer and REST service level.
+package api

@@ -1,0 +1,2 @@
+// Package poller is Dynamo's Engine, Poller and Retriever.
+package poller

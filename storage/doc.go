@@ -1,0 +1,2 @@
+// Package storage is Dynamo's DataManager: versioned XMLData on Badger.
+package storage
