@@ -64,6 +64,7 @@ func commands() []command {
 		{"extract", "print the XMLData document of an annotated page", cmdExtract},
 		{"lint", "print the diagnostics of an annotated page", cmdLint},
 		{"tune", "choose the smoothing factor α for a series of update times", cmdTune},
+		{"simulate", "compare polling policies on a posting trace (freshness benchmark)", cmdSimulate},
 	}
 }
 

@@ -1,0 +1,183 @@
+package schema_test
+
+import (
+	"errors"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/dynamo-rss/dynamo/schema"
+	"github.com/dynamo-rss/dynamo/schema/schematest"
+)
+
+func sampleDoc() *schema.Document {
+	return &schema.Document{
+		URL:       "https://example.org/news.html",
+		RSSID:     "news",
+		Timestamp: time.Date(2026, 11, 21, 10, 35, 0, 0, time.UTC),
+		Channel: schema.Channel{
+			Title:       "Our News & <more> ]]>",
+			Link:        "https://example.org/",
+			Description: "What happened today",
+			Image:       &schema.Image{Title: "Our News", Link: "https://example.org/", URL: "https://example.org/logo.png"},
+			Extensions:  schema.Extensions{{URI: schema.DCNamespace, Prefix: "dc", LocalName: "language", Value: "en"}},
+		},
+		Items: []schema.Item{
+			{
+				Index: 1, ID: "a1", Title: "Budget approved", Link: "https://example.org/news/1.html",
+				Description: "The council approved…",
+				Extensions: schema.Extensions{
+					{URI: schema.DCNamespace, Prefix: "dc", LocalName: "date", Value: "2005-12-08T08:25:00Z"},
+					{URI: schema.ContentNamespace, Prefix: "content", LocalName: "encoded", Value: "<p>The <b>council</b> approved…</p>"},
+				},
+			},
+			{Index: 2, ID: "a2", Title: "Second", Link: "https://example.org/news/2.html", Description: ""},
+		},
+	}
+}
+
+func TestMarshalShapeAndRoundTrip(t *testing.T) {
+	doc := sampleDoc()
+	out, err := schema.Marshal(doc)
+	if err != nil {
+		t.Fatalf("Marshal: %v", err)
+	}
+	s := string(out)
+	for _, want := range []string{
+		`<resource url="https://example.org/news.html" rssId="news" timestamp="2026-11-21T10:35:00Z">`,
+		`<dc:language xmlns:dc="http://purl.org/dc/elements/1.1/">en</dc:language>`,
+		`<item index="1" id="a1">`,
+		`<content:encoded xmlns:content="http://purl.org/rss/1.0/modules/content/">&lt;p&gt;The &lt;b&gt;council&lt;/b&gt; approved…&lt;/p&gt;</content:encoded>`,
+		`<title>Our News &amp; &lt;more&gt; ]]&gt;</title>`,
+	} {
+		if !strings.Contains(s, want) {
+			t.Errorf("marshalled document lacks %q:\n%s", want, s)
+		}
+	}
+	if strings.Contains(s, "<extensions></extensions>") || strings.Count(s, "<extensions>") != 2 {
+		t.Errorf("empty extensions must be omitted, non-empty kept:\n%s", s)
+	}
+	back, err := schema.Unmarshal(out)
+	if err != nil {
+		t.Fatalf("Unmarshal: %v", err)
+	}
+	if !reflect.DeepEqual(back, doc) {
+		t.Errorf("round trip changed the document:\n got %+v\nwant %+v", back, doc)
+	}
+	schematest.ValidateXSD(t, out)
+}
+
+func TestUnmarshalRecoversPrefixFromAncestor(t *testing.T) {
+	in := `<resource url="https://e.org/" rssId="x" timestamp="2026-01-01T00:00:00Z" xmlns:dc="http://purl.org/dc/elements/1.1/">
+<channel><title>t</title><link>https://e.org/</link><description/>
+<extensions xmlns:sy="http://purl.org/rss/1.0/modules/syndication/"><sy:updatePeriod>hourly</sy:updatePeriod><dc:creator>me</dc:creator></extensions></channel></resource>`
+	doc, err := schema.Unmarshal([]byte(in))
+	if err != nil {
+		t.Fatalf("Unmarshal: %v", err)
+	}
+	got := doc.Channel.Extensions
+	if len(got) != 2 || got[0].Prefix != "sy" || got[0].LocalName != "updatePeriod" || got[0].Value != "hourly" {
+		t.Fatalf("extension 0 = %+v", got)
+	}
+	// dc is declared above <extensions>, out of the decoder's reach: a generated prefix keeps the URI.
+	if got[1].URI != schema.DCNamespace || got[1].LocalName != "creator" || got[1].Prefix == "" {
+		t.Errorf("extension 1 = %+v", got[1])
+	}
+}
+
+func TestValidate(t *testing.T) {
+	tests := []struct {
+		name   string
+		mutate func(*schema.Document)
+		want   string // substring of the error; "" = valid
+	}{
+		{"valid", func(*schema.Document) {}, ""},
+		{"relative url", func(d *schema.Document) { d.URL = "/news.html" }, "absolute"},
+		{"empty rssId", func(d *schema.Document) { d.RSSID = "" }, "rssId"},
+		{"zero index", func(d *schema.Document) { d.Items[0].Index = 0 }, "not positive"},
+		{"duplicate index", func(d *schema.Document) { d.Items[1].Index = 1 }, "duplicate index"},
+		{"duplicate id", func(d *schema.Document) { d.Items[1].ID = "a1" }, "duplicate id"},
+		{"empty id", func(d *schema.Document) { d.Items[1].ID = "" }, "empty id"},
+		{"control char", func(d *schema.Document) { d.Items[0].Title = "a\x01b" }, "XML does not allow"},
+		{"invalid utf8", func(d *schema.Document) { d.Channel.Description = "a\xffb" }, "XML does not allow"},
+		{"bad extension name", func(d *schema.Document) { d.Channel.Extensions[0].LocalName = "1x" }, "well-formed"},
+		{"link with space", func(d *schema.Document) { d.Items[0].Link = "https://e.org/a b" }, "not a URI"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			d := sampleDoc()
+			tt.mutate(d)
+			err := d.Validate()
+			if tt.want == "" {
+				if err != nil {
+					t.Fatalf("Validate: %v", err)
+				}
+				return
+			}
+			if err == nil || !strings.Contains(err.Error(), tt.want) || !errors.Is(err, schema.ErrInvalid) {
+				t.Fatalf("Validate = %v, want an ErrInvalid mentioning %q", err, tt.want)
+			}
+		})
+	}
+}
+
+func TestSameContentAndHash(t *testing.T) {
+	tests := []struct {
+		name   string
+		mutate func(*schema.Document)
+		same   bool
+	}{
+		{"identical", func(*schema.Document) {}, true},
+		{"timestamp", func(d *schema.Document) { d.Timestamp = d.Timestamp.Add(time.Hour) }, true},
+		{"extension only", func(d *schema.Document) { d.Items[0].Extensions[0].Value = "2006-01-01T00:00:00Z" }, true},
+		{"channel extension", func(d *schema.Document) { d.Channel.Extensions = nil }, true},
+		{"image", func(d *schema.Document) { d.Channel.Image = nil }, true},
+		{"item id", func(d *schema.Document) { d.Items[0].ID = "zz" }, true},
+		{"channel title", func(d *schema.Document) { d.Channel.Title += "!" }, false},
+		{"channel link", func(d *schema.Document) { d.Channel.Link += "x" }, false},
+		{"channel description", func(d *schema.Document) { d.Channel.Description = "" }, false},
+		{"item title", func(d *schema.Document) { d.Items[1].Title = "Other" }, false},
+		{"item link", func(d *schema.Document) { d.Items[1].Link += "?x" }, false},
+		{"item description", func(d *schema.Document) { d.Items[1].Description = "new" }, false},
+		{"item added", func(d *schema.Document) {
+			d.Items = append(d.Items, schema.Item{Index: 3, ID: "a3", Title: "t", Link: "https://e.org/"})
+		}, false},
+		{"item removed", func(d *schema.Document) { d.Items = d.Items[:1] }, false},
+		{"items reordered", func(d *schema.Document) { d.Items[0], d.Items[1] = d.Items[1], d.Items[0] }, false},
+		{"text moved between fields", func(d *schema.Document) {
+			d.Items[1].Description = d.Items[1].Title[3:]
+			d.Items[1].Title = d.Items[1].Title[:3]
+		}, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			a, b := sampleDoc(), sampleDoc()
+			tt.mutate(b)
+			if got := schema.SameContent(a, b); got != tt.same {
+				t.Errorf("SameContent = %v, want %v", got, tt.same)
+			}
+			if got := schema.ContentHash(a) == schema.ContentHash(b); got != tt.same {
+				t.Errorf("hashes equal = %v, want %v", got, tt.same)
+			}
+		})
+	}
+}
+
+func TestPublished(t *testing.T) {
+	doc := sampleDoc()
+	got, ok := doc.Items[0].Extensions.Published()
+	if !ok || !got.Equal(time.Date(2005, 12, 8, 8, 25, 0, 0, time.UTC)) {
+		t.Errorf("Published = %v, %v", got, ok)
+	}
+	if _, ok := doc.Items[1].Extensions.Published(); ok {
+		t.Error("an item without a date extension has no publication time")
+	}
+	unreadable := schema.Extensions{{URI: schema.DCNamespace, Prefix: "dc", LocalName: "date", Value: "last Tuesday"}}
+	if _, ok := unreadable.Published(); ok {
+		t.Error("a date left as text is not a publication time")
+	}
+	if html, ok := doc.Items[0].Extensions.ContentEncoded(); !ok || !strings.HasPrefix(html, "<p>") {
+		t.Errorf("ContentEncoded = %q, %v", html, ok)
+	}
+}
