@@ -1,2 +1,66 @@
 // Package api is Dynamo's Transformer and REST service level.
+//
+// # Feeds
+//
+// Everything under /resources is a feed rendered on the fly from stored
+// XMLData versions (never stored as RSS): /resources lists the resources,
+// /resources/{rssId} its versions newest first, ?index=n one version, ?max=n
+// items aggregated over the history (newest first by first seen). Keyword
+// terms (title, link, description or desc, each preceded by an optional
+// op=and|or) are read from the raw query string in order and combine strictly
+// left to right; xpath=EXPR keeps the items for which an XPath 1.0 expression
+// over the XMLData <item> is true, bounded in time and in items evaluated. A
+// filter without index or max selects the newest matches over the history.
+// Unknown parameters are ignored.
+//
+// Each handler parses the query, negotiates the format (type=, else Accept,
+// else RSS 2.0) and reads the resource's catalog entry, and only then
+// decides: the strong ETag is a hash of everything the rendering depends on
+// (resource, latest version seq, version count, normalized query, format,
+// base URL, poll interval hint), so If-None-Match and If-Modified-Since are
+// answered 304 without reading history or rendering. Otherwise the feed is
+// built once into a neutral model and rendered by one file per format
+// (render_rss1.go, render_rss2.go, render_atom.go, render_json.go; RSS 2.0,
+// Atom and JSON Feed through gorilla/feeds, RSS 1.0 as RDF/XML with
+// encoding/xml). Rendered bytes are kept in a render cache bounded by
+// Options.CacheBytes (LRU by bytes) under the same key as the ETag, so a new
+// version makes old entries unreachable rather than stale; concurrent misses
+// of one key render once. Cache-Control max-age never outlives the next
+// scheduled poll of the resource (of any resource for /resources).
+//
+// Errors become application/problem+json (RFC 9457) in one place, errors.go:
+// handlers return a *Problem (or a storage error) and [Server] maps it; a 5xx
+// is logged with its cause, which the client never sees.
+//
+// # People, operators and the HTTP server
+//
+// GET / is a server-rendered page (html/template, embedded under templates/,
+// no JavaScript): every configured resource (Options.Poller) merged with
+// every stored one (Options.Store), with subscribe links in each format and
+// <link rel="alternate"> for each, last and next poll, policy, interval,
+// estimate τ, α, versions and the last error. It is built for phones first
+// (viewport meta, a single column of cards). GET /preview is a form and POST
+// /preview runs the extractor on a submitted page (raw body with its charset
+// in Content-Type and ?url=, or the form fields page and url); it never
+// fetches anything. Browsers get HTML; other clients JSON
+// {"document", "diagnostics", "error"}; a page that is not annotated is a 422
+// whose problem+json carries the same members; a body over
+// Options.MaxPreviewBytes is a 413.
+//
+// GET /healthz answers while the process serves; GET /readyz asks
+// Options.Ready (store reachable, poller running); GET /metrics serves
+// Options.Gatherer. The admin routes exist only when Options.AdminToken is
+// set; the bearer token is compared in constant time (both sides hashed, then
+// subtle.ConstantTimeCompare), and a missing or wrong one is a 401 with
+// WWW-Authenticate. POST /admin/reload calls Options.Reload (a refused
+// configuration is a 422 naming the field; the old one stays in force).
+//
+// Every request goes through one middleware chain, outermost first: access
+// log (slog, request ctx, constant message) and HTTP metrics by route
+// pattern (never the raw path) on Options.Registerer; recover; gzip when
+// accepted (not for HEAD; 304s carry no body); a request body limit; and
+// middleware.ContextTimeout with Options.RequestTimeout (never
+// middleware.Timeout, which races). [Server.Serve] runs an http.Server with
+// every timeout set and, when its ctx ends, stops accepting and lets
+// in-flight requests finish within Options.ShutdownTimeout.
 package api

@@ -1,14 +1,280 @@
 package api
 
 import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
 	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
 
 	"github.com/labstack/echo/v4"
+	"github.com/prometheus/client_golang/prometheus"
+	"golang.org/x/sync/singleflight"
+
+	"github.com/dynamo-rss/dynamo/storage"
 )
 
-func (s *Server) getResources(c echo.Context) error {
-	return echo.NewHTTPError(http.StatusNotImplemented)
+// defaultMaxAge is the Cache-Control max-age when no poller says when the
+// next poll is.
+const defaultMaxAge = 60 * time.Second
+
+// renderTimeout bounds building and rendering one feed.
+const renderTimeout = 30 * time.Second
+
+// feedEngine holds what the feed handlers share across requests: the render
+// cache, the render-time metric and the collapsing of concurrent renders of
+// one key. Safe for concurrent use.
+type feedEngine struct {
+	cache   *renderCache
+	renders singleflight.Group
+	seconds *prometheus.HistogramVec
 }
+
+func newFeedEngine(opts Options) (*feedEngine, error) {
+	cache, err := newRenderCache(opts.CacheBytes, opts.Registerer)
+	if err != nil {
+		return nil, err
+	}
+	fe := &feedEngine{
+		cache: cache,
+		seconds: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name:    "dynamo_feed_render_seconds",
+			Help:    "Time to build and render a feed that was not in the render cache, by format.",
+			Buckets: prometheus.ExponentialBuckets(0.0001, 4, 10),
+		}, []string{"format"}),
+	}
+	if opts.Registerer != nil {
+		if err := opts.Registerer.Register(fe.seconds); err != nil {
+			return nil, fmt.Errorf("register render metrics: %w", err)
+		}
+	}
+	return fe, nil
+}
+
+// feedRequest is what a handler settled before anything is rendered.
+type feedRequest struct {
+	key     string    // every input of the rendering: hashed into the ETag and the cache key
+	lastMod time.Time // the latest version's timestamp
+	maxAge  time.Duration
+	format  *feedFormat
+	build   func(ctx context.Context) (*feedModel, error)
+}
+
+// getResources serves GET /resources: one item per resource.
+func (s *Server) getResources(c echo.Context) error {
+	req := c.Request()
+	ctx := req.Context()
+	q, err := parseFeedQuery(req.URL.RawQuery)
+	if err != nil {
+		return err
+	}
+	format := negotiate(q.format, req.Header.Get(echo.HeaderAccept))
+	base := s.baseURL(c)
+	infos, err := s.opts.Store.Resources(ctx)
+	if err != nil {
+		return fmt.Errorf("list resources: %w", err)
+	}
+	maxAge, interval := s.listFreshness()
+	var key strings.Builder
+	fmt.Fprintf(&key, "resources\x00%s\x00%s\x00%s\x00%d", base, format.name, q.canonical(q.format), ttlMinutes(interval))
+	var lastMod time.Time
+	for _, in := range infos {
+		fmt.Fprintf(&key, "\x00%s\x00%d\x00%d", in.ID, in.LatestSeq, in.Versions)
+		if in.Updated.After(lastMod) {
+			lastMod = in.Updated
+		}
+	}
+	if lastMod.IsZero() {
+		lastMod = time.Unix(0, 0).UTC()
+	}
+	b := &builder{s: s, base: base, q: q, format: format, interval: interval}
+	return s.serveFeed(c, feedRequest{
+		key:     key.String(),
+		lastMod: lastMod,
+		maxAge:  maxAge,
+		format:  format,
+		build: func(ctx context.Context) (*feedModel, error) {
+			return b.resources(ctx, infos, lastMod)
+		},
+	})
+}
+
+// getResource serves GET /resources/{rssId} in all its forms.
 func (s *Server) getResource(c echo.Context) error {
-	return echo.NewHTTPError(http.StatusNotImplemented)
+	req := c.Request()
+	ctx := req.Context()
+	id, err := url.PathUnescape(c.Param("rssId"))
+	if err != nil {
+		return errNotFound(nil, "the resource id %q is not correctly percent-encoded", c.Param("rssId"))
+	}
+	q, err := parseFeedQuery(req.URL.RawQuery)
+	if err != nil {
+		return err
+	}
+	format := negotiate(q.format, req.Header.Get(echo.HeaderAccept))
+	info, err := s.opts.Store.Resource(ctx, id)
+	switch {
+	case errors.Is(err, storage.ErrNotFound):
+		return errNotFound(err, "there is no resource %q; GET /resources lists the resources", id)
+	case err != nil:
+		return fmt.Errorf("read resource %q: %w", id, err)
+	}
+	if q.index > info.Versions {
+		return errNotFound(storage.ErrNotFound, "index %d is beyond the history of %q, which has %d versions (index 1 is the newest)", q.index, id, info.Versions)
+	}
+	maxAge, interval := s.resourceFreshness(id)
+	base := s.baseURL(c)
+	key := fmt.Sprintf("resource\x00%s\x00%s\x00%s\x00%s\x00%d\x00%d\x00%d",
+		base, format.name, q.canonical(q.format), id, info.LatestSeq, info.Versions, ttlMinutes(interval))
+	b := &builder{s: s, base: base, q: q, format: format, interval: interval}
+	return s.serveFeed(c, feedRequest{
+		key:     key,
+		lastMod: info.Updated,
+		maxAge:  maxAge,
+		format:  format,
+		build: func(ctx context.Context) (*feedModel, error) {
+			switch {
+			case q.index > 0:
+				return b.version(ctx, info)
+			case q.max > 0 || q.hasFilter():
+				return b.items(ctx, info)
+			default:
+				return b.versions(ctx, info)
+			}
+		},
+	})
+}
+
+// serveFeed sets the validators, answers 304 when the client's copy is
+// current, and otherwise writes the rendered feed from the cache or fresh.
+func (s *Server) serveFeed(c echo.Context, fr feedRequest) error {
+	req := c.Request()
+	sum := sha256.Sum256([]byte(fr.key))
+	etag := `"` + hex.EncodeToString(sum[:16]) + `"`
+	lastMod := fr.lastMod.UTC().Truncate(time.Second)
+	h := c.Response().Header()
+	h.Set("ETag", etag)
+	h.Set(echo.HeaderLastModified, lastMod.Format(http.TimeFormat))
+	h.Set("Cache-Control", "public, max-age="+strconv.FormatInt(int64(fr.maxAge/time.Second), 10))
+	h.Add(echo.HeaderVary, echo.HeaderAccept)
+	if notModified(req, etag, lastMod) {
+		return c.NoContent(http.StatusNotModified)
+	}
+	body, err := s.feedBody(req.Context(), etag, fr)
+	if err != nil {
+		return err
+	}
+	h.Set(echo.HeaderContentType, fr.format.contentType)
+	h.Set(echo.HeaderContentLength, strconv.Itoa(len(body)))
+	c.Response().WriteHeader(http.StatusOK)
+	if req.Method == http.MethodHead {
+		return nil
+	}
+	_, _ = c.Response().Write(body) // client gone: nothing left to do
+	return nil
+}
+
+// feedBody returns the rendered feed from the cache, or renders it once
+// however many requests ask for it at the same time.
+func (s *Server) feedBody(ctx context.Context, etag string, fr feedRequest) ([]byte, error) {
+	if body, ok := s.feeds.cache.get(etag); ok {
+		return body, nil
+	}
+	v, err, _ := s.feeds.renders.Do(etag, func() (any, error) {
+		// The shared render must not die with the first caller's request
+		// while others wait for it; it keeps that context's values and has
+		// its own bound.
+		ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), renderTimeout)
+		defer cancel()
+		start := time.Now()
+		m, err := fr.build(ctx)
+		if err != nil {
+			return nil, err
+		}
+		var buf bytes.Buffer
+		if err := fr.format.render(&buf, m); err != nil {
+			return nil, fmt.Errorf("render %s: %w", fr.format.name, err)
+		}
+		body := buf.Bytes()
+		s.feeds.seconds.WithLabelValues(fr.format.name).Observe(time.Since(start).Seconds())
+		s.feeds.cache.put(etag, body)
+		return body, nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return v.([]byte), nil
+}
+
+// notModified evaluates If-None-Match (weak comparison, RFC 9110 §13.1.2) or,
+// when absent, If-Modified-Since.
+func notModified(r *http.Request, etag string, lastMod time.Time) bool {
+	if inm := r.Header.Get("If-None-Match"); inm != "" {
+		for tag := range strings.SplitSeq(inm, ",") {
+			tag = strings.TrimSpace(tag)
+			if tag == "*" || strings.TrimPrefix(tag, "W/") == etag {
+				return true
+			}
+		}
+		return false
+	}
+	if ims := r.Header.Get(echo.HeaderIfModifiedSince); ims != "" {
+		t, err := http.ParseTime(ims)
+		return err == nil && !lastMod.After(t)
+	}
+	return false
+}
+
+// baseURL is Options.PublicURL, or the request's scheme and host.
+func (s *Server) baseURL(c echo.Context) string {
+	if s.opts.PublicURL != "" {
+		return strings.TrimRight(s.opts.PublicURL, "/")
+	}
+	return c.Scheme() + "://" + c.Request().Host
+}
+
+// resourceFreshness returns how long a feed of resource id stays fresh (until
+// its next poll) and the poller's interval for it (0 when unknown).
+func (s *Server) resourceFreshness(id string) (maxAge, interval time.Duration) {
+	if s.opts.Poller == nil {
+		return defaultMaxAge, 0
+	}
+	st, ok := s.opts.Poller.Status(id)
+	if !ok {
+		return defaultMaxAge, 0
+	}
+	return s.untilPoll(st.NextPoll), st.Interval
+}
+
+// listFreshness is resourceFreshness for /resources: until the soonest next
+// poll of any resource, with the shortest interval.
+func (s *Server) listFreshness() (maxAge, interval time.Duration) {
+	if s.opts.Poller == nil {
+		return defaultMaxAge, 0
+	}
+	var soonest time.Time
+	for _, st := range s.opts.Poller.Statuses() {
+		if !st.NextPoll.IsZero() && (soonest.IsZero() || st.NextPoll.Before(soonest)) {
+			soonest = st.NextPoll
+		}
+		if st.Interval > 0 && (interval == 0 || st.Interval < interval) {
+			interval = st.Interval
+		}
+	}
+	return s.untilPoll(soonest), interval
+}
+
+// untilPoll is the time left until next (0 when overdue), or the default
+// when next is unknown.
+func (s *Server) untilPoll(next time.Time) time.Duration {
+	if next.IsZero() {
+		return defaultMaxAge
+	}
+	return max(0, next.Sub(s.now()))
 }

@@ -1,11 +1,13 @@
 package api
 
-// SKELETON shared by two implementers: routes and Options are fixed here;
-// handlers live in their own files (feeds.go, errors.go, home.go, preview.go,
-// admin.go, health.go, metrics.go, middleware.go).
+// Routes and Options are shared by two implementers: handlers live in their
+// own files (feeds.go, errors.go, home.go, preview.go, admin.go, health.go,
+// metrics.go, middleware.go, http.go).
 
 import (
 	"context"
+	"fmt"
+	"html/template"
 	"log/slog"
 	"net/http"
 	"time"
@@ -45,6 +47,7 @@ type Options struct {
 	Store           Store                           // stored versions and items
 	Poller          Poller                          // nil: no poll status (tests, read-only serving)
 	Reload          func(ctx context.Context) error // POST /admin/reload; nil: route answers 501
+	Ready           func(ctx context.Context) error // GET /readyz: nil error when the store is reachable and the poller runs; nil: always ready
 	AdminToken      string                          // bearer token; empty: admin routes off (404)
 	PublicURL       string                          // base of absolute links in feeds, e.g. "https://feeds.example.org"
 	Logger          *slog.Logger                    // nil: discard
@@ -53,18 +56,40 @@ type Options struct {
 	Now             func() time.Time                // nil: time.Now
 	MaxPreviewBytes int64                           // POST /preview body limit; 0: 5 MiB
 	CacheBytes      int64                           // render cache bound; 0: 32 MiB
+	RequestTimeout  time.Duration                   // deadline of each request's context; 0: 30s
+	ShutdownTimeout time.Duration                   // Serve: bound on finishing in-flight requests after ctx ends; 0: 10s
 }
+
+// Defaults for the zero values of Options.
+const (
+	defaultMaxPreviewBytes = 5 << 20
+	defaultRequestTimeout  = 30 * time.Second
+	defaultShutdownTimeout = 10 * time.Second
+	maxAdminBodyBytes      = 64 << 10
+)
 
 // Server is the REST service. Safe for concurrent use once built.
 type Server struct {
-	opts Options
-	log  *slog.Logger
-	now  func() time.Time
-	e    *echo.Echo
+	opts    Options
+	log     *slog.Logger
+	now     func() time.Time
+	e       *echo.Echo
+	metrics *httpMetrics
+	pages   map[string]*template.Template // home and preview pages (embedded), by file name
+	feeds   *feedEngine                   // render cache and render metrics of the /resources feeds
 }
 
-// New builds a Server and registers its routes.
+// New builds a Server and registers its routes and metrics.
 func New(opts Options) (*Server, error) {
+	if opts.MaxPreviewBytes <= 0 {
+		opts.MaxPreviewBytes = defaultMaxPreviewBytes
+	}
+	if opts.RequestTimeout <= 0 {
+		opts.RequestTimeout = defaultRequestTimeout
+	}
+	if opts.ShutdownTimeout <= 0 {
+		opts.ShutdownTimeout = defaultShutdownTimeout
+	}
 	s := &Server{opts: opts, log: opts.Logger, now: opts.Now}
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
@@ -72,9 +97,24 @@ func New(opts Options) (*Server, error) {
 	if s.now == nil {
 		s.now = time.Now
 	}
+	m, err := newHTTPMetrics(opts.Registerer)
+	if err != nil {
+		return nil, fmt.Errorf("register http metrics: %w", err)
+	}
+	s.metrics = m
+	if s.pages, err = parsePages(); err != nil {
+		return nil, fmt.Errorf("parse page templates: %w", err)
+	}
+	feeds, err := newFeedEngine(opts)
+	if err != nil {
+		return nil, err
+	}
+	s.feeds = feeds
 	s.e = echo.New()
 	s.e.HideBanner = true
 	s.e.HidePort = true
+	s.e.HTTPErrorHandler = s.httpError
+	s.middleware()
 	s.routes()
 	return s, nil
 }
@@ -89,4 +129,24 @@ func (s *Server) routes() {
 	e.HEAD("/resources", s.getResources)
 	e.GET("/resources/:rssId", s.getResource)
 	e.HEAD("/resources/:rssId", s.getResource)
+
+	e.GET("/", s.getHome)
+	e.HEAD("/", s.getHome)
+	e.GET("/preview", s.getPreview)
+	e.POST("/preview", s.postPreview)
+
+	e.GET("/healthz", s.getHealthz)
+	e.HEAD("/healthz", s.getHealthz)
+	e.GET("/readyz", s.getReadyz)
+	e.HEAD("/readyz", s.getReadyz)
+	if s.opts.Gatherer != nil {
+		e.GET("/metrics", s.metricsHandler())
+	}
+
+	if s.opts.AdminToken != "" { // no token configured: the admin routes do not exist (404)
+		admin := e.Group("/admin", s.requireToken)
+		admin.POST("/reload", s.postReload)
+		admin.GET("/resources/:rssId", s.getAdminResource)
+		admin.POST("/resources/:rssId/poll", s.postAdminPoll)
+	}
 }

@@ -1,2 +1,101 @@
-// Package poller is Dynamo's Engine, Poller and Retriever.
+// Package poller is Dynamo's Engine, Poller and Retriever: it decides when to
+// look at each annotated page, fetches it politely and safely, hands it to the
+// extractor and stores the versions whose content changed.
+//
+// # Configuration
+//
+// [LoadConfig] reads the whole dynamo YAML file ([Config]) strictly: unknown
+// keys and bad values are errors that name the field and the line
+// ([ConfigError]). Durations are written "10m", sizes "5MiB". The file is read
+// over [Default], then [Config.Validate] checks what spans fields. A
+// resource's policy and retention fields override the poller default one by
+// one ([PollerConfig.ResolvePolicy]). [Reloader] owns reloads (SIGHUP,
+// POST /admin/reload through [Reloader.Reload], and changes of the file,
+// whose directory is watched and whose events are debounced); an invalid file
+// is logged and refused, the old configuration stays.
+//
+// # Engine
+//
+// [Engine] keeps one min-heap ([Queue]) of next-poll times and a bounded pool
+// of poller.workers goroutines, both owned by [Engine.Run], which returns once
+// ctx is done and the workers have finished. Time comes from an injected
+// [Clock]. A resource is never polled by two goroutines at once (a per-resource
+// token, also taken by [Engine.PollNow]). New resources get their first poll
+// at a stable hashed offset of their id within their first interval, so a
+// start-up does not hit every origin at once; after a restart the persisted
+// next-poll time is resumed (an overdue one within a minute, spread the same
+// way). Every poll ends in one outcome: changed, unchanged, not-modified,
+// not-annotated, robots-denied or error (its cause in Status.LastError).
+// Errors back off exponentially (30 s·2^(n−1), capped at 1 h, ±10 % jitter
+// derived from the id, so it is stable) without touching what the policy has
+// learned; the first success resumes the policy where it was. The poll state
+// (policy state τ/α/intervals, ETag/Last-Modified of the last 200, outcome,
+// next poll, counters) is stored after every poll as versioned JSON through
+// [StateStore]. A changed version is pruned with the resource's retention.
+// [Engine.Apply] switches configuration live: added resources are scheduled,
+// removed ones unscheduled (their history stays), a changed policy recomputes
+// the next poll at once from the last poll, and the learned state survives
+// flat → smart → flat.
+//
+// # Policies
+//
+// A [Policy] is a pure function of a [PolicyState] and an [Observation]: no
+// I/O and no clock, so the simulator (poller/sim) runs the very same code.
+// [Policy.Start] prepares the state (first τ) and [Policy.Observe] folds in a
+// poll and returns the wait before the next one. Server hints are floors:
+// Observation.Floor (Cache-Control max-age of a 200/304, Retry-After of a
+// 429/503) is never undercut, up to [MaxHintFloor].
+//
+// flat waits its interval after every poll. It records observed update
+// intervals but leaves τ alone.
+//
+// smart is the Dynamo paper's single exponential smoothing,
+// τ_{n+1} = α·τ_n + (1−α)·t_n, where t_n is the time between the last two
+// observed updates. The reference time of an update is the page's own
+// publication time when it carries a newer one (the latest RFC 3339 date
+// extension on the channel or any item, schema.Extensions.Published), else
+// the detection time. The rules:
+//
+//   - First τ: Initial (a τ already learned, e.g. under flat or before a
+//     restart, is kept).
+//   - After a changed poll: τ is updated (once there are two updates to
+//     measure between) and the wait is τ clamped to [Min, Max]. If the
+//     previous poll had found a change too, the page changes at least as
+//     often as we look and detection intervals overestimate t_n, so the wait
+//     becomes min(τ, previous wait / [Shrink]); from Max this reaches Min in a
+//     few polls.
+//   - After an unchanged or not-modified poll: τ stays (it is an estimate of
+//     the time between updates and no update was seen), the wait grows by
+//     [Growth] (×1.5), clamped to Max: a page that stays the same for hours
+//     reaches Max.
+//   - alpha: auto: α is re-tuned with [Tune] over the recent observed
+//     intervals (the last [HistoryWindow] = 50) at every update once three
+//     intervals are known; 0.5 before.
+//
+// [Tune] chooses α ∈ [0,1] by golden-section search minimising the mean
+// squared error of the one-step-ahead estimates ([SmoothingMSE]); `dynamo
+// tune` uses the same code.
+//
+// # Retriever: politeness and safety
+//
+// One shared http.Client per engine (rebuilt only when fetch settings change)
+// with connect, header and total timeouts; redirects limited to
+// max_redirects; gzip negotiated and decoded by the transport; bodies bounded
+// by max_body through http.MaxBytesReader, larger ones fail with
+// [ErrTooLarge] and are never truncated. Conditional GETs send the ETag and
+// Last-Modified of the last 200; a 304 is not extracted and writes nothing
+// but the poll state. The Content-Type (and its charset) goes to the
+// extractor. robots.txt (github.com/temoto/robotstxt) is cached per host for
+// an hour; a disallowed URL ends in robots-denied without fetching it, a
+// Crawl-delay raises the host's interval. Politeness: no two requests to one
+// host (robots.txt included) closer than per_host_interval, across all
+// resources; a resource whose host is busy is requeued at the host's next
+// slot instead of holding a worker.
+//
+// SSRF guard: unless allow_private is set, the dialer's Control function
+// refuses loopback, private (RFC 1918, fc00::/7), link-local, CGNAT
+// (100.64/10), unspecified, multicast and 0/8 addresses, IPv4-mapped IPv6
+// judged as IPv4. It runs after DNS resolution on the very address being
+// connected, so DNS rebinding cannot bypass it; proxies are disabled for the
+// same reason.
 package poller

@@ -1,13 +1,18 @@
 package storage
 
-// CONTRACT STUB: the exported API below is what poller and api code against.
-// The storage implementation replaces the bodies; signatures change only by agreement.
+// The exported API below is what poller and api code against; signatures
+// change only by agreement. Implementation: db.go, save.go, query.go, prune.go, check.go.
 
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
+	"sync"
 	"time"
+
+	"github.com/dgraph-io/badger/v4"
+	"github.com/klauspost/compress/zstd"
 
 	"github.com/dynamo-rss/dynamo/schema"
 )
@@ -16,23 +21,85 @@ import (
 // or absent poll state.
 var ErrNotFound = errors.New("storage: not found")
 
+// ErrInvalid is wrapped by errors about input the store refuses: a resource
+// id with illegal bytes, a document that fails [schema.Document.Validate]
+// (those errors also wrap [schema.ErrInvalid]), a negative offset.
+var ErrInvalid = errors.New("storage: invalid input")
+
+// ErrInconsistent is wrapped by every finding of [DB.Check].
+var ErrInconsistent = errors.New("storage: inconsistent store")
+
 // Options configure a DB; the zero value is valid.
 type Options struct {
 	Logger     *slog.Logger  // badger's and the store's logs; nil discards
 	GCInterval time.Duration // value-log GC period; 0 means a default
 	InMemory   bool          // for tests: no files
+
+	// NoSyncWrites acknowledges saves before they reach the disk: faster,
+	// but a crash may lose the last acknowledged saves (never corrupt the store).
+	NoSyncWrites bool
+	// MemTableSize is Badger's memtable size in bytes; 0 means Badger's default (64 MiB).
+	MemTableSize int64
 }
 
 // DB is the Badger-backed store. Safe for concurrent use.
-type DB struct{}
+type DB struct {
+	bdb   *badger.DB
+	log   *slog.Logger
+	locks keyedLocks
+	zw    *zstd.Encoder // EncodeAll is safe for concurrent use
+	zr    *zstd.Decoder // DecodeAll is safe for concurrent use
 
-// Open opens (creating if needed) the store in dir.
-func Open(dir string, opts Options) (*DB, error) {
-	return nil, errors.New("storage: not implemented yet")
+	stop      chan struct{}
+	wg        sync.WaitGroup
+	closeOnce sync.Once
+	closeErr  error
 }
 
-// Close stops background work and closes Badger.
-func (db *DB) Close() error { return nil }
+// Open opens (creating if needed) the store in dir. The caller owns the DB
+// and must [DB.Close] it, which stops its value-log GC goroutine.
+func Open(dir string, opts Options) (*DB, error) {
+	log := opts.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	zw, err := zstd.NewWriter(nil, zstd.WithEncoderLevel(zstd.SpeedFastest))
+	if err != nil {
+		return nil, fmt.Errorf("zstd encoder: %w", err)
+	}
+	zr, err := zstd.NewReader(nil, zstd.WithDecoderConcurrency(0))
+	if err != nil {
+		return nil, fmt.Errorf("zstd decoder: %w", err)
+	}
+	bdb, err := openBadger(dir, opts, log)
+	if err != nil {
+		zr.Close()
+		return nil, err
+	}
+	db := &DB{bdb: bdb, log: log, zw: zw, zr: zr, stop: make(chan struct{})}
+	if !opts.InMemory {
+		interval := opts.GCInterval
+		if interval <= 0 {
+			interval = defaultGCInterval
+		}
+		db.wg.Add(1)
+		go db.runGC(interval, db.stop)
+	}
+	return db, nil
+}
+
+// Close stops background work and closes Badger. Calls after the first return its result.
+func (db *DB) Close() error {
+	db.closeOnce.Do(func() {
+		close(db.stop)
+		db.wg.Wait()
+		if err := db.bdb.Close(); err != nil {
+			db.closeErr = fmt.Errorf("close badger: %w", err)
+		}
+		db.zr.Close()
+	})
+	return db.closeErr
+}
 
 // SaveResult says what Save did.
 type SaveResult struct {
@@ -42,9 +109,12 @@ type SaveResult struct {
 }
 
 // Save stores doc as the newest version of resource doc.RSSID unless its
-// informational content equals the latest version's.
+// informational content equals the latest version's. An invalid document or
+// id fails with an error wrapping [ErrInvalid]. Saves of one resource are
+// serialized; a nil error means the version is durable (unless
+// [Options.NoSyncWrites]).
 func (db *DB) Save(ctx context.Context, doc *schema.Document) (SaveResult, error) {
-	return SaveResult{}, errors.New("storage: not implemented yet")
+	return db.save(ctx, doc)
 }
 
 // ResourceInfo describes a resource (a collection) and its latest version.
@@ -61,11 +131,11 @@ type ResourceInfo struct {
 }
 
 // Resources lists every resource with stored versions, sorted by id.
-func (db *DB) Resources(ctx context.Context) ([]ResourceInfo, error) { return nil, nil }
+func (db *DB) Resources(ctx context.Context) ([]ResourceInfo, error) { return db.resources(ctx) }
 
 // Resource describes one resource; ErrNotFound if it has no versions.
 func (db *DB) Resource(ctx context.Context, id string) (ResourceInfo, error) {
-	return ResourceInfo{}, ErrNotFound
+	return db.resource(ctx, id)
 }
 
 // VersionInfo describes one stored version without its document.
@@ -79,12 +149,14 @@ type VersionInfo struct {
 
 // Version returns the n-th newest version (1 = newest); ErrNotFound past the history.
 func (db *DB) Version(ctx context.Context, id string, n int) (*schema.Document, VersionInfo, error) {
-	return nil, VersionInfo{}, ErrNotFound
+	return db.version(ctx, id, n)
 }
 
-// Versions lists versions newest first, skipping offset and returning at most limit.
+// Versions lists versions newest first, skipping offset and returning at most
+// limit (limit <= 0: all). ErrNotFound for an unknown resource; a negative
+// offset wraps ErrInvalid.
 func (db *DB) Versions(ctx context.Context, id string, offset, limit int) ([]VersionInfo, error) {
-	return nil, ErrNotFound
+	return db.versions(ctx, id, offset, limit)
 }
 
 // ItemQuery selects items aggregated over a resource's whole history.
@@ -103,14 +175,18 @@ type Item struct {
 
 // Items returns items newest first by FirstSeen, one per item id, answered from the item index.
 func (db *DB) Items(ctx context.Context, id string, q ItemQuery) ([]Item, error) {
-	return nil, ErrNotFound
+	return db.items(ctx, id, q)
 }
 
 // PollState returns the poller's opaque persisted state; ErrNotFound if none.
-func (db *DB) PollState(ctx context.Context, id string) ([]byte, error) { return nil, ErrNotFound }
+func (db *DB) PollState(ctx context.Context, id string) ([]byte, error) {
+	return db.pollState(ctx, id)
+}
 
 // SavePollState replaces the poller's persisted state for a resource.
-func (db *DB) SavePollState(ctx context.Context, id string, state []byte) error { return nil }
+func (db *DB) SavePollState(ctx context.Context, id string, state []byte) error {
+	return db.savePollState(ctx, id, state)
+}
 
 // Retention bounds a resource's history; zero fields mean unbounded.
 type Retention struct {
@@ -121,5 +197,11 @@ type Retention struct {
 // Prune drops versions beyond the retention (never the latest), keeping the
 // item index consistent; it returns how many versions it removed.
 func (db *DB) Prune(ctx context.Context, id string, r Retention, now time.Time) (int, error) {
-	return 0, nil
+	return db.prune(ctx, id, r, now)
 }
+
+// Check verifies the whole store: every resource's metadata agrees with its
+// versions (count, seq range, latest hash and channel), and its item index
+// agrees with what those versions contain. It reads and parses every stored
+// document, so it is slow on large stores; findings wrap [ErrInconsistent].
+func (db *DB) Check(ctx context.Context) error { return db.check(ctx) }

@@ -3,13 +3,150 @@ package main
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/dynamo-rss/dynamo/extractor"
+	"github.com/dynamo-rss/dynamo/schema"
 )
 
-func cmdExtract(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
-	return errors.New("not implemented yet")
+// pageFlags are the flags extract and lint share.
+type pageFlags struct {
+	url, rssID, contentType, timestamp string
 }
 
+const pageHelp = `
+Without --url, the page is taken to be at http://localhost/ followed by the
+file's base name (http://localhost/ for standard input), so relative links
+resolve to http URLs; pass the page's real URL to get real links.`
+
+func (p *pageFlags) parse(name, synopsis string, args []string, stdout io.Writer, withDoc bool) (string, error) {
+	fs := newFlagSet(name, synopsis+"\n"+strings.TrimSpace(pageHelp), stdout)
+	fs.StringVar(&p.url, "url", "", "the page's URL: base of relative links, default channel and item link (default http://localhost/FILE)")
+	fs.StringVar(&p.contentType, "content-type", "", "the HTTP Content-Type of the page, whose charset wins over the page's own (e.g. 'text/html; charset=ISO-8859-1')")
+	if withDoc {
+		fs.StringVar(&p.rssID, "rssid", "", "the resource id written as rssId (default: the file name without extension, 'page' for standard input)")
+		fs.StringVar(&p.timestamp, "timestamp", "", "the retrieval time written in the document, RFC 3339 (default: now, UTC)")
+	}
+	if err := parseFlags(fs, args); err != nil {
+		return "", err
+	}
+	if fs.NArg() != 1 {
+		fs.Usage()
+		return "", &exitError{code: 2, err: fmt.Errorf("%s: want exactly one FILE or -, got %d arguments", name, fs.NArg())}
+	}
+	return fs.Arg(0), nil
+}
+
+// options builds extractor options for the page at path ("-" is standard input).
+func (p *pageFlags) options(path string) (extractor.Options, error) {
+	opts := extractor.Options{URL: p.url, RSSID: p.rssID, ContentType: p.contentType, Timestamp: time.Now().UTC()}
+	stdin := path == "-"
+	base := filepath.Base(path)
+	if opts.URL == "" {
+		opts.URL = extractor.DefaultURL
+		if !stdin {
+			opts.URL += url.PathEscape(base)
+		}
+	}
+	if opts.RSSID == "" && !stdin {
+		opts.RSSID = strings.TrimSuffix(base, filepath.Ext(base))
+	}
+	if p.timestamp != "" {
+		t, err := time.Parse(time.RFC3339, p.timestamp)
+		if err != nil {
+			return opts, &exitError{code: 2, err: fmt.Errorf("--timestamp: %w", err)}
+		}
+		opts.Timestamp = t.UTC()
+	}
+	return opts, nil
+}
+
+// openPage returns the page's reader and the name diagnostics use:
+// the path as given, or "<stdin>" for "-".
+func openPage(path string, stdin io.Reader) (io.ReadCloser, string, error) {
+	if path == "-" {
+		return io.NopCloser(stdin), "<stdin>", nil
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, "", fmt.Errorf("open page: %w", err)
+	}
+	return f, path, nil
+}
+
+func extractPage(path string, stdin io.Reader, opts extractor.Options) (*extractor.Result, string, error) {
+	r, name, err := openPage(path, stdin)
+	if err != nil {
+		return nil, "", err
+	}
+	defer r.Close()
+	res, err := extractor.Extract(r, opts)
+	return res, name, err
+}
+
+func printDiagnostics(w io.Writer, name string, diags []extractor.Diagnostic) {
+	for _, d := range diags {
+		fmt.Fprintf(w, "%s:%s\n", name, d)
+	}
+}
+
+// cmdExtract prints the XMLData document of a page on stdout and its
+// diagnostics on stderr; exit 1 when the page is not annotated.
+func cmdExtract(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
+	var p pageFlags
+	path, err := p.parse("extract", "[--url URL] [--rssid ID] [--content-type CT] [--timestamp T] FILE|-", args, stdout, true)
+	if err != nil {
+		return err
+	}
+	opts, err := p.options(path)
+	if err != nil {
+		return err
+	}
+	res, name, err := extractPage(path, stdin, opts)
+	if res != nil {
+		printDiagnostics(stderr, name, res.Diagnostics)
+	}
+	if errors.Is(err, extractor.ErrNotAnnotated) {
+		return &exitError{code: 1, err: fmt.Errorf("%s: %w", name, err)}
+	}
+	if err != nil {
+		return err
+	}
+	out, err := schema.Marshal(res.Document)
+	if err != nil {
+		return err
+	}
+	_, err = stdout.Write(out)
+	return err
+}
+
+// cmdLint prints a page's diagnostics as FILE:LINE:COL: severity: message;
+// exit 1 when any is an error (a page that is not annotated is one).
 func cmdLint(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
-	return errors.New("not implemented yet")
+	var p pageFlags
+	path, err := p.parse("lint", "[--url URL] [--content-type CT] FILE|-", args, stdout, false)
+	if err != nil {
+		return err
+	}
+	opts, err := p.options(path)
+	if err != nil {
+		return err
+	}
+	res, name, err := extractPage(path, stdin, opts)
+	if res != nil {
+		printDiagnostics(stdout, name, res.Diagnostics)
+	}
+	if err != nil && !errors.Is(err, extractor.ErrNotAnnotated) {
+		return err
+	}
+	if res.HasErrors() {
+		return &exitError{code: 1}
+	}
+	return nil
 }

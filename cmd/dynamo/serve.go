@@ -2,10 +2,292 @@ package main
 
 import (
 	"context"
+	_ "embed"
 	"errors"
+	"fmt"
 	"io"
+	"log/slog"
+	"net"
+	"os"
+	"os/signal"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+
+	"github.com/dynamo-rss/dynamo/api"
+	"github.com/dynamo-rss/dynamo/poller"
+	"github.com/dynamo-rss/dynamo/storage"
 )
 
+// defaultConfig is the configuration of `dynamo serve` without --config.
+//
+//go:embed default.yaml
+var defaultConfig []byte
+
+// pollerStopTimeout bounds how long shutdown waits for in-flight polls.
+const pollerStopTimeout = 30 * time.Second
+
 func cmdServe(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
-	return errors.New("not implemented yet")
+	fs := newFlagSet("serve", "[--config FILE] [--listen ADDR]", stdout)
+	configPath := fs.String("config", "", "YAML configuration `file` (default: built in: Badger under ./data, listen :8080)")
+	listen := fs.String("listen", "", "listen `address`, overriding the configuration's listen")
+	logf := addLogFlags(fs)
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return &exitError{code: 2, err: fmt.Errorf("serve: unexpected argument %q", fs.Arg(0))}
+	}
+	logger, err := logf.logger(stderr)
+	if err != nil {
+		return &exitError{code: 2, err: err}
+	}
+	load := func() (*poller.Config, error) { return poller.ParseConfig(defaultConfig) }
+	if *configPath != "" {
+		path := *configPath
+		load = func() (*poller.Config, error) { return poller.LoadConfig(path) }
+	}
+	cfg, err := load()
+	if err != nil {
+		return &exitError{code: 1, err: err}
+	}
+	// Only cmd may install signal handlers: SIGHUP reloads the configuration.
+	hup := make(chan os.Signal, 1)
+	signal.Notify(hup, syscall.SIGHUP)
+	defer signal.Stop(hup)
+	return serve(ctx, serveOptions{
+		Config:     cfg,
+		ConfigPath: *configPath,
+		Load:       load,
+		Listen:     *listen,
+		Logger:     logger,
+		Stdout:     stdout,
+		Hup:        hup,
+	})
 }
+
+// logFlags are the logging flags of serve and demo.
+type logFlags struct {
+	format, level *string
+}
+
+func addLogFlags(fs interface {
+	String(name, value, usage string) *string
+}) logFlags {
+	return logFlags{
+		format: fs.String("log-format", "text", "log `format` on stderr: text or json"),
+		level:  fs.String("log-level", "info", "lowest log `level`: debug, info, warn or error"),
+	}
+}
+
+// logger builds the process logger: slog to stderr.
+func (f logFlags) logger(w io.Writer) (*slog.Logger, error) {
+	var level slog.Level
+	if err := level.UnmarshalText([]byte(*f.level)); err != nil {
+		return nil, fmt.Errorf("--log-level: %w", err)
+	}
+	opts := &slog.HandlerOptions{Level: level}
+	switch *f.format {
+	case "text":
+		return slog.New(slog.NewTextHandler(w, opts)), nil
+	case "json":
+		return slog.New(slog.NewJSONHandler(w, opts)), nil
+	}
+	return nil, fmt.Errorf("--log-format: %q is neither text nor json", *f.format)
+}
+
+// serveOptions is everything serve needs; tests and demo fill it directly.
+type serveOptions struct {
+	Config     *poller.Config
+	ConfigPath string                        // "" when the configuration is not a file
+	Load       func() (*poller.Config, error) // how a reload reads the configuration
+	Listen     string                        // overrides Config.Listen
+	Logger     *slog.Logger
+	Stdout     io.Writer        // the listening address and URLs are printed here
+	Hup        <-chan os.Signal // SIGHUP; nil: none
+	Poller     poller.Options   // Logger and Registerer are filled in
+	// Ready, when set, is called with the base URL once the server accepts
+	// connections (tests, demo).
+	Ready func(baseURL string)
+	// ShutdownTimeout bounds finishing in-flight requests; 0: api's default.
+	ShutdownTimeout time.Duration
+}
+
+// serve runs the service until ctx ends: storage, poller, reloader and HTTP.
+// Shutdown happens in order: stop accepting and finish in-flight requests,
+// stop the poller (in-flight polls are cancelled and awaited), close Badger.
+func serve(ctx context.Context, o serveOptions) (err error) {
+	cfg, log := o.Config, o.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	addr := cfg.Listen
+	if o.Listen != "" {
+		addr = o.Listen
+	}
+
+	db, err := storage.Open(cfg.Storage.Path, storage.Options{Logger: log.With(slog.String("component", "storage"))})
+	if err != nil {
+		return fmt.Errorf("open storage %s: %w", cfg.Storage.Path, err)
+	}
+	defer func() {
+		if cerr := db.Close(); cerr != nil {
+			err = errors.Join(err, fmt.Errorf("close storage: %w", cerr))
+		}
+		log.Info("storage closed")
+	}()
+
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	popts := o.Poller
+	popts.Logger = log.With(slog.String("component", "poller"))
+	popts.Registerer = reg
+	engine, err := poller.New(forPoller(cfg), db, popts)
+	if err != nil {
+		return fmt.Errorf("start poller: %w", err)
+	}
+	reloader := poller.NewReloader(o.ConfigPath, poller.ReloaderOptions{
+		Logger: log.With(slog.String("component", "reload")),
+		Load:   o.Load,
+	}, func(next *poller.Config) error { return engine.Apply(forPoller(next)) }, func(next *poller.Config) error {
+		if next.Listen != cfg.Listen || next.Storage != cfg.Storage || next.Admin != cfg.Admin || next.PublicURL != cfg.PublicURL {
+			log.Warn("listen, storage, admin and public_url changes take effect at the next restart")
+		}
+		return nil
+	})
+
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return fmt.Errorf("listen on %s: %w", addr, err)
+	}
+	base := baseURL(ln.Addr())
+	publicURL := cfg.PublicURL
+	if publicURL == "" {
+		publicURL = base
+	}
+
+	var pollerRunning atomic.Bool
+	srv, err := api.New(api.Options{
+		Store:      db,
+		Poller:     apiPoller{engine},
+		Reload:     reloader.Reload,
+		AdminToken: cfg.Admin.Token,
+		PublicURL:  publicURL,
+		Logger:     log.With(slog.String("component", "api")),
+		Registerer: reg,
+		Gatherer:   reg,
+		Ready: func(ctx context.Context) error {
+			if !pollerRunning.Load() {
+				return errors.New("the poller is not running")
+			}
+			if _, err := db.Resource(ctx, "readyz"); err != nil && !errors.Is(err, storage.ErrNotFound) {
+				return fmt.Errorf("store unreachable: %w", err)
+			}
+			return nil
+		},
+		ShutdownTimeout: o.ShutdownTimeout,
+	})
+	if err != nil {
+		_ = ln.Close() // nothing was served on it; the api error is the one to report
+		return fmt.Errorf("build api: %w", err)
+	}
+
+	// The poller and the reloader run until pctx ends, which is after HTTP
+	// has stopped (or failed).
+	pctx, stopPoller := context.WithCancel(context.WithoutCancel(ctx))
+	defer stopPoller()
+	httpCtx, stopHTTP := context.WithCancel(ctx)
+	defer stopHTTP()
+	var wg sync.WaitGroup
+	var perr, rerr error
+	pollerRunning.Store(true)
+	wg.Go(func() {
+		perr = engine.Run(pctx)
+		pollerRunning.Store(false)
+		if pctx.Err() == nil { // the poller stopped on its own: stop serving too
+			stopHTTP()
+		}
+	})
+	wg.Go(func() { rerr = reloader.Run(pctx, o.Hup) })
+
+	log.Info("dynamo serving", slog.String("addr", ln.Addr().String()), slog.String("url", base),
+		slog.Int("resources", len(cfg.Resources)), slog.String("storage", cfg.Storage.Path))
+	fmt.Fprintf(o.Stdout, "dynamo: listening on %s\n", base)
+	if o.Ready != nil {
+		o.Ready(base)
+	}
+	herr := srv.Serve(httpCtx, ln)
+	log.Info("http stopped")
+
+	stopPoller()
+	stopped := make(chan struct{})
+	go func() { wg.Wait(); close(stopped) }()
+	select {
+	case <-stopped:
+		log.Info("poller stopped")
+	case <-time.After(pollerStopTimeout):
+		return errors.Join(herr, fmt.Errorf("poller did not stop within %v", pollerStopTimeout))
+	}
+	if perr != nil {
+		perr = fmt.Errorf("poller: %w", perr)
+	}
+	if rerr != nil {
+		rerr = fmt.Errorf("reloader: %w", rerr)
+	}
+	return errors.Join(herr, perr, rerr)
+}
+
+// forPoller is cfg as the poller validates it. LoadConfig puts the content of
+// admin.token_file in admin.token, and Config.Validate then refuses a config
+// with both set; the poller needs neither, so its copy has no token.
+func forPoller(cfg *poller.Config) *poller.Config {
+	c := *cfg
+	c.Admin.Token = ""
+	return &c
+}
+
+// baseURL is the http URL of a listening address, with a host a browser can
+// open (the wildcard address becomes localhost).
+func baseURL(a net.Addr) string {
+	host, port, err := net.SplitHostPort(a.String())
+	if err != nil {
+		return "http://" + a.String()
+	}
+	if ip := net.ParseIP(host); host == "" || (ip != nil && ip.IsUnspecified()) {
+		host = "localhost"
+	}
+	if strings.Contains(host, ":") {
+		host = "[" + host + "]"
+	}
+	return "http://" + host + ":" + port
+}
+
+// apiPoller shows the engine to the api: poller.Status and api.ResourceStatus
+// have the same fields, so each converts with a plain conversion.
+type apiPoller struct{ e *poller.Engine }
+
+func (p apiPoller) Statuses() []api.ResourceStatus {
+	sts := p.e.Statuses()
+	out := make([]api.ResourceStatus, len(sts))
+	for i, st := range sts {
+		out[i] = api.ResourceStatus(st)
+	}
+	return out
+}
+
+func (p apiPoller) Status(id string) (api.ResourceStatus, bool) {
+	st, ok := p.e.Status(id)
+	return api.ResourceStatus(st), ok
+}
+
+func (p apiPoller) PollNow(ctx context.Context, id string) (api.ResourceStatus, error) {
+	st, err := p.e.PollNow(ctx, id)
+	return api.ResourceStatus(st), err
+}
+
+var _ api.Poller = apiPoller{}

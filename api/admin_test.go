@@ -1,0 +1,168 @@
+package api
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestBearerMatches(t *testing.T) {
+	const token = "s3cret-token"
+	for _, tc := range []struct {
+		name, header string
+		want         bool
+	}{
+		{"exact", "Bearer s3cret-token", true},
+		{"scheme is case-insensitive", "bearer s3cret-token", true},
+		{"surrounding space", "  Bearer   s3cret-token ", true},
+		{"empty", "", false},
+		{"no scheme", "s3cret-token", false},
+		{"basic scheme", "Basic s3cret-token", false},
+		{"prefix of the token", "Bearer s3cret", false},
+		{"token plus more", "Bearer s3cret-token2", false},
+		{"same length, one byte off", "Bearer s3cret-tokeN", false},
+		{"empty credential", "Bearer ", false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := bearerMatches(tc.header, token); got != tc.want {
+				t.Errorf("bearerMatches(%q) = %v, want %v", tc.header, got, tc.want)
+			}
+		})
+	}
+}
+
+func TestAdminOffWithoutToken(t *testing.T) {
+	store, poller := svcFixture()
+	s := newSvcServer(t, Options{Store: store, Poller: poller, Reload: func(context.Context) error { return nil }})
+	for _, r := range []struct{ method, path string }{
+		{http.MethodPost, "/admin/reload"},
+		{http.MethodGet, "/admin/resources/news"},
+		{http.MethodPost, "/admin/resources/news/poll"},
+	} {
+		rec := svcDo(s, r.method, r.path, nil, "Authorization", "Bearer anything")
+		svcProblem(t, rec, http.StatusNotFound)
+	}
+	if len(poller.polled) != 0 {
+		t.Errorf("polled %v with admin off", poller.polled)
+	}
+}
+
+func TestAdminAuth(t *testing.T) {
+	store, poller := svcFixture()
+	reloads := 0
+	s := newSvcServer(t, Options{Store: store, Poller: poller, AdminToken: "tok-123",
+		Reload: func(ctx context.Context) error { reloads++; return nil }})
+	for _, tc := range []struct {
+		name, auth string
+		status     int
+	}{
+		{"missing", "", http.StatusUnauthorized},
+		{"wrong", "Bearer tok-124", http.StatusUnauthorized},
+		{"prefix", "Bearer tok-12", http.StatusUnauthorized},
+		{"basic", "Basic dG9rLTEyMw==", http.StatusUnauthorized},
+		{"right", "Bearer tok-123", http.StatusOK},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var h []string
+			if tc.auth != "" {
+				h = []string{"Authorization", tc.auth}
+			}
+			before := reloads
+			rec := svcDo(s, http.MethodPost, "/admin/reload", nil, h...)
+			if tc.status != http.StatusOK {
+				p := svcProblem(t, rec, tc.status)
+				if !strings.HasPrefix(rec.Header().Get("WWW-Authenticate"), "Bearer") {
+					t.Errorf("WWW-Authenticate = %q, want a Bearer challenge", rec.Header().Get("WWW-Authenticate"))
+				}
+				if p.Detail == "" {
+					t.Error("401 without a detail")
+				}
+				if reloads != before {
+					t.Error("reload ran without the right token")
+				}
+				return
+			}
+			if rec.Code != http.StatusOK || reloads != before+1 {
+				t.Fatalf("status %d, reloads %d→%d; body %s", rec.Code, before, reloads, rec.Body)
+			}
+		})
+	}
+}
+
+func TestAdminReload(t *testing.T) {
+	store, poller := svcFixture()
+	const auth = "Bearer t"
+	for _, tc := range []struct {
+		name   string
+		reload func(context.Context) error
+		status int
+		want   string // in the body
+	}{
+		{"ok", func(context.Context) error { return nil }, http.StatusOK, `"status":"reloaded"`},
+		{"refused", func(context.Context) error {
+			return errors.New("config line 4: resources[0].url: not an absolute URL")
+		}, http.StatusUnprocessableEntity, "resources[0].url: not an absolute URL"},
+		{"no reloader", nil, http.StatusNotImplemented, "no configuration file"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := newSvcServer(t, Options{Store: store, Poller: poller, AdminToken: "t", Reload: tc.reload})
+			rec := svcDo(s, http.MethodPost, "/admin/reload", nil, "Authorization", auth)
+			if tc.status != http.StatusOK {
+				p := svcProblem(t, rec, tc.status)
+				if !strings.Contains(p.Detail, tc.want) {
+					t.Errorf("detail %q does not contain %q", p.Detail, tc.want)
+				}
+				return
+			}
+			if rec.Code != tc.status || !strings.Contains(rec.Body.String(), tc.want) {
+				t.Errorf("got %d %s, want %d with %s", rec.Code, rec.Body, tc.status, tc.want)
+			}
+		})
+	}
+}
+
+func TestAdminResource(t *testing.T) {
+	store, poller := svcFixture()
+	s := newSvcServer(t, Options{Store: store, Poller: poller, AdminToken: "t"})
+	rec := svcDo(s, http.MethodGet, "/admin/resources/forum", nil, "Authorization", "Bearer t")
+	if rec.Code != http.StatusOK {
+		t.Fatalf("status %d: %s", rec.Code, rec.Body)
+	}
+	var got adminStatus
+	if err := json.Unmarshal(rec.Body.Bytes(), &got); err != nil {
+		t.Fatalf("decode: %v", err)
+	}
+	next := svcNow.Add(40 * time.Minute)
+	if got.ID != "forum" || got.Policy != "smart" || got.TauSeconds != 2400 || got.Tau != "40m0s" ||
+		got.Interval != "42m0s" || got.Alpha != 0.37 || !got.AlphaAuto || got.NextPoll == nil || !got.NextPoll.Equal(next) ||
+		got.LastOutcome != "error" || got.Errors != 3 || got.LastError == "" {
+		t.Errorf("status JSON = %+v", got)
+	}
+	svcProblem(t, svcDo(s, http.MethodGet, "/admin/resources/nope", nil, "Authorization", "Bearer t"), http.StatusNotFound)
+}
+
+func TestAdminPoll(t *testing.T) {
+	store, poller := svcFixture()
+	s := newSvcServer(t, Options{Store: store, Poller: poller, AdminToken: "t"})
+	rec := svcDo(s, http.MethodPost, "/admin/resources/news/poll", nil, "Authorization", "Bearer t")
+	if rec.Code != http.StatusOK {
+		t.Fatalf("status %d: %s", rec.Code, rec.Body)
+	}
+	var got adminStatus
+	if err := json.Unmarshal(rec.Body.Bytes(), &got); err != nil {
+		t.Fatalf("decode: %v", err)
+	}
+	if got.Polls != 10 || got.LastOutcome != "unchanged" || len(poller.polled) != 1 {
+		t.Errorf("after poll: %+v, polled %v", got, poller.polled)
+	}
+	svcProblem(t, svcDo(s, http.MethodPost, "/admin/resources/nope/poll", nil, "Authorization", "Bearer t"), http.StatusNotFound)
+	if len(poller.polled) != 1 {
+		t.Errorf("unknown id was polled: %v", poller.polled)
+	}
+	poller.pollErr = context.Canceled
+	svcProblem(t, svcDo(s, http.MethodPost, "/admin/resources/news/poll", nil, "Authorization", "Bearer t"), http.StatusServiceUnavailable)
+}

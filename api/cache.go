@@ -1,0 +1,123 @@
+package api
+
+import (
+	"container/list"
+	"fmt"
+	"sync"
+
+	"github.com/prometheus/client_golang/prometheus"
+)
+
+// defaultCacheBytes bounds the render cache when Options.CacheBytes is 0.
+const defaultCacheBytes = 32 << 20
+
+// cacheEntryOverhead approximates the bookkeeping of one entry, so that many
+// tiny feeds still count against the bound.
+const cacheEntryOverhead = 256
+
+// renderCache is the "cache engine" of the Dynamo paper: rendered feeds kept
+// in memory, keyed by everything a rendering depends on (resource, latest
+// version seq, version count, normalized query, format, base URL, poll
+// interval hint). A new version changes the key, so entries are never stale,
+// only unreachable, and the LRU order evicts them. It is bounded by bytes.
+// Safe for concurrent use.
+type renderCache struct {
+	mu    sync.Mutex
+	limit int64
+	size  int64
+	ll    *list.List               // front = most recently used
+	items map[string]*list.Element // key -> *cacheEntry
+
+	hits, misses, evictions prometheus.Counter
+	bytes                   prometheus.Gauge
+}
+
+type cacheEntry struct {
+	key  string
+	body []byte
+}
+
+// newRenderCache builds a cache of at most limit bytes (0: 32 MiB; negative:
+// no caching) and registers its metrics on reg when reg is not nil.
+func newRenderCache(limit int64, reg prometheus.Registerer) (*renderCache, error) {
+	if limit == 0 {
+		limit = defaultCacheBytes
+	}
+	c := &renderCache{
+		limit: limit,
+		ll:    list.New(),
+		items: make(map[string]*list.Element),
+		hits: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "dynamo_feed_cache_hits_total",
+			Help: "Feed requests answered from the render cache.",
+		}),
+		misses: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "dynamo_feed_cache_misses_total",
+			Help: "Feed requests that had to render the feed.",
+		}),
+		evictions: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "dynamo_feed_cache_evictions_total",
+			Help: "Rendered feeds dropped from the render cache to stay within its byte bound.",
+		}),
+		bytes: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "dynamo_feed_cache_bytes",
+			Help: "Bytes of rendered feeds held by the render cache.",
+		}),
+	}
+	if reg != nil {
+		for _, m := range []prometheus.Collector{c.hits, c.misses, c.evictions, c.bytes} {
+			if err := reg.Register(m); err != nil {
+				return nil, fmt.Errorf("register render cache metrics: %w", err)
+			}
+		}
+	}
+	return c, nil
+}
+
+// get returns the cached body for key and counts a hit or a miss.
+// The returned slice must not be modified.
+func (c *renderCache) get(key string) ([]byte, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if el, ok := c.items[key]; ok {
+		c.ll.MoveToFront(el)
+		c.hits.Inc()
+		return el.Value.(*cacheEntry).body, true
+	}
+	c.misses.Inc()
+	return nil, false
+}
+
+// put stores body under key, evicting the least recently used entries to stay
+// within the bound. A body larger than an eighth of the bound is not kept,
+// so that one huge feed cannot flush everything else.
+func (c *renderCache) put(key string, body []byte) {
+	cost := int64(len(body)) + int64(len(key)) + cacheEntryOverhead
+	if c.limit < 0 || cost > c.limit/8 {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if el, ok := c.items[key]; ok { // a concurrent render of the same key: same bytes
+		c.ll.MoveToFront(el)
+		return
+	}
+	c.items[key] = c.ll.PushFront(&cacheEntry{key: key, body: body})
+	c.size += cost
+	for c.size > c.limit {
+		last := c.ll.Back()
+		e := last.Value.(*cacheEntry)
+		c.ll.Remove(last)
+		delete(c.items, e.key)
+		c.size -= int64(len(e.body)) + int64(len(e.key)) + cacheEntryOverhead
+		c.evictions.Inc()
+	}
+	c.bytes.Set(float64(c.size))
+}
+
+// len returns the number of cached feeds.
+func (c *renderCache) len() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.ll.Len()
+}

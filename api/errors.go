@@ -1,0 +1,158 @@
+package api
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/dynamo-rss/dynamo/storage"
+)
+
+// problemContentType is the media type of RFC 9457 problem details.
+const problemContentType = "application/problem+json"
+
+// Problem is an error that carries what a client needs to act on it: an HTTP
+// status and a detail a person can read. Handlers return it (usually through
+// the helpers below); [Server.httpError] writes it as application/problem+json.
+// Err, when set, is the cause: matched by errors.Is/As, never shown to clients.
+type Problem struct {
+	Status int
+	Detail string
+	Param  string // the query parameter at fault, if any ("index", "type", …)
+	Err    error
+}
+
+func (p *Problem) Error() string {
+	msg := fmt.Sprintf("%d %s: %s", p.Status, http.StatusText(p.Status), p.Detail)
+	if p.Err != nil {
+		msg += ": " + p.Err.Error()
+	}
+	return msg
+}
+
+func (p *Problem) Unwrap() error { return p.Err }
+
+// problemf builds a Problem with a formatted detail.
+func problemf(status int, format string, args ...any) *Problem {
+	return &Problem{Status: status, Detail: fmt.Sprintf(format, args...)}
+}
+
+// errBadParam is a 400 for one query parameter; detail says what is allowed.
+func errBadParam(param, format string, args ...any) error {
+	p := problemf(http.StatusBadRequest, format, args...)
+	p.Param = param
+	return p
+}
+
+// errNotFound is a 404 that keeps cause (usually storage.ErrNotFound) for errors.Is.
+func errNotFound(cause error, format string, args ...any) error {
+	p := problemf(http.StatusNotFound, format, args...)
+	p.Err = cause
+	return p
+}
+
+// errUnauthorized is a 401 for the admin routes; the response carries
+// WWW-Authenticate: Bearer.
+func errUnauthorized(detail string) error {
+	return &Problem{Status: http.StatusUnauthorized, Detail: detail}
+}
+
+// errTooLarge is a 413 for a request body over limit bytes.
+func errTooLarge(limit int64) error {
+	return problemf(http.StatusRequestEntityTooLarge, "the request body is larger than the limit of %d bytes", limit)
+}
+
+// errNotImplemented is a 501 for a route this server is not configured to serve.
+func errNotImplemented(detail string) error {
+	return &Problem{Status: http.StatusNotImplemented, Detail: detail}
+}
+
+// problemBody is the RFC 9457 JSON object.
+type problemBody struct {
+	Type     string `json:"type"`
+	Title    string `json:"title"`
+	Status   int    `json:"status"`
+	Detail   string `json:"detail,omitempty"`
+	Instance string `json:"instance,omitempty"`
+	Param    string `json:"parameter,omitempty"`
+}
+
+// toProblem maps any error a handler returns to the problem the client sees.
+// This is the only place where errors become HTTP statuses.
+func toProblem(err error) *Problem {
+	var (
+		p   *Problem
+		he  *echo.HTTPError
+		mbe *http.MaxBytesError
+	)
+	switch {
+	case errors.As(err, &p):
+		return p
+	case errors.As(err, &mbe):
+		return problemf(http.StatusRequestEntityTooLarge, "the request body is larger than the limit of %d bytes", mbe.Limit)
+	case errors.As(err, &he):
+		out := &Problem{Status: he.Code, Err: err}
+		if he.Code < http.StatusInternalServerError {
+			if msg, ok := he.Message.(string); ok && msg != http.StatusText(he.Code) {
+				out.Detail = msg
+			}
+			if he.Code == http.StatusNotFound && out.Detail == "" {
+				out.Detail = "no such route; feeds are under /resources"
+			}
+		}
+		return out
+	case errors.Is(err, storage.ErrNotFound):
+		return &Problem{Status: http.StatusNotFound, Detail: "not found; GET /resources lists the resources", Err: err}
+	}
+	return &Problem{Status: http.StatusInternalServerError, Err: err}
+}
+
+// httpError is the echo HTTPErrorHandler: it logs server-side failures with
+// their cause and answers every error as application/problem+json, without
+// leaking the cause of a 5xx to the client.
+func (s *Server) httpError(err error, c echo.Context) {
+	p := toProblem(err)
+	req := c.Request()
+	if p.Status >= http.StatusInternalServerError {
+		s.log.ErrorContext(req.Context(), "request failed",
+			slog.String("method", req.Method), slog.String("path", req.URL.Path),
+			slog.Int("status", p.Status), slog.Any("error", err))
+	}
+	if c.Response().Committed {
+		return
+	}
+	detail := p.Detail
+	if p.Status >= http.StatusInternalServerError && detail == "" {
+		detail = "the server could not answer this request; the cause was logged"
+	}
+	body := problemBody{
+		Type:     "about:blank",
+		Title:    http.StatusText(p.Status),
+		Status:   p.Status,
+		Detail:   detail,
+		Instance: req.URL.RequestURI(),
+		Param:    p.Param,
+	}
+	h := c.Response().Header()
+	if p.Status == http.StatusUnauthorized {
+		h.Set("WWW-Authenticate", `Bearer realm="dynamo admin"`)
+	}
+	h.Set(echo.HeaderContentType, problemContentType)
+	h.Set("Cache-Control", "no-store")
+	if req.Method == http.MethodHead {
+		c.Response().WriteHeader(p.Status)
+		return
+	}
+	data, merr := json.Marshal(body)
+	if merr != nil { // plain strings and ints: cannot happen, but never fail silently
+		s.log.ErrorContext(req.Context(), "encode problem", slog.Any("error", merr))
+		c.Response().WriteHeader(http.StatusInternalServerError)
+		return
+	}
+	c.Response().WriteHeader(p.Status)
+	_, _ = c.Response().Write(append(data, '\n')) // client gone: nothing left to do
+}

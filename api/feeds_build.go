@@ -1,0 +1,269 @@
+package api
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"net/url"
+	"slices"
+	"strconv"
+	"time"
+
+	"github.com/dynamo-rss/dynamo/schema"
+	"github.com/dynamo-rss/dynamo/storage"
+)
+
+// Bounds of the feeds built from storage.
+const (
+	// maxVersionItems bounds the items of /resources/{rssId}: the newest versions.
+	maxVersionItems = 500
+	// defaultWindow is how many aggregated items a filtered request without
+	// max or index returns: the newest matches.
+	defaultWindow = 100
+)
+
+// builder builds the neutral [feedModel] of one request.
+type builder struct {
+	s        *Server
+	base     string // absolute base URL, no trailing slash
+	q        *feedQuery
+	format   *feedFormat
+	interval time.Duration
+}
+
+// resourcePath is the path of a resource's feed.
+func resourcePath(id string) string { return "/resources/" + url.PathEscape(id) }
+
+// link returns an absolute link to one of our feeds; it keeps an explicit
+// type= so a reader that asked for a format keeps getting it.
+func (b *builder) link(path string, params ...string) string {
+	if b.q.format != "" {
+		params = append(params, "type="+b.q.format)
+	}
+	u := b.base + path
+	for i, p := range params {
+		if i == 0 {
+			u += "?" + p
+		} else {
+			u += "&" + p
+		}
+	}
+	return u
+}
+
+// self is the absolute URL of the feed being built, in normal form.
+func (b *builder) self(path string) string {
+	return b.base + path + "?" + b.q.canonical(b.format.name)
+}
+
+// feedID is the stable Atom id of the feed at path with this request's selection.
+func (b *builder) feedID(parts ...string) string {
+	id := tagURI(b.base, parts...)
+	if cq := b.q.canonical(""); cq != "" {
+		id += "?" + cq
+	}
+	return id
+}
+
+// resources builds /resources: one item per resource, most recently updated first.
+func (b *builder) resources(ctx context.Context, infos []storage.ResourceInfo, updated time.Time) (*feedModel, error) {
+	infos = slices.Clone(infos)
+	slices.SortStableFunc(infos, func(x, y storage.ResourceInfo) int {
+		if c := y.Updated.Compare(x.Updated); c != 0 {
+			return c
+		}
+		return cmp.Compare(x.ID, y.ID)
+	})
+	cands := make([]schema.Item, len(infos))
+	for i, in := range infos {
+		title := in.Title
+		if title == "" {
+			title = in.ID
+		}
+		cands[i] = schema.Item{Index: i + 1, ID: in.ID, Title: title, Link: b.link(resourcePath(in.ID)), Description: in.Description}
+	}
+	keep, err := b.q.selectItems(ctx, cands, true, b.q.max)
+	if err != nil {
+		return nil, err
+	}
+	m := &feedModel{
+		ID:          b.feedID("resources"),
+		Title:       "Dynamo resources",
+		Description: "Feeds of the annotated web pages this Dynamo service watches",
+		Link:        b.base + "/",
+		Self:        b.self("/resources"),
+		Updated:     updated.UTC(),
+		Author:      "Dynamo",
+		Interval:    b.interval,
+	}
+	for _, i := range keep {
+		c := &cands[i]
+		m.Items = append(m.Items, feedItem{
+			GUID:        c.ID,
+			ID:          tagURI(b.base, "resources", c.ID),
+			Title:       c.Title,
+			Link:        c.Link,
+			Description: c.Description,
+			Date:        infos[i].Updated.UTC(),
+		})
+	}
+	return m, nil
+}
+
+// versions builds /resources/{rssId}: one item per stored version, newest first.
+func (b *builder) versions(ctx context.Context, info storage.ResourceInfo) (*feedModel, error) {
+	vs, err := b.s.opts.Store.Versions(ctx, info.ID, 0, min(max(info.Versions, 1), maxVersionItems))
+	if err != nil {
+		return nil, b.notFound(err, info)
+	}
+	m := b.channel(info, nil, info.Updated)
+	for i, v := range vs {
+		title := v.Title
+		if title == "" {
+			title = info.ID
+		}
+		ts := v.Timestamp.UTC()
+		seq := strconv.FormatUint(v.Seq, 10)
+		m.Items = append(m.Items, feedItem{
+			GUID:        info.ID + "/versions/" + seq,
+			ID:          tagURI(b.base, "resources", info.ID, "versions", seq),
+			Title:       fmt.Sprintf("%s (%s)", title, ts.Format("2006-01-02 15:04 UTC")),
+			Link:        b.link(resourcePath(info.ID), "index="+strconv.Itoa(i+1)),
+			Description: versionDescription(v),
+			Date:        ts,
+		})
+	}
+	return m, nil
+}
+
+func versionDescription(v storage.VersionInfo) string {
+	items := fmt.Sprintf("%d items", v.Items)
+	if v.Items == 1 {
+		items = "1 item"
+	}
+	if v.Description == "" {
+		return items
+	}
+	return v.Description + " (" + items + ")"
+}
+
+// version builds ?index=n: that version's channel and its items in page order.
+func (b *builder) version(ctx context.Context, info storage.ResourceInfo) (*feedModel, error) {
+	doc, vi, err := b.s.opts.Store.Version(ctx, info.ID, b.q.index)
+	if err != nil {
+		return nil, b.notFound(err, info)
+	}
+	keep, err := b.q.selectItems(ctx, doc.Items, true, b.q.max)
+	if err != nil {
+		return nil, err
+	}
+	m := b.channel(info, doc, vi.Timestamp)
+	for _, i := range keep {
+		m.Items = append(m.Items, b.item(info.ID, &doc.Items[i], vi.Timestamp, m.Link))
+	}
+	return m, nil
+}
+
+// items builds ?max=n (and filtered requests without index): items over the
+// whole history, newest first by first seen, with the latest channel.
+func (b *builder) items(ctx context.Context, info storage.ResourceInfo) (*feedModel, error) {
+	doc, _, err := b.s.opts.Store.Version(ctx, info.ID, 1)
+	if err != nil {
+		return nil, b.notFound(err, info)
+	}
+	limit := b.q.max
+	if limit == 0 {
+		limit = defaultWindow
+	}
+	sq := storage.ItemQuery{Max: limit, Terms: b.q.terms}
+	if len(b.q.xpaths) > 0 {
+		sq.Max = maxXPathItems + 1 // xpath filters after storage: fetch the evaluation budget
+	}
+	found, err := b.s.opts.Store.Items(ctx, info.ID, sq)
+	if err != nil {
+		return nil, b.notFound(err, info)
+	}
+	cands := make([]schema.Item, len(found))
+	for i := range found {
+		cands[i] = found[i].Item
+	}
+	keep, err := b.q.selectItems(ctx, cands, false, limit)
+	if err != nil {
+		return nil, err
+	}
+	m := b.channel(info, doc, info.Updated)
+	for _, i := range keep {
+		m.Items = append(m.Items, b.item(info.ID, &cands[i], found[i].FirstSeen, m.Link))
+	}
+	return m, nil
+}
+
+// notFound turns a storage ErrNotFound met while building (the resource or
+// version vanished since the validators were computed) into a 404.
+func (b *builder) notFound(err error, info storage.ResourceInfo) error {
+	if errors.Is(err, storage.ErrNotFound) {
+		return errNotFound(err, "resource %q or the version asked for is no longer stored", info.ID)
+	}
+	return fmt.Errorf("read %q: %w", info.ID, err)
+}
+
+// channel returns the feed-level part of a resource's feed, from doc's channel
+// when there is a document, else from the resource's latest version.
+func (b *builder) channel(info storage.ResourceInfo, doc *schema.Document, updated time.Time) *feedModel {
+	path := resourcePath(info.ID)
+	m := &feedModel{
+		ID:          b.feedID("resources", info.ID),
+		Title:       info.Title,
+		Description: info.Description,
+		Link:        info.URL,
+		Self:        b.self(path),
+		Updated:     updated.UTC(),
+		Interval:    b.interval,
+	}
+	if doc != nil {
+		m.Title, m.Description = doc.Channel.Title, doc.Channel.Description
+		m.Link = cmp.Or(doc.Channel.Link, doc.URL, info.URL)
+		if doc.Channel.Image != nil && doc.Channel.Image.URL != "" {
+			img := *doc.Channel.Image
+			m.Image = &img
+		}
+	}
+	if m.Link == "" {
+		m.Link = b.base + path
+	}
+	if m.Title == "" {
+		m.Title = info.ID
+	}
+	m.Author = m.Title
+	if m.Updated.IsZero() {
+		m.Updated = info.Updated.UTC()
+	}
+	return m
+}
+
+// item turns a stored item into a feed item: dated by its date extension when
+// it has one, else by fallback; linked to its page, else to the channel's.
+func (b *builder) item(resourceID string, it *schema.Item, fallback time.Time, channelLink string) feedItem {
+	date, ok := it.Extensions.Published()
+	if !ok {
+		date = fallback.UTC()
+	}
+	content, _ := it.Extensions.ContentEncoded()
+	var img *schema.Image
+	if it.Image != nil && it.Image.URL != "" {
+		cp := *it.Image
+		img = &cp
+	}
+	return feedItem{
+		GUID:        it.ID,
+		ID:          tagURI(b.base, "resources", resourceID, "items", it.ID),
+		Title:       it.Title,
+		Link:        cmp.Or(it.Link, channelLink),
+		Description: it.Description,
+		ContentHTML: content,
+		Date:        date,
+		Image:       img,
+		Extensions:  it.Extensions,
+	}
+}

@@ -1,0 +1,253 @@
+package api
+
+import (
+	"bytes"
+	"cmp"
+	"embed"
+	"fmt"
+	"html/template"
+	"log/slog"
+	"net/http"
+	"net/url"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/dynamo-rss/dynamo/storage"
+)
+
+//go:embed templates/*.html
+var templateFS embed.FS
+
+// parsePages parses the embedded pages, each in its own set with the shared
+// layout (so that each page may define its own "alternates" block).
+func parsePages() (map[string]*template.Template, error) {
+	base, err := template.New("layout").Funcs(template.FuncMap{
+		"duration": humanDuration,
+	}).ParseFS(templateFS, "templates/layout.html")
+	if err != nil {
+		return nil, err
+	}
+	pages := map[string]*template.Template{}
+	for _, name := range []string{"home.html", "preview.html"} {
+		t, err := base.Clone()
+		if err != nil {
+			return nil, err
+		}
+		if pages[name], err = t.ParseFS(templateFS, "templates/"+name); err != nil {
+			return nil, err
+		}
+	}
+	return pages, nil
+}
+
+// subscribeFormat is one subscribe link format.
+type subscribeFormat struct {
+	Type  string // the type= value
+	Label string
+	MIME  string // its media type, for <link rel="alternate">
+}
+
+// subscribeFormats lists the formats offered on GET /, RSS 2.0 first (the default).
+var subscribeFormats = [...]subscribeFormat{
+	{"rss2", "RSS 2.0", "application/rss+xml"},
+	{"atom", "Atom", "application/atom+xml"},
+	{"rss1", "RSS 1.0", "application/rdf+xml"},
+	{"json", "JSON Feed", "application/feed+json"},
+}
+
+// homeLink is a subscribe link of a resource.
+type homeLink struct {
+	subscribeFormat
+	Href string
+}
+
+// homeTime is a moment shown both absolutely and relatively to now.
+type homeTime struct {
+	Set      bool
+	ISO      string // datetime attribute
+	Absolute string
+	Relative string // "3m ago", "in 2m"
+}
+
+// homeResource is one resource row of GET /.
+type homeResource struct {
+	ID          string
+	URL         string
+	Title       string
+	Description string
+	Configured  bool // the poller knows it (else: only stored history)
+	Stored      bool
+	Links       []homeLink
+	Versions    int
+	Updated     homeTime // latest stored version
+	LastPoll    homeTime
+	NextPoll    homeTime
+	Policy      string
+	Interval    time.Duration
+	Tau         time.Duration
+	Alpha       string
+	LastOutcome string
+	LastError   string
+	Polls       int64
+	Changes     int64
+	Errors      int64
+}
+
+// homePage is the data of the home template.
+type homePage struct {
+	Title     string
+	Generated homeTime
+	AllFeed   []homeLink // the feed of all resources
+	Resources []homeResource
+	StoreErr  string
+}
+
+// feedHref is the link to a resource's feed (id empty: the feed of all
+// resources) in a format, absolute when a public URL is configured.
+func (s *Server) feedHref(id, typ string) string {
+	p := "/resources"
+	if id != "" {
+		p += "/" + url.PathEscape(id)
+	}
+	if typ != "" {
+		p += "?type=" + url.QueryEscape(typ)
+	}
+	return strings.TrimSuffix(s.opts.PublicURL, "/") + p
+}
+
+func (s *Server) feedLinks(id string) []homeLink {
+	links := make([]homeLink, 0, len(subscribeFormats))
+	for _, f := range subscribeFormats {
+		links = append(links, homeLink{subscribeFormat: f, Href: s.feedHref(id, f.Type)})
+	}
+	return links
+}
+
+func (s *Server) homeTime(t, now time.Time) homeTime {
+	if t.IsZero() {
+		return homeTime{}
+	}
+	t = t.UTC()
+	rel := "now"
+	switch d := t.Sub(now).Round(time.Second); {
+	case d > 0:
+		rel = "in " + humanDuration(d)
+	case d < 0:
+		rel = humanDuration(-d) + " ago"
+	}
+	return homeTime{Set: true, ISO: t.Format(time.RFC3339), Absolute: t.Format("2006-01-02 15:04:05 UTC"), Relative: rel}
+}
+
+// humanDuration prints a duration the way people read it: 1h30m, 45s, 2d3h.
+func humanDuration(d time.Duration) string {
+	if d <= 0 {
+		return "0s"
+	}
+	if d < time.Second {
+		return d.Round(time.Millisecond).String()
+	}
+	d = d.Round(time.Second)
+	days := d / (24 * time.Hour)
+	d -= days * 24 * time.Hour
+	h, m, sec := d/time.Hour, (d%time.Hour)/time.Minute, (d%time.Minute)/time.Second
+	var b strings.Builder
+	for _, p := range []struct {
+		n    time.Duration
+		unit string
+	}{{days, "d"}, {h, "h"}, {m, "m"}, {sec, "s"}} {
+		if p.n > 0 {
+			fmt.Fprintf(&b, "%d%s", p.n, p.unit)
+		}
+	}
+	return b.String()
+}
+
+// homeResources merges the configured resources (poller) with the stored
+// ones (store), sorted by id.
+func (s *Server) homeResources(stored []storage.ResourceInfo, now time.Time) []homeResource {
+	byID := map[string]*homeResource{}
+	get := func(id string) *homeResource {
+		r, ok := byID[id]
+		if !ok {
+			r = &homeResource{ID: id, Links: s.feedLinks(id)}
+			byID[id] = r
+		}
+		return r
+	}
+	if s.opts.Poller != nil {
+		for _, st := range s.opts.Poller.Statuses() {
+			r := get(st.ID)
+			r.Configured = true
+			r.URL = st.URL
+			r.LastPoll = s.homeTime(st.LastPoll, now)
+			r.NextPoll = s.homeTime(st.NextPoll, now)
+			r.Policy = st.Policy
+			r.Interval = st.Interval
+			r.Tau = st.Tau
+			if st.Policy == "smart" {
+				r.Alpha = strconv.FormatFloat(st.Alpha, 'g', 3, 64)
+				if st.AlphaAuto {
+					r.Alpha += " (auto)"
+				}
+			}
+			r.LastOutcome = st.LastOutcome
+			r.LastError = st.LastError
+			r.Polls, r.Changes, r.Errors = st.Polls, st.Changes, st.Errors
+		}
+	}
+	for _, info := range stored {
+		r := get(info.ID)
+		r.Stored = true
+		if r.URL == "" {
+			r.URL = info.URL
+		}
+		r.Title = info.Title
+		r.Description = info.Description
+		r.Versions = info.Versions
+		r.Updated = s.homeTime(info.Updated, now)
+	}
+	out := make([]homeResource, 0, len(byID))
+	for _, r := range byID {
+		out = append(out, *r)
+	}
+	slices.SortFunc(out, func(a, b homeResource) int { return cmp.Compare(a.ID, b.ID) })
+	return out
+}
+
+// getHome renders the page for people: every resource, its subscribe links
+// and its poll state. A store that cannot be read still gets a page (with the
+// configured resources and the error), since that is when operators look.
+func (s *Server) getHome(c echo.Context) error {
+	ctx := c.Request().Context()
+	now := s.now()
+	page := homePage{Title: "dynamo feeds", Generated: s.homeTime(now, now), AllFeed: s.feedLinks("")}
+	var stored []storage.ResourceInfo
+	if s.opts.Store != nil {
+		var err error
+		if stored, err = s.opts.Store.Resources(ctx); err != nil {
+			s.log.LogAttrs(ctx, slog.LevelError, "list stored resources", slog.Any("error", err))
+			page.StoreErr = "the store could not be read: " + err.Error()
+		}
+	}
+	page.Resources = s.homeResources(stored, now)
+	c.Response().Header().Set(echo.HeaderCacheControl, "no-cache")
+	return s.renderPage(c, http.StatusOK, "home.html", page)
+}
+
+// renderPage executes a page template into a buffer first, so that a
+// template error becomes a clean 500 rather than half a page.
+func (s *Server) renderPage(c echo.Context, code int, name string, data any) error {
+	var buf bytes.Buffer
+	t, ok := s.pages[name]
+	if !ok {
+		return fmt.Errorf("render %s: no such page", name)
+	}
+	if err := t.ExecuteTemplate(&buf, name, data); err != nil {
+		return fmt.Errorf("render %s: %w", name, err)
+	}
+	return c.Blob(code, echo.MIMETextHTMLCharsetUTF8, buf.Bytes())
+}

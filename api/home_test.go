@@ -1,0 +1,197 @@
+package api
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"net/http"
+	"os/exec"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"golang.org/x/net/html"
+
+	"github.com/dynamo-rss/dynamo/schema/schematest"
+)
+
+// htmlAttr returns the value of an attribute of n.
+func htmlAttr(n *html.Node, key string) string {
+	for _, a := range n.Attr {
+		if a.Key == key {
+			return a.Val
+		}
+	}
+	return ""
+}
+
+// htmlFind returns the elements under n that match.
+func htmlFind(n *html.Node, match func(*html.Node) bool) []*html.Node {
+	var out []*html.Node
+	for d := range n.Descendants() {
+		if d.Type == html.ElementNode && match(d) {
+			out = append(out, d)
+		}
+	}
+	return out
+}
+
+func htmlText(n *html.Node) string {
+	var b strings.Builder
+	for d := range n.Descendants() {
+		if d.Type == html.TextNode {
+			b.WriteString(d.Data)
+			b.WriteByte(' ')
+		}
+	}
+	return b.String()
+}
+
+func TestHomeListsEveryResource(t *testing.T) {
+	store, poller := svcFixture()
+	s := newSvcServer(t, Options{Store: store, Poller: poller, PublicURL: "https://feeds.example.org/"})
+	rec := svcDo(s, http.MethodGet, "/", nil)
+	if rec.Code != http.StatusOK {
+		t.Fatalf("status %d: %s", rec.Code, rec.Body)
+	}
+	if ct := rec.Header().Get("Content-Type"); ct != "text/html; charset=UTF-8" {
+		t.Errorf("Content-Type = %q", ct)
+	}
+	doc, err := html.Parse(bytes.NewReader(rec.Body.Bytes()))
+	if err != nil {
+		t.Fatalf("parse: %v", err)
+	}
+	if len(htmlFind(doc, func(n *html.Node) bool { return n.Data == "meta" && htmlAttr(n, "name") == "viewport" })) != 1 {
+		t.Error("no viewport meta")
+	}
+	sections := htmlFind(doc, func(n *html.Node) bool { return n.Data == "section" && htmlAttr(n, "data-rssid") != "" })
+	var ids []string
+	for _, sec := range sections {
+		ids = append(ids, htmlAttr(sec, "data-rssid"))
+	}
+	if want := []string{"forum", "news", "old"}; !slices.Equal(ids, want) {
+		t.Fatalf("resources on the page = %v, want %v (configured and stored, by id)", ids, want)
+	}
+	for _, sec := range sections {
+		id := htmlAttr(sec, "data-rssid")
+		var got []string
+		for _, a := range htmlFind(sec, func(n *html.Node) bool { return n.Data == "a" && strings.Contains(htmlAttr(n, "class"), "feed") }) {
+			got = append(got, htmlAttr(a, "href"))
+		}
+		var want []string
+		for _, typ := range []string{"rss2", "atom", "rss1", "json"} {
+			want = append(want, "https://feeds.example.org/resources/"+id+"?type="+typ)
+		}
+		if !slices.Equal(got, want) {
+			t.Errorf("%s: subscribe links %v, want %v", id, got, want)
+		}
+	}
+	alternates := htmlFind(doc, func(n *html.Node) bool { return n.Data == "link" && htmlAttr(n, "rel") == "alternate" })
+	if len(alternates) != 1+3*4 {
+		t.Errorf("%d <link rel=alternate>, want 13 (all resources + 4 formats × 3 resources)", len(alternates))
+	}
+	text := map[string]string{}
+	for _, sec := range sections {
+		text[htmlAttr(sec, "data-rssid")] = strings.Join(strings.Fields(htmlText(sec)), " ")
+	}
+	for id, wants := range map[string][]string{
+		"news":  {"Our News & Views", "What happened <today>", "Versions 7, latest 3m ago", "Policy flat", "Interval 15m", "Last poll 1m ago", "Next poll in 14m", "changed", "9 / 7 / 0"},
+		"forum": {"Policy smart", "Interval 42m", "Estimate τ 40m", "α 0.37 (auto)", "Next poll in 40m", "Last error: GET https://example.org/forum/: 503", "3 / 0 / 3", "Versions 0"},
+		"old":   {"Old page", "not configured any more", "Versions 2, latest 2d ago"},
+	} {
+		for _, w := range wants {
+			if !strings.Contains(text[id], w) {
+				t.Errorf("%s: %q not in %q", id, w, text[id])
+			}
+		}
+	}
+	if strings.Contains(text["old"], "Policy") {
+		t.Errorf("old: shows a policy although not configured: %q", text["old"])
+	}
+}
+
+func TestHomeStoreError(t *testing.T) {
+	_, poller := svcFixture()
+	s := newSvcServer(t, Options{Store: &svcStore{err: errors.New("badger: closed")}, Poller: poller})
+	rec := svcDo(s, http.MethodGet, "/", nil)
+	if rec.Code != http.StatusOK {
+		t.Fatalf("status %d", rec.Code)
+	}
+	body := rec.Body.String()
+	if !strings.Contains(body, "the store could not be read: badger: closed") || !strings.Contains(body, `data-rssid="forum"`) {
+		t.Errorf("page does not show the configured resources and the store error:\n%s", body)
+	}
+}
+
+func TestHomeEmpty(t *testing.T) {
+	s := newSvcServer(t, Options{})
+	rec := svcDo(s, http.MethodGet, "/", nil)
+	if rec.Code != http.StatusOK || !strings.Contains(rec.Body.String(), "No resources yet") {
+		t.Errorf("got %d:\n%s", rec.Code, rec.Body)
+	}
+}
+
+// TestPagesValidate checks the pages with real HTML checkers: tidy (HTML5
+// aware) and xmllint's HTML parser.
+func TestPagesValidate(t *testing.T) {
+	store, poller := svcFixture()
+	s := newSvcServer(t, Options{Store: store, Poller: poller})
+	pages := map[string][]byte{
+		"home":    svcDo(s, http.MethodGet, "/", nil).Body.Bytes(),
+		"preview": svcDo(s, http.MethodGet, "/preview", nil).Body.Bytes(),
+	}
+	for name, page := range pages {
+		t.Run(name+"/tidy", func(t *testing.T) {
+			tidy := schematest.Tool(t, "tidy")
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			defer cancel()
+			cmd := exec.CommandContext(ctx, tidy, "-q", "-e", "--show-warnings", "yes", "--drop-empty-elements", "no", "-utf8")
+			cmd.Stdin = bytes.NewReader(page)
+			out, err := cmd.CombinedOutput()
+			if err != nil || len(bytes.TrimSpace(out)) > 0 {
+				t.Errorf("tidy: %v\n%s\npage:\n%s", err, out, page)
+			}
+		})
+		t.Run(name+"/xmllint", func(t *testing.T) {
+			xmllint := schematest.Tool(t, "xmllint")
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			defer cancel()
+			cmd := exec.CommandContext(ctx, xmllint, "--html", "--noout", "-")
+			cmd.Stdin = bytes.NewReader(page)
+			out, err := cmd.CombinedOutput()
+			if err != nil {
+				t.Fatalf("xmllint --html: %v\n%s", err, out)
+			}
+			// xmllint's parser is HTML 4: it reports HTML5 elements as
+			// invalid tags, and nothing else may appear.
+			for line := range strings.SplitSeq(string(out), "\n") {
+				if strings.Contains(line, "HTML parser error") && !html5Tag.MatchString(line) {
+					t.Errorf("xmllint --html: %s\n%s", line, out)
+				}
+			}
+		})
+	}
+}
+
+// html5Tag matches xmllint's complaint about an element HTML 4 lacks.
+var html5Tag = regexp.MustCompile(`HTML parser error : Tag (header|nav|main|section|footer|time) invalid`)
+
+func TestHumanDuration(t *testing.T) {
+	for _, tc := range []struct {
+		d    time.Duration
+		want string
+	}{
+		{0, "0s"},
+		{1500 * time.Millisecond, "2s"},
+		{90 * time.Second, "1m30s"},
+		{15 * time.Minute, "15m"},
+		{26*time.Hour + 5*time.Second, "1d2h5s"},
+		{250 * time.Millisecond, "250ms"},
+	} {
+		if got := humanDuration(tc.d); got != tc.want {
+			t.Errorf("humanDuration(%v) = %q, want %q", tc.d, got, tc.want)
+		}
+	}
+}

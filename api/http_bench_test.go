@@ -1,0 +1,80 @@
+package api
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/dynamo-rss/dynamo/schema"
+	"github.com/dynamo-rss/dynamo/storage"
+)
+
+// BenchmarkServeCachedFeed measures a cached feed through the whole
+// middleware chain (log, metrics, recover, gzip check, body limit, deadline)
+// on real storage: the request bench/serve.sh sends with wrk.
+func BenchmarkServeCachedFeed(b *testing.B) {
+	db, err := storage.Open(b.TempDir(), storage.Options{NoSyncWrites: true})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() {
+		if err := db.Close(); err != nil {
+			b.Error(err)
+		}
+	})
+	ctx := context.Background()
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	filler := strings.Repeat("The council met on Tuesday to discuss the harbour budget. ", 12)
+	for v := range 10 {
+		doc := &schema.Document{URL: "https://example.org/news.html", RSSID: "bench", Timestamp: t0.Add(time.Duration(v) * time.Hour),
+			Channel: schema.Channel{Title: "Bench News", Link: "https://example.org/"}}
+		for i := range 40 {
+			n := 2*v + 40 - i
+			doc.Items = append(doc.Items, schema.Item{Index: i + 1, ID: fmt.Sprintf("a%06d", n),
+				Title: fmt.Sprintf("Article %d", n), Link: fmt.Sprintf("https://example.org/news/%d.html", n), Description: filler})
+		}
+		if _, err := db.Save(ctx, doc); err != nil {
+			b.Fatal(err)
+		}
+	}
+	s, err := New(Options{Store: db})
+	if err != nil {
+		b.Fatal(err)
+	}
+	req := httptest.NewRequest(http.MethodGet, "/resources/bench?max=20", nil)
+	rec := httptest.NewRecorder()
+	s.ServeHTTP(rec, req)
+	if rec.Code != http.StatusOK {
+		b.Fatalf("status %d: %s", rec.Code, rec.Body)
+	}
+	b.SetBytes(int64(rec.Body.Len()))
+	b.ReportAllocs()
+	for b.Loop() {
+		rec := httptest.NewRecorder()
+		s.ServeHTTP(rec, req)
+		if rec.Code != http.StatusOK {
+			b.Fatalf("status %d", rec.Code)
+		}
+	}
+}
+
+// BenchmarkMiddleware is the chain's own cost, on a trivial route.
+func BenchmarkMiddleware(b *testing.B) {
+	s, err := New(Options{Store: &svcStore{}})
+	if err != nil {
+		b.Fatal(err)
+	}
+	req := httptest.NewRequest(http.MethodGet, "/healthz", nil)
+	b.ReportAllocs()
+	for b.Loop() {
+		rec := httptest.NewRecorder()
+		s.ServeHTTP(rec, req)
+		if rec.Code != http.StatusOK {
+			b.Fatalf("status %d", rec.Code)
+		}
+	}
+}

@@ -1,0 +1,69 @@
+package api
+
+import (
+	"errors"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/labstack/echo/v4"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+)
+
+// httpMetrics counts and times requests by route pattern (never by raw path,
+// which would let clients create unbounded label values).
+type httpMetrics struct {
+	requests *prometheus.CounterVec
+	duration *prometheus.HistogramVec
+	inFlight prometheus.Gauge
+}
+
+// newHTTPMetrics builds the metrics and registers them on reg (nil: unregistered,
+// still usable).
+func newHTTPMetrics(reg prometheus.Registerer) (*httpMetrics, error) {
+	m := &httpMetrics{
+		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "dynamo_http_requests_total",
+			Help: "HTTP requests answered, by route pattern, method and status code.",
+		}, []string{"route", "method", "code"}),
+		duration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name:    "dynamo_http_request_duration_seconds",
+			Help:    "Time to answer HTTP requests, by route pattern and method.",
+			Buckets: []float64{.0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10},
+		}, []string{"route", "method"}),
+		inFlight: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "dynamo_http_requests_in_flight",
+			Help: "HTTP requests being answered.",
+		}),
+	}
+	if reg == nil {
+		return m, nil
+	}
+	for _, c := range []prometheus.Collector{m.requests, m.duration, m.inFlight} {
+		if err := reg.Register(c); err != nil {
+			var are prometheus.AlreadyRegisteredError
+			if errors.As(err, &are) {
+				return nil, fmt.Errorf("http metrics already registered: %w", err)
+			}
+			return nil, err
+		}
+	}
+	return m, nil
+}
+
+// observe records one answered request.
+func (m *httpMetrics) observe(route, method string, code int, d time.Duration) {
+	m.requests.WithLabelValues(route, method, strconv.Itoa(code)).Inc()
+	m.duration.WithLabelValues(route, method).Observe(d.Seconds())
+}
+
+// metricsHandler serves the Prometheus text format from Options.Gatherer.
+// The gzip middleware compresses it, so promhttp's own compression is off
+// (two layers would double-compress).
+func (s *Server) metricsHandler() echo.HandlerFunc {
+	return echo.WrapHandler(promhttp.HandlerFor(s.opts.Gatherer, promhttp.HandlerOpts{
+		DisableCompression: true,
+		ErrorHandling:      promhttp.ContinueOnError,
+	}))
+}

@@ -1,0 +1,107 @@
+package api
+
+import (
+	"fmt"
+	"log/slog"
+	"net/http"
+	"strings"
+
+	"github.com/labstack/echo/v4"
+	"github.com/labstack/echo/v4/middleware"
+)
+
+// gzipMinLength is the smallest body worth compressing.
+const gzipMinLength = 1024
+
+// middleware installs the chain every request goes through, outermost first:
+// observe (log + metrics, and the one call to the error handler), recover,
+// gzip, body limit, request deadline.
+func (s *Server) middleware() {
+	s.e.Use(
+		s.observe,
+		middleware.RecoverWithConfig(middleware.RecoverConfig{
+			DisableStackAll: true,
+			LogErrorFunc: func(c echo.Context, err error, stack []byte) error {
+				// Logged here with the stack; observe logs the 500 without it.
+				s.log.LogAttrs(c.Request().Context(), slog.LevelError, "handler panicked",
+					slog.Any("error", err), slog.String("stack", string(stack)))
+				return fmt.Errorf("panic: %w", err)
+			},
+		}),
+		middleware.GzipWithConfig(middleware.GzipConfig{
+			MinLength: gzipMinLength,
+			// HEAD has no body, and 304s have none either (the middleware
+			// drops Content-Encoding when nothing was written).
+			Skipper: func(c echo.Context) bool { return c.Request().Method == http.MethodHead },
+		}),
+		s.limitBody,
+		middleware.ContextTimeout(s.opts.RequestTimeout),
+	)
+}
+
+// observe logs each request and records its metrics. It hands a handler's
+// error to the error handler itself, so that it sees the status actually sent.
+func (s *Server) observe(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		start := s.now()
+		s.metrics.inFlight.Inc()
+		defer s.metrics.inFlight.Dec()
+		err := next(c)
+		if err != nil {
+			c.Error(err)
+		}
+		req, res := c.Request(), c.Response()
+		d := s.now().Sub(start)
+		route := c.Path()
+		if route == "" || (res.Status == http.StatusNotFound && strings.HasSuffix(route, "/*")) {
+			route = "unmatched" // no route: never label with the raw path
+		}
+		s.metrics.observe(route, req.Method, res.Status, d)
+		level := slog.LevelInfo
+		switch {
+		case res.Status >= 500:
+			level = slog.LevelError
+		case res.Status >= 400:
+			level = slog.LevelWarn
+		}
+		ctx := req.Context()
+		if !s.log.Enabled(ctx, level) { // the hot path of a quiet server: no attrs built
+			return nil
+		}
+		attrs := []slog.Attr{
+			slog.String("method", req.Method),
+			slog.String("path", req.URL.Path),
+			slog.String("route", route),
+			slog.Int("status", res.Status),
+			slog.Int64("bytes", res.Size),
+			slog.Duration("duration", d),
+			slog.String("remote_ip", c.RealIP()),
+		}
+		if err != nil {
+			attrs = append(attrs, slog.Any("error", err))
+		}
+		s.log.LogAttrs(ctx, level, "http request", attrs...)
+		return nil
+	}
+}
+
+// limitBody bounds request bodies: POST /preview to Options.MaxPreviewBytes,
+// everything else to a small fixed size. Reading past the bound fails with
+// *http.MaxBytesError, which handlers turn into 413.
+func (s *Server) limitBody(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		req := c.Request()
+		if req.Body == nil || req.Body == http.NoBody {
+			return next(c)
+		}
+		limit := int64(maxAdminBodyBytes)
+		if c.Path() == "/preview" {
+			limit = s.opts.MaxPreviewBytes
+		}
+		if req.ContentLength > limit {
+			return errTooLarge(limit)
+		}
+		req.Body = http.MaxBytesReader(c.Response(), req.Body, limit)
+		return next(c)
+	}
+}

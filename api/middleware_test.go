@@ -1,0 +1,100 @@
+package api
+
+import (
+	"bytes"
+	"compress/gzip"
+	"context"
+	"encoding/json"
+
+	"io"
+	"log/slog"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/labstack/echo/v4"
+)
+
+func TestGzip(t *testing.T) {
+	store, poller := svcFixture()
+	s := newSvcServer(t, Options{Store: store, Poller: poller})
+	plain := svcDo(s, http.MethodGet, "/", nil)
+	if plain.Header().Get("Content-Encoding") != "" {
+		t.Fatal("compressed without Accept-Encoding")
+	}
+	for _, tc := range []struct {
+		name, method, path string
+		wantGzip           bool
+	}{
+		{"GET page", http.MethodGet, "/", true},
+		{"HEAD page", http.MethodHead, "/", false},
+		{"small body", http.MethodGet, "/healthz", false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			rec := svcDo(s, tc.method, tc.path, nil, "Accept-Encoding", "gzip, deflate")
+			if got := rec.Header().Get("Content-Encoding") == "gzip"; got != tc.wantGzip {
+				t.Fatalf("Content-Encoding = %q, want gzip: %v", rec.Header().Get("Content-Encoding"), tc.wantGzip)
+			}
+			if !strings.Contains(rec.Header().Get("Vary"), "Accept-Encoding") && tc.method == http.MethodGet {
+				t.Error("no Vary: Accept-Encoding")
+			}
+			if !tc.wantGzip {
+				return
+			}
+			zr, err := gzip.NewReader(rec.Body)
+			if err != nil {
+				t.Fatalf("gzip: %v", err)
+			}
+			got, err := io.ReadAll(zr)
+			if err != nil {
+				t.Fatalf("gunzip: %v", err)
+			}
+			if !bytes.Equal(got, plain.Body.Bytes()) {
+				t.Error("gunzipped body differs from the plain one")
+			}
+		})
+	}
+}
+
+func TestRecoverAndLog(t *testing.T) {
+	var logs bytes.Buffer
+	s := newSvcServer(t, Options{Logger: slog.New(slog.NewJSONHandler(&logs, nil))})
+	s.e.GET("/test/panic", func(echo.Context) error { panic("boom") })
+	rec := svcDo(s, http.MethodGet, "/test/panic", nil, "Accept-Encoding", "gzip")
+	p := svcProblem(t, rec, http.StatusInternalServerError)
+	if strings.Contains(p.Detail, "boom") {
+		t.Errorf("a 500 leaked its cause: %q", p.Detail)
+	}
+	var sawPanic, sawAccess bool
+	for line := range strings.SplitSeq(strings.TrimSpace(logs.String()), "\n") {
+		var rec map[string]any
+		if err := json.Unmarshal([]byte(line), &rec); err != nil {
+			t.Fatalf("log line %q: %v", line, err)
+		}
+		switch rec["msg"] {
+		case "handler panicked":
+			sawPanic = strings.Contains(rec["error"].(string), "boom") && rec["stack"] != ""
+		case "http request":
+			sawAccess = rec["status"] == float64(500) && rec["route"] == "/test/panic" && rec["level"] == "ERROR"
+		}
+	}
+	if !sawPanic || !sawAccess {
+		t.Errorf("logs lack the panic (%v) or the access line (%v):\n%s", sawPanic, sawAccess, logs.String())
+	}
+}
+
+func TestBodyLimit(t *testing.T) {
+	s := newSvcServer(t, Options{AdminToken: "t", Reload: func(context.Context) error { return nil }})
+	big := strings.Repeat("x", maxAdminBodyBytes+1)
+	svcProblem(t, svcDo(s, http.MethodPost, "/admin/reload", strings.NewReader(big), "Authorization", "Bearer t"), http.StatusRequestEntityTooLarge)
+}
+
+func TestRequestTimeout(t *testing.T) {
+	s := newSvcServer(t, Options{RequestTimeout: 20 * time.Millisecond})
+	s.e.GET("/test/slow", func(c echo.Context) error {
+		<-c.Request().Context().Done() // a handler that honours its ctx
+		return c.Request().Context().Err()
+	})
+	svcProblem(t, svcDo(s, http.MethodGet, "/test/slow", nil), http.StatusServiceUnavailable)
+}

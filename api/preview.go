@@ -1,0 +1,187 @@
+package api
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"mime"
+	"mime/multipart"
+	"net/http"
+	"net/url"
+	"unicode/utf8"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/dynamo-rss/dynamo/extractor"
+	"github.com/dynamo-rss/dynamo/schema"
+)
+
+// previewRSSID names the document of a preview (the page has no configured id).
+const previewRSSID = "preview"
+
+// previewDiagnostic is one extractor diagnostic in the JSON answer.
+type previewDiagnostic struct {
+	Line     int    `json:"line"`
+	Col      int    `json:"col"`
+	Severity string `json:"severity"`
+	Message  string `json:"message"`
+}
+
+// previewResult is the JSON answer of POST /preview. A page that is not
+// annotated gets the same members inside a problem+json 422 (RFC 9457
+// extension members), so clients read one shape either way.
+type previewResult struct {
+	Type        string              `json:"type,omitempty"`
+	Title       string              `json:"title,omitempty"`
+	Status      int                 `json:"status,omitempty"`
+	Detail      string              `json:"detail,omitempty"`
+	Document    string              `json:"document"`
+	Diagnostics []previewDiagnostic `json:"diagnostics"`
+	Error       *string             `json:"error"`
+}
+
+// previewPage is the data of the preview template.
+type previewPage struct {
+	Title       string
+	Page        string // the submitted page, echoed into the form (UTF-8)
+	URL         string
+	MaxBytes    int64
+	Submitted   bool
+	Document    string
+	Diagnostics []previewDiagnostic
+	Error       string
+}
+
+// previewInput is what POST /preview received.
+type previewInput struct {
+	page        []byte
+	url         string
+	contentType string // charset of the page, when the client said
+	form        bool
+}
+
+func severityName(s extractor.Severity) string {
+	switch s {
+	case extractor.Error:
+		return "error"
+	case extractor.Warning:
+		return "warning"
+	default:
+		return fmt.Sprintf("severity(%d)", int(s))
+	}
+}
+
+// getPreview shows the form a webmaster pastes a page into.
+func (s *Server) getPreview(c echo.Context) error {
+	return s.renderPage(c, http.StatusOK, "preview.html", previewPage{Title: "Preview an annotated page", MaxBytes: s.opts.MaxPreviewBytes})
+}
+
+// readPreview reads the page from a form (fields page and url) or from the
+// raw body (its URL in the url query parameter, its charset in Content-Type).
+func (s *Server) readPreview(c echo.Context) (previewInput, error) {
+	req := c.Request()
+	mt, params, _ := mime.ParseMediaType(req.Header.Get(echo.HeaderContentType)) // unparsable: treat as raw HTML
+	switch mt {
+	case echo.MIMEApplicationForm, echo.MIMEMultipartForm:
+		if err := req.ParseMultipartForm(s.opts.MaxPreviewBytes); err != nil && !errors.Is(err, http.ErrNotMultipart) {
+			return previewInput{}, s.previewReadError(err)
+		}
+		// Browsers send form fields as UTF-8 (the form says accept-charset).
+		return previewInput{page: []byte(req.PostFormValue("page")), url: req.PostFormValue("url"), contentType: "text/html; charset=utf-8", form: true}, nil
+	}
+	body, err := io.ReadAll(req.Body)
+	if err != nil {
+		return previewInput{}, s.previewReadError(err)
+	}
+	in := previewInput{page: body, url: c.QueryParam("url")}
+	if cs := params["charset"]; cs != "" {
+		in.contentType = "text/html; charset=" + cs
+	}
+	return in, nil
+}
+
+func (s *Server) previewReadError(err error) error {
+	var mbe *http.MaxBytesError
+	if errors.As(err, &mbe) || errors.Is(err, multipart.ErrMessageTooLarge) {
+		return &Problem{Status: http.StatusRequestEntityTooLarge, Detail: fmt.Sprintf("the page is larger than the limit of %d bytes", s.opts.MaxPreviewBytes), Err: err}
+	}
+	return &Problem{Status: http.StatusBadRequest, Detail: "the page could not be read from the request: " + err.Error(), Err: err}
+}
+
+// wantsHTML reports whether the client is a browser asking for a page.
+func wantsHTML(c echo.Context) bool {
+	ranges := parseAccept(c.Request().Header.Get(echo.HeaderAccept))
+	html := max(quality(ranges, "text/html"), quality(ranges, "application/xhtml+xml"))
+	return html > 0 && html > quality(ranges, "application/json")
+}
+
+// postPreview runs the extractor on a submitted page (it fetches nothing)
+// and answers the XMLData document and the diagnostics: HTML for browsers,
+// JSON otherwise. A page that is not annotated is a 422 with its diagnostics.
+func (s *Server) postPreview(c echo.Context) error {
+	in, err := s.readPreview(c)
+	if err != nil {
+		return err
+	}
+	if int64(len(in.page)) > s.opts.MaxPreviewBytes { // a form field may have escaped the raw bound
+		return errTooLarge(s.opts.MaxPreviewBytes)
+	}
+	if in.url != "" {
+		if u, err := url.Parse(in.url); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			return problemf(http.StatusBadRequest, "url %q is not an absolute http or https URL", in.url)
+		}
+	}
+	res, err := extractor.Extract(bytes.NewReader(in.page), extractor.Options{
+		URL:         in.url,
+		RSSID:       previewRSSID,
+		ContentType: in.contentType,
+		Timestamp:   s.now().UTC(),
+	})
+	out := previewResult{Diagnostics: []previewDiagnostic{}}
+	code := http.StatusOK
+	switch {
+	case errors.Is(err, extractor.ErrNotAnnotated):
+		code = http.StatusUnprocessableEntity
+	case err != nil:
+		return fmt.Errorf("extract preview: %w", err)
+	}
+	if res != nil {
+		for _, d := range res.Diagnostics {
+			out.Diagnostics = append(out.Diagnostics, previewDiagnostic{Line: d.Line, Col: d.Col, Severity: severityName(d.Severity), Message: d.Message})
+		}
+		if res.Document != nil {
+			xml, merr := schema.Marshal(res.Document)
+			if merr != nil {
+				return fmt.Errorf("marshal preview document: %w", merr)
+			}
+			out.Document = string(xml)
+		}
+	}
+	if code == http.StatusUnprocessableEntity {
+		msg := "the page is not annotated: it has no channel:title annotation, so it yields no document (see the diagnostics)"
+		out.Error = &msg
+		out.Type, out.Title, out.Status, out.Detail = "about:blank", http.StatusText(code), code, msg
+	}
+	if wantsHTML(c) {
+		page := previewPage{Title: "Preview an annotated page", MaxBytes: s.opts.MaxPreviewBytes, Submitted: true,
+			URL: in.url, Document: out.Document, Diagnostics: out.Diagnostics}
+		if in.form || utf8.Valid(in.page) {
+			page.Page = string(in.page)
+		}
+		if out.Error != nil {
+			page.Error = *out.Error
+		}
+		return s.renderPage(c, code, "preview.html", page)
+	}
+	body, err := json.Marshal(out)
+	if err != nil {
+		return fmt.Errorf("encode preview: %w", err)
+	}
+	ct := echo.MIMEApplicationJSON
+	if code != http.StatusOK {
+		ct = "application/problem+json"
+	}
+	return c.Blob(code, ct, body)
+}

@@ -1,0 +1,176 @@
+package api
+
+import (
+	"encoding/json"
+	"mime/multipart"
+	"net/http"
+	"net/url"
+	"strings"
+	"testing"
+
+	"golang.org/x/text/encoding/charmap"
+
+	"github.com/dynamo-rss/dynamo/schema"
+	"github.com/dynamo-rss/dynamo/schema/schematest"
+)
+
+const previewPageHTML = `<html><head><title>News</title></head><body>
+<h1><!-- <channel:title> -->Our Città News<!-- </channel:title> --></h1>
+<ul>
+<li><!-- <item:link index="1"> --><a href="/news/1.html"><!-- <item:title index="1"> -->Budget approved<!-- </item:title> --></a><!-- </item:link> -->
+<!-- <item:description index="1"> -->The council approved it.<!-- </item:description> --></li>
+<li><!-- <item:title index="2"> -->Bridge closed<!-- </item:title> -->
+<!-- <item:bogus index="2"> -->x<!-- </item:bogus> --></li>
+</ul></body></html>`
+
+const notAnnotatedHTML = `<html><body><p>No annotations here.</p><!-- <item:title index="1"> -->Orphan<!-- </item:title> --></body></html>`
+
+func TestPreviewJSON(t *testing.T) {
+	s := newSvcServer(t, Options{})
+	rec := svcDo(s, http.MethodPost, "/preview?url="+url.QueryEscape("https://example.org/news.html"),
+		strings.NewReader(previewPageHTML), "Content-Type", "text/html; charset=utf-8", "Accept", "application/json")
+	if rec.Code != http.StatusOK {
+		t.Fatalf("status %d: %s", rec.Code, rec.Body)
+	}
+	if ct := rec.Header().Get("Content-Type"); !strings.HasPrefix(ct, "application/json") {
+		t.Errorf("Content-Type = %q", ct)
+	}
+	var got previewResult
+	if err := json.Unmarshal(rec.Body.Bytes(), &got); err != nil {
+		t.Fatalf("decode: %v", err)
+	}
+	if got.Error != nil {
+		t.Errorf("error = %q on an annotated page", *got.Error)
+	}
+	doc, err := schema.Unmarshal([]byte(got.Document))
+	if err != nil {
+		t.Fatalf("document does not parse: %v\n%s", err, got.Document)
+	}
+	schematest.ValidateXSD(t, []byte(got.Document))
+	if doc.Channel.Title != "Our Città News" || doc.RSSID != previewRSSID || doc.URL != "https://example.org/news.html" ||
+		len(doc.Items) != 2 || doc.Items[0].Link != "https://example.org/news/1.html" || !doc.Timestamp.Equal(svcNow) {
+		t.Errorf("document = %+v", doc)
+	}
+	var sawBogus bool
+	for _, d := range got.Diagnostics {
+		if d.Line <= 0 || d.Col <= 0 || (d.Severity != "error" && d.Severity != "warning") || d.Message == "" {
+			t.Errorf("malformed diagnostic %+v", d)
+		}
+		sawBogus = sawBogus || (d.Line == 7 && strings.Contains(d.Message, "bogus"))
+	}
+	if !sawBogus {
+		t.Errorf("no diagnostic on line 7 for the unknown tag item:bogus: %+v", got.Diagnostics)
+	}
+}
+
+func TestPreviewLatin1(t *testing.T) {
+	s := newSvcServer(t, Options{})
+	body, err := charmap.ISO8859_1.NewEncoder().String(previewPageHTML)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(body, "Città") {
+		t.Fatal("the page is not Latin-1 bytes")
+	}
+	rec := svcDo(s, http.MethodPost, "/preview", strings.NewReader(body), "Content-Type", "text/html; charset=ISO-8859-1")
+	var got previewResult
+	if err := json.Unmarshal(rec.Body.Bytes(), &got); err != nil || rec.Code != http.StatusOK {
+		t.Fatalf("status %d, decode %v: %s", rec.Code, err, rec.Body)
+	}
+	if !strings.Contains(got.Document, "<title>Our Città News</title>") {
+		t.Errorf("Latin-1 page not decoded:\n%s", got.Document)
+	}
+}
+
+func TestPreviewNotAnnotated(t *testing.T) {
+	s := newSvcServer(t, Options{})
+	rec := svcDo(s, http.MethodPost, "/preview", strings.NewReader(notAnnotatedHTML), "Accept", "application/json")
+	p := svcProblem(t, rec, http.StatusUnprocessableEntity)
+	if !strings.Contains(p.Detail, "not annotated") {
+		t.Errorf("detail = %q", p.Detail)
+	}
+	var got previewResult
+	if err := json.Unmarshal(rec.Body.Bytes(), &got); err != nil {
+		t.Fatalf("decode: %v", err)
+	}
+	if got.Document != "" || got.Error == nil || got.Diagnostics == nil {
+		t.Errorf("422 body = %s", rec.Body)
+	}
+}
+
+func TestPreviewForm(t *testing.T) {
+	s := newSvcServer(t, Options{})
+	form := url.Values{"page": {previewPageHTML}, "url": {"https://example.org/news.html"}}
+	rec := svcDo(s, http.MethodPost, "/preview", strings.NewReader(form.Encode()),
+		"Content-Type", "application/x-www-form-urlencoded", "Accept", "text/html,application/xhtml+xml,*/*;q=0.8")
+	if rec.Code != http.StatusOK {
+		t.Fatalf("status %d: %s", rec.Code, rec.Body)
+	}
+	body := rec.Body.String()
+	for _, want := range []string{
+		`<textarea id="page" name="page" required spellcheck="false">&lt;html&gt;`, // the page comes back in the form
+		`value="https://example.org/news.html"`,
+		`&lt;title&gt;Our Città News&lt;/title&gt;`, // the document, escaped
+		`bogus`,                                      // the diagnostic
+	} {
+		if !strings.Contains(body, want) {
+			t.Errorf("page lacks %q", want)
+		}
+	}
+
+	// Not annotated, from a browser: the page with the error, status 422.
+	form.Set("page", notAnnotatedHTML)
+	rec = svcDo(s, http.MethodPost, "/preview", strings.NewReader(form.Encode()),
+		"Content-Type", "application/x-www-form-urlencoded", "Accept", "text/html")
+	if rec.Code != http.StatusUnprocessableEntity || !strings.Contains(rec.Body.String(), "not annotated") {
+		t.Errorf("not annotated form: %d\n%s", rec.Code, rec.Body)
+	}
+}
+
+func TestPreviewMultipart(t *testing.T) {
+	s := newSvcServer(t, Options{})
+	var b strings.Builder
+	mw := multipart.NewWriter(&b)
+	if err := mw.WriteField("page", previewPageHTML); err != nil {
+		t.Fatal(err)
+	}
+	if err := mw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	rec := svcDo(s, http.MethodPost, "/preview", strings.NewReader(b.String()), "Content-Type", mw.FormDataContentType())
+	if rec.Code != http.StatusOK || !strings.Contains(rec.Body.String(), "Budget approved") {
+		t.Errorf("multipart: %d %s", rec.Code, rec.Body)
+	}
+}
+
+func TestPreviewLimits(t *testing.T) {
+	const limit = 256
+	s := newSvcServer(t, Options{MaxPreviewBytes: limit})
+	big := strings.Repeat("<p>x</p>", limit)
+	for _, tc := range []struct {
+		name        string
+		body        string
+		contentType string
+		status      int
+	}{
+		{"raw over the limit", big, "text/html", http.StatusRequestEntityTooLarge},
+		{"form over the limit", url.Values{"page": {big}}.Encode(), "application/x-www-form-urlencoded", http.StatusRequestEntityTooLarge},
+		{"bad url", "<p>x</p>", "text/html", http.StatusBadRequest},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			target := "/preview"
+			if tc.status == http.StatusBadRequest {
+				target += "?url=javascript:alert(1)"
+			}
+			rec := svcDo(s, http.MethodPost, target, strings.NewReader(tc.body), "Content-Type", tc.contentType)
+			p := svcProblem(t, rec, tc.status)
+			if p.Detail == "" {
+				t.Error("no detail")
+			}
+		})
+	}
+	// Without Content-Length (chunked), the limit holds while reading.
+	req := strings.NewReader(big)
+	rec := svcDoChunked(s, "/preview", req)
+	svcProblem(t, rec, http.StatusRequestEntityTooLarge)
+}

@@ -1,0 +1,172 @@
+package api
+
+import (
+	"net/url"
+	"strconv"
+	"strings"
+
+	"github.com/antchfx/xpath"
+
+	"github.com/dynamo-rss/dynamo/schema"
+)
+
+// maxXPathLen bounds the length of an xpath expression.
+const maxXPathLen = 2048
+
+// feedQuery is a parsed feed request: what the query string selects, filters
+// and asks for, with unknown parameters dropped.
+type feedQuery struct {
+	index  int          // n-th newest version; 0: none
+	max    int          // at most this many items; 0: none
+	terms  schema.Terms // keyword terms in query-string order
+	xpaths []*xpath.Expr
+	xsrc   []string // the xpath sources, for the canonical form
+	format string   // explicit type=…; "": negotiate
+}
+
+// hasFilter reports whether the request filters items.
+func (q *feedQuery) hasFilter() bool { return len(q.terms) > 0 || len(q.xpaths) > 0 }
+
+// parseFeedQuery reads the raw query string in order, so that repeated
+// keyword terms and the op before each keep their meaning. Parameters are
+// separated by & or ;. Unknown parameters are ignored (readers add cache
+// busters); known ones with a bad value are a 400 naming what is allowed.
+func parseFeedQuery(raw string) (*feedQuery, error) {
+	q := &feedQuery{}
+	pendingOp := schema.And
+	for part := range strings.FieldsFuncSeq(raw, func(r rune) bool { return r == '&' || r == ';' }) {
+		rawKey, rawVal, _ := strings.Cut(part, "=")
+		key, err := url.QueryUnescape(rawKey)
+		if err != nil {
+			continue // not a parameter we could know
+		}
+		switch key {
+		case "index", "max", "op", "type", "xpath", "title", "link", "description", "desc":
+		default:
+			continue
+		}
+		val, err := url.QueryUnescape(rawVal)
+		if err != nil {
+			return nil, errBadParam(key, "the value of %s is not correctly percent-encoded", key)
+		}
+		switch key {
+		case "index", "max":
+			n, ok := positiveInt(val)
+			if !ok {
+				return nil, errBadParam(key, "%s must be a positive integer (1, 2, …), not %q", key, val)
+			}
+			if key == "index" {
+				q.index = n
+			} else {
+				q.max = n
+			}
+		case "op":
+			op, ok := schema.ParseOp(val)
+			if !ok {
+				return nil, errBadParam(key, "op must be and or or, not %q", val)
+			}
+			pendingOp = op
+		case "type":
+			f := strings.ToLower(val)
+			if _, ok := formatByName(f); !ok {
+				return nil, errBadParam(key, "type must be one of %s, not %q", strings.Join(formatNames(), ", "), val)
+			}
+			q.format = f
+		case "xpath":
+			if strings.TrimSpace(val) == "" {
+				return nil, errBadParam(key, "xpath must be a non-empty XPath 1.0 expression")
+			}
+			if len(val) > maxXPathLen {
+				return nil, errBadParam(key, "xpath must be at most %d bytes long", maxXPathLen)
+			}
+			expr, err := compileXPath(val)
+			if err != nil {
+				return nil, errBadParam(key, "xpath %q is not a valid XPath 1.0 expression: %v", val, err)
+			}
+			q.xpaths = append(q.xpaths, expr)
+			q.xsrc = append(q.xsrc, val)
+		default: // a keyword term
+			field, _ := schema.ParseField(key)
+			if val == "" {
+				return nil, errBadParam(key, "the keyword of %s must not be empty", key)
+			}
+			q.terms = append(q.terms, schema.NewTerm(pendingOp, field, val))
+			pendingOp = schema.And
+		}
+	}
+	return q, nil
+}
+
+// compileXPath compiles expr, turning a panic of the compiler into an error.
+func compileXPath(expr string) (e *xpath.Expr, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			e, err = nil, errXPathPanic{r}
+		}
+	}()
+	return xpath.Compile(expr)
+}
+
+// positiveInt accepts only decimal digits (no sign, no spaces) with a value ≥ 1.
+func positiveInt(s string) (int, bool) {
+	if s == "" || len(s) > 9 {
+		return 0, false
+	}
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return 0, false
+		}
+	}
+	n, err := strconv.Atoi(s)
+	return n, err == nil && n > 0
+}
+
+// canonical returns the query in a normal form: known parameters only, in a
+// fixed order (terms keep theirs), with format the resolved one. It is part
+// of the ETag and of the cache key, and it is the query of the self link.
+func (q *feedQuery) canonical(format string) string {
+	var b strings.Builder
+	add := func(k, v string) {
+		if b.Len() > 0 {
+			b.WriteByte('&')
+		}
+		b.WriteString(k)
+		b.WriteByte('=')
+		b.WriteString(url.QueryEscape(v))
+	}
+	if q.index > 0 {
+		add("index", strconv.Itoa(q.index))
+	}
+	if q.max > 0 {
+		add("max", strconv.Itoa(q.max))
+	}
+	for i, t := range q.terms {
+		if i > 0 {
+			add("op", t.Op.String())
+		}
+		add(t.Field.String(), t.Value)
+	}
+	for _, x := range q.xsrc {
+		add("xpath", x)
+	}
+	if format != "" {
+		add("type", format)
+	}
+	return b.String()
+}
+
+type errXPathPanic struct{ v any }
+
+func (e errXPathPanic) Error() string {
+	return "xpath: internal error: " + strings.TrimSpace(fmtAny(e.v))
+}
+
+func fmtAny(v any) string {
+	switch x := v.(type) {
+	case error:
+		return x.Error()
+	case string:
+		return x
+	}
+	return "unexpected panic"
+}

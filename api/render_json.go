@@ -1,0 +1,49 @@
+package api
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+
+	"github.com/gorilla/feeds"
+)
+
+// jsonFormat is JSON Feed 1.1, built with gorilla/feeds: feed_url is the self
+// link, content_html comes from content:encoded, content_text otherwise.
+var jsonFormat = feedFormat{
+	name:        "json",
+	contentType: "application/feed+json; charset=utf-8",
+	accepts:     []string{"application/feed+json", "application/json"},
+	render:      renderJSON,
+}
+
+func renderJSON(buf *bytes.Buffer, m *feedModel) error {
+	feed := (&feeds.JSON{Feed: m.gorilla()}).JSONFeed()
+	feed.FeedUrl = m.Self
+	feed.HomePageUrl = m.Link
+	feed.Author = nil // deprecated in JSON Feed 1.1; authors carries it
+	if m.Image != nil && m.Image.URL != "" {
+		feed.Icon = m.Image.URL
+	}
+	for i, it := range feed.Items {
+		src := &m.Items[i]
+		it.ModifiedDate = nil
+		if src.ContentHTML == "" {
+			it.Summary = ""
+			it.ContentText = src.Description
+			if it.ContentText == "" { // JSON Feed requires content_html or content_text
+				it.ContentText = src.Title
+			}
+		}
+		if src.Image != nil && src.Image.URL != "" {
+			it.Image = src.Image.URL
+		}
+	}
+	enc := json.NewEncoder(buf)
+	enc.SetIndent("", "  ")
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(feed); err != nil {
+		return fmt.Errorf("encode json feed: %w", err)
+	}
+	return nil
+}

@@ -1,0 +1,92 @@
+package api
+
+import (
+	"bytes"
+	"encoding/xml"
+	"fmt"
+
+	"github.com/gorilla/feeds"
+
+	"github.com/dynamo-rss/dynamo/schema"
+)
+
+// rss2Format is RSS 2.0, built with gorilla/feeds and extended with the
+// atom:link rel=self, <ttl>, the syndication module and item extensions.
+var rss2Format = feedFormat{
+	name:        "rss2",
+	contentType: "application/rss+xml; charset=utf-8",
+	accepts:     []string{"application/rss+xml", "application/xml", "text/xml"},
+	render:      renderRSS2,
+}
+
+type rss2Doc struct {
+	XMLName   xml.Name `xml:"rss"`
+	Version   string   `xml:"version,attr"`
+	NSContent string   `xml:"xmlns:content,attr"`
+	NSAtom    string   `xml:"xmlns:atom,attr"`
+	NSDC      string   `xml:"xmlns:dc,attr"`
+	NSSy      string   `xml:"xmlns:sy,attr"`
+	Channel   rss2Channel
+}
+
+type rss2Channel struct {
+	XMLName xml.Name `xml:"channel"`
+	*feeds.RssFeed
+	Self            atomLink    `xml:"atom:link"`
+	UpdatePeriod    string      `xml:"sy:updatePeriod,omitempty"`
+	UpdateFrequency int         `xml:"sy:updateFrequency,omitempty"`
+	Items           []*rss2Item `xml:"item"` // shadows RssFeed.Items
+}
+
+type atomLink struct {
+	Href string `xml:"href,attr"`
+	Rel  string `xml:"rel,attr"`
+	Type string `xml:"type,attr,omitempty"`
+}
+
+type rss2Item struct {
+	*feeds.RssItem
+	Ext []xmlExt
+}
+
+func renderRSS2(buf *bytes.Buffer, m *feedModel) error {
+	ch := (&feeds.Rss{Feed: m.gorilla()}).RssFeed()
+	ch.ManagingEditor = "" // gorilla/feeds writes the author as an e-mail address; we have none
+	ch.Ttl = ttlMinutes(m.Interval)
+	ch.Generator = "dynamo"
+	period, freq := syndication(m.Interval)
+	doc := rss2Doc{
+		Version:   "2.0",
+		NSContent: schema.ContentNamespace,
+		NSAtom:    nsAtom,
+		NSDC:      schema.DCNamespace,
+		NSSy:      nsSy,
+		Channel: rss2Channel{
+			RssFeed:         ch,
+			Self:            atomLink{Href: m.Self, Rel: "self", Type: "application/rss+xml"},
+			UpdatePeriod:    period,
+			UpdateFrequency: freq,
+			Items:           make([]*rss2Item, len(ch.Items)),
+		},
+	}
+	for i, it := range ch.Items {
+		doc.Channel.Items[i] = &rss2Item{RssItem: it, Ext: feedExtensions(m.Items[i].Extensions, nil)}
+	}
+	ch.Items = nil
+	return writeXML(buf, &doc)
+}
+
+// writeXML writes the XML declaration and v, indented.
+func writeXML(buf *bytes.Buffer, v any) error {
+	buf.WriteString(xml.Header)
+	enc := xml.NewEncoder(buf)
+	enc.Indent("", "  ")
+	if err := enc.Encode(v); err != nil {
+		return fmt.Errorf("encode xml: %w", err)
+	}
+	if err := enc.Close(); err != nil {
+		return fmt.Errorf("encode xml: %w", err)
+	}
+	buf.WriteByte('\n')
+	return nil
+}

@@ -1,0 +1,528 @@
+package extractor
+
+import (
+	"fmt"
+	"net/url"
+	"slices"
+	"strconv"
+	"strings"
+
+	"golang.org/x/net/html"
+	"golang.org/x/net/html/atom"
+)
+
+// region is an open annotation: its tag, where it opened, and what it has
+// collected so far. Text goes only to the innermost open region, so a
+// region's value never includes the text of regions nested in it.
+type region struct {
+	a       annotation
+	at      pos
+	index   int  // item index; 0 for channel tags
+	ignored bool // a malformed or unknown opening: the content is discarded
+
+	text    value
+	href    string // the first <a href> in a URL region
+	hasHref bool
+	html    []byte // a description's raw HTML (valueHTML only)
+	htmlCut bool
+	markup  bool // html holds at least one tag
+}
+
+// field is a singleton value (a title, a link...) with where it was given.
+type field struct {
+	set  bool
+	val  string
+	html string // descriptions: raw HTML when the region had markup
+	at   pos
+}
+
+type imageSpec struct {
+	url, title, link string
+	at               pos
+}
+
+type extSpec struct {
+	uri, prefix, local, val string
+	at                      pos
+}
+
+// fields are what the channel and every item collect.
+type fields struct {
+	title, link, description field
+	image                    *imageSpec
+	exts                     []extSpec
+}
+
+type itemSpec struct {
+	fields
+	index int
+	at    pos // the item's first annotation
+	id    string
+	idAt  pos
+}
+
+// builder is the state of one extraction: the open regions, what closed
+// regions produced, and the diagnostics.
+type builder struct {
+	opts    Options
+	limits  Limits
+	page    *url.URL
+	charset string
+
+	at     pos  // position of the next token
+	prevCR bool // the previous token ended with "\r"
+	diags  diagList
+
+	stack      []*region
+	cur        *region   // the innermost open region that is not ignored
+	descs      []*region // the open descriptions
+	skipped    int       // openings refused for depth whose closing has not come yet
+	hiddenNext bool      // the next text token is the raw content of a hidden element
+	hiddenEnd  atom.Atom
+
+	base    string // the first <base href>, unresolved
+	hasBase bool
+	baseAt  pos
+
+	channel     fields
+	items       map[int]*itemSpec
+	itemsCapped bool
+}
+
+func newBuilder(opts Options) *builder {
+	lim := opts.Limits.withDefaults()
+	return &builder{
+		opts:   opts,
+		limits: lim,
+		page:   pageURL(opts.URL),
+		at:     pos{1, 1},
+		diags:  diagList{max: lim.MaxDiagnostics},
+		items:  make(map[int]*itemSpec),
+	}
+}
+
+func (b *builder) warn(at pos, msg string) { b.diags.add(at, Warning, msg) }
+func (b *builder) fail(at pos, msg string) { b.diags.add(at, Error, msg) }
+
+// token handles one token of the stream. Text goes to the innermost open
+// region only; tags also go to the HTML of every open description, so a
+// description's HTML stays balanced around the regions nested in it.
+func (b *builder) token(z *html.Tokenizer, tt html.TokenType) {
+	start := b.at
+	raw := z.Raw()
+	b.prevCR = b.at.advance(raw, b.prevCR)
+	cur := b.cur
+	var kind valueKind
+	if cur != nil {
+		kind = cur.a.kind.value()
+	}
+
+	switch tt {
+	case html.TextToken:
+		hidden := b.hiddenNext
+		b.hiddenNext = false
+		if kind == valueNone || hidden {
+			return
+		}
+		if kind == valueHTML {
+			cur.appendHTML(raw, b.limits.MaxValueBytes, false)
+		}
+		cur.text.addText(z.Text())
+		return
+	case html.CommentToken:
+		b.hiddenNext = false
+		body := z.Text()
+		if looksLikeAnnotation(body) {
+			b.comment(string(body), start)
+		}
+		return
+	case html.DoctypeToken:
+		b.hiddenNext = false
+		return
+	}
+
+	// Start, end and self-closing tags.
+	b.hiddenNext = false
+	a := tagAtom(raw) // not z.TagName(), which copies the name of every tag
+	if tt == html.EndTagToken {
+		if b.hiddenEnd != 0 {
+			if a == b.hiddenEnd {
+				b.hiddenEnd = 0
+			}
+			return // the end of a hidden element, whose start was not kept either
+		}
+	} else if tt == html.StartTagToken && isHidden(a) {
+		b.hiddenNext = true
+		if len(b.descs) > 0 {
+			b.hiddenEnd = a
+		}
+		return
+	}
+	if a == atom.Base && tt != html.EndTagToken && !b.hasBase {
+		for more := true; more; {
+			var k, v []byte
+			k, v, more = z.TagAttr()
+			if string(k) == "href" {
+				b.base, b.hasBase, b.baseAt = string(v), true, start
+				break
+			}
+		}
+	}
+	for _, d := range b.descs {
+		d.appendHTML(raw, b.limits.MaxValueBytes, true)
+	}
+	if kind == valueNone {
+		return
+	}
+	if isBlock(a) {
+		cur.text.addSpace()
+	}
+	if kind == valueURL && a == atom.A && tt != html.EndTagToken && !cur.hasHref {
+		for more := true; more; {
+			var k, v []byte
+			k, v, more = z.TagAttr()
+			if string(k) == "href" {
+				cur.href, cur.hasHref = string(v), true
+				break
+			}
+		}
+	}
+}
+
+// tagAtom returns the atom of a tag token's name, read from its raw text
+// ("<name" or "</name") the way the tokenizer reads it, lower-cased in a
+// small array so nothing is allocated; names no atom has give 0.
+func tagAtom(raw []byte) atom.Atom {
+	i := 1
+	if len(raw) > 1 && raw[1] == '/' {
+		i = 2
+	}
+	var buf [16]byte
+	n := 0
+	for ; i < len(raw); i++ {
+		c := raw[i]
+		if c == '>' || c == '/' || isSpace(c) {
+			break
+		}
+		if n == len(buf) {
+			return 0
+		}
+		if c >= 'A' && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		buf[n] = c
+		n++
+	}
+	return atom.Lookup(buf[:n])
+}
+
+// restack recomputes, after a push or pop, the innermost region that takes
+// text (ignored regions are transparent) and the open descriptions.
+func (b *builder) restack() {
+	b.cur = nil
+	b.descs = b.descs[:0]
+	for _, r := range b.stack {
+		if r.ignored {
+			continue
+		}
+		b.cur = r
+		if r.a.kind.value() == valueHTML {
+			b.descs = append(b.descs, r)
+		}
+	}
+}
+
+// appendHTML keeps a token of a description's HTML, whole or not at all.
+func (r *region) appendHTML(raw []byte, limit int, tag bool) {
+	if r.htmlCut {
+		return
+	}
+	if len(r.html)+len(raw) > limit {
+		r.htmlCut = true
+		return
+	}
+	r.html = append(r.html, raw...)
+	r.markup = r.markup || tag
+}
+
+// comment handles a comment that starts like an annotation.
+func (b *builder) comment(body string, at pos) {
+	a, _, ok, reason := parseAnnotation(body)
+	if !ok {
+		b.warn(at, fmt.Sprintf("malformed annotation ignored (%s): %q", reason, shorten(strings.TrimSpace(body))))
+		return
+	}
+	if a.closing {
+		b.close(a, at)
+		return
+	}
+	b.open(a, at)
+}
+
+// open starts a region (or handles an empty tag at once).
+func (b *builder) open(a annotation, at pos) {
+	if len(b.stack) >= b.limits.MaxDepth {
+		if b.skipped == 0 {
+			b.fail(at, fmt.Sprintf("<%s> nested deeper than %d open regions: it and the annotations inside it are ignored", a.name, b.limits.MaxDepth))
+		}
+		if !a.empty {
+			b.skipped++
+		}
+		return
+	}
+	r := &region{a: a, at: at}
+	r.text.limit = b.limits.MaxValueBytes
+	if a.kind == tagUnknown {
+		b.warn(at, fmt.Sprintf("unknown annotation <%s> ignored", a.name))
+		r.ignored = true
+	} else if msg := b.checkAttrs(r); msg != "" {
+		b.fail(at, fmt.Sprintf("<%s> ignored: %s", a.name, msg))
+		r.ignored = true
+	}
+	if a.empty {
+		b.commit(r)
+		return
+	}
+	b.stack = append(b.stack, r)
+	b.restack()
+}
+
+// checkAttrs validates the required attributes of an opening tag and reads
+// the index; it returns what is wrong, if anything.
+func (b *builder) checkAttrs(r *region) string {
+	k := r.a.kind
+	if k.isItem() {
+		s, ok := r.a.attr("index")
+		if !ok {
+			return "missing required attribute index"
+		}
+		n, err := strconv.Atoi(strings.TrimSpace(s))
+		if err != nil || n <= 0 {
+			return fmt.Sprintf("index %q is not a positive integer", shorten(s))
+		}
+		r.index = n
+	}
+	var required []string
+	switch k {
+	case tagChannelImage, tagItemImage:
+		required = []string{"url"}
+	case tagChannelExtension, tagItemExtension:
+		required = []string{"uri", "prefix", "localname"}
+	}
+	for _, name := range required {
+		v, ok := r.a.attr(name)
+		if !ok {
+			return "missing required attribute " + name
+		}
+		if strings.TrimSpace(v) == "" {
+			return "empty required attribute " + name
+		}
+	}
+	if k == tagChannelExtension || k == tagItemExtension {
+		for _, name := range []string{"prefix", "localname"} {
+			v, _ := r.a.attr(name)
+			if !isNCName(strings.TrimSpace(v)) {
+				return fmt.Sprintf("%s %q is not an XML name without a colon", name, shorten(v))
+			}
+		}
+		if p, _ := r.a.attr("prefix"); strings.EqualFold(strings.TrimSpace(p), "xml") || strings.EqualFold(strings.TrimSpace(p), "xmlns") {
+			return fmt.Sprintf("prefix %q is reserved by XML", p)
+		}
+	}
+	return ""
+}
+
+// close ends the innermost open region with the same tag name; regions
+// opened inside it and still open are closed with it.
+func (b *builder) close(a annotation, at pos) {
+	if b.skipped > 0 {
+		// Regions refused for depth are nested inside all open ones, so
+		// their closings come first.
+		b.skipped--
+		return
+	}
+	i := len(b.stack) - 1
+	for i >= 0 && b.stack[i].a.name != a.name {
+		i--
+	}
+	if i < 0 {
+		if a.kind == tagUnknown {
+			b.warn(at, fmt.Sprintf("unknown annotation </%s> ignored", a.name))
+		} else {
+			b.warn(at, fmt.Sprintf("closing </%s> has no open region; ignored", a.name))
+		}
+		return
+	}
+	if i != len(b.stack)-1 {
+		inner := b.stack[len(b.stack)-1]
+		b.warn(at, fmt.Sprintf("closing </%s> does not match the innermost open region <%s> (opened at %d:%d); closing both",
+			a.name, inner.a.name, inner.at.line, inner.at.col))
+	}
+	r := b.stack[i]
+	if s, ok := a.attr("index"); ok && r.a.kind.isItem() && !r.ignored {
+		if n, err := strconv.Atoi(strings.TrimSpace(s)); err != nil || n != r.index {
+			b.warn(at, fmt.Sprintf("closing </%s index=%q> does not agree with the opening index %d (at %d:%d)",
+				a.name, shorten(s), r.index, r.at.line, r.at.col))
+		}
+	}
+	for j := len(b.stack) - 1; j >= i; j-- {
+		b.commit(b.stack[j])
+		b.stack[j] = nil
+	}
+	b.stack = b.stack[:i]
+	b.restack()
+}
+
+// closeAll closes the regions still open at the end of the page.
+func (b *builder) closeAll() {
+	for j := len(b.stack) - 1; j >= 0; j-- {
+		r := b.stack[j]
+		b.warn(r.at, fmt.Sprintf("unclosed <%s> is closed at the end of the page", r.a.name))
+		b.commit(r)
+	}
+	b.stack = b.stack[:0]
+	b.restack()
+}
+
+// commit stores what a closed region produced.
+func (b *builder) commit(r *region) {
+	if r.ignored {
+		return
+	}
+	k := r.a.kind
+	f := &b.channel
+	var it *itemSpec
+	if k.isItem() {
+		if it = b.item(r.index, r.at); it == nil {
+			return
+		}
+		f = &it.fields
+		if id, ok := r.a.attr("id"); ok {
+			switch id = clean(id); {
+			case id == "":
+				b.warn(r.at, fmt.Sprintf("empty id on <%s> ignored", r.a.name))
+			case it.id == "":
+				it.id, it.idAt = id, r.at
+			case it.id != id:
+				b.warn(r.at, fmt.Sprintf("item %d already has id %q (at %d:%d); %q ignored",
+					it.index, it.id, it.idAt.line, it.idAt.col, shorten(id)))
+			}
+		}
+	}
+	if r.text.cut || r.htmlCut {
+		b.fail(r.at, fmt.Sprintf("<%s> value longer than %d bytes: cut", r.a.name, b.limits.MaxValueBytes))
+	}
+	switch k {
+	case tagChannelTitle, tagItemTitle:
+		b.set(r, &f.title, r.text.String(), "")
+	case tagChannelLink, tagItemLink:
+		v := r.text.String()
+		if r.hasHref {
+			v = r.href
+		}
+		b.set(r, &f.link, v, "")
+	case tagChannelDescription, tagItemDescription:
+		h := ""
+		if r.markup {
+			h = string(r.html)
+		}
+		b.set(r, &f.description, r.text.String(), h)
+	case tagChannelImage, tagItemImage:
+		if f.image != nil {
+			b.fail(r.at, fmt.Sprintf("%s given twice (first at %d:%d): the first wins", b.what(r), f.image.at.line, f.image.at.col))
+			return
+		}
+		u, _ := r.a.attr("url")
+		title, _ := r.a.attr("title")
+		link, _ := r.a.attr("link")
+		f.image = &imageSpec{url: u, title: clean(title), link: link, at: r.at}
+	case tagChannelExtension, tagItemExtension:
+		uri, _ := r.a.attr("uri")
+		prefix, _ := r.a.attr("prefix")
+		local, _ := r.a.attr("localname")
+		if len(f.exts) >= b.limits.MaxExtensions {
+			if len(f.exts) == b.limits.MaxExtensions {
+				b.fail(r.at, fmt.Sprintf("more than %d extensions in %s: this and further ones are ignored", b.limits.MaxExtensions, b.owner(r)))
+				f.exts = append(f.exts, extSpec{}) // a marker: reported once (see fields.extensions)
+			}
+			return
+		}
+		f.exts = append(f.exts, extSpec{
+			uri: clean(uri), prefix: strings.TrimSpace(prefix), local: strings.TrimSpace(local),
+			val: r.text.String(), at: r.at,
+		})
+	}
+}
+
+// owner names what a region belongs to: "the channel" or "item 3".
+func (b *builder) owner(r *region) string {
+	if r.a.kind.isItem() {
+		return fmt.Sprintf("item %d", r.index)
+	}
+	return "the channel"
+}
+
+// what names a region's field in messages: "channel:title" or "item:title of item 3".
+func (b *builder) what(r *region) string {
+	if r.a.kind.isItem() {
+		return fmt.Sprintf("%s of item %d", r.a.name, r.index)
+	}
+	return r.a.name
+}
+
+// set fills a singleton field: the first non-empty value wins.
+func (b *builder) set(r *region, f *field, v, html string) {
+	if v == "" && html == "" {
+		b.warn(r.at, fmt.Sprintf("%s is empty; ignored", b.what(r)))
+		return
+	}
+	if f.set {
+		b.fail(r.at, fmt.Sprintf("%s given twice (first at %d:%d): the first wins", b.what(r), f.at.line, f.at.col))
+		return
+	}
+	*f = field{set: true, val: v, html: html, at: r.at}
+}
+
+// item returns the item of an index, creating it unless there are too many.
+func (b *builder) item(index int, at pos) *itemSpec {
+	if it, ok := b.items[index]; ok {
+		return it
+	}
+	if len(b.items) >= b.limits.MaxItems {
+		if !b.itemsCapped {
+			b.itemsCapped = true
+			b.fail(at, fmt.Sprintf("more than %d items: item %d and any further new item are ignored", b.limits.MaxItems, index))
+		}
+		return nil
+	}
+	it := &itemSpec{index: index, at: at}
+	b.items[index] = it
+	return it
+}
+
+// sortedItems returns the items in index order.
+func (b *builder) sortedItems() []*itemSpec {
+	out := make([]*itemSpec, 0, len(b.items))
+	for _, it := range b.items {
+		out = append(out, it)
+	}
+	slices.SortFunc(out, func(x, y *itemSpec) int { return x.index - y.index })
+	return out
+}
+
+// isNCName is a conservative check for an XML name without a colon.
+func isNCName(s string) bool {
+	if s == "" {
+		return false
+	}
+	for i, r := range s {
+		switch {
+		case r == '_' || r >= 'A' && r <= 'Z' || r >= 'a' && r <= 'z':
+		case r >= 0xC0 && r != 0xD7 && r != 0xF7 && r <= 0xD7FF:
+		case i > 0 && (r == '-' || r == '.' || r >= '0' && r <= '9' || r == 0xB7):
+		default:
+			return false
+		}
+	}
+	return true
+}

@@ -1,0 +1,92 @@
+package extractor_test
+
+import (
+	"strconv"
+	"strings"
+	"testing"
+	"unicode/utf16"
+
+	"github.com/dynamo-rss/dynamo/extractor"
+)
+
+func utf16le(s string) string {
+	var b strings.Builder
+	b.WriteString("\xFF\xFE")
+	for _, u := range utf16.Encode([]rune(s)) {
+		b.WriteByte(byte(u))
+		b.WriteByte(byte(u >> 8))
+	}
+	return b.String()
+}
+
+func TestCharset(t *testing.T) {
+	const title = "<!-- <channel:title> -->%s<!-- </channel:title> -->"
+	for _, tc := range []struct {
+		name, contentType, src, want string
+		diags                        []string
+	}{
+		{"utf-8 meta", "", `<meta charset="utf-8">` + strings.Replace(title, "%s", "caf\xc3\xa9", 1), "café", nil},
+		{"latin-1 meta", "", `<meta charset="iso-8859-1">` + strings.Replace(title, "%s", "caf\xe9", 1), "café", nil},
+		{"http-equiv", "", `<meta http-equiv="Content-Type" content="text/html; charset=windows-1252">` + strings.Replace(title, "%s", "it\x92s \x80", 1), "it’s €", nil},
+		{"header wins over meta", "text/html; charset=ISO-8859-1", `<meta charset="utf-8">` + strings.Replace(title, "%s", "caf\xe9", 1), "café", nil},
+		{"header wins over BOM", "text/html; charset=windows-1252", "\xEF\xBB\xBF" + strings.Replace(title, "%s", "\x93q\x94", 1), "“q”", nil},
+		{"BOM wins over meta", "", "\xEF\xBB\xBF" + `<meta charset="windows-1252">` + strings.Replace(title, "%s", "caf\xc3\xa9", 1), "café", nil},
+		{"UTF-16 BOM", "", utf16le(strings.Replace(title, "%s", "日本", 1)), "日本", nil},
+		{"detected UTF-8", "", strings.Replace(title, "%s", "caf\xc3\xa9", 1), "café", nil},
+		{"detected windows-1252", "", strings.Replace(title, "%s", "caf\xe9 \x93q\x94", 1), "café “q”", nil},
+		{"unknown header charset", "text/html; charset=klingon", strings.Replace(title, "%s", "caf\xe9", 1), "café",
+			[]string{`1:1: warning: unknown charset "klingon" in content type`}},
+		{"malformed content type", "text/html; charset", strings.Replace(title, "%s", "x", 1), "x",
+			[]string{`1:1: warning: content type "text/html; charset" is malformed`}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			res, err := extractor.Extract(strings.NewReader(tc.src), extractor.Options{URL: page, ContentType: tc.contentType})
+			if err != nil {
+				t.Fatalf("Extract: %v", err)
+			}
+			if got := res.Document.Channel.Title; got != tc.want {
+				t.Errorf("title = %q, want %q", got, tc.want)
+			}
+			got := diagStrings(res.Diagnostics)
+			if len(got) != len(tc.diags) {
+				t.Fatalf("diagnostics %q, want %q", got, tc.diags)
+			}
+			for i := range got {
+				if !strings.HasPrefix(got[i], tc.diags[i]) {
+					t.Errorf("diagnostic %q, want prefix %q", got[i], tc.diags[i])
+				}
+			}
+		})
+	}
+}
+
+// TestPositions checks line:column on CRLF, CR and transcoded input:
+// a Latin-1 byte is one column, as is a multi-byte UTF-8 character.
+func TestPositions(t *testing.T) {
+	for _, tc := range []struct {
+		name, contentType, src, want string
+	}{
+		{"LF", "", "a\nbc <!-- </item:title> -->", "2:4"},
+		{"CRLF", "", "a\r\nb\r\n\r\n  <!-- </item:title> -->", "4:3"},
+		{"CR", "", "a\rb\r<!-- </item:title> -->", "3:1"},
+		{"CR then LF in different tokens", "", "<p>a\r</p>\n<!-- </item:title> -->", "3:1"},
+		{"UTF-8 characters", "", "<meta charset=utf-8>\n\xc3\xa9\xe2\x82\xac<!-- </item:title> -->", "2:3"},
+		{"Latin-1 bytes", "text/html; charset=iso-8859-1", "\n\xe9\xe9\xe9<!-- </item:title> -->", "2:4"},
+		{"inside a multi-line comment", "", "<!-- x\n -->\n<b\nclass=x>\n <!-- </item:title> -->", "5:2"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			src := tc.src + "<!-- <channel:title> -->T<!-- </channel:title> -->"
+			res, err := extractor.Extract(strings.NewReader(src), extractor.Options{URL: page, ContentType: tc.contentType})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(res.Diagnostics) != 1 {
+				t.Fatalf("diagnostics %q", diagStrings(res.Diagnostics))
+			}
+			d := res.Diagnostics[0]
+			if got := strings.Join([]string{strconv.Itoa(d.Line), strconv.Itoa(d.Col)}, ":"); got != tc.want {
+				t.Errorf("position %s, want %s", got, tc.want)
+			}
+		})
+	}
+}

@@ -1,0 +1,292 @@
+package extractor
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"net/url"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/araddon/dateparse"
+
+	"github.com/dynamo-rss/dynamo/schema"
+)
+
+// diagList collects diagnostics up to a cap and counts the rest.
+type diagList struct {
+	list    []Diagnostic
+	max     int
+	dropped int
+}
+
+func (d *diagList) add(at pos, sev Severity, msg string) {
+	if len(d.list) >= d.max {
+		d.dropped++
+		return
+	}
+	d.list = append(d.list, Diagnostic{Line: at.line, Col: at.col, Severity: sev, Message: msg})
+}
+
+// sorted returns the diagnostics by position (stable, so simultaneous ones
+// keep their order), then one saying how many were left out, if any.
+func (d *diagList) sorted() []Diagnostic {
+	out := slices.Clone(d.list)
+	slices.SortStableFunc(out, func(x, y Diagnostic) int {
+		if x.Line != y.Line {
+			return x.Line - y.Line
+		}
+		return x.Col - y.Col
+	})
+	if d.dropped > 0 {
+		last := Diagnostic{Line: 1, Col: 1}
+		if len(out) > 0 {
+			last = out[len(out)-1]
+		}
+		out = append(out, Diagnostic{Line: last.Line, Col: last.Col, Severity: Warning,
+			Message: fmt.Sprintf("%d more diagnostics not reported (limit %d)", d.dropped, d.max)})
+	}
+	return out
+}
+
+// finish closes what is open and assembles the document.
+func (b *builder) finish() (*Result, error) {
+	b.closeAll()
+	if !b.channel.title.set {
+		b.diags.max++ // always room for the reason there is no document
+		b.fail(pos{1, 1}, "page is not annotated: no channel:title")
+		return &Result{Diagnostics: b.diags.sorted()}, ErrNotAnnotated
+	}
+	base := b.page
+	if b.hasBase {
+		if u, err := b.page.Parse(strings.TrimSpace(b.base)); err == nil && u.IsAbs() {
+			base = u
+		} else {
+			b.warn(b.baseAt, fmt.Sprintf("<base href=%q> is not a usable URL; ignored", shorten(b.base)))
+		}
+	}
+	pageLink := fixURL(b.page.String())
+	docURL := DefaultURL
+	if u, err := url.Parse(b.opts.URL); err == nil && u.IsAbs() && schema.LegalXML(b.opts.URL) {
+		docURL = b.opts.URL
+	}
+	rssID := legal(b.opts.RSSID)
+	if strings.TrimSpace(rssID) == "" {
+		rssID = DefaultRSSID
+	}
+	doc := &schema.Document{URL: docURL, RSSID: rssID, Timestamp: b.opts.Timestamp.UTC()}
+
+	c := &b.channel
+	doc.Channel.Title = c.title.val
+	doc.Channel.Link = pageLink
+	if c.link.set {
+		if u, ok := b.resolve(base, c.link.val, c.link.at, "channel:link"); ok {
+			doc.Channel.Link = u
+		}
+	}
+	doc.Channel.Description = c.description.val
+	doc.Channel.Image = b.image(base, c.image, "channel:image", doc.Channel.Title, doc.Channel.Link)
+	doc.Channel.Extensions = b.extensions(base, c)
+
+	ids := make(map[string]bool, len(b.items))
+	for _, it := range b.sortedItems() {
+		if !it.title.set && !it.description.set {
+			b.fail(it.at, fmt.Sprintf("item %d has neither title nor description: dropped", it.index))
+			continue
+		}
+		item := schema.Item{
+			Index:       it.index,
+			Title:       it.title.val,
+			Link:        pageLink,
+			Description: it.description.val,
+		}
+		hasLink := false
+		if it.link.set {
+			if u, ok := b.resolve(base, it.link.val, it.link.at, "item:link of item "+strconv.Itoa(it.index)); ok {
+				item.Link, hasLink = u, true
+			}
+		}
+		item.ID = it.id
+		at := it.idAt
+		if item.ID == "" {
+			item.ID, at = derivedID(hasLink, item.Link, item.Title, item.Description), it.at
+		}
+		if ids[item.ID] {
+			id := item.ID
+			for n := 0; ids[item.ID]; n++ {
+				item.ID = id + "-" + strconv.Itoa(it.index)
+				if n > 0 {
+					item.ID += "-" + strconv.Itoa(n)
+				}
+			}
+			b.warn(at, fmt.Sprintf("duplicate item id %q: item %d gets %q", shorten(id), it.index, item.ID))
+		}
+		ids[item.ID] = true
+		item.Image = b.image(base, it.image, fmt.Sprintf("item:image of item %d", it.index), item.Title, item.Link)
+		item.Extensions = b.extensions(base, &it.fields)
+		doc.Items = append(doc.Items, item)
+	}
+	if err := doc.Validate(); err != nil {
+		// A bug of ours, not of the page: say so rather than hand out an invalid document.
+		return &Result{Diagnostics: b.diags.sorted()}, fmt.Errorf("extractor: internal error, invalid document: %w", err)
+	}
+	return &Result{Document: doc, Diagnostics: b.diags.sorted()}, nil
+}
+
+// derivedID is an item id for items without an id attribute: "link-" and 16
+// hex digits of the SHA-256 of the resolved link, or, for an item with no
+// usable link, "text-" and 16 hex digits of the SHA-256 of title, a NUL, and
+// description. 64 bits make a collision within one page negligible.
+func derivedID(hasLink bool, link, title, description string) string {
+	var sum [sha256.Size]byte
+	prefix := "link-"
+	if hasLink {
+		sum = sha256.Sum256([]byte(link))
+	} else {
+		prefix = "text-"
+		sum = sha256.Sum256([]byte(title + "\x00" + description))
+	}
+	return prefix + hex.EncodeToString(sum[:8])
+}
+
+// resolve makes a URL value absolute against base; only http and https
+// results are kept, anything else is dropped with a warning.
+func (b *builder) resolve(base *url.URL, raw string, at pos, what string) (string, bool) {
+	s := strings.TrimSpace(raw)
+	u, err := base.Parse(s)
+	if err != nil {
+		b.warn(at, fmt.Sprintf("%s %q is not a URL: dropped", what, shorten(s)))
+		return "", false
+	}
+	if u.Scheme != "http" && u.Scheme != "https" {
+		b.warn(at, fmt.Sprintf("%s %q is a %s: URL, only http and https are kept: dropped", what, shorten(s), u.Scheme))
+		return "", false
+	}
+	if u.Host == "" {
+		b.warn(at, fmt.Sprintf("%s %q has no host: dropped", what, shorten(s)))
+		return "", false
+	}
+	out := fixURL(u.String())
+	if !schema.LegalXML(out) {
+		b.warn(at, fmt.Sprintf("%s %q contains characters XML does not allow: dropped", what, shorten(s)))
+		return "", false
+	}
+	return out, true
+}
+
+// fixURL escapes the white space url.URL.String leaves in queries.
+func fixURL(s string) string {
+	if !strings.ContainsAny(s, " \t\r\n") {
+		return s
+	}
+	return strings.NewReplacer(" ", "%20", "\t", "%09", "\r", "%0D", "\n", "%0A").Replace(s)
+}
+
+// image resolves an image's url and link; the title and link default to the
+// channel's (or item's) own, which RSS 2.0 requires.
+func (b *builder) image(base *url.URL, im *imageSpec, what, title, link string) *schema.Image {
+	if im == nil {
+		return nil
+	}
+	u, ok := b.resolve(base, im.url, im.at, what+" url")
+	if !ok {
+		return nil
+	}
+	out := &schema.Image{URL: u, Title: im.title, Link: link}
+	if out.Title == "" {
+		out.Title = title
+	}
+	if strings.TrimSpace(im.link) != "" {
+		if l, ok := b.resolve(base, im.link, im.at, what+" link"); ok {
+			out.Link = l
+		}
+	}
+	return out
+}
+
+// extensions turns extension annotations into schema extensions, reading
+// dates, then adds the description's sanitized HTML as content:encoded.
+func (b *builder) extensions(base *url.URL, f *fields) schema.Extensions {
+	var out schema.Extensions
+	for _, x := range f.exts {
+		if x.uri == "" {
+			continue // the marker left when there were too many
+		}
+		v := x.val
+		if x.local == "date" || x.local == "pubDate" {
+			if t, ok := parseDate(v); ok {
+				v = t.Format(time.RFC3339)
+			} else {
+				b.warn(x.at, fmt.Sprintf("unreadable date %q in %s:%s: kept as text", shorten(v), x.prefix, x.local))
+			}
+		}
+		out = append(out, schema.Extension{URI: x.uri, Prefix: x.prefix, LocalName: x.local, Value: v})
+	}
+	if f.description.html != "" {
+		if h := sanitize(f.description.html, base); h != "" {
+			out = append(out, schema.Extension{URI: schema.ContentNamespace, Prefix: "content", LocalName: "encoded", Value: h})
+		}
+	}
+	return out
+}
+
+// dateCleaner rewrites the decorations of human-written dates that the
+// lenient parser does not know ("December 08, 2005 @ 08:25 AM").
+var dateCleaner = strings.NewReplacer(" @ ", " ", "@", " ", " at ", " ", " h ", ":")
+
+// rfc822Zones are the zone names of RFC 822 dates (RFC 1123 keeps them) with
+// their offsets.
+var rfc822Zones = map[string]string{
+	"UT": "+0000", "GMT": "+0000", "UTC": "+0000", "Z": "+0000",
+	"EST": "-0500", "EDT": "-0400", "CST": "-0600", "CDT": "-0500",
+	"MST": "-0700", "MDT": "-0600", "PST": "-0800", "PDT": "-0700",
+}
+
+// parseDate reads a date leniently; a date without a zone is UTC. It never
+// panics, whatever the parser does with strange input.
+func parseDate(s string) (t time.Time, ok bool) {
+	s = strings.TrimSpace(strings.TrimRight(strings.TrimSpace(s), ".,;"))
+	fields := strings.Fields(dateCleaner.Replace(s))
+	if len(fields) == 0 {
+		return time.Time{}, false
+	}
+	if off, ok := rfc822Zones[fields[len(fields)-1]]; ok && len(fields) > 1 {
+		fields[len(fields)-1] = off // Go would read an unknown abbreviation as +0000
+	}
+	s = strings.Join(fields, " ")
+	for _, layout := range dateLayouts {
+		if t, err := time.ParseInLocation(layout, s, time.UTC); err == nil {
+			return checkYear(t.UTC())
+		}
+	}
+	defer func() {
+		if recover() != nil {
+			t, ok = time.Time{}, false
+		}
+	}()
+	t, err := dateparse.ParseIn(s, time.UTC)
+	if err != nil {
+		return time.Time{}, false
+	}
+	return checkYear(t.UTC())
+}
+
+// checkYear refuses times RFC 3339 cannot write.
+func checkYear(t time.Time) (time.Time, bool) {
+	if t.Year() < 1 || t.Year() > 9999 {
+		return time.Time{}, false
+	}
+	return t, true
+}
+
+// dateLayouts are tried, in UTC, before the lenient parser: the common forms
+// are read faster and exactly.
+var dateLayouts = []string{
+	time.RFC3339,
+	"2006-01-02",
+	"January 2, 2006 3:04 PM",
+	"January 2, 2006 15:04",
+	time.RFC1123Z,
+}

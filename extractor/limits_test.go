@@ -1,0 +1,228 @@
+package extractor_test
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"runtime"
+	"strings"
+	"testing"
+
+	"github.com/dynamo-rss/dynamo/extractor"
+)
+
+// generated is a page produced on the fly: head, then body repeated until
+// size bytes, then tail; it never holds the page in memory. Every
+// sampleEvery bytes it samples the live heap, so a test can see the peak
+// while Extract runs.
+type generated struct {
+	parts       []string // head, body, tail
+	size        int64
+	n           int64
+	cur         string
+	stage       int
+	sampleEvery int64
+	nextSample  int64
+	maxHeap     uint64
+}
+
+func newGenerated(head, body, tail string, size int64) *generated {
+	return &generated{parts: []string{head, body, tail}, size: size, cur: head}
+}
+
+func (g *generated) Read(p []byte) (int, error) {
+	for g.cur == "" {
+		switch {
+		case g.stage == 0 || g.stage == 1 && g.n < g.size:
+			g.stage = 1
+			g.cur = g.parts[1]
+		case g.stage == 1:
+			g.stage = 2
+			g.cur = g.parts[2]
+		default:
+			return 0, io.EOF
+		}
+	}
+	k := copy(p, g.cur)
+	g.cur = g.cur[k:]
+	g.n += int64(k)
+	if g.sampleEvery > 0 && g.n >= g.nextSample {
+		g.nextSample = g.n + g.sampleEvery
+		var m runtime.MemStats
+		runtime.ReadMemStats(&m)
+		g.maxHeap = max(g.maxHeap, m.HeapAlloc)
+	}
+	return k, nil
+}
+
+func heapNow() uint64 {
+	runtime.GC()
+	var m runtime.MemStats
+	runtime.ReadMemStats(&m)
+	return m.HeapAlloc
+}
+
+const chanTitle = "<!-- <channel:title> -->T<!-- </channel:title> -->\n"
+
+// TestFiftyMegabytes streams a generated 50 MB page and checks that the live
+// heap stays far below the page size: the extractor does not buffer it.
+func TestFiftyMegabytes(t *testing.T) {
+	if testing.Short() {
+		t.Skip("50 MB page")
+	}
+	body := `<div class="story"><h2><a href="/a/1">A headline that repeats</a></h2>` +
+		`<p>Some text &amp; an entity, <b>bold</b>, <i>italic</i> and a <br> break.</p>` +
+		"<!-- an ordinary comment --><script>var x = '<!-- <item:title index=\"1\"> -->';</script></div>\n"
+	head := "<html><head><meta charset=utf-8></head><body>\n" + chanTitle +
+		`<!-- <item:title index="1"> -->Item<!-- </item:title> --><!-- <item:description index="1"> -->`
+	tail := "<!-- </item:description> --></body></html>\n"
+	const size = 50 << 20
+	g := newGenerated(head, body, tail, size)
+	g.sampleEvery = 2 << 20
+	base := heapNow()
+	res, err := extractor.Extract(g, extractor.Options{URL: page})
+	if err != nil {
+		t.Fatalf("Extract: %v", err)
+	}
+	if g.n < size {
+		t.Fatalf("read %d bytes, want at least %d", g.n, size)
+	}
+	// The description region spans the whole page: its text and HTML are cut
+	// at MaxValueBytes (1 MiB each) and reported, not silently truncated.
+	if !strings.Contains(strings.Join(diagStrings(res.Diagnostics), "\n"), "value longer than 1048576 bytes: cut") {
+		t.Errorf("no diagnostic for the cut description: %q", diagStrings(res.Diagnostics))
+	}
+	if d := len(res.Document.Items[0].Description); d > extractor.DefaultMaxValueBytes {
+		t.Errorf("description is %d bytes, more than the limit", d)
+	}
+	grew := int64(g.maxHeap) - int64(base)
+	t.Logf("50 MB page: peak live heap grew by %.1f MB", float64(grew)/(1<<20))
+	if grew > 24<<20 {
+		t.Errorf("heap grew by %d MB while extracting a 50 MB page: the page is being buffered", grew>>20)
+	}
+}
+
+// TestManyRegions extracts 100,000 regions: items beyond MaxItems are
+// ignored with one error.
+func TestManyRegions(t *testing.T) {
+	var b strings.Builder
+	b.WriteString(chanTitle)
+	for i := 1; i <= 100_000; i++ {
+		fmt.Fprintf(&b, "<!-- <item:title index=\"%d\"> -->Item %d<!-- </item:title> -->\n", i, i)
+	}
+	res, err := extractor.Extract(strings.NewReader(b.String()), extractor.Options{URL: page})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := len(res.Document.Items); n != extractor.DefaultMaxItems {
+		t.Errorf("%d items, want %d", n, extractor.DefaultMaxItems)
+	}
+	want := []string{"10002:1: error: more than 10000 items: item 10001 and any further new item are ignored"}
+	if got := diagStrings(res.Diagnostics); len(got) != 1 || got[0] != want[0] {
+		t.Errorf("diagnostics %q, want %q", got, want)
+	}
+	checkDocument(t, res.Document, false)
+}
+
+// TestDeepNesting opens 10,000 nested regions and closes them all.
+func TestDeepNesting(t *testing.T) {
+	const depth = 10_000
+	open := `<!-- <channel:extension uri="http://example.org/" prefix="ex" localName="x"> --><div>`
+	var b strings.Builder
+	b.WriteString(chanTitle)
+	b.WriteString(strings.Repeat(open, depth))
+	b.WriteString("deep")
+	b.WriteString(strings.Repeat("</div><!-- </channel:extension> -->", depth))
+	b.WriteString("<!-- </channel:link> -->")
+	res, err := extractor.Extract(strings.NewReader(b.String()), extractor.Options{URL: page})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := diagStrings(res.Diagnostics)
+	want := fmt.Sprintf("2:%d: error: <channel:extension> nested deeper than 32 open regions", 1+32*len(open))
+	if len(got) != 2 || !strings.HasPrefix(got[0], want) || !strings.Contains(got[1], "closing </channel:link> has no open region") {
+		t.Errorf("diagnostics %q, want %q then a closing with no opening", got, want)
+	}
+	if n := len(res.Document.Channel.Extensions); n != 32 {
+		t.Errorf("%d extensions, want 32 (the open-region limit)", n)
+	}
+	checkDocument(t, res.Document, false)
+}
+
+func TestLimits(t *testing.T) {
+	t.Run("value bytes", func(t *testing.T) {
+		src := "<!-- <channel:title> -->" + strings.Repeat("abcdefghij", 10) + "<!-- </channel:title> -->"
+		res, err := extractor.Extract(strings.NewReader(src), extractor.Options{URL: page, Limits: extractor.Limits{MaxValueBytes: 25}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := res.Document.Channel.Title; got != "abcdefghijabcdefghijabcde" {
+			t.Errorf("title %q", got)
+		}
+		if got := diagStrings(res.Diagnostics); len(got) != 1 || got[0] != "1:1: error: <channel:title> value longer than 25 bytes: cut" {
+			t.Errorf("diagnostics %q", got)
+		}
+	})
+	t.Run("extensions", func(t *testing.T) {
+		ext := `<!-- <channel:extension uri="http://example.org/" prefix="ex" localName="x"> -->v<!-- </channel:extension> -->`
+		src := chanTitle + strings.Repeat(ext, 5)
+		res, err := extractor.Extract(strings.NewReader(src), extractor.Options{URL: page, Limits: extractor.Limits{MaxExtensions: 3}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n := len(res.Document.Channel.Extensions); n != 3 {
+			t.Errorf("%d extensions, want 3", n)
+		}
+		if got := diagStrings(res.Diagnostics); len(got) != 1 || !strings.Contains(got[0], "error: more than 3 extensions in the channel") {
+			t.Errorf("diagnostics %q", got)
+		}
+	})
+	t.Run("diagnostics", func(t *testing.T) {
+		src := chanTitle + strings.Repeat("<!-- </item:title> -->", 50)
+		res, err := extractor.Extract(strings.NewReader(src), extractor.Options{URL: page, Limits: extractor.Limits{MaxDiagnostics: 10}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := diagStrings(res.Diagnostics)
+		if len(got) != 11 || !strings.HasSuffix(got[10], "warning: 40 more diagnostics not reported (limit 10)") {
+			t.Errorf("diagnostics %q", got)
+		}
+	})
+	t.Run("not annotated past the diagnostics limit", func(t *testing.T) {
+		src := strings.Repeat("<!-- </item:title> -->", 50)
+		res, err := extractor.Extract(strings.NewReader(src), extractor.Options{URL: page, Limits: extractor.Limits{MaxDiagnostics: 10}})
+		if !errors.Is(err, extractor.ErrNotAnnotated) || !res.HasErrors() {
+			t.Errorf("err %v, diagnostics %q", err, diagStrings(res.Diagnostics))
+		}
+	})
+	t.Run("token bytes", func(t *testing.T) {
+		src := chanTitle + "<p>" + strings.Repeat("x", 5000) + "</p>"
+		_, err := extractor.Extract(strings.NewReader(src), extractor.Options{URL: page, Limits: extractor.Limits{MaxTokenBytes: 1000}})
+		if !errors.Is(err, extractor.ErrTooLarge) || !strings.Contains(err.Error(), "larger than 1000 bytes") {
+			t.Errorf("err = %v, want ErrTooLarge naming the token limit", err)
+		}
+	})
+}
+
+// errReader fails after its data.
+type errReader struct{ data string }
+
+var errBoom = errors.New("boom")
+
+func (r *errReader) Read(p []byte) (int, error) {
+	if r.data == "" {
+		return 0, errBoom
+	}
+	n := copy(p, r.data)
+	r.data = r.data[n:]
+	return n, nil
+}
+
+func TestReadError(t *testing.T) {
+	for _, size := range []int{0, 100, 10_000} {
+		res, err := extractor.Extract(&errReader{data: chanTitle + strings.Repeat("x", size)}, extractor.Options{URL: page})
+		if !errors.Is(err, errBoom) || res == nil {
+			t.Errorf("size %d: err = %v, result %v; want the read error and a result", size, err, res)
+		}
+	}
+}

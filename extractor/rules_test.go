@@ -1,0 +1,392 @@
+package extractor_test
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/dynamo-rss/dynamo/extractor"
+	"github.com/dynamo-rss/dynamo/schema"
+)
+
+const page = "https://example.org/news/index.html"
+
+// get reads a field of a document by a short path: channel.title,
+// channel.image.url, channel.ext.dc:date, channel.encoded, item2.link,
+// item1.id, item1.image.link, items (the indexes, comma-separated).
+func get(doc *schema.Document, path string) string {
+	if path == "items" {
+		var idx []string
+		for _, it := range doc.Items {
+			idx = append(idx, strconv.Itoa(it.Index))
+		}
+		return strings.Join(idx, ",")
+	}
+	head, rest, _ := strings.Cut(path, ".")
+	var title, link, desc, id string
+	var image *schema.Image
+	var ext schema.Extensions
+	if head == "channel" {
+		c := doc.Channel
+		title, link, desc, image, ext = c.Title, c.Link, c.Description, c.Image, c.Extensions
+	} else {
+		n, err := strconv.Atoi(strings.TrimPrefix(head, "item"))
+		if err != nil {
+			return "<bad path " + path + ">"
+		}
+		found := false
+		for _, it := range doc.Items {
+			if it.Index == n {
+				title, link, desc, image, ext, id, found = it.Title, it.Link, it.Description, it.Image, it.Extensions, it.ID, true
+			}
+		}
+		if !found {
+			return "<no item>"
+		}
+	}
+	switch {
+	case rest == "title":
+		return title
+	case rest == "link":
+		return link
+	case rest == "description":
+		return desc
+	case rest == "id":
+		return id
+	case rest == "encoded":
+		v, ok := ext.ContentEncoded()
+		if !ok {
+			return "<none>"
+		}
+		return v
+	case strings.HasPrefix(rest, "image."):
+		if image == nil {
+			return "<none>"
+		}
+		switch rest {
+		case "image.url":
+			return image.URL
+		case "image.link":
+			return image.Link
+		case "image.title":
+			return image.Title
+		}
+	case strings.HasPrefix(rest, "ext."):
+		name := strings.TrimPrefix(rest, "ext.")
+		for _, x := range ext {
+			if x.Prefix+":"+x.LocalName == name {
+				return x.Value
+			}
+		}
+		return "<none>"
+	}
+	return "<bad path " + path + ">"
+}
+
+func diagStrings(ds []extractor.Diagnostic) []string {
+	out := make([]string, len(ds))
+	for i, d := range ds {
+		out[i] = d.String()
+	}
+	return out
+}
+
+// rule is one case: a page body (with a channel title prepended unless
+// noTitle), the fields it must yield, and the diagnostics (each a prefix,
+// "LINE:COL: severity: start of message"), all of them, in order.
+type rule struct {
+	name    string
+	body    string
+	noTitle bool
+	opts    extractor.Options
+	want    map[string]string
+	diags   []string
+}
+
+func runRules(t *testing.T, rules []rule) {
+	t.Helper()
+	for _, tc := range rules {
+		t.Run(tc.name, func(t *testing.T) {
+			src := tc.body
+			if !tc.noTitle {
+				src = "<!-- <channel:title> -->T<!-- </channel:title> -->\n" + src
+			}
+			opts := tc.opts
+			if opts.URL == "" {
+				opts.URL = page
+			}
+			res, err := extractor.Extract(strings.NewReader(src), opts)
+			if err != nil {
+				t.Fatalf("Extract: %v (diagnostics %q)", err, diagStrings(res.Diagnostics))
+			}
+			doc := res.Document
+			checkDocument(t, doc, false)
+			for path, want := range tc.want {
+				if got := get(doc, path); got != want {
+					t.Errorf("%s = %q, want %q", path, got, want)
+				}
+			}
+			got := diagStrings(res.Diagnostics)
+			if len(got) != len(tc.diags) {
+				t.Fatalf("diagnostics:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(tc.diags, "\n"))
+			}
+			for i := range got {
+				if !strings.HasPrefix(got[i], tc.diags[i]) {
+					t.Errorf("diagnostic %d = %q, want prefix %q", i, got[i], tc.diags[i])
+				}
+			}
+		})
+	}
+}
+
+func TestForm(t *testing.T) {
+	runRules(t, []rule{
+		{name: "case-insensitive names, single quotes",
+			body: `<!-- <ITEM:Title INDEX='1'> -->x<!-- </item:TITLE> -->`,
+			want: map[string]string{"item1.title": "x"}},
+		{name: "white space inside the tag",
+			body: "<!--\n\t<item:title\n index = \"1\"\n>\n-->x<!-- </item:title\n> -->",
+			want: map[string]string{"item1.title": "x"}},
+		{name: "empty element form",
+			body: `<!-- <channel:image url="/l.png"/> -->`,
+			want: map[string]string{"channel.image.url": "https://example.org/l.png"}},
+		{name: "closing tag with agreeing index",
+			body: `<!-- <item:description index="1"> -->d<!-- </item:description index="1"> -->`,
+			want: map[string]string{"item1.description": "d"}},
+		{name: "closing tag with disagreeing index",
+			body:  `<!-- <item:description index="1"> -->d<!-- </item:description index="2"> -->`,
+			want:  map[string]string{"item1.description": "d"},
+			diags: []string{`2:39: warning: closing </item:description index="2"> does not agree`}},
+		{name: "ordinary comments",
+			body: `<!-- <p>hello</p> --><!-- channel:title --><!-- <itemx:title> --><!-- < item:title> -->`},
+		{name: "comment starting like an annotation but with more",
+			body:  `<!-- <item:title index="1"> and more -->`,
+			diags: []string{`2:1: warning: malformed annotation ignored (annotation does not end with '>')`}},
+		{name: "two tags in one comment",
+			body:  `<!-- <item:title index="1"><item:link index="1"> -->`,
+			diags: []string{`2:1: warning: malformed annotation ignored (expected white space before an attribute)`}},
+		{name: "unquoted attribute",
+			body:  `<!-- <item:title index=1> -->`,
+			diags: []string{`2:1: warning: malformed annotation ignored (attribute index value is not quoted)`}},
+		{name: "unknown tag, transparent",
+			body:  `<!-- <item:description index="1"> -->a <!-- <item:subtitle index="1"> -->b<!-- </item:subtitle> --> c<!-- </item:description> -->`,
+			want:  map[string]string{"item1.description": "a b c"},
+			diags: []string{`2:40: warning: unknown annotation <item:subtitle> ignored`}},
+		{name: "look-alikes in raw text elements",
+			body: `<script>"<!-- <item:title index='1'> -->s<!-- </item:title> -->"</script>` +
+				`<style><!-- <item:title index="2"> -->s<!-- </item:title> --></style>` +
+				`<textarea><!-- <item:title index="3"> -->s<!-- </item:title> --></textarea>` +
+				`<title><!-- <item:title index="4"> -->s<!-- </item:title> --></title>`,
+			want: map[string]string{"items": ""}},
+	})
+}
+
+func TestRegions(t *testing.T) {
+	runRules(t, []rule{
+		{name: "nested region excluded from the outer value",
+			noTitle: true,
+			body:    `<!-- <channel:title> -->Title <!-- <channel:link> -->https://example.org/x<!-- </channel:link> -->end<!-- </channel:title> -->`,
+			want:    map[string]string{"channel.title": "Title end", "channel.link": "https://example.org/x"}},
+		{name: "region spanning elements: link wraps the start tag only",
+			body: `<div>by <!-- <item:link index="1"> --><a href="/u?id=1" title="t"><!-- </item:link> -->Joe</a></div>` +
+				`<!-- <item:title index="1"> -->x<!-- </item:title> -->`,
+			want: map[string]string{"item1.link": "https://example.org/u?id=1"}},
+		{name: "closing an outer region closes the inner one",
+			body:  `<!-- <item:description index="1"> -->d <!-- <item:title index="1"> -->t<!-- </item:description> -->`,
+			want:  map[string]string{"item1.title": "t", "item1.description": "d"},
+			diags: []string{`2:72: warning: closing </item:description> does not match the innermost open region <item:title> (opened at 2:40)`}},
+		{name: "closing with no opening",
+			body:  "\n  <!-- </item:title> -->",
+			diags: []string{`3:3: warning: closing </item:title> has no open region`}},
+		{name: "unclosed region",
+			body:  `<!-- <item:title index="1"> -->runs to the end`,
+			want:  map[string]string{"item1.title": "runs to the end"},
+			diags: []string{`2:1: warning: unclosed <item:title> is closed at the end of the page`}},
+	})
+}
+
+func TestTextValues(t *testing.T) {
+	runRules(t, []rule{
+		{name: "entities", body: `<!-- <item:title index="1"> -->Caff&egrave; &amp; tea&#8217;s &#x1F600;<!-- </item:title> -->`,
+			want: map[string]string{"item1.title": "Caffè & tea’s 😀"}},
+		{name: "markup removed", body: `<!-- <item:title index="1"> --><b>bold</b> <i>it</i>al<!-- </item:title> -->`,
+			want: map[string]string{"item1.title": "bold ital"}},
+		{name: "script and style are not text", body: `<!-- <item:title index="1"> -->a<script>var x = 1;</script>b<style>p{}</style>c<!-- </item:title> -->`,
+			want: map[string]string{"item1.title": "abc"}},
+		{name: "br and blocks are white space", body: `<!-- <item:title index="1"> -->a<br>b<p>c</p>d<li>e<!-- </item:title> -->`,
+			want: map[string]string{"item1.title": "a b c d e"}},
+		{name: "white space collapsed and trimmed", body: "<!-- <item:title index=\"1\"> -->\n\t a \r\n\n b\u00a0\u2003c  <!-- </item:title> -->",
+			want: map[string]string{"item1.title": "a b c"}},
+		{name: "characters XML does not allow", body: "<!-- <item:title index=\"1\"> -->a\x01b\x00c&#1;d&#xFFFE;e\uFFFFf<!-- </item:title> -->",
+			want: map[string]string{"item1.title": "abcdef"}},
+		{name: "invalid UTF-8", body: "<meta charset=utf-8><!-- <item:title index=\"1\"> -->a\xffb<!-- </item:title> -->",
+			want: map[string]string{"item1.title": "a\uFFFDb"}},
+	})
+}
+
+func TestURLValues(t *testing.T) {
+	runRules(t, []rule{
+		{name: "first a href wins", body: `<!-- <item:link index="1"> -->text <a name="x">no href</a><a href="/a">a</a><a href="/b">b</a><!-- </item:link> --><!-- <item:title index="1"> -->t<!-- </item:title> -->`,
+			want: map[string]string{"item1.link": "https://example.org/a"}},
+		{name: "text when there is no a", body: `<!-- <item:link index="1"> --> <b>other.html</b> <!-- </item:link> --><!-- <item:title index="1"> -->t<!-- </item:title> -->`,
+			want: map[string]string{"item1.link": "https://example.org/news/other.html"}},
+		{name: "base href", body: `<base href="https://cdn.example.net/x/"><!-- <item:link index="1"> -->y<!-- </item:link> --><!-- <item:title index="1"> -->t<!-- </item:title> -->`,
+			want: map[string]string{"item1.link": "https://cdn.example.net/x/y"}},
+		{name: "base href after the region still applies", body: `<!-- <item:link index="1"> -->y<!-- </item:link> --><!-- <item:title index="1"> -->t<!-- </item:title> --><base href="/root/">`,
+			want: map[string]string{"item1.link": "https://example.org/root/y"}},
+		{name: "javascript dropped", body: `<!-- <item:link index="1"> --><a href="javascript:x()">x</a><!-- </item:link> --><!-- <item:title index="1"> -->t<!-- </item:title> -->`,
+			want:  map[string]string{"item1.link": page},
+			diags: []string{`2:1: warning: item:link of item 1 "javascript:x()" is a javascript: URL`}},
+		{name: "data dropped", body: `<!-- <channel:link> -->data:text/plain,hi<!-- </channel:link> -->`,
+			want:  map[string]string{"channel.link": page},
+			diags: []string{`2:1: warning: channel:link "data:text/plain,hi" is a data: URL`}},
+	})
+}
+
+func TestDefaultURL(t *testing.T) {
+	res, err := extractor.Extract(strings.NewReader(`<!-- <channel:title> -->T<!-- </channel:title> --><!-- <channel:link> -->/home<!-- </channel:link> -->`), extractor.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := res.Document
+	if d.URL != extractor.DefaultURL || d.RSSID != extractor.DefaultRSSID || d.Channel.Link != "http://localhost/home" {
+		t.Errorf("url %q rssId %q link %q", d.URL, d.RSSID, d.Channel.Link)
+	}
+}
+
+func TestItems(t *testing.T) {
+	item := func(i int, rest string) string {
+		return fmt.Sprintf(`<!-- <item:title index="%d"%s> -->t%d<!-- </item:title> -->`, i, rest, i)
+	}
+	runRules(t, []rule{
+		{name: "index order", body: item(3, "") + item(1, "") + item(20, "") + item(2, ""),
+			want: map[string]string{"items": "1,2,3,20"}},
+		{name: "annotations of one index form one item",
+			body: item(1, "") + `<!-- <item:description index="1"> -->d<!-- </item:description> --><!-- <item:link index="1"> -->/l<!-- </item:link> -->`,
+			want: map[string]string{"items": "1", "item1.title": "t1", "item1.description": "d", "item1.link": "https://example.org/l"}},
+		{name: "id attribute", body: item(1, ` id="abc"`),
+			want: map[string]string{"item1.id": "abc"}},
+		{name: "id from any annotation of the item", body: item(1, "") + `<!-- <item:link index="1" id="x"> -->/l<!-- </item:link> -->`,
+			want: map[string]string{"item1.id": "x"}},
+		{name: "id derived from the link is stable across indexes",
+			body: `<!-- <item:title index="7"> -->a<!-- </item:title> --><!-- <item:link index="7"> -->/same<!-- </item:link> -->`,
+			want: map[string]string{"item7.id": "link-" + sha16("https://example.org/same")}},
+		{name: "id derived from title and description without link",
+			body: `<!-- <item:title index="1"> -->a<!-- </item:title> --><!-- <item:description index="1"> -->b<!-- </item:description> -->`,
+			want: map[string]string{"item1.id": "text-" + sha16("a\x00b"), "item1.link": page}},
+		{name: "duplicate id", body: item(1, ` id="x"`) + item(2, ` id="x"`),
+			want:  map[string]string{"item1.id": "x", "item2.id": "x-2"},
+			diags: []string{`2:63: warning: duplicate item id "x": item 2 gets "x-2"`}},
+		{name: "duplicate index", body: item(1, "") + `<!-- <item:title index="1"> -->again<!-- </item:title> -->`,
+			want:  map[string]string{"item1.title": "t1"},
+			diags: []string{`2:56: error: item:title of item 1 given twice (first at 2:1): the first wins`}},
+		{name: "non-integer index", body: `<!-- <item:title index="1.5"> -->x<!-- </item:title> -->`,
+			want:  map[string]string{"items": ""},
+			diags: []string{`2:1: error: <item:title> ignored: index "1.5" is not a positive integer`}},
+		{name: "missing index", body: `<!-- <item:title> -->x<!-- </item:title> -->`,
+			diags: []string{`2:1: error: <item:title> ignored: missing required attribute index`}},
+		{name: "item with neither title nor description dropped",
+			body:  `<!-- <item:link index="1"> -->/x<!-- </item:link> -->`,
+			want:  map[string]string{"items": ""},
+			diags: []string{`2:1: error: item 1 has neither title nor description: dropped`}},
+	})
+}
+
+func TestChannel(t *testing.T) {
+	runRules(t, []rule{
+		{name: "defaults", body: ``,
+			want: map[string]string{"channel.title": "T", "channel.link": page, "channel.description": ""}},
+		{name: "first wins", body: `<!-- <channel:title> -->U<!-- </channel:title> -->`,
+			want:  map[string]string{"channel.title": "T"},
+			diags: []string{`2:1: error: channel:title given twice (first at 1:1): the first wins`}},
+		{name: "image defaults to the channel's title and link",
+			body: `<!-- <channel:link> -->/home<!-- </channel:link> --><!-- <channel:image url="logo.png"/> -->`,
+			want: map[string]string{"channel.image.url": "https://example.org/news/logo.png", "channel.image.title": "T", "channel.image.link": "https://example.org/home"}},
+		{name: "image without url", body: `<!-- <channel:image title="x"/> -->`,
+			want:  map[string]string{"channel.image.url": "<none>"},
+			diags: []string{`2:1: error: <channel:image> ignored: missing required attribute url`}},
+	})
+}
+
+func TestNotAnnotated(t *testing.T) {
+	for name, src := range map[string]string{
+		"no annotations":  `<html><body><h1>Hello</h1></body></html>`,
+		"no title":        `<!-- <item:title index="1"> -->x<!-- </item:title> -->`,
+		"empty title":     `<!-- <channel:title> --> <!-- </channel:title> -->`,
+		"title in script": `<script><!-- <channel:title> -->x<!-- </channel:title> --></script>`,
+		"empty input":     ``,
+	} {
+		t.Run(name, func(t *testing.T) {
+			res, err := extractor.Extract(strings.NewReader(src), extractor.Options{URL: page})
+			if !errors.Is(err, extractor.ErrNotAnnotated) {
+				t.Fatalf("err = %v, want ErrNotAnnotated", err)
+			}
+			if res == nil || res.Document != nil || !res.HasErrors() {
+				t.Fatalf("result %+v: want no document and an error diagnostic", res)
+			}
+		})
+	}
+}
+
+func TestDescriptions(t *testing.T) {
+	desc := func(html string) string {
+		return `<!-- <item:title index="1"> -->t<!-- </item:title> --><!-- <item:description index="1"> -->` + html + `<!-- </item:description> -->`
+	}
+	runRules(t, []rule{
+		{name: "plain text has no content:encoded", body: desc(`just &amp; text`),
+			want: map[string]string{"item1.description": "just & text", "item1.encoded": "<none>"}},
+		{name: "markup kept and absolutized", body: desc(`<p>See <a href="a.html">a</a> <img src="/i.png"></p>`),
+			want: map[string]string{"item1.description": "See a",
+				"item1.encoded": `<p>See <a href="https://example.org/news/a.html" rel="nofollow">a</a> <img src="https://example.org/i.png"></p>`}},
+		{name: "script, style, handlers and javascript removed",
+			body: desc(`<p onclick="x()">a<script>evil()</script><style>p{}</style><a href="javascript:evil()">b</a></p>`),
+			want: map[string]string{"item1.description": "ab", "item1.encoded": `<p>ab</p>`}},
+		{name: "channel description", body: `<!-- <channel:description> -->a<br>b<!-- </channel:description> -->`,
+			want: map[string]string{"channel.description": "a b", "channel.encoded": "a<br>b"}},
+		{name: "nested region markup stays balanced",
+			body: desc(`x <!-- <item:link index="1"> --><a href="/l"><!-- </item:link> -->y</a>`),
+			want: map[string]string{"item1.link": "https://example.org/l", "item1.encoded": `x <a href="https://example.org/l" rel="nofollow">y</a>`}},
+	})
+}
+
+func TestExtensions(t *testing.T) {
+	ext := func(local, v string) string {
+		return `<!-- <item:title index="1"> -->t<!-- </item:title> --><!-- <item:extension index="1" uri="http://purl.org/dc/elements/1.1/" prefix="dc" localName="` +
+			local + `"> -->` + v + `<!-- </item:extension> -->`
+	}
+	runRules(t, []rule{
+		{name: "plain", body: ext("creator", "Jane <b>Doe</b>"), want: map[string]string{"item1.ext.dc:creator": "Jane Doe"}},
+		{name: "paper date", body: ext("date", "December 08, 2005 @ 08:25 AM"), want: map[string]string{"item1.ext.dc:date": "2005-12-08T08:25:00Z"}},
+		{name: "RFC 1123 with zone name", body: ext("date", "Thu, 08 Dec 2005 08:25:00 EST"), want: map[string]string{"item1.ext.dc:date": "2005-12-08T13:25:00Z"}},
+		{name: "RFC 3339", body: ext("date", "2005-12-08T08:25:00-02:00"), want: map[string]string{"item1.ext.dc:date": "2005-12-08T10:25:00Z"}},
+		{name: "ISO date", body: ext("date", "2005-12-08"), want: map[string]string{"item1.ext.dc:date": "2005-12-08T00:00:00Z"}},
+		{name: "pubDate", body: ext("pubDate", "8 Dec 2005 08:25"), want: map[string]string{"item1.ext.dc:pubDate": "2005-12-08T08:25:00Z"}},
+		{name: "unreadable date", body: ext("date", "soon"), want: map[string]string{"item1.ext.dc:date": "soon"},
+			diags: []string{`2:55: warning: unreadable date "soon" in dc:date: kept as text`}},
+		{name: "other local names are not dates", body: ext("modified", "2005-12-08"), want: map[string]string{"item1.ext.dc:modified": "2005-12-08"}},
+		{name: "bad local name", body: `<!-- <channel:extension uri="u" prefix="p" localName="a b"> -->v<!-- </channel:extension> -->`,
+			diags: []string{`2:1: error: <channel:extension> ignored: localname "a b" is not an XML name without a colon`}},
+	})
+}
+
+func TestPublished(t *testing.T) {
+	src := `<!-- <channel:title> -->T<!-- </channel:title> --><!-- <item:title index="1"> -->t<!-- </item:title> -->` +
+		`<!-- <item:extension index="1" uri="http://purl.org/dc/elements/1.1/" prefix="dc" localName="date"> -->December 08, 2005 @ 08:25 AM<!-- </item:extension> -->`
+	res, err := extractor.Extract(strings.NewReader(src), extractor.Options{URL: page})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, ok := res.Document.Items[0].Extensions.Published()
+	if !ok || got.Format("2006-01-02 15:04") != "2005-12-08 08:25" {
+		t.Errorf("Published() = %v, %v", got, ok)
+	}
+}
+
+func sha16(s string) string {
+	sum := sha256.Sum256([]byte(s))
+	return hex.EncodeToString(sum[:8])
+}

@@ -1,0 +1,298 @@
+package poller
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+const fullYAML = `listen: ":9090"
+public_url: "https://feeds.example.org"
+storage:
+  path: "/var/lib/dynamo"
+admin:
+  token: "s3cret"
+poller:
+  workers: 4
+  timeout: 20s
+  connect_timeout: 3s
+  header_timeout: 7s
+  max_body: 5MiB
+  max_redirects: 3
+  user_agent: "dynamo/1.0 (+https://feeds.example.org)"
+  per_host_interval: 10s
+  robots: false
+  allow_private: false
+  policy: {kind: smart, alpha: 0.5, initial: 10m, min: 1m, max: 6h}
+  retention: {max_versions: 100, max_age: 720h}
+resources:
+  - id: news
+    url: "https://example.org/news.html"
+    policy: {kind: flat, interval: 15m}
+  - id: forum
+    url: "https://example.org/forum/"
+    policy: {kind: smart, alpha: auto}
+    retention: {max_versions: 5}
+`
+
+func TestParseConfigFull(t *testing.T) {
+	cfg, err := ParseConfig([]byte(fullYAML))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.Listen != ":9090" || cfg.PublicURL != "https://feeds.example.org" || cfg.Storage.Path != "/var/lib/dynamo" || cfg.Admin.Token != "s3cret" {
+		t.Fatalf("top level: %+v", cfg)
+	}
+	p := cfg.Poller
+	if p.Workers != 4 || p.Timeout.D() != 20*time.Second || p.ConnectTimeout.D() != 3*time.Second || p.HeaderTimeout.D() != 7*time.Second ||
+		p.MaxBody != 5<<20 || p.MaxRedirects != 3 || p.PerHostInterval.D() != 10*time.Second || p.Robots || p.AllowPrivate {
+		t.Fatalf("poller: %+v", p)
+	}
+	news := p.ResolvePolicy(cfg.Resources[0].Policy)
+	if news != (PolicyConfig{Kind: KindFlat, Interval: 15 * time.Minute, Alpha: 0.5, Initial: 10 * time.Minute, Min: time.Minute, Max: 6 * time.Hour}) {
+		t.Fatalf("news policy %+v", news)
+	}
+	forum := p.ResolvePolicy(cfg.Resources[1].Policy)
+	if forum.Kind != KindSmart || !forum.AlphaAuto || forum.Initial != 10*time.Minute || forum.Max != 6*time.Hour {
+		t.Fatalf("forum policy %+v", forum)
+	}
+	if r := p.ResolveRetention(cfg.Resources[1].Retention); r.MaxVersions != 5 || r.MaxAge.D() != 720*time.Hour {
+		t.Fatalf("forum retention %+v", r)
+	}
+}
+
+func TestDefaultConfigIsValid(t *testing.T) {
+	d := Default()
+	if err := d.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := ParseConfig(nil)
+	if err != nil || cfg.Listen != ":8080" || cfg.Storage.Path != "./data" || !cfg.Poller.Robots {
+		t.Fatalf("empty file: %+v %v", cfg, err)
+	}
+}
+
+func TestParseConfigErrors(t *testing.T) {
+	for _, tc := range []struct {
+		name, yaml string
+		line       int
+		want       string // in the message: the field
+	}{
+		{"unknown key", "poller:\n  workers: 2\n  wrokers: 3\n", 3, "wrokers"},
+		{"bad duration", "poller:\n  timeout: 10 minutes\n", 2, "poller.timeout"},
+		{"bad size", "poller:\n  max_body: 5 MegaBytes\n", 2, "poller.max_body"},
+		{"bad alpha", "poller:\n  policy:\n    alpha: 1.5\n", 3, "poller.policy.alpha"},
+		{"workers", "listen: ':1'\npoller:\n  workers: 0\n", 3, "poller.workers"},
+		{"min > initial", "poller:\n  policy: {kind: smart, initial: 1m, min: 5m, max: 1h}\n", 2, "poller.policy"},
+		{"unknown kind", "resources:\n  - id: a\n    url: http://x/\n    policy: {kind: eager}\n", 4, "resources[0].policy.kind"},
+		{"relative url", "resources:\n  - id: a\n    url: /news\n", 3, "resources[0].url"},
+		{"ftp url", "resources:\n  - id: a\n    url: ftp://x/\n", 3, "resources[0].url"},
+		{"bad id", "resources:\n  - id: 'a/b'\n    url: http://x/\n", 2, "resources[0].id"},
+		{"duplicate id", "resources:\n  - id: a\n    url: http://x/\n  - id: a\n    url: http://y/\n", 4, "resources[1].id"},
+		{"negative interval", "poller:\n  policy: {kind: flat, interval: -5m}\n", 2, "poller.policy.interval"},
+		{"token and file", "admin:\n  token: x\n  token_file: /y\n", 2, "admin"},
+		{"wrong type", "poller:\n  workers: many\n", 2, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := ParseConfig([]byte(tc.yaml))
+			var ce *ConfigError
+			if !errors.As(err, &ce) {
+				t.Fatalf("err = %v, want a *ConfigError", err)
+			}
+			if ce.Line != tc.line {
+				t.Errorf("line %d, want %d (%v)", ce.Line, tc.line, err)
+			}
+			if !strings.Contains(err.Error(), tc.want) || !strings.Contains(err.Error(), "line") {
+				t.Errorf("message %q does not name %q and its line", err, tc.want)
+			}
+		})
+	}
+}
+
+func TestLoadConfigTokenFile(t *testing.T) {
+	dir := t.TempDir()
+	tok := filepath.Join(dir, "token")
+	if err := os.WriteFile(tok, []byte("abc\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(dir, "dynamo.yaml")
+	if err := os.WriteFile(path, []byte("admin:\n  token_file: "+tok+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := LoadConfig(path)
+	if err != nil || cfg.Admin.Token != "abc" {
+		t.Fatalf("%+v %v", cfg, err)
+	}
+	if err := os.WriteFile(path, []byte("admin:\n  token_file: "+tok+".missing\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := LoadConfig(path); err == nil || !strings.Contains(err.Error(), "line 2") {
+		t.Fatalf("missing token file: %v", err)
+	}
+}
+
+func TestParseSize(t *testing.T) {
+	for in, want := range map[string]Size{"5MiB": 5 << 20, "512KiB": 512 << 10, "2MB": 2e6, "100": 100, "1GiB": 1 << 30, "7B": 7} {
+		if got, err := ParseSize(in); err != nil || got != want {
+			t.Errorf("ParseSize(%q) = %v, %v; want %v", in, got, err, want)
+		}
+	}
+	for _, in := range []string{"", "-1", "5 parsecs", "1.5MiB", "99999999999999999999TiB"} {
+		if _, err := ParseSize(in); err == nil {
+			t.Errorf("ParseSize(%q) accepted", in)
+		}
+	}
+}
+
+// reloadHarness runs a Reloader over a temp file and records applied configs.
+type reloadHarness struct {
+	path    string
+	rl      *Reloader
+	applied chan *Config
+	cancel  context.CancelFunc
+	done    chan error
+	hup     chan os.Signal
+}
+
+func newReloadHarness(t *testing.T, initial string) *reloadHarness {
+	h := &reloadHarness{path: filepath.Join(t.TempDir(), "dynamo.yaml"), applied: make(chan *Config, 10), done: make(chan error, 1), hup: make(chan os.Signal, 1)}
+	h.write(t, initial)
+	h.rl = NewReloader(h.path, ReloaderOptions{Debounce: 20 * time.Millisecond}, func(c *Config) error {
+		h.applied <- c
+		return nil
+	})
+	ctx, cancel := context.WithCancel(t.Context())
+	h.cancel = cancel
+	go func() { h.done <- h.rl.Run(ctx, h.hup) }()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-h.done; err != nil {
+			t.Errorf("Run: %v", err)
+		}
+	})
+	return h
+}
+
+func (h *reloadHarness) write(t *testing.T, s string) {
+	t.Helper()
+	// Like an editor: write a temp file and rename it over the original.
+	tmp := h.path + ".tmp"
+	if err := os.WriteFile(tmp, []byte(s), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(tmp, h.path); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func (h *reloadHarness) next(t *testing.T) *Config {
+	t.Helper()
+	select {
+	case c := <-h.applied:
+		return c
+	case <-time.After(10 * time.Second):
+		t.Fatal("no reload applied")
+		return nil
+	}
+}
+
+func TestReloaderRequestAndBadFile(t *testing.T) {
+	h := newReloadHarness(t, "poller:\n  workers: 3\n")
+	if err := h.rl.Reload(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	if c := h.next(t); c.Poller.Workers != 3 {
+		t.Fatalf("workers %d", c.Poller.Workers)
+	}
+	// Drain the file-change reload the write may still trigger.
+	h.write(t, "poller:\n  workers: 5\n")
+	if c := h.next(t); c.Poller.Workers != 5 {
+		t.Fatalf("file change: workers %d", c.Poller.Workers)
+	}
+	h.write(t, "poller:\n  workers: -1\n")
+	err := h.rl.Reload(t.Context())
+	if err == nil || !strings.Contains(err.Error(), "poller.workers") {
+		t.Fatalf("bad file: %v", err)
+	}
+	select {
+	case c := <-h.applied:
+		t.Fatalf("a bad file was applied: %+v", c.Poller)
+	default:
+	}
+	h.write(t, "poller:\n  workers: 6\n")
+	h.hup <- os.Interrupt // any signal value: the cmd passes SIGHUP
+	if c := h.next(t); c.Poller.Workers != 6 {
+		t.Fatalf("after HUP workers %d", c.Poller.Workers)
+	}
+}
+
+func TestReloaderReloadWaitsForCtx(t *testing.T) {
+	rl := NewReloader("", ReloaderOptions{})
+	ctx, cancel := context.WithCancel(t.Context())
+	cancel()
+	if err := rl.Reload(ctx); !errors.Is(err, context.Canceled) {
+		t.Fatalf("Reload without Run: %v", err)
+	}
+}
+
+func TestReloaderWithoutFileReappliesDefault(t *testing.T) {
+	got := make(chan *Config, 1)
+	rl := NewReloader("", ReloaderOptions{}, func(c *Config) error { got <- c; return nil })
+	ctx, cancel := context.WithCancel(t.Context())
+	done := make(chan error, 1)
+	go func() { done <- rl.Run(ctx, nil) }()
+	if err := rl.Reload(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	if c := <-got; c.Listen != ":8080" {
+		t.Fatalf("%+v", c)
+	}
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestReloaderAppliesToEngine(t *testing.T) {
+	o := newOrigin(t)
+	clk := newFakeClock(t0)
+	dir := t.TempDir()
+	path := filepath.Join(dir, "dynamo.yaml")
+	write := func(policy string) {
+		y := baseYAML("resources:\n  - {id: r, url: \"" + o.url("/") + "\", policy: " + policy + "}\n")
+		if err := os.WriteFile(path, []byte(y), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("{kind: flat, interval: 5m}")
+	cfg, err := LoadConfig(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := newTestEngine(t, cfg, newMemStore(), clk)
+	rl := NewReloader(path, ReloaderOptions{Load: func() (*Config, error) { return LoadConfig(path) }}, e.Apply)
+	ctx, cancel := context.WithCancel(t.Context())
+	done := make(chan error, 1)
+	go func() { done <- rl.Run(ctx, nil) }()
+	defer func() { cancel(); <-done }()
+	pollAtNext(t, e, clk, "r")
+	write("{kind: smart, initial: 30m}")
+	if err := rl.Reload(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	st, _ := e.Status("r")
+	if st.Policy != KindSmart || st.NextPoll.Sub(st.LastPoll) != 30*time.Minute {
+		t.Fatalf("after reload %+v", st)
+	}
+	write("{kind: smart, initial: 30m, min: 2h}") // invalid: min > initial
+	if err := rl.Reload(t.Context()); err == nil {
+		t.Fatal("invalid config accepted")
+	}
+	if st2, _ := e.Status("r"); st2 != st {
+		t.Fatalf("a refused reload changed the engine: %+v", st2)
+	}
+}

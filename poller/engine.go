@@ -1,0 +1,781 @@
+package poller
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"hash/fnv"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/url"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/dynamo-rss/dynamo/extractor"
+	"github.com/dynamo-rss/dynamo/schema"
+	"github.com/dynamo-rss/dynamo/storage"
+)
+
+// Poll outcomes: every poll ends in exactly one.
+const (
+	OutcomeChanged      = "changed"       // a new version was stored
+	OutcomeUnchanged    = "unchanged"     // fetched and extracted; same content as the latest version
+	OutcomeNotModified  = "not-modified"  // 304: nothing extracted, nothing written
+	OutcomeNotAnnotated = "not-annotated" // the page has no channel:title annotation
+	OutcomeRobotsDenied = "robots-denied" // robots.txt disallows the URL; nothing fetched
+	OutcomeError        = "error"         // see Status.LastError for the cause
+)
+
+// Outcomes lists every poll outcome.
+func Outcomes() []string {
+	return []string{OutcomeChanged, OutcomeUnchanged, OutcomeNotModified, OutcomeNotAnnotated, OutcomeRobotsDenied, OutcomeError}
+}
+
+// ErrUnknownResource is returned for an id the configuration does not have.
+var ErrUnknownResource = errors.New("poller: unknown resource")
+
+// ErrTimeout is wrapped when a fetch exceeds a configured timeout.
+var ErrTimeout = errors.New("poller: timeout")
+
+// Error back-off: base·2^(n−1) after the n-th consecutive error, capped, ±10% jitter.
+const (
+	errBackoffBase = 30 * time.Second
+	errBackoffCap  = time.Hour
+)
+
+// VersionSaver stores changed versions and prunes history.
+type VersionSaver interface {
+	Save(ctx context.Context, doc *schema.Document) (storage.SaveResult, error)
+	Prune(ctx context.Context, id string, r storage.Retention, now time.Time) (int, error)
+}
+
+// StateStore persists the poller's opaque per-resource state.
+type StateStore interface {
+	PollState(ctx context.Context, id string) ([]byte, error) // storage.ErrNotFound when none
+	SavePollState(ctx context.Context, id string, state []byte) error
+}
+
+// Store is what the engine needs from storage; *storage.DB satisfies it.
+type Store interface {
+	VersionSaver
+	StateStore
+}
+
+// ExtractFunc is the signature of extractor.Extract.
+type ExtractFunc func(r io.Reader, opts extractor.Options) (*extractor.Result, error)
+
+// Options configure an Engine; the zero value is valid.
+type Options struct {
+	Clock      Clock                 // nil: the real clock
+	Logger     *slog.Logger          // nil: discard
+	Registerer prometheus.Registerer // nil: metrics not registered
+	// Transport replaces the engine's own guarded transport (tests). The SSRF
+	// guard lives in the default transport's dialer, so a replacement must
+	// provide its own.
+	Transport http.RoundTripper
+	Resolver  Resolver    // nil: the system resolver
+	Extract   ExtractFunc // nil: extractor.Extract
+}
+
+// Status is what the engine knows of a resource. Its fields match
+// api.ResourceStatus one for one, so the api converts it with a plain conversion.
+type Status struct {
+	ID          string        `json:"id"`
+	URL         string        `json:"url"`
+	Policy      string        `json:"policy"`
+	Interval    time.Duration `json:"interval"`
+	Tau         time.Duration `json:"tau"`
+	Alpha       float64       `json:"alpha"`
+	AlphaAuto   bool          `json:"alpha_auto"`
+	LastPoll    time.Time     `json:"last_poll"`
+	NextPoll    time.Time     `json:"next_poll"`
+	LastOutcome string        `json:"last_outcome"`
+	LastError   string        `json:"last_error,omitempty"`
+	Polls       int64         `json:"polls"`
+	Changes     int64         `json:"changes"`
+	Errors      int64         `json:"errors"`
+}
+
+// Engine schedules and polls resources. Its methods are safe for concurrent
+// use; Run owns the scheduler and worker goroutines.
+type Engine struct {
+	store   Store
+	clock   Clock
+	log     *slog.Logger
+	m       *metrics
+	extract ExtractFunc
+	opts    Options
+	robots  robotsCache
+	hosts   hostGate
+	wake    chan struct{} // cap 1: the schedule changed
+
+	mu        sync.Mutex
+	cfg       *Config
+	fetcher   *retriever
+	resources map[string]*resource
+	order     []string // ids in configuration order
+	queue     Queue    // resources waiting for their next poll (not the ones being polled)
+	running   bool
+
+	afterPoll func(Status) // tests: called after each completed poll
+}
+
+// resource is one configured page. Fields other than busy are guarded by Engine.mu.
+type resource struct {
+	id        string
+	u         *url.URL
+	host      string
+	policy    Policy
+	retention storage.Retention
+	st        persisted
+	busy      chan struct{} // cap 1: held while polling, so no two polls of one resource overlap
+}
+
+// New builds an engine for cfg, reading persisted poll state from store and
+// scheduling every resource (resuming persisted next-poll times; spreading
+// first polls by a stable hash of the id).
+func New(cfg *Config, store Store, opts Options) (*Engine, error) {
+	if cfg == nil || store == nil {
+		return nil, errors.New("poller: New needs a config and a store")
+	}
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	m, err := newMetrics(opts.Registerer)
+	if err != nil {
+		return nil, err
+	}
+	e := &Engine{
+		store:     store,
+		clock:     opts.Clock,
+		log:       opts.Logger,
+		m:         m,
+		extract:   opts.Extract,
+		opts:      opts,
+		wake:      make(chan struct{}, 1),
+		resources: make(map[string]*resource),
+	}
+	if e.clock == nil {
+		e.clock = realClock{}
+	}
+	if e.log == nil {
+		e.log = slog.New(slog.DiscardHandler)
+	}
+	if e.extract == nil {
+		e.extract = extractor.Extract
+	}
+	if err := e.Apply(cfg); err != nil {
+		return nil, err
+	}
+	return e, nil
+}
+
+// Apply switches to cfg without a restart: added resources are scheduled,
+// removed ones stop (their history stays in storage), a changed policy
+// recomputes the next poll at once while keeping what was learned (τ, α,
+// intervals), a changed URL drops the conditional-GET validators. Fetch
+// settings apply to the next request; workers is read only by Run at start.
+// On error nothing changes.
+func (e *Engine) Apply(cfg *Config) error {
+	if err := cfg.Validate(); err != nil {
+		return err
+	}
+	type built struct {
+		entry  ResourceEntry
+		u      *url.URL
+		policy Policy
+		ret    storage.Retention
+	}
+	bs := make([]built, 0, len(cfg.Resources))
+	for i, r := range cfg.Resources {
+		u, err := url.Parse(r.URL)
+		if err != nil {
+			return &ConfigError{Path: fmt.Sprintf("$.resources[%d].url", i), Err: err}
+		}
+		p, err := NewPolicy(cfg.Poller.ResolvePolicy(r.Policy))
+		if err != nil {
+			return &ConfigError{Path: fmt.Sprintf("$.resources[%d].policy", i), Err: err}
+		}
+		rc := cfg.Poller.ResolveRetention(r.Retention)
+		bs = append(bs, built{entry: r, u: u, policy: p, ret: storage.Retention{MaxVersions: rc.MaxVersions, MaxAge: rc.MaxAge.D()}})
+	}
+	// Read the persisted state of new resources before taking the lock.
+	e.mu.Lock()
+	var fresh []string
+	for _, b := range bs {
+		if _, ok := e.resources[b.entry.ID]; !ok {
+			fresh = append(fresh, b.entry.ID)
+		}
+	}
+	e.mu.Unlock()
+	loaded := make(map[string]persisted, len(fresh))
+	for _, id := range fresh {
+		if st, ok := e.loadState(id); ok {
+			loaded[id] = st
+		}
+	}
+
+	set := fetchSettingsOf(cfg.Poller)
+	var old *retriever
+	e.mu.Lock()
+	defer func() {
+		e.mu.Unlock()
+		if old != nil {
+			old.close()
+		}
+		e.poke()
+	}()
+	if e.fetcher == nil || e.fetcher.set != set {
+		old, e.fetcher = e.fetcher, newRetriever(set, e.opts)
+	}
+	now := e.clock.Now()
+	keep := make(map[string]bool, len(bs))
+	order := make([]string, 0, len(bs))
+	for _, b := range bs {
+		id := b.entry.ID
+		keep[id] = true
+		order = append(order, id)
+		r, ok := e.resources[id]
+		if !ok {
+			r = &resource{id: id, busy: make(chan struct{}, 1)}
+			if st, ok := loaded[id]; ok {
+				r.st = st
+			}
+			e.resources[id] = r
+			r.u, r.host, r.policy, r.retention = b.u, strings.ToLower(b.u.Host), b.policy, b.ret
+			if r.st.URL != b.entry.URL {
+				r.st.Validators = validators{}
+			}
+			r.st.URL, r.st.Kind = b.entry.URL, b.policy.Config().Kind
+			e.scheduleFirst(r, now)
+			continue
+		}
+		if r.st.URL != b.entry.URL {
+			r.st.Validators = validators{}
+			r.st.URL = b.entry.URL
+		}
+		r.u, r.host, r.retention = b.u, strings.ToLower(b.u.Host), b.ret
+		if r.policy.Config() != b.policy.Config() {
+			r.policy = b.policy
+			r.st.Kind = b.policy.Config().Kind
+			wait := r.policy.Start(&r.st.Policy)
+			if _, queued := e.queue.At(id); queued {
+				var at time.Time
+				if r.st.LastPoll.IsZero() {
+					at = now.Add(spread(id, wait))
+				} else {
+					at = r.st.LastPoll.Add(wait)
+					if at.Before(now) {
+						at = now
+					}
+				}
+				if r.st.Failures > 0 && r.st.NextPoll.After(at) {
+					at = r.st.NextPoll // keep an error back-off in force
+				}
+				r.st.NextPoll = at
+				e.queue.Update(id, at)
+			}
+			e.gauges(r)
+		}
+	}
+	for id := range e.resources {
+		if !keep[id] {
+			e.queue.Remove(id)
+			delete(e.resources, id)
+			e.m.tau.DeleteLabelValues(id)
+			e.m.interval.DeleteLabelValues(id)
+		}
+	}
+	e.order = order
+	e.cfg = cfg
+	return nil
+}
+
+// scheduleFirst queues a resource just added (at start-up or by reload).
+func (e *Engine) scheduleFirst(r *resource, now time.Time) {
+	wait := r.policy.Start(&r.st.Policy)
+	var at time.Time
+	switch {
+	case r.st.NextPoll.IsZero():
+		at = now.Add(spread(r.id, wait)) // spread first polls over the first interval
+	case r.st.NextPoll.Before(now):
+		at = now.Add(spread(r.id, min(wait, time.Minute))) // overdue after a restart: soon, but not all at once
+	default:
+		at = r.st.NextPoll
+	}
+	r.st.NextPoll = at
+	e.queue.Push(r.id, at)
+	e.gauges(r)
+}
+
+func (e *Engine) loadState(id string) (persisted, bool) {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	b, err := e.store.PollState(ctx, id)
+	if errors.Is(err, storage.ErrNotFound) {
+		return persisted{}, false
+	}
+	if err != nil {
+		e.log.Warn("poll state unreadable; starting afresh", slog.String("resource", id), slog.Any("error", err))
+		return persisted{}, false
+	}
+	st, err := unmarshalState(b)
+	if err != nil {
+		e.log.Warn("poll state undecodable; starting afresh", slog.String("resource", id), slog.Any("error", err))
+		return persisted{}, false
+	}
+	return st, true
+}
+
+// spread is a stable offset of id within d.
+func spread(id string, d time.Duration) time.Duration {
+	if d <= 0 {
+		return 0
+	}
+	h := fnv.New64a()
+	_, _ = h.Write([]byte(id)) // hash writes never fail
+	return time.Duration(h.Sum64() % uint64(d))
+}
+
+// backoff is the wait after the n-th consecutive error of id.
+func backoff(id string, n int) time.Duration {
+	d := errBackoffCap
+	if n <= 20 {
+		d = min(errBackoffBase<<(max(n, 1)-1), errBackoffCap)
+	}
+	h := fnv.New64a()
+	_, _ = fmt.Fprintf(h, "%s/%d", id, n) // hash writes never fail
+	jitter := 0.9 + 0.2*float64(h.Sum64()%1000)/1000
+	return time.Duration(float64(d) * jitter)
+}
+
+// poke wakes the scheduler.
+func (e *Engine) poke() {
+	select {
+	case e.wake <- struct{}{}:
+	default:
+	}
+}
+
+func (e *Engine) gauges(r *resource) {
+	e.m.tau.WithLabelValues(r.id).Set(r.st.Policy.Tau.Seconds())
+	e.m.interval.WithLabelValues(r.id).Set(r.st.Policy.Wait.Seconds())
+}
+
+// Run polls resources as they fall due with a pool of poller.workers
+// goroutines until ctx is done, then waits for the workers and returns nil.
+// Run may be called once at a time.
+func (e *Engine) Run(ctx context.Context) error {
+	e.mu.Lock()
+	if e.running {
+		e.mu.Unlock()
+		return errors.New("poller: engine already running")
+	}
+	e.running = true
+	workers := e.cfg.Poller.Workers
+	e.mu.Unlock()
+	defer func() {
+		e.mu.Lock()
+		e.running = false
+		e.mu.Unlock()
+	}()
+
+	jobs := make(chan *resource)
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Go(func() {
+			for r := range jobs {
+				e.work(ctx, r)
+			}
+		})
+	}
+	defer wg.Wait()
+	defer close(jobs)
+	for {
+		r, wait := e.due()
+		if r != nil {
+			select {
+			case jobs <- r:
+			case <-ctx.Done():
+				e.requeue(r, time.Time{})
+				return nil
+			}
+			continue
+		}
+		var timer Timer
+		var fire <-chan time.Time
+		if wait >= 0 {
+			timer = e.clock.NewTimer(wait)
+			fire = timer.C()
+		}
+		select {
+		case <-ctx.Done():
+			if timer != nil {
+				timer.Stop()
+			}
+			return nil
+		case <-fire:
+		case <-e.wake:
+			if timer != nil {
+				timer.Stop()
+			}
+		}
+	}
+}
+
+// due pops the first resource whose time has come; else it returns how long
+// until the next one (−1: nothing scheduled).
+func (e *Engine) due() (*resource, time.Duration) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	id, at, ok := e.queue.Peek()
+	if !ok {
+		return nil, -1
+	}
+	now := e.clock.Now()
+	if at.After(now) {
+		return nil, at.Sub(now)
+	}
+	e.queue.Pop()
+	return e.resources[id], 0
+}
+
+// requeue puts a popped resource back at `at` (zero: its recorded next
+// poll) unless it was removed or rescheduled meanwhile.
+func (e *Engine) requeue(r *resource, at time.Time) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.resources[r.id] != r {
+		return
+	}
+	if at.IsZero() {
+		at = r.st.NextPoll
+	}
+	if _, queued := e.queue.At(r.id); !queued {
+		r.st.NextPoll = at
+		e.queue.Push(r.id, at)
+	}
+}
+
+// work polls one resource popped by the scheduler.
+func (e *Engine) work(ctx context.Context, r *resource) {
+	select {
+	case r.busy <- struct{}{}:
+	case <-ctx.Done():
+		e.requeue(r, time.Time{})
+		return
+	}
+	defer func() { <-r.busy }()
+	e.mu.Lock()
+	_, queued := e.queue.At(r.id)
+	current := e.resources[r.id] == r
+	e.mu.Unlock()
+	if !current || queued {
+		return // removed, or polled meanwhile by PollNow and rescheduled
+	}
+	if _, done := e.poll(ctx, r, false); !done {
+		e.requeue(r, time.Time{}) // no-op when the politeness gate already requeued it
+	}
+	e.poke()
+}
+
+// PollNow polls resource id at once (waiting for a poll in progress and for
+// the host's politeness slot) and returns its status afterwards.
+func (e *Engine) PollNow(ctx context.Context, id string) (Status, error) {
+	e.mu.Lock()
+	r := e.resources[id]
+	e.mu.Unlock()
+	if r == nil {
+		return Status{}, fmt.Errorf("%w: %q", ErrUnknownResource, id)
+	}
+	select {
+	case r.busy <- struct{}{}:
+	case <-ctx.Done():
+		return Status{}, ctx.Err()
+	}
+	defer func() { <-r.busy }()
+	e.mu.Lock()
+	if e.resources[id] != r {
+		e.mu.Unlock()
+		return Status{}, fmt.Errorf("%w: %q", ErrUnknownResource, id)
+	}
+	prev := r.st.NextPoll
+	e.queue.Remove(id)
+	e.mu.Unlock()
+	st, done := e.poll(ctx, r, true)
+	e.poke()
+	if !done {
+		e.requeue(r, prev)
+		if err := ctx.Err(); err != nil {
+			return Status{}, err
+		}
+		return Status{}, fmt.Errorf("poll %q: interrupted", id)
+	}
+	return st, nil
+}
+
+// Statuses returns every resource's status in configuration order.
+func (e *Engine) Statuses() []Status {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	out := make([]Status, 0, len(e.order))
+	for _, id := range e.order {
+		if r := e.resources[id]; r != nil {
+			out = append(out, e.statusLocked(r))
+		}
+	}
+	return out
+}
+
+// Status returns one resource's status.
+func (e *Engine) Status(id string) (Status, bool) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	r := e.resources[id]
+	if r == nil {
+		return Status{}, false
+	}
+	return e.statusLocked(r), true
+}
+
+func (e *Engine) statusLocked(r *resource) Status {
+	c := r.policy.Config()
+	s := Status{
+		ID:          r.id,
+		URL:         r.st.URL,
+		Policy:      c.Kind,
+		Interval:    r.st.Policy.Wait,
+		Tau:         r.st.Policy.Tau,
+		LastPoll:    r.st.LastPoll,
+		NextPoll:    r.st.NextPoll,
+		LastOutcome: r.st.LastOutcome,
+		LastError:   r.st.LastError,
+		Polls:       r.st.Polls,
+		Changes:     r.st.Changes,
+		Errors:      r.st.Errors,
+	}
+	if c.Kind == KindSmart {
+		s.Alpha, s.AlphaAuto = r.st.Policy.Alpha, c.AlphaAuto
+	}
+	return s
+}
+
+// pollResult is what the I/O part of a poll found.
+type pollResult struct {
+	outcome    string
+	err        error
+	changed    bool
+	notMod     bool
+	published  time.Time
+	floor      time.Duration
+	validators *validators // nil: keep the old ones
+}
+
+// poll runs one poll of r, whose busy token the caller holds. With wait, it
+// waits for the host's politeness slot; without, a busy host requeues r for
+// its slot and poll returns done=false. done=false also when ctx ended.
+func (e *Engine) poll(ctx context.Context, r *resource, wait bool) (Status, bool) {
+	e.mu.Lock()
+	cfg, f, u, host, val := e.cfg, e.fetcher, r.u, r.host, r.st.Validators
+	e.mu.Unlock()
+	interval := cfg.Poller.PerHostInterval.D()
+
+	if cfg.Poller.Robots {
+		g, ok := e.robots.lookup(u, e.clock.Now())
+		if !ok {
+			if !e.gate(ctx, r, host, interval, wait) {
+				return Status{}, false
+			}
+			start := e.clock.Now()
+			var err error
+			g, err = e.robots.fetch(ctx, f, u, start)
+			if err != nil {
+				if ctx.Err() != nil {
+					return Status{}, false
+				}
+				return e.finish(ctx, r, start, pollResult{outcome: OutcomeError, err: classify(err)}), true
+			}
+		}
+		if g.CrawlDelay > 0 {
+			e.hosts.setCrawlDelay(host, g.CrawlDelay)
+		}
+		if !g.Test(robotsPath(u)) {
+			return e.finish(ctx, r, e.clock.Now(), pollResult{outcome: OutcomeRobotsDenied, err: ErrRobotsDenied}), true
+		}
+	}
+	if !e.gate(ctx, r, host, interval, wait) {
+		return Status{}, false
+	}
+	start := e.clock.Now()
+	t0 := time.Now() // latency is measured on the wall clock, whatever the engine clock
+	res := e.fetchAndStore(ctx, r, f, u, val, start)
+	e.m.latency.Observe(time.Since(t0).Seconds())
+	if res.outcome == OutcomeError && ctx.Err() != nil {
+		return Status{}, false
+	}
+	return e.finish(ctx, r, start, res), true
+}
+
+// gate waits for (wait) or checks for the host's politeness slot; without
+// wait, a busy host requeues r at its slot and gate returns false.
+func (e *Engine) gate(ctx context.Context, r *resource, host string, interval time.Duration, wait bool) bool {
+	for {
+		d := e.hosts.reserve(host, e.clock.Now(), interval)
+		if d == 0 {
+			return true
+		}
+		if !wait {
+			e.requeue(r, e.clock.Now().Add(d))
+			return false
+		}
+		t := e.clock.NewTimer(d)
+		select {
+		case <-t.C():
+		case <-ctx.Done():
+			t.Stop()
+			return false
+		}
+	}
+}
+
+// classify wraps timeouts in ErrTimeout so the cause reads plainly.
+func classify(err error) error {
+	var ne net.Error
+	if errors.As(err, &ne) && ne.Timeout() && !errors.Is(err, ErrTimeout) {
+		return fmt.Errorf("%w: %w", ErrTimeout, err)
+	}
+	return err
+}
+
+// fetchAndStore fetches, extracts and saves; it decides the outcome.
+func (e *Engine) fetchAndStore(ctx context.Context, r *resource, f *retriever, u *url.URL, val validators, now time.Time) pollResult {
+	fr, err := f.fetch(ctx, u.String(), val)
+	e.m.bytes.Add(float64(fr.Bytes))
+	if err != nil {
+		res := pollResult{outcome: OutcomeError, err: classify(err)}
+		var se *StatusError
+		if errors.As(err, &se) {
+			res.floor = se.RetryAfter
+		}
+		return res
+	}
+	if fr.NotModified {
+		return pollResult{outcome: OutcomeNotModified, notMod: true, floor: fr.MaxAge}
+	}
+	v := fr.Validators
+	out, err := e.extract(bytes.NewReader(fr.Body), extractor.Options{
+		URL:         u.String(),
+		RSSID:       r.id,
+		ContentType: fr.ContentType,
+		Timestamp:   now,
+	})
+	if errors.Is(err, extractor.ErrNotAnnotated) || (err == nil && (out == nil || out.Document == nil)) {
+		return pollResult{outcome: OutcomeNotAnnotated, err: extractor.ErrNotAnnotated, floor: fr.MaxAge, validators: &v}
+	}
+	if err != nil {
+		return pollResult{outcome: OutcomeError, err: fmt.Errorf("extract: %w", err), floor: fr.MaxAge}
+	}
+	doc := out.Document
+	sr, err := e.store.Save(ctx, doc)
+	if err != nil {
+		return pollResult{outcome: OutcomeError, err: fmt.Errorf("save version: %w", err)}
+	}
+	res := pollResult{outcome: OutcomeUnchanged, floor: fr.MaxAge, validators: &v, published: newestPublished(doc)}
+	if sr.Changed {
+		res.outcome, res.changed = OutcomeChanged, true
+		e.m.versions.Inc()
+		if r.retention.MaxVersions > 0 || r.retention.MaxAge > 0 {
+			if _, err := e.store.Prune(ctx, r.id, r.retention, now); err != nil {
+				// The version is stored; a failed prune is retried after the next change.
+				e.log.WarnContext(ctx, "prune failed", slog.String("resource", r.id), slog.Any("error", err))
+			}
+		}
+	}
+	return res
+}
+
+// newestPublished is the latest publication date the page carries, on its
+// channel or on any item (the newest item's); zero when none.
+func newestPublished(doc *schema.Document) time.Time {
+	t, _ := doc.Channel.Extensions.Published()
+	for i := range doc.Items {
+		if it, ok := doc.Items[i].Extensions.Published(); ok && it.After(t) {
+			t = it
+		}
+	}
+	return t
+}
+
+// finish records a poll's outcome, asks the policy (or the error back-off)
+// for the next poll, reschedules and persists.
+func (e *Engine) finish(ctx context.Context, r *resource, start time.Time, res pollResult) Status {
+	e.m.polls.WithLabelValues(res.outcome).Inc()
+	e.mu.Lock()
+	if e.resources[r.id] != r {
+		e.mu.Unlock()
+		return Status{ID: r.id, LastOutcome: res.outcome}
+	}
+	st := &r.st
+	st.Polls++
+	st.LastPoll = start
+	st.LastOutcome = res.outcome
+	st.LastError = ""
+	if res.err != nil {
+		st.LastError = res.err.Error()
+	}
+	var wait time.Duration
+	switch res.outcome {
+	case OutcomeError:
+		st.Errors++
+		st.Failures++
+		wait = max(backoff(r.id, st.Failures), min(res.floor, MaxHintFloor))
+	case OutcomeRobotsDenied:
+		st.Failures = 0
+		wait = st.Policy.Wait
+		if wait <= 0 {
+			wait = r.policy.Start(&st.Policy)
+		}
+	default:
+		st.Failures = 0
+		if res.changed {
+			st.Changes++
+		}
+		if res.validators != nil {
+			st.Validators = *res.validators
+		}
+		wait = r.policy.Observe(&st.Policy, Observation{
+			Time:        start,
+			Changed:     res.changed,
+			NotModified: res.notMod,
+			Published:   res.published,
+			Floor:       res.floor,
+		})
+	}
+	next := e.clock.Now().Add(wait)
+	st.NextPoll = next
+	e.queue.Push(r.id, next)
+	e.gauges(r)
+	status := e.statusLocked(r)
+	data, err := st.marshal()
+	hook := e.afterPoll
+	e.mu.Unlock()
+	if err == nil {
+		err = e.store.SavePollState(ctx, r.id, data)
+	}
+	if err != nil {
+		e.log.WarnContext(ctx, "poll state not saved", slog.String("resource", r.id), slog.Any("error", err))
+	}
+	if res.outcome == OutcomeError {
+		e.log.InfoContext(ctx, "poll failed", slog.String("resource", r.id), slog.Any("error", res.err), slog.Time("next_poll", next))
+	}
+	if hook != nil {
+		hook(status)
+	}
+	return status
+}

@@ -1,0 +1,117 @@
+package poller
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+// TestRunPollsWithBoundedWorkers drives Run with the fake clock: every
+// resource is polled as it falls due, at most `workers` at once, never one
+// resource twice at once; Run returns when ctx is done.
+func TestRunPollsWithBoundedWorkers(t *testing.T) {
+	o := newOrigin(t)
+	var inFlight, peak atomic.Int64
+	var mu sync.Mutex
+	active := map[string]bool{}
+	var overlap atomic.Bool
+	o.handle("/", nil)
+	for i := range 6 {
+		path := fmt.Sprintf("/p%d", i)
+		o.handle(path, func(w http.ResponseWriter, r *http.Request) {
+			n := inFlight.Add(1)
+			defer inFlight.Add(-1)
+			for {
+				p := peak.Load()
+				if n <= p || peak.CompareAndSwap(p, n) {
+					break
+				}
+			}
+			mu.Lock()
+			if active[path] {
+				overlap.Store(true)
+			}
+			active[path] = true
+			mu.Unlock()
+			fmt.Fprint(w, page("Site", path))
+			mu.Lock()
+			active[path] = false
+			mu.Unlock()
+		})
+	}
+	var b strings.Builder
+	b.WriteString("resources:\n")
+	for i := range 6 {
+		fmt.Fprintf(&b, "  - {id: r%d, url: %q, policy: {kind: flat, interval: 10m}}\n", i, o.url(fmt.Sprintf("/p%d", i)))
+	}
+	clk := newFakeClock(t0)
+	e := newTestEngine(t, testConfig(t, baseYAML(b.String())), newMemStore(), clk)
+	polls := make(chan Status, 100)
+	e.afterPoll = func(s Status) { polls <- s }
+
+	ctx, cancel := context.WithCancel(t.Context())
+	done := make(chan error, 1)
+	go func() { done <- e.Run(ctx) }()
+
+	count := map[string]int{}
+	total := 0
+	deadline := time.After(20 * time.Second)
+	// Three rounds of 10 minutes (flat): every resource polled three times.
+	for total < 18 {
+		select {
+		case s := <-polls:
+			count[s.ID]++
+			total++
+			continue
+		case <-clk.added: // the scheduler is about to wait: move time on
+			clk.AdvanceToTimer()
+		case <-deadline:
+			t.Fatalf("only %d polls: %v", total, count)
+		}
+	}
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	for id, n := range count {
+		if n != 3 {
+			t.Errorf("%s polled %d times, want 3 (%v)", id, n, count)
+		}
+	}
+	if p := peak.Load(); p > 2 {
+		t.Errorf("%d requests at once with workers: 2", p)
+	}
+	if overlap.Load() {
+		t.Error("one resource polled twice at once")
+	}
+}
+
+func TestPollNowWhileRunning(t *testing.T) {
+	o := newOrigin(t)
+	clk := newFakeClock(t0)
+	e := newTestEngine(t, testConfig(t, baseYAML(fmt.Sprintf("resources:\n  - {id: r, url: %q}\n", o.url("/")))), newMemStore(), clk)
+	ctx, cancel := context.WithCancel(t.Context())
+	done := make(chan error, 1)
+	go func() { done <- e.Run(ctx) }()
+	defer func() { cancel(); <-done }()
+	for i := range 3 {
+		st, err := e.PollNow(t.Context(), "r")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if st.Polls != int64(i+1) {
+			t.Fatalf("PollNow %d: polls %d", i, st.Polls)
+		}
+	}
+	if n := o.hit("/"); n != 3 {
+		t.Fatalf("origin hit %d times, want 3", n)
+	}
+	if _, err := e.PollNow(t.Context(), "zzz"); err == nil {
+		t.Fatal("unknown id accepted")
+	}
+}

@@ -1,0 +1,56 @@
+package poller
+
+import (
+	"encoding/json"
+	"fmt"
+	"time"
+)
+
+// stateVersion is the version of the persisted poll-state encoding.
+const stateVersion = 1
+
+// persisted is a resource's poll state, stored as JSON through
+// [StateStore.SavePollState] after every poll and read back at start-up and
+// when a resource is added, so a restart keeps τ, validators and the schedule.
+type persisted struct {
+	V           int         `json:"v"`
+	URL         string      `json:"url"`
+	Kind        string      `json:"kind"` // policy kind in force when saved
+	Policy      PolicyState `json:"policy"`
+	Validators  validators  `json:"validators"`
+	LastPoll    time.Time   `json:"last_poll,omitzero"`
+	NextPoll    time.Time   `json:"next_poll,omitzero"`
+	LastOutcome string      `json:"last_outcome,omitempty"`
+	LastError   string      `json:"last_error,omitempty"`
+	Polls       int64       `json:"polls"`
+	Changes     int64       `json:"changes"`
+	Errors      int64       `json:"errors"`
+	Failures    int         `json:"failures,omitempty"` // consecutive errors, for the back-off
+}
+
+func (p *persisted) marshal() ([]byte, error) {
+	c := *p
+	c.V = stateVersion
+	b, err := json.Marshal(&c)
+	if err != nil {
+		return nil, fmt.Errorf("encode poll state: %w", err)
+	}
+	return b, nil
+}
+
+func unmarshalState(b []byte) (persisted, error) {
+	var p persisted
+	if err := json.Unmarshal(b, &p); err != nil {
+		return persisted{}, fmt.Errorf("decode poll state: %w", err)
+	}
+	if p.V != stateVersion {
+		return persisted{}, fmt.Errorf("decode poll state: unknown version %d", p.V)
+	}
+	return p, nil
+}
+
+// clone deep-copies the slices so the copy can be used outside the lock.
+func (p persisted) clone() persisted {
+	p.Policy.Intervals = append([]time.Duration(nil), p.Policy.Intervals...)
+	return p
+}

@@ -1,0 +1,359 @@
+package storage
+
+import (
+	"crypto/sha256"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/dynamo-rss/dynamo/schema"
+	"github.com/klauspost/compress/zstd"
+)
+
+// Record format versions, the first byte of every m, v, x, f and s value, so a
+// later release can read what an older one wrote.
+const formatV1 byte = 1
+
+var errShort = errors.New("truncated record")
+
+// enc appends fields to a record.
+type enc struct{ b []byte }
+
+func (e *enc) byte1(v byte)     { e.b = append(e.b, v) }
+func (e *enc) u64(v uint64)     { e.b = binary.BigEndian.AppendUint64(e.b, v) }
+func (e *enc) uvar(v uint64)    { e.b = binary.AppendUvarint(e.b, v) }
+func (e *enc) time(t time.Time) { e.b = appendTime(e.b, t) }
+func (e *enc) raw(p []byte)     { e.b = append(e.b, p...) }
+func (e *enc) str(s string) {
+	e.uvar(uint64(len(s)))
+	e.b = append(e.b, s...)
+}
+
+// dec reads fields of a record; the first error sticks and later reads return zero values.
+type dec struct {
+	b   []byte
+	err error
+}
+
+func (d *dec) take(n int) []byte {
+	if d.err != nil {
+		return nil
+	}
+	if n < 0 || len(d.b) < n {
+		d.err = errShort
+		return nil
+	}
+	p := d.b[:n:n]
+	d.b = d.b[n:]
+	return p
+}
+
+func (d *dec) byte1() byte {
+	if p := d.take(1); p != nil {
+		return p[0]
+	}
+	return 0
+}
+
+func (d *dec) u64() uint64 {
+	if p := d.take(8); p != nil {
+		return binary.BigEndian.Uint64(p)
+	}
+	return 0
+}
+
+func (d *dec) uvar() uint64 {
+	if d.err != nil {
+		return 0
+	}
+	v, n := binary.Uvarint(d.b)
+	if n <= 0 {
+		d.err = errShort
+		return 0
+	}
+	d.b = d.b[n:]
+	return v
+}
+
+func (d *dec) time() time.Time {
+	if p := d.take(timeLen); p != nil {
+		return readTime(p)
+	}
+	return time.Time{}
+}
+
+// bytes returns a length-prefixed field without copying it.
+func (d *dec) bytes() []byte {
+	n := d.uvar()
+	if n > uint64(len(d.b)) {
+		d.err = errShort
+		return nil
+	}
+	return d.take(int(n))
+}
+
+func (d *dec) str() string { return string(d.bytes()) }
+
+func (d *dec) format(what string) {
+	if f := d.byte1(); d.err == nil && f != formatV1 {
+		d.err = fmt.Errorf("%s record format %d unknown", what, f)
+	}
+}
+
+// meta is the m record of a resource.
+type meta struct {
+	URL         string
+	Created     time.Time
+	Updated     time.Time
+	Latest      uint64 // seq of the newest version
+	Oldest      uint64 // seq of the oldest kept version
+	Count       uint64 // versions kept; Latest-Oldest+1
+	Hash        schema.Hash
+	Title       string
+	Description string
+	Present     []present // the latest version's items, in page order
+}
+
+// present is an item of the latest version. Its last seen and seq are the
+// resource's Updated and Latest, so a save that sees it again writes nothing
+// for it unless its content changed.
+type present struct {
+	ID     string
+	Slot   []byte
+	Digest [digestLen]byte // of its f record
+}
+
+func (m *meta) encode() []byte {
+	e := enc{b: make([]byte, 0, 128+len(m.URL)+len(m.Title)+len(m.Description)+len(m.Present)*(64+slotLen+digestLen))}
+	e.byte1(formatV1)
+	e.str(m.URL)
+	e.time(m.Created)
+	e.time(m.Updated)
+	e.u64(m.Latest)
+	e.u64(m.Oldest)
+	e.u64(m.Count)
+	e.raw(m.Hash[:])
+	e.str(m.Title)
+	e.str(m.Description)
+	e.uvar(uint64(len(m.Present)))
+	for _, p := range m.Present {
+		e.str(p.ID)
+		e.raw(p.Slot)
+		e.raw(p.Digest[:])
+	}
+	return e.b
+}
+
+func decodeMeta(b []byte) (meta, error) {
+	d := dec{b: b}
+	var m meta
+	d.format("metadata")
+	m.URL = d.str()
+	m.Created = d.time()
+	m.Updated = d.time()
+	m.Latest = d.u64()
+	m.Oldest = d.u64()
+	m.Count = d.u64()
+	copy(m.Hash[:], d.take(len(m.Hash)))
+	m.Title = d.str()
+	m.Description = d.str()
+	if n := d.uvar(); n <= uint64(len(d.b)) {
+		m.Present = make([]present, n)
+		for i := range m.Present {
+			p := &m.Present[i]
+			p.ID = d.str()
+			p.Slot = append([]byte(nil), d.take(slotLen)...)
+			copy(p.Digest[:], d.take(digestLen))
+		}
+	} else {
+		d.err = errShort
+	}
+	if d.err != nil {
+		return meta{}, fmt.Errorf("decode metadata: %w", d.err)
+	}
+	return m, nil
+}
+
+func (m *meta) info(id string) ResourceInfo {
+	return ResourceInfo{
+		ID: id, URL: m.URL, Created: m.Created, Updated: m.Updated,
+		Versions: int(m.Count), LatestSeq: m.Latest,
+		Title: m.Title, Description: m.Description, Hash: m.Hash,
+	}
+}
+
+// encodeVersion builds a v value: a header describing the version, then the
+// compressed XMLData.
+func encodeVersion(zw *zstd.Encoder, doc *schema.Document, xmlData []byte) []byte {
+	e := enc{b: make([]byte, 0, 64+len(doc.Channel.Title)+len(doc.Channel.Description)+len(xmlData)/3)}
+	e.byte1(formatV1)
+	e.time(doc.Timestamp)
+	e.str(doc.Channel.Title)
+	e.str(doc.Channel.Description)
+	e.uvar(uint64(len(doc.Items)))
+	e.b = zw.EncodeAll(xmlData, e.b)
+	return e.b
+}
+
+// decodeVersionHeader returns the header of a v value and the compressed document after it.
+func decodeVersionHeader(seq uint64, b []byte) (VersionInfo, []byte, error) {
+	d := dec{b: b}
+	d.format("version")
+	vi := VersionInfo{Seq: seq}
+	vi.Timestamp = d.time()
+	vi.Title = d.str()
+	vi.Description = d.str()
+	vi.Items = int(d.uvar())
+	if d.err != nil {
+		return VersionInfo{}, nil, fmt.Errorf("decode version %d: %w", seq, d.err)
+	}
+	return vi, d.b, nil
+}
+
+func decodeVersion(zr *zstd.Decoder, seq uint64, b []byte) (*schema.Document, VersionInfo, error) {
+	vi, z, err := decodeVersionHeader(seq, b)
+	if err != nil {
+		return nil, VersionInfo{}, err
+	}
+	xmlData, err := zr.DecodeAll(z, nil)
+	if err != nil {
+		return nil, VersionInfo{}, fmt.Errorf("decompress version %d: %w", seq, err)
+	}
+	doc, err := schema.Unmarshal(xmlData)
+	if err != nil {
+		return nil, VersionInfo{}, fmt.Errorf("version %d: %w", seq, err)
+	}
+	return doc, vi, nil
+}
+
+// digestLen is the size of an item content digest kept in x: enough to tell
+// edits apart, short enough to keep x small.
+const digestLen = 16
+
+// itemEntry is the x record of an item. While the item is in the latest
+// version (Present), its last seen, seq and digest are the metadata's, and
+// the fields here are not kept up to date.
+type itemEntry struct {
+	Slot     []byte // slotLen bytes
+	Present  bool
+	LastSeen time.Time
+	LastSeq  uint64
+	Digest   [digestLen]byte // of the f record
+}
+
+func (x *itemEntry) encode() []byte {
+	e := enc{b: make([]byte, 0, 2+slotLen+timeLen+8+digestLen)}
+	e.byte1(formatV1)
+	e.raw(x.Slot)
+	if x.Present {
+		e.byte1(1)
+	} else {
+		e.byte1(0)
+	}
+	e.time(x.LastSeen)
+	e.u64(x.LastSeq)
+	e.raw(x.Digest[:])
+	return e.b
+}
+
+func decodeItemEntry(b []byte) (itemEntry, error) {
+	d := dec{b: b}
+	var x itemEntry
+	d.format("item")
+	x.Slot = append([]byte(nil), d.take(slotLen)...)
+	x.Present = d.byte1() == 1
+	x.LastSeen = d.time()
+	x.LastSeq = d.u64()
+	copy(x.Digest[:], d.take(digestLen))
+	if d.err != nil {
+		return itemEntry{}, fmt.Errorf("decode item entry: %w", d.err)
+	}
+	return x, nil
+}
+
+// encodeContent builds the f record: the whole item, id and index included.
+func encodeContent(it *schema.Item) []byte {
+	n := 32 + len(it.ID) + len(it.Title) + len(it.Link) + len(it.Description)
+	for _, x := range it.Extensions {
+		n += 4 + len(x.URI) + len(x.Prefix) + len(x.LocalName) + len(x.Value)
+	}
+	e := enc{b: make([]byte, 0, n)}
+	e.byte1(formatV1)
+	e.str(it.ID)
+	e.uvar(uint64(it.Index))
+	e.str(it.Title)
+	e.str(it.Link)
+	e.str(it.Description)
+	if it.Image == nil {
+		e.byte1(0)
+	} else {
+		e.byte1(1)
+		e.str(it.Image.Title)
+		e.str(it.Image.Link)
+		e.str(it.Image.URL)
+	}
+	e.uvar(uint64(len(it.Extensions)))
+	for _, x := range it.Extensions {
+		e.str(x.URI)
+		e.str(x.Prefix)
+		e.str(x.LocalName)
+		e.str(x.Value)
+	}
+	return e.b
+}
+
+func decodeContent(b []byte) (schema.Item, error) {
+	d := dec{b: b}
+	var it schema.Item
+	d.format("item content")
+	it.ID = d.str()
+	it.Index = int(d.uvar())
+	it.Title = d.str()
+	it.Link = d.str()
+	it.Description = d.str()
+	if d.byte1() == 1 {
+		it.Image = &schema.Image{Title: d.str(), Link: d.str(), URL: d.str()}
+	}
+	if n := d.uvar(); n > 0 && n <= uint64(len(d.b)) {
+		it.Extensions = make(schema.Extensions, 0, n)
+		for range n {
+			it.Extensions = append(it.Extensions, schema.Extension{URI: d.str(), Prefix: d.str(), LocalName: d.str(), Value: d.str()})
+		}
+	} else if n > 0 {
+		d.err = errShort
+	}
+	if d.err != nil {
+		return schema.Item{}, fmt.Errorf("decode item content: %w", d.err)
+	}
+	return it, nil
+}
+
+func digest(content []byte) [digestLen]byte {
+	sum := sha256.Sum256(content)
+	var d [digestLen]byte
+	copy(d[:], sum[:])
+	return d
+}
+
+// encodeSearch builds the s record: the folded fields a keyword query matches.
+func encodeSearch(it *schema.Item) []byte {
+	title, link, desc := schema.Fold(it.Title), schema.Fold(it.Link), schema.Fold(it.Description)
+	e := enc{b: make([]byte, 0, 8+len(title)+len(link)+len(desc))}
+	e.byte1(formatV1)
+	e.str(title)
+	e.str(link)
+	e.str(desc)
+	return e.b
+}
+
+// decodeSearch returns the folded fields of an s record, aliasing b.
+func decodeSearch(b []byte) (title, link, desc []byte, err error) {
+	d := dec{b: b}
+	d.format("search")
+	title, link, desc = d.bytes(), d.bytes(), d.bytes()
+	if d.err != nil {
+		return nil, nil, nil, fmt.Errorf("decode search entry: %w", d.err)
+	}
+	return title, link, desc, nil
+}

@@ -1,0 +1,186 @@
+package storage
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/dgraph-io/badger/v4"
+)
+
+// defaultGCInterval is how often the value log is garbage-collected when
+// [Options.GCInterval] is zero.
+const defaultGCInterval = 10 * time.Minute
+
+// gcDiscardRatio: rewrite a value-log file when at least this share of it is garbage.
+const gcDiscardRatio = 0.5
+
+// maxConflictRetries bounds the retries of a transaction Badger reports as conflicting.
+const maxConflictRetries = 16
+
+func openBadger(dir string, opts Options, log *slog.Logger) (*badger.DB, error) {
+	bo := badger.DefaultOptions(dir).
+		WithLogger(slogLogger{log: log}).
+		WithSyncWrites(!opts.NoSyncWrites).
+		// Saves of a resource are serialized by DB.locks and every
+		// read-modify-write holds that lock, so Badger need not track reads.
+		WithDetectConflicts(false).
+		// Versions are compressed by us: keep them in the value log, out of
+		// the LSM tree, where item entries stay small and quick to scan.
+		WithValueThreshold(2 << 10).
+		WithMetricsEnabled(false)
+	if opts.MemTableSize > 0 {
+		bo = bo.WithMemTableSize(opts.MemTableSize)
+	}
+	if opts.InMemory {
+		bo = bo.WithDir("").WithValueDir("").WithInMemory(true)
+	}
+	bdb, err := badger.Open(bo)
+	if err != nil {
+		return nil, fmt.Errorf("open badger in %q: %w", dir, err)
+	}
+	return bdb, nil
+}
+
+// runGC collects the value log every interval until stop is closed.
+func (db *DB) runGC(interval time.Duration, stop <-chan struct{}) {
+	defer db.wg.Done()
+	t := time.NewTicker(interval)
+	defer t.Stop()
+	for {
+		select {
+		case <-stop:
+			return
+		case <-t.C:
+		}
+		for { // one call rewrites at most one file: repeat while it finds garbage
+			err := db.bdb.RunValueLogGC(gcDiscardRatio)
+			if err == nil {
+				select {
+				case <-stop:
+					return
+				default:
+					continue
+				}
+			}
+			if !errors.Is(err, badger.ErrNoRewrite) && !errors.Is(err, badger.ErrRejected) {
+				db.log.Warn("value log gc", slog.Any("error", err))
+			}
+			break
+		}
+	}
+}
+
+// slogLogger adapts log/slog to badger.Logger. Badger's messages are format
+// strings, so they go into the "detail" attribute under a constant message.
+type slogLogger struct{ log *slog.Logger }
+
+func (l slogLogger) logf(level slog.Level, format string, args ...any) {
+	ctx := context.Background() // badger passes no context
+	if !l.log.Enabled(ctx, level) {
+		return
+	}
+	l.log.LogAttrs(ctx, level, "badger", slog.String("detail", trimNewline(fmt.Sprintf(format, args...))))
+}
+
+func trimNewline(s string) string {
+	for len(s) > 0 && s[len(s)-1] == '\n' {
+		s = s[:len(s)-1]
+	}
+	return s
+}
+
+func (l slogLogger) Errorf(f string, a ...any)   { l.logf(slog.LevelError, f, a...) }
+func (l slogLogger) Warningf(f string, a ...any) { l.logf(slog.LevelWarn, f, a...) }
+func (l slogLogger) Infof(f string, a ...any)    { l.logf(slog.LevelInfo, f, a...) }
+func (l slogLogger) Debugf(f string, a ...any)   { l.logf(slog.LevelDebug, f, a...) }
+
+// keyedLocks holds one mutex per resource id in use, and forgets it when no
+// one holds or waits for it, so memory stays bounded by concurrent callers.
+type keyedLocks struct {
+	mu    sync.Mutex
+	locks map[string]*keyedLock
+}
+
+type keyedLock struct {
+	mu   sync.Mutex
+	refs int
+}
+
+func (k *keyedLocks) lock(id string) func() {
+	k.mu.Lock()
+	if k.locks == nil {
+		k.locks = make(map[string]*keyedLock)
+	}
+	l := k.locks[id]
+	if l == nil {
+		l = &keyedLock{}
+		k.locks[id] = l
+	}
+	l.refs++
+	k.mu.Unlock()
+	l.mu.Lock()
+	return func() {
+		l.mu.Unlock()
+		k.mu.Lock()
+		l.refs--
+		if l.refs == 0 {
+			delete(k.locks, id)
+		}
+		k.mu.Unlock()
+	}
+}
+
+// update runs fn in a read-write transaction and commits it, retrying on
+// conflicts. fn may run more than once.
+func (db *DB) update(ctx context.Context, fn func(txn *badger.Txn) error) error {
+	for attempt := 0; ; attempt++ {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		err := db.bdb.Update(fn)
+		if !errors.Is(err, badger.ErrConflict) || attempt == maxConflictRetries {
+			return err
+		}
+	}
+}
+
+// view runs fn in a read-only transaction.
+func (db *DB) view(ctx context.Context, fn func(txn *badger.Txn) error) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	return db.bdb.View(fn)
+}
+
+// getMeta reads a resource's metadata; ErrNotFound if it has none.
+func getMeta(txn *badger.Txn, id string) (meta, error) {
+	it, err := txn.Get(metaKey(id))
+	if errors.Is(err, badger.ErrKeyNotFound) {
+		return meta{}, fmt.Errorf("resource %q: %w", id, ErrNotFound)
+	}
+	if err != nil {
+		return meta{}, fmt.Errorf("read metadata of %q: %w", id, err)
+	}
+	var m meta
+	err = it.Value(func(v []byte) error {
+		m, err = decodeMeta(v)
+		return err
+	})
+	if err != nil {
+		return meta{}, fmt.Errorf("resource %q: %w", id, err)
+	}
+	return m, nil
+}
+
+// readID validates an id given to a read; an invalid id names no resource,
+// so the error wraps both ErrInvalid and ErrNotFound.
+func readID(id string) error {
+	if err := ValidateID(id); err != nil {
+		return fmt.Errorf("%w (%w)", ErrNotFound, err)
+	}
+	return nil
+}

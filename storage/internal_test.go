@@ -1,0 +1,184 @@
+package storage
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"log/slog"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/dgraph-io/badger/v4"
+
+	"github.com/dynamo-rss/dynamo/schema"
+)
+
+func openInternal(t *testing.T) *DB {
+	t.Helper()
+	db, err := Open(t.TempDir(), Options{MemTableSize: 8 << 20})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := db.Close(); err != nil {
+			t.Error(err)
+		}
+	})
+	return db
+}
+
+func testDoc(id string, ts time.Time, titles ...string) *schema.Document {
+	d := &schema.Document{URL: "https://example.org/" + id, RSSID: id, Timestamp: ts,
+		Channel: schema.Channel{Title: "C", Link: "https://example.org/"}}
+	for i, title := range titles {
+		d.Items = append(d.Items, schema.Item{Index: i + 1, ID: title, Title: title, Link: "https://example.org/" + title})
+	}
+	return d
+}
+
+// TestSaveOtherResourceNotBlocked: while one resource's lock is held (a save in
+// progress), saves of another resource proceed.
+func TestSaveOtherResourceNotBlocked(t *testing.T) {
+	db := openInternal(t)
+	unlock := db.locks.lock("busy")
+	defer func() { unlock() }()
+	done := make(chan error, 1)
+	go func() {
+		_, err := db.Save(context.Background(), testDoc("free", time.Now(), "a"))
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("save of another resource blocked by a held resource lock")
+	}
+	blocked := make(chan error, 1)
+	go func() {
+		_, err := db.Save(context.Background(), testDoc("busy", time.Now(), "a"))
+		blocked <- err
+	}()
+	select {
+	case <-blocked:
+		t.Fatal("save of a locked resource did not wait for the lock")
+	case <-time.After(50 * time.Millisecond):
+	}
+	unlock()
+	unlock = func() {}
+	if err := <-blocked; err != nil {
+		t.Fatal(err)
+	}
+	if len(db.locks.locks) != 0 {
+		t.Errorf("%d locks left after all saves", len(db.locks.locks))
+	}
+}
+
+// TestCheckFindsDamage proves Check can fail: each case damages a healthy store.
+func TestCheckFindsDamage(t *testing.T) {
+	ts := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	tests := []struct {
+		name   string
+		damage func(txn *badger.Txn) error
+		want   string
+	}{
+		{"version deleted", func(txn *badger.Txn) error { return txn.Delete(versionKey("r", 1)) }, "found where 1 was expected"},
+		{"item entry deleted", func(txn *badger.Txn) error { return txn.Delete(itemKey("r", "b")) }, `item "b" of version 2 is not indexed`},
+		{"orphan item", func(txn *badger.Txn) error {
+			x := itemEntry{Slot: makeSlot(ts, 1, 9), LastSeq: 1}
+			return txn.Set(itemKey("r", "ghost"), x.encode())
+		}, `"ghost" is indexed but in no kept version`},
+		{"orphan version", func(txn *badger.Txn) error { return txn.Set(versionKey("gone", 1), []byte{1}) }, "without metadata"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			db := openInternal(t)
+			ctx := context.Background()
+			for i, titles := range [][]string{{"a"}, {"a", "b"}} {
+				if _, err := db.Save(ctx, testDoc("r", ts.Add(time.Duration(i)*time.Minute), titles...)); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if err := db.Check(ctx); err != nil {
+				t.Fatalf("healthy store: %v", err)
+			}
+			if err := db.bdb.Update(tt.damage); err != nil {
+				t.Fatal(err)
+			}
+			err := db.Check(ctx)
+			if !errors.Is(err, ErrInconsistent) || !strings.Contains(err.Error(), tt.want) {
+				t.Fatalf("Check = %v, want ErrInconsistent mentioning %q", err, tt.want)
+			}
+		})
+	}
+}
+
+func TestTimeKeysOrder(t *testing.T) {
+	times := []time.Time{
+		time.Date(1, 1, 1, 0, 0, 0, 0, time.UTC),
+		time.Date(1969, 12, 31, 23, 59, 59, 999999999, time.UTC),
+		time.Unix(0, 0),
+		time.Unix(0, 1),
+		time.Unix(1, 0),
+		time.Date(2026, 3, 1, 12, 0, 0, 5, time.UTC),
+		time.Date(9999, 12, 31, 0, 0, 0, 0, time.UTC),
+	}
+	for i := 1; i < len(times); i++ {
+		a, b := makeSlot(times[i-1], 9, 0), makeSlot(times[i], 1, 0)
+		if bytes.Compare(a, b) <= 0 {
+			t.Errorf("slot of %v does not sort after %v (newest first)", times[i-1], times[i])
+		}
+		if got := slotFirstSeq(a); got != 9 {
+			t.Errorf("first seq round trip = %d", got)
+		}
+		if got := slotFirstSeen(b); !got.Equal(times[i]) {
+			t.Errorf("round trip %v = %v", times[i], got)
+		}
+	}
+	// Same time: the later version first, then page order.
+	if bytes.Compare(makeSlot(times[5], 2, 5), makeSlot(times[5], 1, 0)) >= 0 ||
+		bytes.Compare(makeSlot(times[5], 1, 0), makeSlot(times[5], 1, 1)) >= 0 {
+		t.Error("tie break order wrong")
+	}
+}
+
+func TestSlogAdapter(t *testing.T) {
+	var buf bytes.Buffer
+	l := slogLogger{log: slog.New(slog.NewTextHandler(&buf, &slog.HandlerOptions{Level: slog.LevelInfo}))}
+	l.Warningf("disk %s is %d%% full\n", "vda", 93)
+	l.Debugf("hidden %d", 1)
+	got := buf.String()
+	if !strings.Contains(got, `level=WARN msg=badger detail="disk vda is 93% full"`) || strings.Contains(got, "hidden") {
+		t.Errorf("log = %q", got)
+	}
+	// Badger logs through the adapter when it opens a store.
+	buf.Reset()
+	db, err := Open(t.TempDir(), Options{MemTableSize: 8 << 20, Logger: l.log})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(buf.String(), "msg=badger") {
+		t.Errorf("no badger log through slog: %q", buf.String())
+	}
+}
+
+func TestCodecRoundTrip(t *testing.T) {
+	it := schema.Item{Index: 7, ID: "id", Title: "T", Link: "https://x/", Description: "D",
+		Image:      &schema.Image{Title: "i", Link: "l", URL: "u"},
+		Extensions: schema.Extensions{{URI: "urn:x", Prefix: "x", LocalName: "y", Value: "v"}}}
+	got, err := decodeContent(encodeContent(&it))
+	if err != nil || got.ID != it.ID || got.Index != 7 || *got.Image != *it.Image || len(got.Extensions) != 1 || got.Extensions[0] != it.Extensions[0] {
+		t.Fatalf("content round trip = %+v, %v", got, err)
+	}
+	b := encodeContent(&it)
+	for n := range len(b) {
+		if _, err := decodeContent(b[:n]); err == nil {
+			t.Fatalf("truncated record of %d bytes decoded without error", n)
+		}
+	}
+}

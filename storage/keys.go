@@ -1,0 +1,120 @@
+package storage
+
+import (
+	"encoding/binary"
+	"fmt"
+	"math"
+	"time"
+	"unicode"
+	"unicode/utf8"
+)
+
+// Key family prefixes; see the package documentation for the layout.
+const (
+	prefixMeta    byte = 'm'
+	prefixVersion byte = 'v'
+	prefixItem    byte = 'x'
+	prefixContent byte = 'f'
+	prefixSearch  byte = 's'
+	prefixPoll    byte = 'p'
+)
+
+// MaxIDLen bounds a resource id, in bytes.
+const MaxIDLen = 256
+
+const (
+	timeLen = 12                 // sec(8) with the sign bit flipped, nsec(4)
+	slotLen = timeLen + 8 + 4    // firstSeen, firstSeq, ^position
+	seqLen  = 8                  // version sequence number
+	maxSeq  = math.MaxUint64 - 1 // never reached; keeps latest+1 from wrapping
+)
+
+// ValidateID reports whether id can name a resource: 1 to [MaxIDLen] bytes of
+// UTF-8 without 0x00 or other control characters. The error wraps [ErrInvalid].
+func ValidateID(id string) error {
+	switch {
+	case id == "":
+		return fmt.Errorf("%w: empty resource id", ErrInvalid)
+	case len(id) > MaxIDLen:
+		return fmt.Errorf("%w: resource id is %d bytes, more than %d", ErrInvalid, len(id), MaxIDLen)
+	case !utf8.ValidString(id):
+		return fmt.Errorf("%w: resource id %q is not UTF-8", ErrInvalid, id)
+	}
+	for i, r := range id {
+		if unicode.IsControl(r) {
+			return fmt.Errorf("%w: resource id %q has control character %U at byte %d", ErrInvalid, id, r, i)
+		}
+	}
+	return nil
+}
+
+func metaKey(id string) []byte {
+	return append([]byte{prefixMeta}, id...)
+}
+
+func pollKey(id string) []byte {
+	return append([]byte{prefixPoll}, id...)
+}
+
+// familyPrefix is p | id | 0x00, the prefix of all of one resource's keys of a family.
+func familyPrefix(p byte, id string) []byte {
+	k := make([]byte, 0, 2+len(id)+slotLen)
+	k = append(k, p)
+	k = append(k, id...)
+	return append(k, 0)
+}
+
+func versionKey(id string, seq uint64) []byte {
+	return binary.BigEndian.AppendUint64(familyPrefix(prefixVersion, id), seq)
+}
+
+func itemKey(id, itemID string) []byte {
+	return append(familyPrefix(prefixItem, id), itemID...)
+}
+
+func slotKey(p byte, id string, slot []byte) []byte {
+	return append(familyPrefix(p, id), slot...)
+}
+
+// idOf splits a family key (p | id | 0x00 | rest) into id and rest.
+func idOf(key []byte) (string, []byte, bool) {
+	for i := 1; i < len(key); i++ {
+		if key[i] == 0 {
+			return string(key[1:i]), key[i+1:], true
+		}
+	}
+	return "", nil, false
+}
+
+func appendTime(b []byte, t time.Time) []byte {
+	b = binary.BigEndian.AppendUint64(b, uint64(t.Unix())^(1<<63))
+	return binary.BigEndian.AppendUint32(b, uint32(t.Nanosecond()))
+}
+
+func readTime(b []byte) time.Time {
+	sec := int64(binary.BigEndian.Uint64(b) ^ (1 << 63))
+	return time.Unix(sec, int64(binary.BigEndian.Uint32(b[8:]))).UTC()
+}
+
+// makeSlot returns an item's slot: ^firstSeen | ^firstSeq | position, every
+// byte of the time and seq inverted so that a forward scan meets the newest
+// first (see the package documentation).
+func makeSlot(firstSeen time.Time, firstSeq uint64, position int) []byte {
+	b := make([]byte, 0, slotLen)
+	b = appendTime(b, firstSeen)
+	b = binary.BigEndian.AppendUint64(b, firstSeq)
+	for i := range b {
+		b[i] = ^b[i]
+	}
+	return binary.BigEndian.AppendUint32(b, uint32(position))
+}
+
+func slotFirstSeen(slot []byte) time.Time {
+	var t [timeLen]byte
+	for i := range t {
+		t[i] = ^slot[i]
+	}
+	return readTime(t[:])
+}
+
+func slotFirstSeq(slot []byte) uint64 { return ^binary.BigEndian.Uint64(slot[timeLen:]) }

@@ -1,0 +1,237 @@
+package storage_test
+
+import (
+	"context"
+	"errors"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/dynamo-rss/dynamo/schema"
+	"github.com/dynamo-rss/dynamo/storage"
+)
+
+func TestVersionsAndBounds(t *testing.T) {
+	db, _ := openTest(t)
+	ctx := context.Background()
+	var saved []*schema.Document
+	for i := range 5 {
+		d := doc("news", i, it("a", "A"), it("v", "version "+string(rune('1'+i))))
+		d.Items[0].Extensions = schema.Extensions{
+			{URI: schema.ContentNamespace, Prefix: "content", LocalName: "encoded", Value: "<p>A</p>"},
+		}
+		d.Items[1].Image = &schema.Image{Title: "pic", URL: "https://example.org/p.png", Link: "https://example.org/"}
+		mustSave(t, db, d)
+		saved = append(saved, d)
+	}
+	for n := 1; n <= 5; n++ {
+		got, vi, err := db.Version(ctx, "news", n)
+		if err != nil {
+			t.Fatalf("Version(%d): %v", n, err)
+		}
+		want := saved[5-n]
+		if !reflect.DeepEqual(got, want) {
+			t.Errorf("Version(%d) = %+v\nwant %+v", n, got, want)
+		}
+		if vi.Seq != uint64(6-n) || !vi.Timestamp.Equal(want.Timestamp) || vi.Items != 2 || vi.Title != want.Channel.Title {
+			t.Errorf("Version(%d) info = %+v", n, vi)
+		}
+	}
+	for _, n := range []int{0, -1, 6, 1 << 40} {
+		if _, _, err := db.Version(ctx, "news", n); !errors.Is(err, storage.ErrNotFound) {
+			t.Errorf("Version(%d) = %v, want ErrNotFound", n, err)
+		}
+	}
+	if _, _, err := db.Version(ctx, "nope", 1); !errors.Is(err, storage.ErrNotFound) {
+		t.Errorf("Version of unknown = %v", err)
+	}
+
+	pages := []struct {
+		offset, limit int
+		want          string
+	}{
+		{0, 2, "5,4"},
+		{2, 2, "3,2"},
+		{4, 10, "1"},
+		{5, 1, ""},
+		{9, 1, ""},
+		{0, 0, "5,4,3,2,1"},
+		{1, -1, "4,3,2,1"},
+	}
+	for _, p := range pages {
+		vs, err := db.Versions(ctx, "news", p.offset, p.limit)
+		if err != nil {
+			t.Fatalf("Versions(%d,%d): %v", p.offset, p.limit, err)
+		}
+		if got := seqs(vs); got != p.want {
+			t.Errorf("Versions(%d,%d) = %s, want %s", p.offset, p.limit, got, p.want)
+		}
+	}
+	if _, err := db.Versions(ctx, "news", -1, 1); !errors.Is(err, storage.ErrInvalid) {
+		t.Errorf("negative offset: %v", err)
+	}
+	if _, err := db.Versions(ctx, "nope", 0, 1); !errors.Is(err, storage.ErrNotFound) {
+		t.Errorf("Versions of unknown = %v", err)
+	}
+	if _, err := db.Items(ctx, "nope", storage.ItemQuery{}); !errors.Is(err, storage.ErrNotFound) {
+		t.Errorf("Items of unknown = %v", err)
+	}
+}
+
+func TestResources(t *testing.T) {
+	db, _ := openTest(t)
+	ctx := context.Background()
+	mustSave(t, db, doc("zeta", 0, it("a", "A")))
+	mustSave(t, db, doc("alpha", 1, it("a", "A")))
+	d := doc("alpha", 5, it("a", "A"), it("b", "B"))
+	d.Channel.Title, d.Channel.Description = "Latest title", "Latest description"
+	mustSave(t, db, d)
+	rs, err := db.Resources(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rs) != 2 || rs[0].ID != "alpha" || rs[1].ID != "zeta" {
+		t.Fatalf("Resources = %+v", rs)
+	}
+	a := rs[0]
+	want := storage.ResourceInfo{
+		ID: "alpha", URL: d.URL, Created: t0.Add(time.Minute), Updated: t0.Add(5 * time.Minute),
+		Versions: 2, LatestSeq: 2, Title: "Latest title", Description: "Latest description", Hash: schema.ContentHash(d),
+	}
+	if !reflect.DeepEqual(a, want) {
+		t.Errorf("alpha = %+v\nwant %+v", a, want)
+	}
+}
+
+// TestItemAggregation follows items through edits, disappearance, return and reordering.
+func TestItemAggregation(t *testing.T) {
+	db, _ := openTest(t)
+	ctx := context.Background()
+	rich := it("a", "Alpha")
+	rich.Extensions = schema.Extensions{
+		{URI: schema.ContentNamespace, Prefix: "content", LocalName: "encoded", Value: "<p>Alpha <b>body</b></p>"},
+		{URI: schema.DCNamespace, Prefix: "dc", LocalName: "date", Value: "2026-02-28T09:00:00Z"},
+	}
+	mustSave(t, db, doc("news", 0, rich, it("b", "Beta"), it("c", "Gamma")))                 // seq 1
+	mustSave(t, db, doc("news", 10, it("c", "Gamma"), it("b", "Beta v2"), it("d", "Delta"))) // seq 2: a gone, b edited, reordered
+	mustSave(t, db, doc("news", 20, it("d", "Delta"), rich))                                 // seq 3: a back, b and c gone
+
+	items, err := db.Items(ctx, "news", storage.ItemQuery{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// d first seen at +10; a, b, c at +0 in page order.
+	if got := ids(items); got != "d,a,b,c" {
+		t.Fatalf("Items = %s, want d,a,b,c", got)
+	}
+	at := func(m int) time.Time { return t0.Add(time.Duration(m) * time.Minute) }
+	want := []struct {
+		title       string
+		index       int
+		first, last time.Time
+		seq         uint64
+	}{
+		{"Delta", 1, at(10), at(20), 3},
+		{"Alpha", 2, at(0), at(20), 3},
+		{"Beta v2", 2, at(0), at(10), 2},
+		{"Gamma", 1, at(0), at(10), 2},
+	}
+	for i, w := range want {
+		g := items[i]
+		if g.Title != w.title || g.Index != w.index || !g.FirstSeen.Equal(w.first) || !g.LastSeen.Equal(w.last) || g.Seq != w.seq {
+			t.Errorf("item %s = {%q index %d first %v last %v seq %d}, want %+v", g.ID, g.Title, g.Index, g.FirstSeen, g.LastSeen, g.Seq, w)
+		}
+	}
+	if enc, ok := items[1].Extensions.ContentEncoded(); !ok || enc != "<p>Alpha <b>body</b></p>" {
+		t.Errorf("content:encoded = %q, %v", enc, ok)
+	}
+	if pub, ok := items[1].Extensions.Published(); !ok || !pub.Equal(time.Date(2026, 2, 28, 9, 0, 0, 0, time.UTC)) {
+		t.Errorf("dc:date = %v, %v", pub, ok)
+	}
+	for _, tc := range []struct {
+		max  int
+		want string
+	}{{1, "d"}, {2, "d,a"}, {4, "d,a,b,c"}, {9, "d,a,b,c"}} {
+		got, err := db.Items(ctx, "news", storage.ItemQuery{Max: tc.max})
+		if err != nil || ids(got) != tc.want {
+			t.Errorf("Items(Max=%d) = %s, %v; want %s", tc.max, ids(got), err, tc.want)
+		}
+	}
+	mustCheck(t, db)
+}
+
+// TestItemsTieBreak: items first seen at the same instant list later versions
+// first, then page order; an out-of-order timestamp sorts by time.
+func TestItemsTieBreak(t *testing.T) {
+	db, _ := openTest(t)
+	mustSave(t, db, doc("news", 5, it("a", "A"), it("b", "B")))
+	mustSave(t, db, doc("news", 5, it("c", "C"), it("a", "A"), it("b", "B")))
+	mustSave(t, db, doc("news", 1, it("old", "Old"), it("c", "C"), it("a", "A"), it("b", "B")))
+	items, err := db.Items(context.Background(), "news", storage.ItemQuery{})
+	if err != nil || ids(items) != "c,a,b,old" {
+		t.Fatalf("Items = %s, %v; want c,a,b,old", ids(items), err)
+	}
+}
+
+func TestItemsKeywords(t *testing.T) {
+	db, _ := openTest(t)
+	ctx := context.Background()
+	items := []schema.Item{
+		{ID: "1", Title: "Budget approved", Link: "https://example.org/budget", Description: "The council voted"},
+		{ID: "2", Title: "Road works", Link: "https://example.org/roads", Description: "Budget overrun on roads"},
+		{ID: "3", Title: "Concert tonight", Link: "https://example.org/music", Description: "Jazz in the park"},
+		{ID: "4", Title: "STRASSE gesperrt", Link: "https://example.org/strasse", Description: "Umleitung"},
+		{ID: "5", Title: "ΣΊΣΥΦΟΣ returns", Link: "https://example.org/greek", Description: "Mythology"},
+		{ID: "6", Title: "Budget concert", Link: "https://example.org/fund", Description: "Jazz fundraiser"},
+	}
+	mustSave(t, db, doc("news", 0, items...))
+	T := schema.NewTerm
+	tests := []struct {
+		name  string
+		terms schema.Terms
+		want  string // ids, newest first = page order here
+	}{
+		{"one title term", schema.Terms{T(schema.And, schema.FieldTitle, "budget")}, "1,6"},
+		{"case-insensitive", schema.Terms{T(schema.And, schema.FieldTitle, "BUDGET")}, "1,6"},
+		{"description", schema.Terms{T(schema.And, schema.FieldDescription, "jazz")}, "3,6"},
+		{"link", schema.Terms{T(schema.And, schema.FieldLink, "/roads")}, "2"},
+		{"a and b", schema.Terms{T(schema.And, schema.FieldTitle, "budget"), T(schema.And, schema.FieldDescription, "jazz")}, "6"},
+		{"a or b", schema.Terms{T(schema.And, schema.FieldTitle, "road"), T(schema.Or, schema.FieldTitle, "concert")}, "2,3,6"},
+		// left to right: (budget-title or roads-link) and jazz-desc = only 6, not "budget or (roads and jazz)" = 1,6
+		{"a or b and c", schema.Terms{T(schema.And, schema.FieldTitle, "budget"), T(schema.Or, schema.FieldLink, "roads"), T(schema.And, schema.FieldDescription, "jazz")}, "6"},
+		// (jazz and concert) or road = 3,6 then or 2
+		{"a and b or c", schema.Terms{T(schema.And, schema.FieldDescription, "jazz"), T(schema.And, schema.FieldTitle, "concert"), T(schema.Or, schema.FieldTitle, "road")}, "2,3,6"},
+		{"no match", schema.Terms{T(schema.And, schema.FieldTitle, "nothing")}, ""},
+		{"ß matches SS", schema.Terms{T(schema.And, schema.FieldTitle, "straße")}, "4"},
+		{"ss matches SS", schema.Terms{T(schema.And, schema.FieldTitle, "strasse")}, "4"},
+		{"σ matches Σ", schema.Terms{T(schema.And, schema.FieldTitle, "σίσυφοσ")}, "5"},
+		{"final ς matches Σ", schema.Terms{T(schema.And, schema.FieldTitle, "σίσυφος")}, "5"},
+		{"lower-case body", schema.Terms{T(schema.And, schema.FieldDescription, "MYTHOLOGY")}, "5"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := db.Items(ctx, "news", storage.ItemQuery{Terms: tt.terms})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if ids(got) != tt.want {
+				t.Errorf("Items = %q, want %q", ids(got), tt.want)
+			}
+			// Oracle: the unfolded matcher over the same items.
+			var oracle []string
+			for _, x := range items {
+				if tt.terms.Match(x.Title, x.Link, x.Description) {
+					oracle = append(oracle, x.ID)
+				}
+			}
+			if ids(got) != strings.Join(oracle, ",") {
+				t.Errorf("Items = %q, Terms.Match says %q", ids(got), strings.Join(oracle, ","))
+			}
+		})
+	}
+	got, err := db.Items(ctx, "news", storage.ItemQuery{Max: 1, Terms: schema.Terms{T(schema.And, schema.FieldTitle, "budget")}})
+	if err != nil || ids(got) != "1" {
+		t.Errorf("Max=1 keyword = %s, %v", ids(got), err)
+	}
+}

@@ -1,0 +1,182 @@
+package storage
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/dgraph-io/badger/v4"
+
+	"github.com/dynamo-rss/dynamo/schema"
+)
+
+// prepared is what a save writes, computed once outside retries.
+type prepared struct {
+	version []byte
+	content [][]byte // f record per item
+	digests [][digestLen]byte
+}
+
+func (db *DB) prepare(doc *schema.Document) (*prepared, error) {
+	xmlData, err := schema.Marshal(doc)
+	if err != nil {
+		return nil, err
+	}
+	p := &prepared{
+		version: encodeVersion(db.zw, doc, xmlData),
+		content: make([][]byte, len(doc.Items)),
+		digests: make([][digestLen]byte, len(doc.Items)),
+	}
+	for i := range doc.Items {
+		p.content[i] = encodeContent(&doc.Items[i])
+		p.digests[i] = digest(p.content[i])
+	}
+	return p, nil
+}
+
+func (db *DB) save(ctx context.Context, doc *schema.Document) (SaveResult, error) {
+	if doc == nil {
+		return SaveResult{}, fmt.Errorf("save: %w: nil document", ErrInvalid)
+	}
+	id := doc.RSSID
+	if err := ValidateID(id); err != nil {
+		return SaveResult{}, fmt.Errorf("save: %w", err)
+	}
+	if err := doc.Validate(); err != nil {
+		return SaveResult{}, fmt.Errorf("save %q: %w: %w", id, ErrInvalid, err)
+	}
+	hash := schema.ContentHash(doc)
+	ts := doc.Timestamp.UTC()
+
+	unlock := db.locks.lock(id)
+	defer unlock()
+
+	var (
+		res SaveResult
+		p   *prepared
+	)
+	err := db.update(ctx, func(txn *badger.Txn) error {
+		m, err := getMeta(txn, id)
+		existed := err == nil
+		if err != nil && !errors.Is(err, ErrNotFound) {
+			return err
+		}
+		if existed && m.Hash == hash {
+			res = SaveResult{Changed: false, Seq: m.Latest, Versions: int(m.Count)}
+			return nil
+		}
+		if m.Latest >= maxSeq {
+			return fmt.Errorf("sequence numbers exhausted")
+		}
+		if p == nil {
+			if p, err = db.prepare(doc); err != nil {
+				return err
+			}
+		}
+		seq := m.Latest + 1
+		nowPresent, err := putItems(txn, id, &m, doc, seq, ts, p)
+		if err != nil {
+			return err
+		}
+		if err := txn.Set(versionKey(id, seq), p.version); err != nil {
+			return fmt.Errorf("write version %d: %w", seq, err)
+		}
+		if !existed {
+			m = meta{Created: ts, Oldest: seq}
+		}
+		m.URL = doc.URL
+		m.Updated = ts
+		m.Latest = seq
+		m.Count++
+		m.Hash = hash
+		m.Title = doc.Channel.Title
+		m.Description = doc.Channel.Description
+		m.Present = nowPresent
+		if err := txn.Set(metaKey(id), m.encode()); err != nil {
+			return fmt.Errorf("write metadata: %w", err)
+		}
+		res = SaveResult{Changed: true, Seq: seq, Versions: int(m.Count)}
+		return nil
+	})
+	if err != nil {
+		return SaveResult{}, fmt.Errorf("save %q: %w", id, err)
+	}
+	return res, nil
+}
+
+// putItems updates the item index for version seq of doc and returns the
+// items now present. An item of the previous version is found in m.Present
+// and costs a write only if its content changed; a new id gets a slot (first
+// seen now) and an x entry; a returning id keeps its slot; an item that is
+// gone gets its last seen, seq and digest written to its x entry.
+func putItems(txn *badger.Txn, id string, m *meta, doc *schema.Document, seq uint64, ts time.Time, p *prepared) ([]present, error) {
+	prev := make(map[string]int, len(m.Present))
+	for i := range m.Present {
+		prev[m.Present[i].ID] = i
+	}
+	seen := make([]bool, len(m.Present))
+	now := make([]present, len(doc.Items))
+	for i := range doc.Items {
+		it := &doc.Items[i]
+		np := present{ID: it.ID, Digest: p.digests[i]}
+		var oldDigest *[digestLen]byte
+		if k, ok := prev[it.ID]; ok {
+			seen[k] = true
+			np.Slot, oldDigest = m.Present[k].Slot, &m.Present[k].Digest
+		} else {
+			xk := itemKey(id, it.ID)
+			x, found, err := getItemEntry(txn, xk)
+			if err != nil {
+				return nil, err
+			}
+			if found {
+				np.Slot, oldDigest = x.Slot, &x.Digest
+			} else {
+				np.Slot = makeSlot(ts, seq, i)
+			}
+			x = itemEntry{Slot: np.Slot, Present: true}
+			if err := txn.Set(xk, x.encode()); err != nil {
+				return nil, fmt.Errorf("write item %q: %w", it.ID, err)
+			}
+		}
+		if oldDigest == nil || *oldDigest != np.Digest {
+			if err := txn.Set(slotKey(prefixContent, id, np.Slot), p.content[i]); err != nil {
+				return nil, fmt.Errorf("write item %q: %w", it.ID, err)
+			}
+			if err := txn.Set(slotKey(prefixSearch, id, np.Slot), encodeSearch(it)); err != nil {
+				return nil, fmt.Errorf("write item %q: %w", it.ID, err)
+			}
+		}
+		now[i] = np
+	}
+	for k, old := range m.Present {
+		if seen[k] {
+			continue
+		}
+		x := itemEntry{Slot: old.Slot, LastSeen: m.Updated, LastSeq: m.Latest, Digest: old.Digest}
+		if err := txn.Set(itemKey(id, old.ID), x.encode()); err != nil {
+			return nil, fmt.Errorf("write item %q: %w", old.ID, err)
+		}
+	}
+	return now, nil
+}
+
+func getItemEntry(txn *badger.Txn, key []byte) (itemEntry, bool, error) {
+	item, err := txn.Get(key)
+	if errors.Is(err, badger.ErrKeyNotFound) {
+		return itemEntry{}, false, nil
+	}
+	if err != nil {
+		return itemEntry{}, false, fmt.Errorf("read item entry: %w", err)
+	}
+	var x itemEntry
+	err = item.Value(func(v []byte) error {
+		x, err = decodeItemEntry(v)
+		return err
+	})
+	if err != nil {
+		return itemEntry{}, false, err
+	}
+	return x, true, nil
+}
