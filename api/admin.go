@@ -1,8 +1,10 @@
 package api
 
 import (
+	"context"
 	"crypto/sha256"
 	"crypto/subtle"
+	"errors"
 	"fmt"
 	"net/http"
 	"strings"
@@ -106,6 +108,9 @@ func (s *Server) postReload(c echo.Context) error {
 		return errNotImplemented("this server has no configuration file to reload")
 	}
 	if err := s.opts.Reload(c.Request().Context()); err != nil {
+		if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+			return &Problem{Status: http.StatusServiceUnavailable, Detail: "the reload did not complete; try again", Err: err}
+		}
 		return &Problem{Status: http.StatusUnprocessableEntity,
 			Detail: "configuration not reloaded, the previous one stays in force: " + err.Error(), Err: err}
 	}

@@ -27,7 +27,10 @@ type Problem struct {
 }
 
 func (p *Problem) Error() string {
-	msg := fmt.Sprintf("%d %s: %s", p.Status, http.StatusText(p.Status), p.Detail)
+	msg := fmt.Sprintf("%d %s", p.Status, http.StatusText(p.Status))
+	if p.Detail != "" {
+		msg += ": " + p.Detail
+	}
 	if p.Err != nil {
 		msg += ": " + p.Err.Error()
 	}
@@ -100,8 +103,12 @@ func toProblem(err error) *Problem {
 			if msg, ok := he.Message.(string); ok && msg != http.StatusText(he.Code) {
 				out.Detail = msg
 			}
-			if he.Code == http.StatusNotFound && out.Detail == "" {
+			switch {
+			case out.Detail != "":
+			case he.Code == http.StatusNotFound:
 				out.Detail = "no such route; feeds are under /resources"
+			case he.Code == http.StatusMethodNotAllowed:
+				out.Detail = "this route does not answer this method; feeds answer GET and HEAD"
 			}
 		}
 		return out

@@ -27,6 +27,7 @@ var templateFS embed.FS
 func parsePages() (map[string]*template.Template, error) {
 	base, err := template.New("layout").Funcs(template.FuncMap{
 		"duration": humanDuration,
+		"bytes":    humanBytes,
 	}).ParseFS(templateFS, "templates/layout.html")
 	if err != nil {
 		return nil, err
@@ -164,6 +165,17 @@ func humanDuration(d time.Duration) string {
 		}
 	}
 	return b.String()
+}
+
+// humanBytes prints a size in binary units: 5 MiB, 512 KiB, 100 bytes.
+func humanBytes(n int64) string {
+	switch {
+	case n >= 1<<20 && n%(1<<20) == 0:
+		return fmt.Sprintf("%d MiB", n>>20)
+	case n >= 1<<10 && n%(1<<10) == 0:
+		return fmt.Sprintf("%d KiB", n>>10)
+	}
+	return fmt.Sprintf("%d bytes", n)
 }
 
 // homeResources merges the configured resources (poller) with the stored

@@ -88,6 +88,12 @@ func (s *Server) readPreview(c echo.Context) (previewInput, error) {
 		if err := req.ParseMultipartForm(s.opts.MaxPreviewBytes); err != nil && !errors.Is(err, http.ErrNotMultipart) {
 			return previewInput{}, s.previewReadError(err)
 		}
+		if req.MultipartForm != nil {
+			defer func() { _ = req.MultipartForm.RemoveAll() }()                        // temporary files of large parts; nothing to do on failure
+			if fhs := req.MultipartForm.File["page"]; len(fhs) > 0 && fhs[0].Size > 0 { // the page as an uploaded file: its bytes as they are
+				return s.readPreviewFile(fhs[0], req.PostFormValue("url"))
+			}
+		}
 		// Browsers send form fields as UTF-8 (the form says accept-charset).
 		return previewInput{page: []byte(req.PostFormValue("page")), url: req.PostFormValue("url"), contentType: "text/html; charset=utf-8", form: true}, nil
 	}
@@ -98,6 +104,28 @@ func (s *Server) readPreview(c echo.Context) (previewInput, error) {
 	in := previewInput{page: body, url: c.QueryParam("url")}
 	if cs := params["charset"]; cs != "" {
 		in.contentType = "text/html; charset=" + cs
+	}
+	return in, nil
+}
+
+// readPreviewFile reads a page uploaded as a multipart file; its own
+// Content-Type may name its charset.
+func (s *Server) readPreviewFile(fh *multipart.FileHeader, pageURL string) (previewInput, error) {
+	if fh.Size > s.opts.MaxPreviewBytes {
+		return previewInput{}, errTooLarge(s.opts.MaxPreviewBytes)
+	}
+	f, err := fh.Open()
+	if err != nil {
+		return previewInput{}, s.previewReadError(err)
+	}
+	defer func() { _ = f.Close() }() // read-only: a close error loses nothing
+	page, err := io.ReadAll(io.LimitReader(f, s.opts.MaxPreviewBytes+1))
+	if err != nil {
+		return previewInput{}, s.previewReadError(err)
+	}
+	in := previewInput{page: page, url: pageURL}
+	if _, params, err := mime.ParseMediaType(fh.Header.Get(echo.HeaderContentType)); err == nil && params["charset"] != "" {
+		in.contentType = "text/html; charset=" + params["charset"]
 	}
 	return in, nil
 }

@@ -2,8 +2,10 @@ package api
 
 import (
 	"encoding/json"
+	"io"
 	"mime/multipart"
 	"net/http"
+	"net/textproto"
 	"net/url"
 	"strings"
 	"testing"
@@ -108,10 +110,10 @@ func TestPreviewForm(t *testing.T) {
 	}
 	body := rec.Body.String()
 	for _, want := range []string{
-		`<textarea id="page" name="page" required spellcheck="false">&lt;html&gt;`, // the page comes back in the form
+		`<textarea id="page" name="page" spellcheck="false">&lt;html&gt;`, // the page comes back in the form
 		`value="https://example.org/news.html"`,
 		`&lt;title&gt;Our Città News&lt;/title&gt;`, // the document, escaped
-		`bogus`,                                      // the diagnostic
+		`bogus`, // the diagnostic
 	} {
 		if !strings.Contains(body, want) {
 			t.Errorf("page lacks %q", want)
@@ -134,12 +136,40 @@ func TestPreviewMultipart(t *testing.T) {
 	if err := mw.WriteField("page", previewPageHTML); err != nil {
 		t.Fatal(err)
 	}
+	if _, err := mw.CreateFormFile("page", ""); err != nil { // what a browser sends when no file is chosen
+		t.Fatal(err)
+	}
 	if err := mw.Close(); err != nil {
 		t.Fatal(err)
 	}
 	rec := svcDo(s, http.MethodPost, "/preview", strings.NewReader(b.String()), "Content-Type", mw.FormDataContentType())
 	if rec.Code != http.StatusOK || !strings.Contains(rec.Body.String(), "Budget approved") {
 		t.Errorf("multipart: %d %s", rec.Code, rec.Body)
+	}
+
+	// The page as an uploaded Latin-1 file, its charset in the part's header.
+	latin1, err := charmap.ISO8859_1.NewEncoder().String(previewPageHTML)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b.Reset()
+	mw = multipart.NewWriter(&b)
+	part, err := mw.CreatePart(textproto.MIMEHeader{
+		"Content-Disposition": {`form-data; name="page"; filename="news.html"`},
+		"Content-Type":        {"text/html; charset=ISO-8859-1"},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := io.WriteString(part, latin1); err != nil {
+		t.Fatal(err)
+	}
+	if err := mw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	rec = svcDo(s, http.MethodPost, "/preview", strings.NewReader(b.String()), "Content-Type", mw.FormDataContentType())
+	if rec.Code != http.StatusOK || !strings.Contains(rec.Body.String(), "Our Città News") {
+		t.Errorf("uploaded file: %d %s", rec.Code, rec.Body)
 	}
 }
 

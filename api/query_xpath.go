@@ -31,7 +31,11 @@ func (q *feedQuery) selectItems(ctx context.Context, items []schema.Item, applyT
 		xctx, cancel = context.WithTimeout(ctx, xpathTimeout)
 		defer cancel()
 	}
-	keep := make([]int, 0, min(len(items), max(limit, 0)+1))
+	size := len(items)
+	if limit > 0 {
+		size = min(size, limit)
+	}
+	keep := make([]int, 0, size)
 	evaluated := 0
 	for i := range items {
 		if limit > 0 && len(keep) == limit {

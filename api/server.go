@@ -114,6 +114,9 @@ func New(opts Options) (*Server, error) {
 	s.e.HideBanner = true
 	s.e.HidePort = true
 	s.e.HTTPErrorHandler = s.httpError
+	// Logged client addresses come from the connection: X-Forwarded-For is
+	// trivially forged unless a known proxy sets it.
+	s.e.IPExtractor = echo.ExtractIPDirect()
 	s.middleware()
 	s.routes()
 	return s, nil

@@ -1,6 +1,7 @@
 package extractor
 
 import (
+	"bytes"
 	"fmt"
 	"net/url"
 	"slices"
@@ -23,7 +24,8 @@ type region struct {
 	text    value
 	href    string // the first <a href> in a URL region
 	hasHref bool
-	html    []byte // a description's raw HTML (valueHTML only)
+	html    []byte   // a description's raw HTML (valueHTML only)
+	urls    []string // URLs of html's placeholders (see appendTag)
 	htmlCut bool
 	markup  bool // html holds at least one tag
 }
@@ -32,7 +34,8 @@ type region struct {
 type field struct {
 	set  bool
 	val  string
-	html string // descriptions: raw HTML when the region had markup
+	html string   // descriptions: raw HTML when the region had markup
+	urls []string // the URLs of html's placeholders
 	at   pos
 }
 
@@ -80,6 +83,8 @@ type builder struct {
 	hiddenNext bool      // the next text token is the raw content of a hidden element
 	hiddenEnd  atom.Atom
 
+	attrs []attr // the current tag's attributes, when they were needed
+
 	base    string // the first <base href>, unresolved
 	hasBase bool
 	baseAt  pos
@@ -91,7 +96,7 @@ type builder struct {
 
 func newBuilder(opts Options) *builder {
 	lim := opts.Limits.withDefaults()
-	return &builder{
+	b := &builder{
 		opts:   opts,
 		limits: lim,
 		page:   pageURL(opts.URL),
@@ -99,6 +104,10 @@ func newBuilder(opts Options) *builder {
 		diags:  diagList{max: lim.MaxDiagnostics},
 		items:  make(map[int]*itemSpec),
 	}
+	if opts.URL != "" && b.page.String() == DefaultURL && opts.URL != DefaultURL {
+		b.warn(pos{1, 1}, fmt.Sprintf("page URL %q is not an absolute URL; using %s", shorten(opts.URL), DefaultURL))
+	}
+	return b
 }
 
 func (b *builder) warn(at pos, msg string) { b.diags.add(at, Warning, msg) }
@@ -158,18 +167,26 @@ func (b *builder) token(z *html.Tokenizer, tt html.TokenType) {
 		}
 		return
 	}
-	if a == atom.Base && tt != html.EndTagToken && !b.hasBase {
-		for more := true; more; {
-			var k, v []byte
-			k, v, more = z.TagAttr()
-			if string(k) == "href" {
-				b.base, b.hasBase, b.baseAt = string(v), true, start
-				break
+	isStart := tt != html.EndTagToken
+	urlInDesc := isStart && len(b.descs) > 0 && mayHaveURL(raw)
+	wantHref := isStart && kind == valueURL && a == atom.A && !cur.hasHref
+	if urlInDesc || wantHref || isStart && a == atom.Base && !b.hasBase {
+		b.readAttrs(z)
+		if href, ok := b.attr("href"); ok {
+			switch {
+			case a == atom.Base && !b.hasBase:
+				b.base, b.hasBase, b.baseAt = href, true, start
+			case wantHref:
+				cur.href, cur.hasHref = href, true
 			}
 		}
 	}
 	for _, d := range b.descs {
-		d.appendHTML(raw, b.limits.MaxValueBytes, true)
+		if urlInDesc {
+			d.appendTag(raw, b.attrs, tt == html.SelfClosingTagToken, b.limits.MaxValueBytes)
+		} else {
+			d.appendHTML(raw, b.limits.MaxValueBytes, true)
+		}
 	}
 	if kind == valueNone {
 		return
@@ -177,16 +194,30 @@ func (b *builder) token(z *html.Tokenizer, tt html.TokenType) {
 	if isBlock(a) {
 		cur.text.addSpace()
 	}
-	if kind == valueURL && a == atom.A && tt != html.EndTagToken && !cur.hasHref {
-		for more := true; more; {
-			var k, v []byte
-			k, v, more = z.TagAttr()
-			if string(k) == "href" {
-				cur.href, cur.hasHref = string(v), true
-				break
-			}
+}
+
+// readAttrs reads the current tag's attributes into b.attrs.
+func (b *builder) readAttrs(z *html.Tokenizer) {
+	b.attrs = b.attrs[:0]
+	for {
+		k, v, more := z.TagAttr()
+		if k == nil && !more {
+			return
+		}
+		b.attrs = append(b.attrs, attr{string(k), string(v)})
+		if !more {
+			return
 		}
 	}
+}
+
+func (b *builder) attr(name string) (string, bool) {
+	for _, a := range b.attrs {
+		if a.name == name {
+			return a.value, true
+		}
+	}
+	return "", false
 }
 
 // tagAtom returns the atom of a tag token's name, read from its raw text
@@ -241,8 +272,65 @@ func (r *region) appendHTML(raw []byte, limit int, tag bool) {
 		r.htmlCut = true
 		return
 	}
+	if bytes.IndexByte(raw, 0) >= 0 {
+		// NUL is no XML character, and it marks URL placeholders (see appendTag).
+		raw = bytes.ReplaceAll(raw, []byte{0}, nil)
+	}
 	r.html = append(r.html, raw...)
 	r.markup = r.markup || tag
+}
+
+// appendTag keeps a start tag of a description whose URL attributes must be
+// made absolute. The base is known only at the end of the page, so the tag
+// is written normalized, with each href, src and cite value replaced by a
+// placeholder NUL, index, NUL; [resolvePlaceholders] puts the resolved URLs in.
+func (r *region) appendTag(raw []byte, attrs []attr, selfClosing bool, limit int) {
+	if r.htmlCut {
+		return
+	}
+	n := len(r.html)
+	r.html = append(r.html, '<')
+	name := raw[1:]
+	for i, c := range name {
+		if c == '>' || c == '/' || isSpace(c) {
+			name = name[:i]
+			break
+		}
+	}
+	for _, c := range bytes.ReplaceAll(name, []byte{0}, nil) {
+		if c >= 'A' && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		r.html = append(r.html, c)
+	}
+	for _, a := range attrs {
+		if strings.ContainsRune(a.name, 0) {
+			continue
+		}
+		r.html = append(r.html, ' ')
+		r.html = append(r.html, a.name...)
+		r.html = append(r.html, '=', '"')
+		switch a.name {
+		case "href", "src", "cite":
+			r.html = append(r.html, 0)
+			r.html = strconv.AppendInt(r.html, int64(len(r.urls)), 10)
+			r.html = append(r.html, 0)
+			r.urls = append(r.urls, a.value)
+		default:
+			r.html = append(r.html, html.EscapeString(strings.ReplaceAll(a.value, "\x00", ""))...)
+		}
+		r.html = append(r.html, '"')
+	}
+	if selfClosing {
+		r.html = append(r.html, '/')
+	}
+	r.html = append(r.html, '>')
+	if len(r.html) > limit {
+		r.html = r.html[:n]
+		r.htmlCut = true
+		return
+	}
+	r.markup = true
 }
 
 // comment handles a comment that starts like an annotation.
@@ -314,7 +402,7 @@ func (b *builder) checkAttrs(r *region) string {
 		if !ok {
 			return "missing required attribute " + name
 		}
-		if strings.TrimSpace(v) == "" {
+		if clean(v) == "" {
 			return "empty required attribute " + name
 		}
 	}
@@ -426,7 +514,9 @@ func (b *builder) commit(r *region) {
 		if r.markup {
 			h = string(r.html)
 		}
-		b.set(r, &f.description, r.text.String(), h)
+		if b.set(r, &f.description, r.text.String(), h) {
+			f.description.urls = r.urls
+		}
 	case tagChannelImage, tagItemImage:
 		if f.image != nil {
 			b.fail(r.at, fmt.Sprintf("%s given twice (first at %d:%d): the first wins", b.what(r), f.image.at.line, f.image.at.col))
@@ -470,17 +560,19 @@ func (b *builder) what(r *region) string {
 	return r.a.name
 }
 
-// set fills a singleton field: the first non-empty value wins.
-func (b *builder) set(r *region, f *field, v, html string) {
+// set fills a singleton field: the first non-empty value wins. It reports
+// whether the value was taken.
+func (b *builder) set(r *region, f *field, v, html string) bool {
 	if v == "" && html == "" {
 		b.warn(r.at, fmt.Sprintf("%s is empty; ignored", b.what(r)))
-		return
+		return false
 	}
 	if f.set {
 		b.fail(r.at, fmt.Sprintf("%s given twice (first at %d:%d): the first wins", b.what(r), f.at.line, f.at.col))
-		return
+		return false
 	}
 	*f = field{set: true, val: v, html: html, at: r.at}
+	return true
 }
 
 // item returns the item of an index, creating it unless there are too many.

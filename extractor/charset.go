@@ -7,9 +7,12 @@ import (
 	"fmt"
 	"io"
 	"mime"
+	"slices"
+	"unicode/utf8"
 
 	"golang.org/x/net/html/charset"
 	"golang.org/x/text/encoding"
+	"golang.org/x/text/encoding/charmap"
 	"golang.org/x/text/transform"
 )
 
@@ -60,10 +63,70 @@ func (b *builder) decoder(br *bufio.Reader) (io.Reader, error) {
 	}
 	if enc == nil {
 		enc, name, _ = charset.DetermineEncoding(prefix, "")
+		if name == "windows-1252" && isASCII(prefix) && !declared(prefix) {
+			// Nothing declared a charset and the prefix has no evidence either
+			// way: the rest of the page may be UTF-8 as well as windows-1252.
+			b.charset = "utf-8, else windows-1252"
+			return transform.NewReader(br, utf8OrWindows1252{}), nil
+		}
 	}
 	b.charset = name
 	if name == "utf-8" {
 		return br, nil // the tokenizer reads UTF-8; invalid bytes become U+FFFD in values
 	}
 	return transform.NewReader(br, enc.NewDecoder()), nil
+}
+
+func isASCII(p []byte) bool {
+	for _, c := range p {
+		if c >= utf8.RuneSelf {
+			return false
+		}
+	}
+	return true
+}
+
+// declared reports whether an ASCII prefix declares its charset in a <meta>.
+// charset.DetermineEncoding does not say whether its answer came from a
+// <meta> or from its fallback, so ask it again with one valid UTF-8
+// character appended (within the 1024 bytes it reads): without a <meta>,
+// detection now answers utf-8; with one, the answer is the <meta>'s.
+func declared(prefix []byte) bool {
+	const probe = "\u00e9 " // the space: DetermineEncoding drops a final non-ASCII rune
+	p := prefix[:min(len(prefix), 1024-len(probe))]
+	_, name, _ := charset.DetermineEncoding(append(slices.Clip(p), probe...), "")
+	return name != "utf-8"
+}
+
+// utf8OrWindows1252 decodes UTF-8, reading each byte that is not part of a
+// valid UTF-8 sequence as windows-1252: right for both of the common legacy
+// encodings when a page does not say which one it uses.
+type utf8OrWindows1252 struct{ transform.NopResetter }
+
+func (utf8OrWindows1252) Transform(dst, src []byte, atEOF bool) (nDst, nSrc int, err error) {
+	for nSrc < len(src) {
+		c := src[nSrc]
+		if c < utf8.RuneSelf {
+			if nDst == len(dst) {
+				return nDst, nSrc, transform.ErrShortDst
+			}
+			dst[nDst] = c
+			nDst++
+			nSrc++
+			continue
+		}
+		r, size := utf8.DecodeRune(src[nSrc:])
+		if r == utf8.RuneError && size == 1 {
+			if !atEOF && !utf8.FullRune(src[nSrc:]) {
+				return nDst, nSrc, transform.ErrShortSrc // the rest of the sequence may come
+			}
+			r = charmap.Windows1252.DecodeByte(c)
+		}
+		if nDst+utf8.RuneLen(r) > len(dst) {
+			return nDst, nSrc, transform.ErrShortDst
+		}
+		nDst += utf8.EncodeRune(dst[nDst:], r)
+		nSrc += size
+	}
+	return nDst, nSrc, nil
 }

@@ -20,6 +20,7 @@ func utf16le(s string) string {
 }
 
 func TestCharset(t *testing.T) {
+	pad := "<p>" + strings.Repeat("plain ASCII text ", 100) + "</p>\n" // more than the 1024 bytes looked at
 	const title = "<!-- <channel:title> -->%s<!-- </channel:title> -->"
 	for _, tc := range []struct {
 		name, contentType, src, want string
@@ -34,6 +35,10 @@ func TestCharset(t *testing.T) {
 		{"UTF-16 BOM", "", utf16le(strings.Replace(title, "%s", "日本", 1)), "日本", nil},
 		{"detected UTF-8", "", strings.Replace(title, "%s", "caf\xc3\xa9", 1), "café", nil},
 		{"detected windows-1252", "", strings.Replace(title, "%s", "caf\xe9 \x93q\x94", 1), "café “q”", nil},
+		{"undeclared, ASCII start, UTF-8 later", "", pad + strings.Replace(title, "%s", "caf\xc3\xa9 \xe2\x80\x9cq\xe2\x80\x9d", 1), "café “q”", nil},
+		{"undeclared, ASCII start, Latin-1 later", "", pad + strings.Replace(title, "%s", "caf\xe9 \x93q\x94", 1), "café “q”", nil},
+		{"undeclared, ASCII start, both later", "", pad + strings.Replace(title, "%s", "caf\xe9 caf\xc3\xa9", 1), "café café", nil},
+		{"declared windows-1252, ASCII start", "", `<meta charset="windows-1252">` + pad + strings.Replace(title, "%s", "\xc3\xa9", 1), "Ã©", nil},
 		{"unknown header charset", "text/html; charset=klingon", strings.Replace(title, "%s", "caf\xe9", 1), "café",
 			[]string{`1:1: warning: unknown charset "klingon" in content type`}},
 		{"malformed content type", "text/html; charset", strings.Replace(title, "%s", "x", 1), "x",

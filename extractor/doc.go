@@ -1,3 +1,113 @@
 // Package extractor is Dynamo's Wrapper: it turns an annotated legacy HTML page
 // into an XMLData document (see ANNOTATIONS.md) plus diagnostics.
+//
+// # Usage
+//
+//	res, err := extractor.Extract(body, extractor.Options{
+//		URL:         "https://example.org/news.html", // base of relative links
+//		RSSID:       "news",
+//		ContentType: resp.Header.Get("Content-Type"), // its charset wins
+//		Timestamp:   fetchedAt,
+//	})
+//	switch {
+//	case errors.Is(err, extractor.ErrNotAnnotated): // no channel:title: no document
+//	case err != nil: // reading failed, or extractor.ErrTooLarge
+//	}
+//	// res.Document is valid (Validate and the XSD); res.Diagnostics are sorted.
+//
+// Extract is pure (no network, no clock) and safe for concurrent use. The
+// zero Options are valid: the page URL then is [DefaultURL] and the rssId
+// [DefaultRSSID].
+//
+// # How a page is read
+//
+// The page is converted to UTF-8 first: the charset of Options.ContentType,
+// else a byte-order mark (which is dropped), else <meta charset> or
+// <meta http-equiv="Content-Type"> in the first 1024 bytes, else detection by
+// golang.org/x/net/html/charset on those bytes (valid UTF-8, else
+// windows-1252, the HTML default, which also covers ISO-8859-1). When those
+// bytes are plain ASCII and declare nothing, there is no evidence either way,
+// so the page is decoded as UTF-8 with every byte that is not valid UTF-8 read
+// as windows-1252: right for both common legacy cases.
+//
+// It is then read once, as a stream of golang.org/x/net/html tokens; nothing
+// builds a DOM and the page is never held whole. An annotation is a comment
+// whose trimmed body is exactly one channel: or item: tag; the tokenizer
+// already treats the content of script, style, textarea, title and the other
+// raw-text elements as text, so look-alike comments there are not annotations.
+// A comment that starts like an annotation but is not one well-formed tag is
+// ignored with a warning; any other comment is ordinary. Tag and attribute
+// names are case-insensitive; values take single or double quotes.
+//
+// Open regions form a stack. Text goes to the innermost open region only, so
+// a region's value never includes the text of regions nested in it; a region
+// whose opening was refused (unknown tag, missing attribute) is transparent.
+// A closing tag closes the innermost open region of its name, and any region
+// opened inside it (with a warning); a closing tag with no open region is
+// ignored; regions still open at the end are closed there.
+//
+// Values: text has entities decoded, markup removed (script, style, noscript,
+// iframe, noembed and noframes content is not text), <br> and block element
+// boundaries read as white space, white space (Unicode) collapsed and trimmed,
+// characters XML 1.0 does not allow removed, invalid UTF-8 replaced by
+// U+FFFD. A URL is the href of the first <a> in the region, else its text,
+// resolved against the first <base href> of the page (wherever it is), else
+// against the page URL; only http and https results are kept, others are
+// dropped with a warning. Images resolve url and link the same way; a missing
+// image title or link is the channel's (or item's), as RSS 2.0 requires one.
+//
+// Items are grouped by their positive integer index and listed in index
+// order. An item's id is its id attribute (from any of its annotations, the
+// first wins); otherwise "link-" and the first 16 hex digits of the SHA-256
+// of its resolved link, or, for an item without a usable link, "text-" and the
+// first 16 hex digits of the SHA-256 of title, NUL, description. So an
+// article keeps its id when it moves on the page. Colliding ids get "-INDEX"
+// appended, with a warning. An item with neither title nor description is
+// dropped (an error); one without a link gets the page URL. The channel needs
+// a non-empty channel:title, else Extract returns [ErrNotAnnotated]; its link
+// defaults to the page URL and its description to "". A singleton field
+// (title, link, description, image) given twice keeps the first non-empty
+// value, with an error.
+//
+// Extensions become schema.Extension values. One whose local name is "date"
+// or "pubDate" is read by a lenient date parser (time layouts first, then
+// github.com/araddon/dateparse, after removing decorations such as the "@" of
+// "December 08, 2005 @ 08:25 AM"; RFC 822 zone names are honoured; no zone
+// means UTC) and rewritten as RFC 3339 in UTC, which is what
+// schema.Extensions.Published reads; an unreadable date stays as text, with
+// a warning.
+//
+// # Descriptions and security
+//
+// Besides its text, a description region that contains markup keeps its HTML
+// as the extension content:encoded (schema.ContentNamespace). That HTML comes
+// from a page we do not control and ends up in feed readers, so it is
+// sanitized by bluemonday's UGC policy: no script, style, iframe, form,
+// event handler attributes or style attributes, URLs only http, https and
+// mailto (so no javascript: or data:), rel="nofollow" on links. Relative
+// href, src and cite URLs are made absolute before sanitizing, so the scheme
+// policy applies to the URLs readers will follow. Tags of a region nested in a
+// description stay in the description's HTML (keeping it balanced), their
+// text does not. Nothing in this package parses HTML with regular expressions.
+//
+// # Diagnostics
+//
+// Each problem is a [Diagnostic] at the 1-based line and column of the
+// annotation (or tag) concerned. Lines are those of the original page ("\n",
+// "\r\n" and a lone "\r" each end a line); columns count characters of the
+// page decoded to UTF-8, which for single-byte charsets (ISO-8859-1,
+// windows-1252) equals the byte column of the original. Severity is [Error]
+// when data is lost (an annotation ignored, a value cut, a second value
+// discarded, an item dropped, a limit exceeded) and [Warning] otherwise
+// (recovered nesting, dropped URL, unreadable date, renamed duplicate id...).
+//
+// # Limits
+//
+// Memory grows with the open regions and the extracted values, never with
+// the page: a 50 MB page is streamed. [Limits] caps what a hostile page can
+// cost, each excess reported as an error diagnostic: open regions (32), items
+// (10,000), extensions per channel or item (100), bytes per value (1 MiB, text
+// and description HTML each), diagnostics (1,000, then one summary). The only
+// hard limit is the size of one HTML token (16 MiB, the tokenizer's buffer):
+// beyond it Extract fails with an error wrapping [ErrTooLarge].
 package extractor

@@ -212,7 +212,7 @@ func (b *builder) extensions(base *url.URL, f *fields) schema.Extensions {
 	var out schema.Extensions
 	for _, x := range f.exts {
 		if x.uri == "" {
-			continue // the marker left when there were too many
+			continue // the marker left when there were too many (a real uri is never empty)
 		}
 		v := x.val
 		if x.local == "date" || x.local == "pubDate" {
@@ -225,7 +225,7 @@ func (b *builder) extensions(base *url.URL, f *fields) schema.Extensions {
 		out = append(out, schema.Extension{URI: x.uri, Prefix: x.prefix, LocalName: x.local, Value: v})
 	}
 	if f.description.html != "" {
-		if h := sanitize(f.description.html, base); h != "" {
+		if h := sanitize(f.description.html, f.description.urls, base); h != "" {
 			out = append(out, schema.Extension{URI: schema.ContentNamespace, Prefix: "content", LocalName: "encoded", Value: h})
 		}
 	}

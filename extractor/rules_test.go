@@ -390,3 +390,16 @@ func sha16(s string) string {
 	sum := sha256.Sum256([]byte(s))
 	return hex.EncodeToString(sum[:8])
 }
+
+func TestRelativePageURL(t *testing.T) {
+	res, err := extractor.Extract(strings.NewReader(`<!-- <channel:title> -->T<!-- </channel:title> -->`), extractor.Options{URL: "news.html"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Document.URL != extractor.DefaultURL {
+		t.Errorf("url %q", res.Document.URL)
+	}
+	if got := diagStrings(res.Diagnostics); len(got) != 1 || got[0] != `1:1: warning: page URL "news.html" is not an absolute URL; using http://localhost/` {
+		t.Errorf("diagnostics %q", got)
+	}
+}

@@ -1,9 +1,8 @@
 package extractor
 
 import (
-	"errors"
-	"io"
 	"net/url"
+	"strconv"
 	"strings"
 	"sync"
 
@@ -17,46 +16,44 @@ import (
 // built once; a built Policy is never modified and is safe for concurrent use.
 var ugcPolicy = sync.OnceValue(bluemonday.UGCPolicy)
 
-// sanitize turns a description's raw HTML into the content:encoded value:
-// relative href, src and cite URLs made absolute against base, then
-// sanitized, then stripped of characters XML does not allow.
-func sanitize(raw string, base *url.URL) string {
-	return strings.TrimSpace(legal(ugcPolicy().Sanitize(absolutize(raw, base))))
+// sanitize turns a description's collected HTML into the content:encoded
+// value: URL placeholders replaced by the URLs resolved against base, then
+// sanitized by bluemonday (which sees absolute URLs, so its scheme policy
+// applies to what readers will follow), then stripped of characters XML does
+// not allow.
+func sanitize(raw string, urls []string, base *url.URL) string {
+	return strings.TrimSpace(legal(ugcPolicy().Sanitize(resolvePlaceholders(raw, urls, base))))
 }
 
-// absolutize re-tokenizes an HTML fragment and resolves the URL attributes
-// of its start tags against base; everything else is copied unchanged.
-func absolutize(raw string, base *url.URL) string {
+// resolvePlaceholders replaces each NUL index NUL written by
+// [region.appendTag] with its URL made absolute and escaped for an attribute.
+// The collected HTML has no other NUL (appendHTML drops them).
+func resolvePlaceholders(raw string, urls []string, base *url.URL) string {
+	if len(urls) == 0 {
+		return raw
+	}
 	var sb strings.Builder
-	sb.Grow(len(raw) + len(raw)/8)
-	z := html.NewTokenizer(strings.NewReader(raw))
+	sb.Grow(len(raw) + 32*len(urls))
 	for {
-		tt := z.Next()
-		switch tt {
-		case html.ErrorToken:
-			if !errors.Is(z.Err(), io.EOF) {
-				sb.Write(z.Raw()) // cannot happen on a strings.Reader without a buffer limit
-			}
+		i := strings.IndexByte(raw, 0)
+		if i < 0 {
+			sb.WriteString(raw)
 			return sb.String()
-		case html.StartTagToken, html.SelfClosingTagToken:
-			raw := z.Raw()
-			if !mayHaveURL(raw) {
-				sb.Write(raw)
-				continue
-			}
-			t := z.Token()
-			for i := range t.Attr {
-				switch t.Attr[i].Key {
-				case "href", "src", "cite":
-					if u, err := base.Parse(strings.TrimSpace(t.Attr[i].Val)); err == nil {
-						t.Attr[i].Val = u.String()
-					}
-				}
-			}
-			sb.WriteString(t.String())
-		default:
-			sb.Write(z.Raw())
 		}
+		j := strings.IndexByte(raw[i+1:], 0)
+		if j < 0 { // cannot happen: placeholders come in pairs
+			sb.WriteString(raw[:i])
+			return sb.String()
+		}
+		sb.WriteString(raw[:i])
+		if n, err := strconv.Atoi(raw[i+1 : i+1+j]); err == nil && n >= 0 && n < len(urls) {
+			u := strings.TrimSpace(urls[n])
+			if abs, err := base.Parse(u); err == nil {
+				u = abs.String()
+			}
+			sb.WriteString(html.EscapeString(u))
+		}
+		raw = raw[i+j+2:]
 	}
 }
 
@@ -64,12 +61,13 @@ func absolutize(raw string, base *url.URL) string {
 // attribute (a cheap, case-insensitive test that allows false positives).
 func mayHaveURL(raw []byte) bool {
 	for i := 0; i+3 <= len(raw); i++ {
-		switch raw[i] | 0x20 {
-		case 'h', 's', 'c':
-			w := string([]byte{raw[i] | 0x20, raw[i+1] | 0x20, raw[i+2] | 0x20})
-			if w == "hre" || w == "src" || w == "cit" {
-				return true
-			}
+		var w [3]byte
+		for k := range w {
+			w[k] = raw[i+k] | 0x20
+		}
+		switch string(w[:]) {
+		case "hre", "src", "cit":
+			return true
 		}
 	}
 	return false

@@ -1,6 +1,7 @@
 package poller
 
 import (
+	"compress/gzip"
 	"context"
 	"errors"
 	"fmt"
@@ -616,4 +617,38 @@ func TestRestartResumesFromBadger(t *testing.T) {
 			t.Errorf("close: %v", err)
 		}
 	})
+}
+
+func TestGzipAndCharsetReachTheExtractor(t *testing.T) {
+	o := newOrigin(t)
+	latin1 := "<html><body><h1><!-- <channel:title> -->Caf\xe9<!-- </channel:title> --></h1></body></html>"
+	o.handle("/", func(w http.ResponseWriter, r *http.Request) {
+		if !strings.Contains(r.Header.Get("Accept-Encoding"), "gzip") {
+			http.Error(w, "want gzip", http.StatusBadRequest)
+			return
+		}
+		if ua := r.Header.Get("User-Agent"); ua != "dynamo-test/1" {
+			http.Error(w, "bad agent "+ua, http.StatusBadRequest)
+			return
+		}
+		w.Header().Set("Content-Type", "text/html; charset=ISO-8859-1")
+		w.Header().Set("Content-Encoding", "gzip")
+		zw := gzip.NewWriter(w)
+		fmt.Fprint(zw, latin1)
+		_ = zw.Close() // the test fails below if the body is incomplete
+	})
+	clk := newFakeClock(t0)
+	ms := newMemStore()
+	yaml := strings.Replace(baseYAML(fmt.Sprintf("resources:\n  - {id: r, url: %q}\n", o.url("/"))), "workers: 2", "workers: 2\n  user_agent: dynamo-test/1", 1)
+	e := newTestEngine(t, testConfig(t, yaml), ms, clk)
+	st := pollAtNext(t, e, clk, "r")
+	if st.LastOutcome != OutcomeChanged {
+		t.Fatalf("%q %q", st.LastOutcome, st.LastError)
+	}
+	ms.mu.Lock()
+	title := ms.versions["r"][0].Channel.Title
+	ms.mu.Unlock()
+	if title != "Café" {
+		t.Fatalf("title %q: gzip or charset lost", title)
+	}
 }

@@ -8,20 +8,23 @@ import "time"
 // is an empty queue. A Queue is not safe for concurrent use; the engine
 // guards its own with a mutex, the simulator drives one directly.
 type Queue struct {
-	heap  []queueEntry
-	index map[string]int // id -> position in heap
+	heap  []*queueEntry
+	index map[string]*queueEntry // touched only by Push of a new id, Remove and Pop
 }
 
+// queueEntry knows its heap position, so sifting never touches the map.
 type queueEntry struct {
-	at time.Time
-	id string
+	key int64 // at as Unix nanoseconds: the comparison key
+	at  time.Time
+	id  string
+	pos int
 }
 
-func (e queueEntry) less(o queueEntry) bool {
-	if e.at.Equal(o.at) {
+func (e *queueEntry) less(o *queueEntry) bool {
+	if e.key == o.key {
 		return e.id < o.id
 	}
-	return e.at.Before(o.at)
+	return e.key < o.key
 }
 
 // Len returns the number of scheduled resources.
@@ -30,48 +33,48 @@ func (q *Queue) Len() int { return len(q.heap) }
 // Push schedules id at time at, rescheduling it if it is already queued.
 func (q *Queue) Push(id string, at time.Time) {
 	if q.index == nil {
-		q.index = make(map[string]int)
+		q.index = make(map[string]*queueEntry)
 	}
-	if i, ok := q.index[id]; ok {
-		q.heap[i].at = at
-		q.fix(i)
+	if e, ok := q.index[id]; ok {
+		e.at, e.key = at, at.UnixNano()
+		q.fix(e.pos)
 		return
 	}
-	q.heap = append(q.heap, queueEntry{at: at, id: id})
-	i := len(q.heap) - 1
-	q.index[id] = i
-	q.up(i)
+	e := &queueEntry{key: at.UnixNano(), at: at, id: id, pos: len(q.heap)}
+	q.heap = append(q.heap, e)
+	q.index[id] = e
+	q.up(e.pos)
 }
 
 // Update reschedules a queued id; it reports false (and does nothing) when id
 // is not queued.
 func (q *Queue) Update(id string, at time.Time) bool {
-	i, ok := q.index[id]
+	e, ok := q.index[id]
 	if !ok {
 		return false
 	}
-	q.heap[i].at = at
-	q.fix(i)
+	e.at, e.key = at, at.UnixNano()
+	q.fix(e.pos)
 	return true
 }
 
 // Remove unschedules id; it reports whether id was queued.
 func (q *Queue) Remove(id string) bool {
-	i, ok := q.index[id]
+	e, ok := q.index[id]
 	if !ok {
 		return false
 	}
-	q.removeAt(i)
+	q.removeAt(e.pos)
 	return true
 }
 
 // At returns when id is scheduled.
 func (q *Queue) At(id string) (time.Time, bool) {
-	i, ok := q.index[id]
+	e, ok := q.index[id]
 	if !ok {
 		return time.Time{}, false
 	}
-	return q.heap[i].at, true
+	return e.at, true
 }
 
 // Peek returns the earliest scheduled resource without removing it.
@@ -97,9 +100,9 @@ func (q *Queue) removeAt(i int) {
 	delete(q.index, q.heap[i].id)
 	if i != last {
 		q.heap[i] = q.heap[last]
-		q.index[q.heap[i].id] = i
+		q.heap[i].pos = i
 	}
-	q.heap[last] = queueEntry{}
+	q.heap[last] = nil
 	q.heap = q.heap[:last]
 	if i != last {
 		q.fix(i)
@@ -114,8 +117,8 @@ func (q *Queue) fix(i int) {
 
 func (q *Queue) swap(i, j int) {
 	q.heap[i], q.heap[j] = q.heap[j], q.heap[i]
-	q.index[q.heap[i].id] = i
-	q.index[q.heap[j].id] = j
+	q.heap[i].pos = i
+	q.heap[j].pos = j
 }
 
 func (q *Queue) up(i int) {

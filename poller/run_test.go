@@ -58,25 +58,45 @@ func TestRunPollsWithBoundedWorkers(t *testing.T) {
 	done := make(chan error, 1)
 	go func() { done <- e.Run(ctx) }()
 
+	// Move time only while no poll is in flight (all six queued), to the
+	// timer the scheduler waits on, until the next poll is past the horizon:
+	// three rounds of 10 minutes (flat), every resource polled three times.
+	horizon := t0.Add(30 * time.Minute)
+	finished := func() bool {
+		e.mu.Lock()
+		idle := e.queue.Len() == 6
+		_, next, _ := e.queue.Peek()
+		e.mu.Unlock()
+		if !idle {
+			return false
+		}
+		if !next.Before(horizon) {
+			return true
+		}
+		clk.AdvanceToTimer()
+		return false
+	}
 	count := map[string]int{}
-	total := 0
 	deadline := time.After(20 * time.Second)
-	// Three rounds of 10 minutes (flat): every resource polled three times.
-	for total < 18 {
+	for stop := false; !stop; {
 		select {
 		case s := <-polls:
-			count[s.ID]++
-			total++
-			continue
-		case <-clk.added: // the scheduler is about to wait: move time on
-			clk.AdvanceToTimer()
+			if s.LastPoll.Before(horizon) {
+				count[s.ID]++
+			}
+			stop = finished()
+		case <-clk.added:
+			stop = finished()
 		case <-deadline:
-			t.Fatalf("only %d polls: %v", total, count)
+			t.Fatalf("stuck: %v", count)
 		}
 	}
 	cancel()
 	if err := <-done; err != nil {
 		t.Fatal(err)
+	}
+	if len(count) != 6 {
+		t.Errorf("polled %v", count)
 	}
 	for id, n := range count {
 		if n != 3 {

@@ -20,7 +20,7 @@ type expected struct {
 	lastSeq  uint64
 	lastSeen timeOf
 	content  []byte // f record of its latest content
-	search   []byte
+	item     *schema.Item
 }
 
 type timeOf = struct{ sec, nsec int64 }
@@ -85,7 +85,7 @@ func (db *DB) checkResource(ctx context.Context, txn *badger.Txn, id string, m m
 			bad("resource %q: version %d found where %d was expected", id, seq, next)
 		}
 		next = seq + 1
-		doc, vi, err := decodeVersion(db.zr, seq, v)
+		doc, vi, err := decodeVersion(seq, v)
 		if err != nil {
 			bad("resource %q: %v", id, err)
 			return nil
@@ -105,7 +105,7 @@ func (db *DB) checkResource(ctx context.Context, txn *badger.Txn, id string, m m
 			e.lastSeq = seq
 			e.lastSeen = timeOf{ts.Unix(), int64(ts.Nanosecond())}
 			e.content = encodeContent(it)
-			e.search = encodeSearch(it)
+			e.item = it
 		}
 		latest = doc
 		return nil
@@ -138,6 +138,7 @@ func (db *DB) checkResource(ctx context.Context, txn *badger.Txn, id string, m m
 		}
 	}
 	slots := map[string]bool{}
+	pages := map[string]map[uint32]folded{} // expected search pages
 	err = scanPrefix(ctx, txn, familyPrefix(prefixItem, id), func(k, v []byte) error {
 		_, rest, _ := idOf(k)
 		itemID := string(rest)
@@ -179,10 +180,11 @@ func (db *DB) checkResource(ctx context.Context, txn *badger.Txn, id string, m m
 		if err != nil || !bytes.Equal(content, e.content) || dg != digest(e.content) {
 			bad("resource %q item %q: stored content is not its latest version's (%v)", id, itemID, err)
 		}
-		search, err := getValue(txn, slotKey(prefixSearch, id, x.Slot))
-		if err != nil || !bytes.Equal(search, e.search) {
-			bad("resource %q item %q: search entry is not its latest content's (%v)", id, itemID, err)
+		page := string(slotPage(x.Slot))
+		if pages[page] == nil {
+			pages[page] = map[uint32]folded{}
 		}
+		pages[page][slotPos(x.Slot)] = foldItem(e.item, slotPos(x.Slot))
 		return nil
 	})
 	if err != nil {
@@ -191,16 +193,42 @@ func (db *DB) checkResource(ctx context.Context, txn *badger.Txn, id string, m m
 	for itemID := range want {
 		bad("resource %q: item %q of version %d is not indexed", id, itemID, want[itemID].lastSeq)
 	}
-	for _, p := range []byte{prefixContent, prefixSearch} {
-		err := scanPrefix(ctx, txn, familyPrefix(p, id), func(k, _ []byte) error {
-			if _, slot, _ := idOf(k); !slots[string(slot)] {
-				bad("resource %q: %c entry %x belongs to no indexed item", id, p, slot)
-			}
-			return nil
-		})
-		if err != nil {
-			return err
+	err = scanPrefix(ctx, txn, familyPrefix(prefixContent, id), func(k, _ []byte) error {
+		if _, slot, _ := idOf(k); !slots[string(slot)] {
+			bad("resource %q: content entry %x belongs to no indexed item", id, slot)
 		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	err = scanPrefix(ctx, txn, familyPrefix(prefixSearch, id), func(k, v []byte) error {
+		_, page, _ := idOf(k)
+		want := pages[string(page)]
+		delete(pages, string(page))
+		got, err := decodePage(v)
+		if err != nil {
+			bad("resource %q: search page %x: %v", id, page, err)
+			return nil
+		}
+		if len(got) != len(want) {
+			bad("resource %q: search page %x has %d entries, the index %d", id, page, len(got), len(want))
+		}
+		for i, f := range got {
+			if i > 0 && got[i-1].pos >= f.pos {
+				bad("resource %q: search page %x is not sorted", id, page)
+			}
+			if w, ok := want[f.pos]; !ok || w != f {
+				bad("resource %q: search entry %x/%d is not its item's latest content", id, page, f.pos)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	for page := range pages {
+		bad("resource %q: search page %x is missing", id, page)
 	}
 	return nil
 }

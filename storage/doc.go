@@ -30,28 +30,34 @@
 //	                                the latest version's items (id, slot, digest)
 //	v | id | 00 | seq(8)            one version: a header (timestamp, channel
 //	                                title, description, item count) then the
-//	                                zstd-compressed schema.Marshal bytes
+//	                                S2-compressed schema.Marshal bytes
 //	x | id | 00 | itemID            item index entry: the item's slot (below),
 //	                                whether it is in the latest version, else
 //	                                last seen, the seq it was last seen in and
 //	                                a digest of its stored content
 //	f | id | 00 | slot(24)          the item's latest content (the full
 //	                                schema.Item: extensions included) and id
-//	s | id | 00 | slot(24)          folded (schema.Fold) title, link, description,
+//	s | id | 00 | page(20)          search page: for each item whose slot starts
+//	                                with this page id, its position and folded
+//	                                (schema.Fold) title, link and description,
 //	                                scanned by keyword queries
 //	p | id                          the poller's opaque state
 //
 // An item's slot is ^firstSeen(12) | ^firstSeq(8) | position(4): when it
 // was first seen and the version it was first seen in, both with every bit
-// inverted, then its position in that version's item list. A slot never
-// changes once assigned, so x maps an item id to fixed f and s keys. Because
-// of the inversion a forward prefix scan over f (or s) yields items newest
-// first by first seen; ties (same timestamp) go to the later version first,
-// then to page order. This is the "reverse scan" of a time-ordered key, done
-// forward because Badger iterates forward faster (its memtable skiplist has
-// no back links: each reverse step is a search). Items with Max=n read n f
-// entries; a keyword query scans s (small values, no documents decoded),
-// then reads f and x of the matches only.
+// inverted, then its position in that version's item list. The first 20
+// bytes are its search page id: the items a version brought share one s
+// page, so a keyword scan reads one Badger entry per such version instead of
+// one per item (iteration, not matching, dominated per-item entries). A slot
+// never changes once assigned, so x maps an item id to a fixed f key and s
+// page. Because of the inversion a forward prefix scan over f (or s) yields
+// items newest first by first seen; ties (same timestamp) go to the later
+// version first, then to page order. This is the "reverse scan" of a
+// time-ordered key, done forward because Badger iterates forward faster (its
+// memtable skiplist has no back links: each reverse step is a search). Items
+// with Max=n read n f entries; a keyword query scans the s pages (no
+// documents decoded, nothing folded per item), then reads f and x of the
+// matches only.
 //
 // The metadata lists the items of the latest version (id, slot, content
 // digest), so a save that sees an item again writes nothing for it unless

@@ -90,6 +90,9 @@ func TestCheckFindsDamage(t *testing.T) {
 			x := itemEntry{Slot: makeSlot(ts, 1, 9), LastSeq: 1}
 			return txn.Set(itemKey("r", "ghost"), x.encode())
 		}, `"ghost" is indexed but in no kept version`},
+		{"search page deleted", func(txn *badger.Txn) error {
+			return txn.Delete(pageKey("r", slotPage(makeSlot(ts.Add(time.Minute), 2, 1))))
+		}, "search page"},
 		{"orphan version", func(txn *badger.Txn) error { return txn.Set(versionKey("gone", 1), []byte{1}) }, "without metadata"},
 	}
 	for _, tt := range tests {
@@ -164,6 +167,18 @@ func TestSlogAdapter(t *testing.T) {
 	}
 	if !strings.Contains(buf.String(), "msg=badger") {
 		t.Errorf("no badger log through slog: %q", buf.String())
+	}
+}
+
+func TestFoldMatchesSchema(t *testing.T) {
+	var ascii strings.Builder
+	for c := range 128 {
+		ascii.WriteByte(byte(c))
+	}
+	for _, s := range []string{"", "Hello WORLD", ascii.String(), "STRASSE straße", "ΣΊΣΥΦΟΣ", "KK", "İstanbul", "ǅ"} {
+		if got, want := fold(s), schema.Fold(s); got != want {
+			t.Errorf("fold(%q) = %q, schema.Fold = %q", s, got, want)
+		}
 	}
 }
 

@@ -23,10 +23,11 @@ const (
 const MaxIDLen = 256
 
 const (
-	timeLen = 12                 // sec(8) with the sign bit flipped, nsec(4)
-	slotLen = timeLen + 8 + 4    // firstSeen, firstSeq, ^position
-	seqLen  = 8                  // version sequence number
-	maxSeq  = math.MaxUint64 - 1 // never reached; keeps latest+1 from wrapping
+	timeLen   = 12                 // sec(8) with the sign bit flipped, nsec(4)
+	pageIDLen = timeLen + 8        // ^firstSeen, ^firstSeq: a search page
+	slotLen   = pageIDLen + 4      // page id, position
+	seqLen    = 8                  // version sequence number
+	maxSeq    = math.MaxUint64 - 1 // never reached; keeps latest+1 from wrapping
 )
 
 // ValidateID reports whether id can name a resource: 1 to [MaxIDLen] bytes of

@@ -151,23 +151,29 @@ func (db *DB) pruneStep(ctx context.Context, id string, m *meta, n uint64, del [
 	}
 	txn := db.bdb.NewTransaction(true)
 	defer func() { txn.Discard() }()
-	deleteKey := func(k []byte) error {
-		err := txn.Delete(k)
+	write := func(k, v []byte) error {
+		err := setOrDelete(txn)(k, v)
 		if errors.Is(err, badger.ErrTxnTooBig) {
 			if err := txn.Commit(); err != nil {
 				return fmt.Errorf("commit partial prune: %w", err)
 			}
 			txn = db.bdb.NewTransaction(true)
-			err = txn.Delete(k)
+			err = setOrDelete(txn)(k, v)
 		}
 		return err
 	}
+	deleteKey := func(k []byte) error { return write(k, nil) }
+	pages := newPageEdits(id)
 	for _, u := range del {
-		for _, k := range [][]byte{u.itemKey, slotKey(prefixContent, id, u.slot), slotKey(prefixSearch, id, u.slot)} {
+		for _, k := range [][]byte{u.itemKey, slotKey(prefixContent, id, u.slot)} {
 			if err := deleteKey(k); err != nil {
 				return err
 			}
 		}
+		pages.remove(u.slot)
+	}
+	if err := pages.apply(func() *badger.Txn { return txn }, write); err != nil {
+		return err
 	}
 	for seq := m.Oldest; seq < m.Oldest+n; seq++ {
 		if err := deleteKey(versionKey(id, seq)); err != nil {

@@ -4,9 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
+	"github.com/dynamo-rss/dynamo/schema"
 	"github.com/dynamo-rss/dynamo/storage"
 )
 
@@ -73,6 +75,20 @@ func TestPrune(t *testing.T) {
 			}
 			if ids(items) != tt.items {
 				t.Errorf("items = %s, want %s", ids(items), tt.items)
+			}
+			// Keyword queries agree with the pruned index.
+			kw, err := db.Items(ctx, "news", storage.ItemQuery{Terms: schema.Terms{schema.NewTerm(schema.And, schema.FieldTitle, "only in")}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var only []string
+			for _, x := range items {
+				if strings.HasPrefix(x.ID, "v") {
+					only = append(only, x.ID)
+				}
+			}
+			if ids(kw) != strings.Join(only, ",") {
+				t.Errorf("keyword items = %s, want %s", ids(kw), strings.Join(only, ","))
 			}
 			// Surviving items keep their first seen.
 			first := map[string]time.Time{}

@@ -89,7 +89,7 @@ func (db *DB) version(ctx context.Context, id string, n int) (*schema.Document, 
 			return fmt.Errorf("read version %d of %q: %w", seq, id, err)
 		}
 		return item.Value(func(v []byte) error {
-			doc, vi, err = decodeVersion(db.zr, seq, v)
+			doc, vi, err = decodeVersion(seq, v)
 			return err
 		})
 	})
@@ -212,11 +212,12 @@ func scanContent(ctx context.Context, txn *badger.Txn, id string, m *meta, max i
 	return nil
 }
 
-// scanSearch matches the folded fields of every s entry, newest first, and
-// reads the content of matches only, up to q.Max.
+// scanSearch matches the folded fields of every item, page by page, newest
+// first, and reads the content of matches only, up to q.Max.
 func scanSearch(ctx context.Context, txn *badger.Txn, id string, m *meta, q ItemQuery, out *[]Item) error {
 	it, plen := newestFirst(txn, prefixSearch, id, 0)
 	defer it.Close()
+	var matches []uint32 // positions matched in the current page
 	n := 0
 	for it.Rewind(); it.Valid() && (q.Max <= 0 || len(*out) < q.Max); it.Next() {
 		if n++; n%ctxCheckEvery == 0 {
@@ -224,42 +225,48 @@ func scanSearch(ctx context.Context, txn *badger.Txn, id string, m *meta, q Item
 				return err
 			}
 		}
-		var match bool
+		matches = matches[:0]
 		err := it.Item().Value(func(v []byte) error {
-			title, link, desc, err := decodeSearch(v)
+			return scanPage(v, func(pos uint32, title, link, desc []byte) bool {
+				// The strings alias v only for this call: MatchFolded keeps none
+				// of them, and not copying saves three allocations per item.
+				if q.Terms.MatchFolded(unsafeString(title), unsafeString(link), unsafeString(desc)) {
+					matches = append(matches, pos)
+				}
+				return true
+			})
+		})
+		if err != nil {
+			return err
+		}
+		if len(matches) == 0 {
+			continue
+		}
+		page := it.Item().Key()[plen:]
+		for _, pos := range matches {
+			if q.Max > 0 && len(*out) >= q.Max {
+				break
+			}
+			slot := binary.BigEndian.AppendUint32(bytes.Clone(page), pos)
+			fi, err := txn.Get(slotKey(prefixContent, id, slot))
+			if err != nil {
+				return fmt.Errorf("%w: search entry without content: %w", ErrInconsistent, err)
+			}
+			var si schema.Item
+			err = fi.Value(func(v []byte) error {
+				var err error
+				si, err = decodeContent(v)
+				return err
+			})
 			if err != nil {
 				return err
 			}
-			// The strings alias v only for this call: MatchFolded keeps none of them,
-			// and not copying saves three allocations per item on scans of 100,000.
-			match = q.Terms.MatchFolded(unsafeString(title), unsafeString(link), unsafeString(desc))
-			return nil
-		})
-		if err != nil {
-			return err
+			item, err := completeItem(txn, id, m, slot, si)
+			if err != nil {
+				return err
+			}
+			*out = append(*out, item)
 		}
-		if !match {
-			continue
-		}
-		slot := bytes.Clone(it.Item().Key()[plen:])
-		fi, err := txn.Get(slotKey(prefixContent, id, slot))
-		if err != nil {
-			return fmt.Errorf("read matched item: %w", err)
-		}
-		var si schema.Item
-		err = fi.Value(func(v []byte) error {
-			var err error
-			si, err = decodeContent(v)
-			return err
-		})
-		if err != nil {
-			return err
-		}
-		item, err := completeItem(txn, id, m, slot, si)
-		if err != nil {
-			return err
-		}
-		*out = append(*out, item)
 	}
 	return nil
 }

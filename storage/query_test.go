@@ -149,6 +149,15 @@ func TestItemAggregation(t *testing.T) {
 	if pub, ok := items[1].Extensions.Published(); !ok || !pub.Equal(time.Date(2026, 2, 28, 9, 0, 0, 0, time.UTC)) {
 		t.Errorf("dc:date = %v, %v", pub, ok)
 	}
+	// Keyword queries see the latest content only.
+	for _, tc := range []struct {
+		title, want string
+	}{{"beta v2", "b"}, {"beta", "b"}, {"alpha", "a"}, {"a", "d,a,b,c"}, {"v2", "b"}, {"zeta", ""}} {
+		got, err := db.Items(ctx, "news", storage.ItemQuery{Terms: schema.Terms{schema.NewTerm(schema.And, schema.FieldTitle, tc.title)}})
+		if err != nil || ids(got) != tc.want {
+			t.Errorf("Items(title=%q) = %s, %v; want %s", tc.title, ids(got), err, tc.want)
+		}
+	}
 	for _, tc := range []struct {
 		max  int
 		want string

@@ -24,7 +24,7 @@ func (db *DB) prepare(doc *schema.Document) (*prepared, error) {
 		return nil, err
 	}
 	p := &prepared{
-		version: encodeVersion(db.zw, doc, xmlData),
+		version: encodeVersion(doc, xmlData),
 		content: make([][]byte, len(doc.Items)),
 		digests: make([][digestLen]byte, len(doc.Items)),
 	}
@@ -116,6 +116,7 @@ func putItems(txn *badger.Txn, id string, m *meta, doc *schema.Document, seq uin
 		prev[m.Present[i].ID] = i
 	}
 	seen := make([]bool, len(m.Present))
+	pages := newPageEdits(id)
 	now := make([]present, len(doc.Items))
 	for i := range doc.Items {
 		it := &doc.Items[i]
@@ -144,9 +145,7 @@ func putItems(txn *badger.Txn, id string, m *meta, doc *schema.Document, seq uin
 			if err := txn.Set(slotKey(prefixContent, id, np.Slot), p.content[i]); err != nil {
 				return nil, fmt.Errorf("write item %q: %w", it.ID, err)
 			}
-			if err := txn.Set(slotKey(prefixSearch, id, np.Slot), encodeSearch(it)); err != nil {
-				return nil, fmt.Errorf("write item %q: %w", it.ID, err)
-			}
+			pages.put(np.Slot, it, oldDigest == nil)
 		}
 		now[i] = np
 	}
@@ -158,6 +157,9 @@ func putItems(txn *badger.Txn, id string, m *meta, doc *schema.Document, seq uin
 		if err := txn.Set(itemKey(id, old.ID), x.encode()); err != nil {
 			return nil, fmt.Errorf("write item %q: %w", old.ID, err)
 		}
+	}
+	if err := pages.apply(func() *badger.Txn { return txn }, setOrDelete(txn)); err != nil {
+		return nil, err
 	}
 	return now, nil
 }

@@ -3,9 +3,11 @@ package storage_test
 import (
 	"context"
 	"errors"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/dynamo-rss/dynamo/schema"
 	"github.com/dynamo-rss/dynamo/storage"
@@ -271,5 +273,27 @@ func TestCanceledContext(t *testing.T) {
 	}
 	if _, err := db.Items(ctx, "news", storage.ItemQuery{}); !errors.Is(err, context.Canceled) {
 		t.Errorf("Items = %v, want context.Canceled", err)
+	}
+}
+
+// TestGCWhileWriting runs the value-log GC goroutine every millisecond while
+// saves and prunes rewrite the store; Close must stop it (goleak checks).
+func TestGCWhileWriting(t *testing.T) {
+	db, err := storage.Open(t.TempDir(), storage.Options{MemTableSize: 8 << 20, GCInterval: time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	for i := range 60 {
+		mustSave(t, db, doc("gc", i, it("a", strings.Repeat("long title ", 300)+strconv.Itoa(i))))
+		if i%10 == 9 {
+			if _, err := db.Prune(ctx, "gc", storage.Retention{MaxVersions: 2}, t0); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	mustCheck(t, db)
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
 	}
 }

@@ -12,7 +12,6 @@ import (
 	"time"
 
 	"github.com/dgraph-io/badger/v4"
-	"github.com/klauspost/compress/zstd"
 
 	"github.com/dynamo-rss/dynamo/schema"
 )
@@ -47,8 +46,6 @@ type DB struct {
 	bdb   *badger.DB
 	log   *slog.Logger
 	locks keyedLocks
-	zw    *zstd.Encoder // EncodeAll is safe for concurrent use
-	zr    *zstd.Decoder // DecodeAll is safe for concurrent use
 
 	stop      chan struct{}
 	wg        sync.WaitGroup
@@ -63,20 +60,11 @@ func Open(dir string, opts Options) (*DB, error) {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	zw, err := zstd.NewWriter(nil, zstd.WithEncoderLevel(zstd.SpeedFastest))
-	if err != nil {
-		return nil, fmt.Errorf("zstd encoder: %w", err)
-	}
-	zr, err := zstd.NewReader(nil, zstd.WithDecoderConcurrency(0))
-	if err != nil {
-		return nil, fmt.Errorf("zstd decoder: %w", err)
-	}
 	bdb, err := openBadger(dir, opts, log)
 	if err != nil {
-		zr.Close()
 		return nil, err
 	}
-	db := &DB{bdb: bdb, log: log, zw: zw, zr: zr, stop: make(chan struct{})}
+	db := &DB{bdb: bdb, log: log, stop: make(chan struct{})}
 	if !opts.InMemory {
 		interval := opts.GCInterval
 		if interval <= 0 {
@@ -96,7 +84,6 @@ func (db *DB) Close() error {
 		if err := db.bdb.Close(); err != nil {
 			db.closeErr = fmt.Errorf("close badger: %w", err)
 		}
-		db.zr.Close()
 	})
 	return db.closeErr
 }

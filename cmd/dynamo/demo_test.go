@@ -29,13 +29,13 @@ func TestDemo(t *testing.T) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	var stdout, stderr syncBuffer
+	var stdout, stderr serveBuffer
 	done := make(chan error, 1)
 	go func() {
 		done <- run(ctx, []string{"demo", "--listen", "127.0.0.1:0", "--seed", "3"}, strings.NewReader(""), &stdout, &stderr)
 	}()
 	banner := regexp.MustCompile(`(?s)(http://127\.0\.0\.1:\d+)/ .*Admin token: (\S+)`)
-	eventually(t, "the demo banner", 20*time.Second, func() bool {
+	serveEventually(t, "the demo banner", 20*time.Second, func() bool {
 		select {
 		case err := <-done:
 			t.Fatalf("demo exited early: %v\n%s", err, stderr.String())
@@ -53,7 +53,7 @@ func TestDemo(t *testing.T) {
 		}
 		return len(c.feed("/resources/" + id).Items)
 	}
-	eventually(t, "versions of both demo resources", 60*time.Second, func() bool {
+	serveEventually(t, "versions of both demo resources", 60*time.Second, func() bool {
 		return versions("harbour-news") >= 2 && versions("cronaca") >= 2
 	})
 	cronaca := c.feed("/resources/cronaca?max=20")
@@ -66,7 +66,7 @@ func TestDemo(t *testing.T) {
 		Polls       float64 `json:"polls"`
 		LastOutcome string  `json:"last_outcome"`
 	}
-	eventually(t, "the smart interval to adapt", 60*time.Second, func() bool {
+	serveEventually(t, "the smart interval to adapt", 60*time.Second, func() bool {
 		resp, body := c.do(http.MethodGet, "/admin/resources/harbour-news", true)
 		if resp.StatusCode != http.StatusOK {
 			t.Fatalf("admin status: %d %s", resp.StatusCode, body)

@@ -30,9 +30,9 @@ type demoSite struct {
 // demoPage is one annotated page and its arrival process.
 type demoPage struct {
 	path, title, description, lang string
-	latin1                          bool // served as ISO-8859-1 with Latin-1 bytes
-	headlines                       demoWords
-	keep                            int // articles listed on the page
+	latin1                         bool // served as ISO-8859-1 with Latin-1 bytes
+	headlines                      demoWords
+	keep                           int // articles listed on the page
 
 	mu       sync.Mutex // guards what follows
 	rng      *rand.Rand

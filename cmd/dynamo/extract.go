@@ -27,6 +27,15 @@ resolve to http URLs; pass the page's real URL to get real links.`
 
 func (p *pageFlags) parse(name, synopsis string, args []string, stdout io.Writer, withDoc bool) (string, error) {
 	fs := newFlagSet(name, synopsis+"\n"+strings.TrimSpace(pageHelp), stdout)
+	// flag.FlagSet.Parse prints the usage for --help, and so does parseFlags:
+	// print it once.
+	usage, printed := fs.Usage, false
+	fs.Usage = func() {
+		if !printed {
+			printed = true
+			usage()
+		}
+	}
 	fs.StringVar(&p.url, "url", "", "the page's URL: base of relative links, default channel and item link (default http://localhost/FILE)")
 	fs.StringVar(&p.contentType, "content-type", "", "the HTTP Content-Type of the page, whose charset wins over the page's own (e.g. 'text/html; charset=ISO-8859-1')")
 	if withDoc {
@@ -37,7 +46,6 @@ func (p *pageFlags) parse(name, synopsis string, args []string, stdout io.Writer
 		return "", err
 	}
 	if fs.NArg() != 1 {
-		fs.Usage()
 		return "", &exitError{code: 2, err: fmt.Errorf("%s: want exactly one FILE or -, got %d arguments", name, fs.NArg())}
 	}
 	return fs.Arg(0), nil

@@ -104,9 +104,9 @@ func (f logFlags) logger(w io.Writer) (*slog.Logger, error) {
 // serveOptions is everything serve needs; tests and demo fill it directly.
 type serveOptions struct {
 	Config     *poller.Config
-	ConfigPath string                        // "" when the configuration is not a file
+	ConfigPath string                         // "" when the configuration is not a file
 	Load       func() (*poller.Config, error) // how a reload reads the configuration
-	Listen     string                        // overrides Config.Listen
+	Listen     string                         // overrides Config.Listen
 	Logger     *slog.Logger
 	Stdout     io.Writer        // the listening address and URLs are printed here
 	Hup        <-chan os.Signal // SIGHUP; nil: none
@@ -143,7 +143,11 @@ func serve(ctx context.Context, o serveOptions) (err error) {
 	}()
 
 	reg := prometheus.NewRegistry()
-	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	for _, c := range []prometheus.Collector{collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{})} {
+		if err := reg.Register(c); err != nil {
+			return fmt.Errorf("register runtime metrics: %w", err)
+		}
+	}
 	popts := o.Poller
 	popts.Logger = log.With(slog.String("component", "poller"))
 	popts.Registerer = reg

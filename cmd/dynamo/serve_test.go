@@ -23,19 +23,19 @@ import (
 	"github.com/dynamo-rss/dynamo/storage"
 )
 
-// syncBuffer is a bytes.Buffer safe for a writer and a reader at once.
-type syncBuffer struct {
+// serveBuffer is a bytes.Buffer safe for a writer and a reader at once.
+type serveBuffer struct {
 	mu sync.Mutex
 	b  bytes.Buffer
 }
 
-func (s *syncBuffer) Write(p []byte) (int, error) {
+func (s *serveBuffer) Write(p []byte) (int, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.b.Write(p)
 }
 
-func (s *syncBuffer) String() string {
+func (s *serveBuffer) String() string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.b.String()
@@ -140,7 +140,7 @@ func (c *e2eClient) feed(path string) *gofeed.Feed {
 }
 
 // eventually polls cond until it holds or the deadline passes.
-func eventually(t *testing.T, what string, timeout time.Duration, cond func() bool) {
+func serveEventually(t *testing.T, what string, timeout time.Duration, cond func() bool) {
 	t.Helper()
 	deadline := time.Now().Add(timeout)
 	for !cond() {
@@ -175,13 +175,13 @@ func TestServeEndToEnd(t *testing.T) {
 
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	var stdout, stderr syncBuffer
+	var stdout, stderr serveBuffer
 	done := make(chan error, 1)
 	go func() {
 		done <- run(ctx, []string{"serve", "--config", cfgPath, "--log-format", "json"}, strings.NewReader(""), &stdout, &stderr)
 	}()
 	listening := regexp.MustCompile(`listening on (http://127\.0\.0\.1:\d+)`)
-	eventually(t, "the listening address", 20*time.Second, func() bool {
+	serveEventually(t, "the listening address", 20*time.Second, func() bool {
 		select {
 		case err := <-done:
 			t.Fatalf("serve exited early: %v\n%s", err, stderr.String())
@@ -199,14 +199,14 @@ func TestServeEndToEnd(t *testing.T) {
 	}
 
 	// The scheduler polls the page: a first version appears.
-	eventually(t, "the first version", 20*time.Second, func() bool {
+	serveEventually(t, "the first version", 20*time.Second, func() bool {
 		resp, _ := c.do(http.MethodGet, "/resources/news", false)
 		return resp.StatusCode == http.StatusOK && len(c.feed("/resources/news").Items) == 1
 	})
 	// The page changes: a second version.
 	second := e2ePage("Bridge closed", "Budget approved")
 	page.Store(&second)
-	eventually(t, "the second version", 20*time.Second, func() bool {
+	serveEventually(t, "the second version", 20*time.Second, func() bool {
 		return len(c.feed("/resources/news").Items) == 2
 	})
 
@@ -234,8 +234,14 @@ func TestServeEndToEnd(t *testing.T) {
 	resp, _ := c.do(http.MethodGet, "/resources/news?max=20", false)
 	if etag := resp.Header.Get("ETag"); etag == "" {
 		t.Error("no ETag")
-	} else if resp, _ := c.do(http.MethodGet, "/resources/news?max=20", false, "If-None-Match", etag); resp.StatusCode != http.StatusNotModified {
-		t.Errorf("If-None-Match: %d, want 304", resp.StatusCode)
+	} else if resp, body := c.do(http.MethodGet, "/resources/news?max=20", false, "If-None-Match", etag, "Accept-Encoding", "gzip"); resp.StatusCode != http.StatusNotModified ||
+		resp.Header.Get("Content-Encoding") != "" || len(body) != 0 {
+		t.Errorf("If-None-Match: %d, Content-Encoding %q, %d bytes; want a bare 304", resp.StatusCode, resp.Header.Get("Content-Encoding"), len(body))
+	}
+	// Compressed when accepted (the client asks explicitly, so it does not
+	// decompress behind our back).
+	if resp, body := c.do(http.MethodGet, "/resources/news?max=20", false, "Accept-Encoding", "gzip"); resp.Header.Get("Content-Encoding") != "gzip" || len(body) < 2 || body[0] != 0x1f || body[1] != 0x8b {
+		t.Errorf("gzip: Content-Encoding %q", resp.Header.Get("Content-Encoding"))
 	}
 
 	// Admin: off without the token; state and poll-now with it.
@@ -277,7 +283,7 @@ func TestServeEndToEnd(t *testing.T) {
 	if resp, _ := c.do(http.MethodGet, "/admin/resources/forum", true); resp.StatusCode != http.StatusOK {
 		t.Error("a refused configuration changed the running one")
 	}
-	eventually(t, "the forum's first version", 20*time.Second, func() bool {
+	serveEventually(t, "the forum's first version", 20*time.Second, func() bool {
 		resp, _ := c.do(http.MethodGet, "/resources/forum", false)
 		return resp.StatusCode == http.StatusOK
 	})

@@ -12,12 +12,11 @@ import (
 	"golang.org/x/sync/errgroup"
 )
 
-// DefaultIntervals are the budgets of the benchmark, as mean poll intervals
-// per page: Sia, Cho & Cho's 6, 8, 12 and 24 hours.
-var defaultIntervals = []time.Duration{6 * time.Hour, 8 * time.Hour, 12 * time.Hour, 24 * time.Hour}
-
-// DefaultIntervals returns the benchmark's budgets (6, 8, 12, 24 h).
-func DefaultIntervals() []time.Duration { return append([]time.Duration(nil), defaultIntervals...) }
+// DefaultIntervals returns the budgets of the benchmark as mean poll
+// intervals per page: Sia, Cho & Cho's 6, 8, 12 and 24 hours.
+func DefaultIntervals() []time.Duration {
+	return []time.Duration{6 * time.Hour, 8 * time.Hour, 12 * time.Hour, 24 * time.Hour}
+}
 
 // Options configures [Benchmark]. The zero value runs the standard
 // contenders over the default budgets with the default [Config].

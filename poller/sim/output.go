@@ -61,18 +61,20 @@ func WriteTable(w io.Writer, rep *Report) error {
 	return nil
 }
 
-// csvHeader names the columns of [WriteCSVReport]; delays are in minutes.
-var csvHeader = []string{
-	"interval_h", "budget", "policy", "scale", "polls", "empty_polls",
-	"postings", "seen", "missed", "unseen",
-	"mean_delay_min", "ratio_to_flat", "p50_delay_min", "p95_delay_min", "max_delay_min",
-	"equal_delay_polls", "equal_delay_scale",
+// csvHeader names the columns of [WriteReportCSV]; delays are in minutes.
+func csvHeader() []string {
+	return []string{
+		"interval_h", "budget", "policy", "scale", "polls", "empty_polls",
+		"postings", "seen", "missed", "unseen",
+		"mean_delay_min", "ratio_to_flat", "p50_delay_min", "p95_delay_min", "max_delay_min",
+		"equal_delay_polls", "equal_delay_scale",
+	}
 }
 
 // WriteReportCSV writes one line per budget and contender.
 func WriteReportCSV(w io.Writer, rep *Report) error {
 	cw := csv.NewWriter(w)
-	if err := cw.Write(csvHeader); err != nil {
+	if err := cw.Write(csvHeader()); err != nil {
 		return fmt.Errorf("write csv: %w", err)
 	}
 	f := func(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }

@@ -27,6 +27,7 @@ type page struct {
 	start    time.Time
 	postings []time.Duration // sorted offsets from start
 	shown    int             // postings[:shown] were published at or before the last poll
+	fetched  bool            // a first version exists (so validators exist for a 304)
 }
 
 // fetch is one poll at offset at (from the trace start, never before the
@@ -45,8 +46,10 @@ func (p *page) fetch(at time.Duration) (obs poller.Observation, missLo, seenLo, 
 		lo = cur - p.cfg.K
 	}
 	obs = poller.Observation{Time: p.start.Add(at)}
+	first := !p.fetched
+	p.fetched = true
 	switch {
-	case cur > prev:
+	case cur > prev || first: // the first fetch stores a first version
 		obs.Changed = true
 	case !p.cfg.NoConditional:
 		obs.NotModified = true

@@ -42,10 +42,14 @@ type Contender struct {
 	New func(interval time.Duration) (func(feed int) PagePolicy, error)
 }
 
-// SmartBounds are the smart policy's min/initial/max used by the standard
-// contenders. Waits are scaled after the policy clamps them, so Max is a
-// ratio to the budget rather than an absolute cap.
-var smartBounds = struct{ Min, Initial, Max time.Duration }{time.Minute, time.Hour, 24 * time.Hour}
+// The smart policy's min, initial and max in the standard contenders. Waits
+// are scaled after the policy clamps them, so these bound the wait relative
+// to the budget rather than absolutely; the 10-minute floor applies after.
+const (
+	smartMin     = time.Minute
+	smartInitial = time.Hour
+	smartMax     = 24 * time.Hour
+)
 
 // Flat is the project's flat policy at the budget's interval.
 func Flat() Contender {
@@ -63,7 +67,7 @@ func Smart(alpha float64, auto bool) Contender {
 	return Contender{Name: name, Scaled: true, New: func(time.Duration) (func(feed int) PagePolicy, error) {
 		return Project(poller.PolicyConfig{
 			Kind: poller.KindSmart, Alpha: alpha, AlphaAuto: auto,
-			Min: smartBounds.Min, Initial: smartBounds.Initial, Max: smartBounds.Max,
+			Min: smartMin, Initial: smartInitial, Max: smartMax,
 		})
 	}}
 }
@@ -131,7 +135,7 @@ func (r *ratePolicy) Observe(f Fetch) time.Duration {
 	for i < len(r.recent) && r.recent[i].Before(cut) {
 		i++
 	}
-	r.recent = r.recent[i:]
+	r.recent = r.recent[:copy(r.recent, r.recent[i:])] // compact in place: no garbage per poll
 	if len(r.recent) == 0 {
 		return rateMax
 	}

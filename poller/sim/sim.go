@@ -58,7 +58,7 @@ type Run struct {
 	Mean, P50, P95, Max time.Duration
 
 	// Classes breaks the figures down by how busy feeds are (see [ClassNames]).
-	Classes [len(classBounds) + 1]ClassStats
+	Classes [4]ClassStats
 
 	delays []float32   // seconds, detailed runs only
 	sum    float64     // seconds
@@ -79,22 +79,23 @@ func (c ClassStats) Mean() time.Duration {
 	return time.Duration(c.DelaySum / float64(c.Delivered) * float64(time.Second))
 }
 
-// classBounds split feeds by their postings per day over the whole trace.
-var classBounds = [...]float64{0.5, 5, 20}
-
-// ClassNames names the activity classes of [Run.Classes].
+// ClassNames names the activity classes of [Run.Classes]: feeds by their
+// postings per day over the whole trace.
 func ClassNames() []string {
 	return []string{"< 0.5/day", "0.5–5/day", "5–20/day", "≥ 20/day"}
 }
 
 func classOf(postings int, span time.Duration) int {
 	perDay := float64(postings) / (span.Hours() / 24)
-	for c, b := range classBounds {
-		if perDay < b {
-			return c
-		}
+	switch {
+	case perDay < 0.5:
+		return 0
+	case perDay < 5:
+		return 1
+	case perDay < 20:
+		return 2
 	}
-	return len(classBounds)
+	return 3
 }
 
 // WatchTrack records one page's life under one policy, for plots.

@@ -1,0 +1,166 @@
+package api
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"testing"
+	"time"
+
+	"github.com/dynamo-rss/dynamo/schema"
+)
+
+// TestParseFeedQuery checks the raw query parser: order of terms and ops,
+// separators, escapes, unknown parameters and the normal form.
+func TestParseFeedQuery(t *testing.T) {
+	tests := []struct {
+		raw       string
+		canonical string
+	}{
+		{"", ""},
+		{"index=2&max=5", "index=2&max=5"},
+		{"max=5&index=2", "index=2&max=5"},
+		{"title=a&op=or&title=b&desc=c", "title=a&op=or&title=b&op=and&description=c"},
+		{"desc=c;op=or;title=a", "description=c&op=or&title=a"},
+		{"op=or&op=and&title=x", "title=x"},
+		{"title=x&op=or", "title=x"},
+		{"title=a+b&link=%2Fnews%2F", "title=a+b&op=and&link=%2Fnews%2F"},
+		{"utm_source=x&_=123&title=y&&;", "title=y"},
+		{"%ZZ=1&title=y", "title=y"},
+		{"type=ATOM", "type=atom"},
+		{"index=1&index=3", "index=3"},
+		{"xpath=count(item)%3E0", "xpath=count%28item%29%3E0"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.raw, func(t *testing.T) {
+			q, err := parseFeedQuery(tt.raw)
+			if err != nil {
+				t.Fatalf("parse: %v", err)
+			}
+			if got := q.canonical(q.format); got != tt.canonical {
+				t.Errorf("canonical = %q, want %q", got, tt.canonical)
+			}
+			again, err := parseFeedQuery(q.canonical(q.format))
+			if err != nil || again.canonical(again.format) != tt.canonical {
+				t.Errorf("the normal form does not parse back to itself: %v", err)
+			}
+		})
+	}
+}
+
+// FuzzParseFeedQuery checks that no query string panics the parser, that
+// every error is a 400 problem, and that the normal form is a fixed point.
+func FuzzParseFeedQuery(f *testing.F) {
+	for _, seed := range []string{"", "index=1&max=2", "title=a&op=or&title=b&desc=c", "xpath=contains(title,'x')", "type=rss1;op=xor", "title=%zz", "xpath=((", "max=99999999999"} {
+		f.Add(seed)
+	}
+	f.Fuzz(func(t *testing.T, raw string) {
+		q, err := parseFeedQuery(raw)
+		if err != nil {
+			var p *Problem
+			if !errors.As(err, &p) || p.Status != http.StatusBadRequest || p.Detail == "" {
+				t.Fatalf("error %v is not a 400 problem with a detail", err)
+			}
+			return
+		}
+		c := q.canonical(q.format)
+		q2, err := parseFeedQuery(c)
+		if err != nil {
+			t.Fatalf("normal form %q does not parse: %v", c, err)
+		}
+		if c2 := q2.canonical(q2.format); c2 != c {
+			t.Fatalf("normal form not stable: %q -> %q", c, c2)
+		}
+	})
+}
+
+func TestSyndication(t *testing.T) {
+	tests := []struct {
+		d      time.Duration
+		period string
+		freq   int
+		ttl    int
+	}{
+		{0, "", 0, 0},
+		{90 * time.Second, "hourly", 40, 2},
+		{15 * time.Minute, "hourly", 4, 15},
+		{time.Hour, "hourly", 1, 60},
+		{6 * time.Hour, "daily", 4, 360},
+		{36 * time.Hour, "weekly", 5, 2160},
+		{400 * 24 * time.Hour, "yearly", 1, 576000},
+	}
+	for _, tt := range tests {
+		p, f := syndication(tt.d)
+		if p != tt.period || f != tt.freq || ttlMinutes(tt.d) != tt.ttl {
+			t.Errorf("%v: %s/%d ttl %d, want %s/%d ttl %d", tt.d, p, f, ttlMinutes(tt.d), tt.period, tt.freq, tt.ttl)
+		}
+	}
+}
+
+// TestRSS1Abouts checks that rdf:about values are unique URIs whatever the links.
+func TestRSS1Abouts(t *testing.T) {
+	m := &feedModel{Self: "https://f.example/resources/x?type=rss1", Image: &schema.Image{URL: "https://e.example/logo.png"}, Items: []feedItem{
+		{GUID: "1", Link: "https://e.example/a"},
+		{GUID: "2", Link: "https://e.example/shared"},
+		{GUID: "3", Link: "https://e.example/shared"},
+		{GUID: "4", Link: "https://e.example/b#frag"},
+		{GUID: "5", Link: "https://f.example/resources/x?type=rss1"}, // the channel's own URI
+		{GUID: "6", Link: "https://e.example/logo.png"},
+		{GUID: "a b/c", Link: "https://e.example/shared"},
+	}}
+	want := []string{
+		"https://e.example/a",
+		"https://e.example/shared#2",
+		"https://e.example/shared#3",
+		"https://e.example/b#frag",
+		"https://f.example/resources/x?type=rss1#5",
+		"https://e.example/logo.png#6",
+		"https://e.example/shared#a%20b/c",
+	}
+	got := rss1Abouts(m)
+	for i := range want {
+		if got[i] != want[i] {
+			t.Errorf("item %d: about %q, want %q", i, got[i], want[i])
+		}
+	}
+}
+
+// TestXPathBounds checks that xpath evaluation stops at its item budget
+// with a 400 instead of truncating silently.
+func TestXPathBounds(t *testing.T) {
+	store := newFDStore()
+	doc := benchDoc("many", fdT0, 0, maxXPathItems+5)
+	for i := range doc.Items {
+		doc.Items[i].Extensions = nil
+		doc.Items[i].Description = "short"
+	}
+	store.save(doc)
+	s := newFDServer(t, store)
+	p := svcProblem(t, fdDo(s, http.MethodGet, "/resources/many?index=1&xpath=@id='none'"), http.StatusBadRequest)
+	if p.Param != "xpath" {
+		t.Errorf("problem %+v, want the xpath parameter named", p)
+	}
+	// Enough matches early: no error however long the page.
+	if rec := fdDo(s, http.MethodGet, "/resources/many?index=1&max=2&xpath=title"); rec.Code != http.StatusOK {
+		t.Errorf("status %d\n%s", rec.Code, rec.Body)
+	}
+}
+
+// TestXPathStopsOnContext checks that evaluation stops between items when
+// the request's context ends.
+func TestXPathStopsOnContext(t *testing.T) {
+	q, err := parseFeedQuery("xpath=title")
+	if err != nil {
+		t.Fatal(err)
+	}
+	items := benchDoc("x", fdT0, 0, 3).Items
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := q.selectItems(ctx, items, true, 0); !errors.Is(err, context.Canceled) {
+		t.Errorf("selectItems on a cancelled context = %v, want context.Canceled", err)
+	}
+	keep, err := q.selectItems(context.Background(), items, true, 2)
+	if err != nil || len(keep) != 2 {
+		t.Errorf("selectItems = %v, %v; want the first 2", keep, err)
+	}
+}

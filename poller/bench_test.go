@@ -1,0 +1,161 @@
+package poller
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/dynamo-rss/dynamo/storage"
+)
+
+const benchResources = 2000
+
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// benchPolls runs rounds of 2,000 due resources through Run (8 workers,
+// politeness and robots off) against a loopback origin, on real Badger
+// (poll state written after every poll, versions on change), and
+// reports sustained polls/s and CPU per poll (the whole process: origin,
+// client, extractor, storage).
+func benchPolls(b *testing.B, changing, noSync bool) {
+	var n atomic.Int64
+	body := page("Bench", "one", "two", "three", "four", "five")
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if changing {
+			w.Header().Set("Content-Type", "text/html; charset=utf-8")
+			fmt.Fprint(w, page("Bench", fmt.Sprintf("story %d", n.Add(1)), "two", "three", "four", "five"))
+			return
+		}
+		w.Header().Set("ETag", `"same"`)
+		if r.Header.Get("If-None-Match") == `"same"` {
+			w.WriteHeader(http.StatusNotModified)
+			return
+		}
+		fmt.Fprint(w, body)
+	}))
+	defer srv.Close()
+	db, err := storage.Open(b.TempDir(), storage.Options{NoSyncWrites: noSync})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer db.Close() //nolint:errcheck // benchmark teardown
+	var sb strings.Builder
+	sb.WriteString("resources:\n")
+	for i := range benchResources {
+		fmt.Fprintf(&sb, "  - {id: r%d, url: \"%s/p%d\", policy: {kind: flat, interval: 1h}}\n", i, srv.URL, i)
+	}
+	cfg, err := ParseConfig([]byte(strings.Replace(baseYAML(sb.String()), "workers: 2", "workers: 8", 1)))
+	if err != nil {
+		b.Fatal(err)
+	}
+	clk := newFakeClock(t0)
+	e, err := New(cfg, db, Options{Clock: clk})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer e.fetcher.close()
+	var done atomic.Int64
+	target := make(chan struct{}, 1)
+	var want atomic.Int64
+	e.afterPoll = func(s Status) {
+		if done.Add(1) == want.Load() {
+			target <- struct{}{}
+		}
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	runDone := make(chan error, 1)
+	go func() { runDone <- e.Run(ctx) }()
+	defer func() { cancel(); <-runDone }()
+
+	round := func() {
+		want.Add(benchResources)
+		clk.Advance(2 * time.Hour) // every resource is due
+		e.poke()
+		<-target
+	}
+	if !changing {
+		round() // warm-up: the first 200s set the validators
+	}
+	b.ResetTimer()
+	start, cpu0 := time.Now(), cpuTime()
+	polls := 0
+	for b.Loop() {
+		round()
+		polls += benchResources
+	}
+	wall, cpu := time.Since(start), cpuTime()-cpu0
+	b.ReportMetric(float64(polls)/wall.Seconds(), "polls/s")
+	b.ReportMetric(float64(cpu.Microseconds())/float64(polls), "cpu-µs/poll")
+	b.ReportMetric(0, "ns/op")
+	outcome := OutcomeChanged
+	if !changing {
+		outcome = OutcomeNotModified
+	}
+	for _, s := range e.Statuses()[:10] {
+		if s.LastOutcome != outcome {
+			b.Fatalf("%s: outcome %q (%s), want %q", s.ID, s.LastOutcome, s.LastError, outcome)
+		}
+	}
+}
+
+func BenchmarkPollChanged(b *testing.B)     { benchPolls(b, true, false) }
+func BenchmarkPollNotModified(b *testing.B) { benchPolls(b, false, false) }
+
+// The same with Badger's per-commit sync off (storage.Options.NoSyncWrites).
+func BenchmarkPollChangedNoSync(b *testing.B)     { benchPolls(b, true, true) }
+func BenchmarkPollNotModifiedNoSync(b *testing.B) { benchPolls(b, false, true) }
+
+// BenchmarkQueue1M: one op = a Pop of the earliest and a Push of it later
+// (what the scheduler does per poll), with 1,000,000 scheduled resources.
+func BenchmarkQueue1M(b *testing.B) { benchQueue(b, 1_000_000) }
+
+// BenchmarkQueue1K is the same with 1,000 resources (all in cache), for comparison.
+func BenchmarkQueue1K(b *testing.B) { benchQueue(b, 1_000) }
+
+func benchQueue(b *testing.B, n int) {
+	var q Queue
+	rng := rand.New(rand.NewPCG(5, 6))
+	for i := range n {
+		q.Push(fmt.Sprintf("resource-%07d", i), t0.Add(time.Duration(rng.Int64N(int64(24*time.Hour)))))
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for b.Loop() {
+		id, at, _ := q.Pop()
+		q.Push(id, at.Add(time.Duration(rng.Int64N(int64(24*time.Hour)))))
+	}
+	if q.Len() != n {
+		b.Fatal(q.Len())
+	}
+}
+
+// BenchmarkQueueUpdate1M: rescheduling an arbitrary queued resource (reload,
+// PollNow) with 1,000,000 scheduled.
+func BenchmarkQueueUpdate1M(b *testing.B) {
+	const n = 1_000_000
+	var q Queue
+	rng := rand.New(rand.NewPCG(7, 8))
+	ids := make([]string, n)
+	for i := range n {
+		ids[i] = fmt.Sprintf("resource-%07d", i)
+		q.Push(ids[i], t0.Add(time.Duration(rng.Int64N(int64(24*time.Hour)))))
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for b.Loop() {
+		q.Update(ids[rng.IntN(n)], t0.Add(time.Duration(rng.Int64N(int64(24*time.Hour)))))
+	}
+}
