@@ -9,9 +9,9 @@
 // terms (title, link, description or desc, each preceded by an optional
 // op=and|or) are read from the raw query string in order and combine strictly
 // left to right; xpath=EXPR keeps the items for which an XPath 1.0 expression
-// over the XMLData <item> is true, bounded in time and in items evaluated. A
-// filter without index or max selects the newest matches over the history.
-// Unknown parameters are ignored.
+// over the XMLData <item> is true, bounded in time and in items evaluated.
+// Filters apply to whichever items the request selects: resources, versions,
+// one version's items or the items over history. Unknown parameters are ignored.
 //
 // Each handler parses the query, negotiates the format (type=, else Accept,
 // else RSS 2.0) and reads the resource's catalog entry, and only then

@@ -142,7 +142,7 @@ func (s *Server) getResource(c echo.Context) error {
 			switch {
 			case q.index > 0:
 				return b.version(ctx, info)
-			case q.max > 0 || q.hasFilter():
+			case q.max > 0:
 				return b.items(ctx, info)
 			default:
 				return b.versions(ctx, info)

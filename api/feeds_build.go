@@ -18,9 +18,6 @@ import (
 const (
 	// maxVersionItems bounds the items of /resources/{rssId}: the newest versions.
 	maxVersionItems = 500
-	// defaultWindow is how many aggregated items a filtered request without
-	// max or index returns: the newest matches.
-	defaultWindow = 100
 )
 
 // builder builds the neutral [feedModel] of one request.
@@ -117,21 +114,35 @@ func (b *builder) versions(ctx context.Context, info storage.ResourceInfo) (*fee
 	if err != nil {
 		return nil, b.notFound(err, info)
 	}
-	m := b.channel(info, nil, info.Updated)
+	// Keyword terms and xpath apply to the version items as the feed shows them.
+	cands := make([]schema.Item, len(vs))
 	for i, v := range vs {
 		title := v.Title
 		if title == "" {
 			title = info.ID
 		}
-		ts := v.Timestamp.UTC()
-		seq := strconv.FormatUint(v.Seq, 10)
-		m.Items = append(m.Items, feedItem{
-			GUID:        info.ID + "/versions/" + seq,
-			ID:          tagURI(b.base, "resources", info.ID, "versions", seq),
-			Title:       fmt.Sprintf("%s (%s)", title, ts.Format("2006-01-02 15:04 UTC")),
+		cands[i] = schema.Item{
+			Index:       i + 1,
+			ID:          info.ID + "/versions/" + strconv.FormatUint(v.Seq, 10),
+			Title:       fmt.Sprintf("%s (%s)", title, v.Timestamp.UTC().Format("2006-01-02 15:04 UTC")),
 			Link:        b.link(resourcePath(info.ID), "index="+strconv.Itoa(i+1)),
 			Description: versionDescription(v),
-			Date:        ts,
+		}
+	}
+	keep, err := b.q.selectItems(ctx, cands, true, 0)
+	if err != nil {
+		return nil, err
+	}
+	m := b.channel(info, nil, info.Updated)
+	for _, i := range keep {
+		c := &cands[i]
+		m.Items = append(m.Items, feedItem{
+			GUID:        c.ID,
+			ID:          tagURI(b.base, "resources", info.ID, "versions", strconv.FormatUint(vs[i].Seq, 10)),
+			Title:       c.Title,
+			Link:        c.Link,
+			Description: c.Description,
+			Date:        vs[i].Timestamp.UTC(),
 		})
 	}
 	return m, nil
@@ -165,17 +176,14 @@ func (b *builder) version(ctx context.Context, info storage.ResourceInfo) (*feed
 	return m, nil
 }
 
-// items builds ?max=n (and filtered requests without index): items over the
-// whole history, newest first by first seen, with the latest channel.
+// items builds ?max=n: items over the whole history, newest first by first
+// seen, with the latest channel.
 func (b *builder) items(ctx context.Context, info storage.ResourceInfo) (*feedModel, error) {
 	doc, _, err := b.s.opts.Store.Version(ctx, info.ID, 1)
 	if err != nil {
 		return nil, b.notFound(err, info)
 	}
 	limit := b.q.max
-	if limit == 0 {
-		limit = defaultWindow
-	}
 	sq := storage.ItemQuery{Max: limit, Terms: b.q.terms}
 	if len(b.q.xpaths) > 0 {
 		sq.Max = maxXPathItems + 1 // xpath filters after storage: fetch the evaluation budget

@@ -5,7 +5,8 @@
 #   bash bench/serve.sh            # 20 s per run, 64 connections
 #   DURATION=5s bash bench/serve.sh
 #
-# Runs: nginx (static file), dynamo cached feed (GET /resources/bench?max=20,
+# Runs: nginx (static file), bare Go net/http serving the same bytes from
+# memory (the ceiling of any Go server here), dynamo cached feed (GET /resources/bench?max=20,
 # RSS 2.0, ~20 KB), dynamo 304 (If-None-Match), dynamo uncached keyword query
 # over 100k items (a random 5-digit title term per request).
 set -euo pipefail
@@ -15,6 +16,7 @@ CONNS=${CONNS:-64}
 THREADS=${THREADS:-2}
 DYNAMO_PORT=${DYNAMO_PORT:-18181}
 NGINX_PORT=${NGINX_PORT:-18182}
+GO_PORT=${GO_PORT:-18183}
 
 cd "$(dirname "$0")/.."
 need() { command -v "$1" >/dev/null 2>&1 || [ -x "/usr/sbin/$1" ]; }
@@ -37,6 +39,7 @@ trap cleanup EXIT
 echo "building" >&2
 go build -o "$tmp/dynamo" ./cmd/dynamo
 go build -o "$tmp/servefill" ./bench/servefill
+go build -o "$tmp/staticgo" ./bench/staticgo
 echo "filling the store (50 versions of 'bench', 100k items of 'big')" >&2
 "$tmp/servefill" -dir "$tmp/data"
 
@@ -80,6 +83,10 @@ pids+=($!)
 for _ in $(seq 100); do curl -fs "http://127.0.0.1:$NGINX_PORT/feed.xml" >/dev/null 2>&1 && break; sleep 0.1; done
 cmp <(curl -fs "http://127.0.0.1:$NGINX_PORT/feed.xml") "$tmp/www/feed.xml"
 
+"$tmp/staticgo" -listen "127.0.0.1:$GO_PORT" -file "$tmp/www/feed.xml" &
+pids+=($!)
+for _ in $(seq 100); do curl -fs "http://127.0.0.1:$GO_PORT/" >/dev/null 2>&1 && break; sleep 0.1; done
+
 cat >"$tmp/keyword.lua" <<'LUA'
 math.randomseed(42)
 request = function()
@@ -103,6 +110,7 @@ run() {
 echo "feed: $size bytes, ETag $etag; wrk -t$THREADS -c$CONNS -d$DURATION" >&2
 results=()
 results+=("$(run nginx "http://127.0.0.1:$NGINX_PORT/feed.xml")")
+results+=("$(run bare-go "http://127.0.0.1:$GO_PORT/feed.xml")")
 results+=("$(run cached "$base$feed")")
 results+=("$(run not-modified "$base$feed" -H "If-None-Match: $etag")")
 results+=("$(run keyword "$base" -s "$tmp/keyword.lua")")

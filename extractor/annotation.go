@@ -1,6 +1,7 @@
 package extractor
 
 import (
+	"bytes"
 	"strings"
 )
 
@@ -80,11 +81,46 @@ func (a *annotation) attr(name string) (string, bool) {
 	return "", false
 }
 
+// attrNames are the attribute names annotations use, so that parsing them
+// allocates nothing.
+var attrNames = map[string]string{
+	"index": "index", "id": "id", "url": "url", "title": "title", "link": "link",
+	"uri": "uri", "prefix": "prefix", "localname": "localname",
+}
+
+// lowerName returns the lower-cased name, from known (a map of canonical
+// names) when it is there, without allocating in that case.
+func lowerName(b []byte, known map[string]string) string {
+	var buf [32]byte
+	if len(b) > len(buf) {
+		return strings.ToLower(string(b))
+	}
+	n := copy(buf[:], b)
+	for i := range n {
+		if c := buf[i]; c >= 'A' && c <= 'Z' {
+			buf[i] = c + 'a' - 'A'
+		}
+	}
+	if s, ok := known[string(buf[:n])]; ok {
+		return s
+	}
+	return string(buf[:n])
+}
+
+// tagNameStrings maps "ns:local" (lower case) to itself, for [lowerName].
+var tagNameStrings = func() map[string]string {
+	m := make(map[string]string, len(tagNames))
+	for k := range tagNames {
+		m[k] = k
+	}
+	return m
+}()
+
 // parseAnnotation reads a comment body. It reports looks=false for an
 // ordinary comment; looks=true with ok=false for a comment that starts like
 // an annotation but is not exactly one well-formed tag (the reason says why).
-func parseAnnotation(body string) (a annotation, looks, ok bool, reason string) {
-	s := strings.Trim(body, " \t\n\f\r")
+func parseAnnotation(body []byte) (a annotation, looks, ok bool, reason string) {
+	s := bytes.Trim(body, " \t\n\f\r")
 	if len(s) < 2 || s[0] != '<' {
 		return a, false, false, ""
 	}
@@ -97,17 +133,19 @@ func parseAnnotation(body string) (a annotation, looks, ok bool, reason string) 
 	for i < len(s) && isNameByte(s[i]) {
 		i++
 	}
-	a.name = strings.ToLower(s[start:i])
-	ns, _, found := strings.Cut(a.name, ":")
-	if !found || ns != "channel" && ns != "item" {
+	name := s[start:i]
+	colon := bytes.IndexByte(name, ':')
+	if colon < 0 || !hasPrefixFold(name, "channel:") && !hasPrefixFold(name, "item:") ||
+		colon != len("channel") && colon != len("item") {
 		return a, false, false, ""
 	}
+	a.name = lowerName(name, tagNameStrings)
 	// From here on the comment is meant as an annotation.
-	if !strings.HasSuffix(s, ">") {
+	if s[len(s)-1] != '>' {
 		return a, true, false, "annotation does not end with '>'"
 	}
 	s = s[:len(s)-1]
-	if strings.HasSuffix(s, "/") {
+	if len(s) > 0 && s[len(s)-1] == '/' {
 		if a.closing {
 			return a, true, false, "a closing tag cannot be empty ('/>')"
 		}
@@ -133,7 +171,7 @@ func parseAnnotation(body string) (a annotation, looks, ok bool, reason string) 
 		if i == start {
 			return a, true, false, "malformed attribute"
 		}
-		name := strings.ToLower(s[start:i])
+		name := lowerName(s[start:i], attrNames)
 		for i < len(s) && isSpace(s[i]) {
 			i++
 		}
@@ -148,13 +186,16 @@ func parseAnnotation(body string) (a annotation, looks, ok bool, reason string) 
 			return a, true, false, "attribute " + name + " value is not quoted"
 		}
 		q := s[i]
-		end := strings.IndexByte(s[i+1:], q)
+		end := bytes.IndexByte(s[i+1:], q)
 		if end < 0 {
 			return a, true, false, "attribute " + name + " value is not closed"
 		}
-		value := s[i+1 : i+1+end]
+		value := string(s[i+1 : i+1+end])
 		i += end + 2
 		if _, dup := a.attr(name); !dup { // the first of duplicate attributes wins
+			if a.attrs == nil {
+				a.attrs = make([]attr, 0, 4)
+			}
 			a.attrs = append(a.attrs, attr{name, value})
 		}
 	}

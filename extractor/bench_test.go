@@ -5,7 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
+	"runtime"
+	"syscall"
 	"testing"
+	"time"
 
 	"golang.org/x/net/html"
 
@@ -14,7 +18,11 @@ import (
 
 // legacyPage generates, deterministically, a ~1 MB table-layout news page
 // with n annotated items: title, link, description with markup, date.
-func legacyPage(n int) []byte {
+func legacyPage(n int) []byte { return legacyPageMarkup(n, true) }
+
+// legacyPageMarkup is legacyPage; without markup, the descriptions are plain
+// text (so nothing goes through the sanitizer).
+func legacyPageMarkup(n int, markup bool) []byte {
 	var b bytes.Buffer
 	b.WriteString(`<!DOCTYPE HTML PUBLIC "-//W3C//DTD HTML 4.01 Transitional//EN">
 <html><head><meta http-equiv="Content-Type" content="text/html; charset=utf-8">
@@ -31,13 +39,38 @@ func legacyPage(n int) []byte {
 <b><!-- <item:title index="%d"> -->Story number %d: council approves the budget &amp; more<!-- </item:title> --></b><br>
 <span class="date"><!-- <item:extension index="%d" uri="http://purl.org/dc/elements/1.1/" prefix="dc" localName="date"> -->December %02d, 2005 @ %02d:%02d AM<!-- </item:extension> --></span>
 <!-- <item:link index="%d"> --><a href="/news/%d/story.html" onclick="pop(this.href)"><!-- </item:link> -->read</a>
-<!-- <item:description index="%d"> -->The council met on <i>Tuesday</i> and approved the <a href="/budget/%d">budget</a> for next year,
-after a long debate about roads, schools&nbsp;and the library, which the mayor called "overdue". <img src="/img/p%d.jpg" alt="photo"> More at eleven.<!-- </item:description> -->
+<!-- <item:description index="%d"> -->%s<!-- </item:description> -->
 </font></td><td width="120"><a href="/ads/%d"><img src="/ads/%d.gif" width="120" height="60" border="0"></a></td></tr>
-`, i, i, i, i%28+1, i%12+1, i%60, i, i, i, i, i, i, i)
+`, i, i, i, i%28+1, i%12+1, i%60, i, i, i, description(i, markup), i, i)
 	}
 	b.WriteString("</table></body></html>\n")
 	return b.Bytes()
+}
+
+func description(i int, markup bool) string {
+	if markup {
+		return fmt.Sprintf(`The council met on <i>Tuesday</i> and approved the <a href="/budget/%d">budget</a> for next year,
+after a long debate about roads, schools&nbsp;and the library, which the mayor called "overdue". <img src="/img/p%d.jpg" alt="photo"> More at eleven.`, i, i)
+	}
+	return fmt.Sprintf(`The council met on Tuesday and approved the budget number %d for next year,
+after a long debate about roads, schools&nbsp;and the library, which the mayor called "overdue".             Photo %d. More at eleven.`, i, i)
+}
+
+// BenchmarkExtractPlain is BenchmarkExtract on the same page with plain-text
+// descriptions: the extraction without the sanitizer.
+func BenchmarkExtractPlain(b *testing.B) {
+	data := legacyPageMarkup(1000, false)
+	b.SetBytes(int64(len(data)))
+	b.ReportAllocs()
+	for b.Loop() {
+		res, err := extractor.Extract(bytes.NewReader(data), extractor.Options{URL: page, RSSID: "bench"})
+		if err != nil {
+			b.Fatal(err)
+		}
+		if len(res.Document.Items) != 1000 {
+			b.Fatalf("%d items", len(res.Document.Items))
+		}
+	}
 }
 
 func BenchmarkExtract(b *testing.B) {
@@ -83,4 +116,50 @@ func TestBenchmarkPage(t *testing.T) {
 		t.Errorf("diagnostics on the benchmark page: %q", diagStrings(res.Diagnostics)[:1])
 	}
 	checkDocument(t, res.Document, true)
+}
+
+// cpuTime is the CPU time (user+system, all threads, so GC included) this
+// process has used.
+func cpuTime(t *testing.T) time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		t.Fatal(err)
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// TestThroughputCPU compares Extract with the bare tokenizer by CPU time
+// rather than wall time, which on a shared machine measures mostly the
+// neighbours. Opt-in: DYNAMO_BENCH_CPU=1 go test -run ThroughputCPU -v ./extractor
+func TestThroughputCPU(t *testing.T) {
+	if os.Getenv("DYNAMO_BENCH_CPU") != "1" {
+		t.Skip("set DYNAMO_BENCH_CPU=1 to measure")
+	}
+	const rounds = 50
+	measure := func(data []byte, f func([]byte)) float64 {
+		f(data) // warm up
+		runtime.GC()
+		start := cpuTime(t)
+		for range rounds {
+			f(data)
+		}
+		return float64(len(data)) * rounds / (cpuTime(t) - start).Seconds() / 1e6
+	}
+	extract := func(data []byte) {
+		if _, err := extractor.Extract(bytes.NewReader(data), extractor.Options{URL: page, RSSID: "bench"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	tokenize := func(data []byte) {
+		z := html.NewTokenizer(bytes.NewReader(data))
+		for z.Next() != html.ErrorToken {
+		}
+	}
+	markup, plain := legacyPageMarkup(1000, true), legacyPageMarkup(1000, false)
+	tok := measure(markup, tokenize)
+	ext := measure(markup, extract)
+	tokPlain := measure(plain, tokenize)
+	extPlain := measure(plain, extract)
+	t.Logf("by CPU time (GOMAXPROCS %d): Tokenize %.1f MB/s, Extract %.1f MB/s (ratio %.2f); plain descriptions: Tokenize %.1f MB/s, Extract %.1f MB/s (ratio %.2f)",
+		runtime.GOMAXPROCS(0), tok, ext, ext/tok, tokPlain, extPlain, extPlain/tokPlain)
 }

@@ -77,6 +77,7 @@ type builder struct {
 	diags  diagList
 
 	stack      []*region
+	free       []*region // released regions, for reuse
 	cur        *region   // the innermost open region that is not ignored
 	descs      []*region // the open descriptions
 	skipped    int       // openings refused for depth whose closing has not come yet
@@ -142,7 +143,7 @@ func (b *builder) token(z *html.Tokenizer, tt html.TokenType) {
 		b.hiddenNext = false
 		body := z.Text()
 		if looksLikeAnnotation(body) {
-			b.comment(string(body), start)
+			b.comment(body, start)
 		}
 		return
 	case html.DoctypeToken:
@@ -334,10 +335,10 @@ func (r *region) appendTag(raw []byte, attrs []attr, selfClosing bool, limit int
 }
 
 // comment handles a comment that starts like an annotation.
-func (b *builder) comment(body string, at pos) {
+func (b *builder) comment(body []byte, at pos) {
 	a, _, ok, reason := parseAnnotation(body)
 	if !ok {
-		b.warn(at, fmt.Sprintf("malformed annotation ignored (%s): %q", reason, shorten(strings.TrimSpace(body))))
+		b.warn(at, fmt.Sprintf("malformed annotation ignored (%s): %q", reason, shorten(strings.TrimSpace(string(body)))))
 		return
 	}
 	if a.closing {
@@ -358,7 +359,8 @@ func (b *builder) open(a annotation, at pos) {
 		}
 		return
 	}
-	r := &region{a: a, at: at}
+	r := b.newRegion()
+	r.a, r.at = a, at
 	r.text.limit = b.limits.MaxValueBytes
 	if a.kind == tagUnknown {
 		b.warn(at, fmt.Sprintf("unknown annotation <%s> ignored", a.name))
@@ -369,10 +371,30 @@ func (b *builder) open(a annotation, at pos) {
 	}
 	if a.empty {
 		b.commit(r)
+		b.release(r)
 		return
 	}
 	b.stack = append(b.stack, r)
 	b.restack()
+}
+
+// newRegion returns a cleared region, reusing a released one and its
+// buffers: regions come and go by the thousand on a page.
+func (b *builder) newRegion() *region {
+	if n := len(b.free); n > 0 {
+		r := b.free[n-1]
+		b.free = b.free[:n-1]
+		return r
+	}
+	return &region{}
+}
+
+// release clears a committed region for reuse, keeping its buffers.
+func (b *builder) release(r *region) {
+	text, html := r.text.buf[:0], r.html[:0]
+	*r = region{}
+	r.text.buf, r.html = text, html
+	b.free = append(b.free, r)
 }
 
 // checkAttrs validates the required attributes of an opening tag and reads
@@ -455,6 +477,7 @@ func (b *builder) close(a annotation, at pos) {
 	}
 	for j := len(b.stack) - 1; j >= i; j-- {
 		b.commit(b.stack[j])
+		b.release(b.stack[j])
 		b.stack[j] = nil
 	}
 	b.stack = b.stack[:i]
@@ -467,6 +490,8 @@ func (b *builder) closeAll() {
 		r := b.stack[j]
 		b.warn(r.at, fmt.Sprintf("unclosed <%s> is closed at the end of the page", r.a.name))
 		b.commit(r)
+		b.release(r)
+		b.stack[j] = nil
 	}
 	b.stack = b.stack[:0]
 	b.restack()

@@ -248,7 +248,10 @@ var rfc822Zones = map[string]string{
 // panics, whatever the parser does with strange input.
 func parseDate(s string) (t time.Time, ok bool) {
 	s = strings.TrimSpace(strings.TrimRight(strings.TrimSpace(s), ".,;"))
-	fields := strings.Fields(dateCleaner.Replace(s))
+	if strings.Contains(s, "@") || strings.Contains(s, " at ") || strings.Contains(s, " h ") {
+		s = dateCleaner.Replace(s)
+	}
+	fields := strings.Fields(s)
 	if len(fields) == 0 {
 		return time.Time{}, false
 	}
@@ -256,7 +259,11 @@ func parseDate(s string) (t time.Time, ok bool) {
 		fields[len(fields)-1] = off // Go would read an unknown abbreviation as +0000
 	}
 	s = strings.Join(fields, " ")
-	for _, layout := range dateLayouts {
+	layouts := dateLayoutsAlpha
+	if s[0] >= '0' && s[0] <= '9' {
+		layouts = dateLayoutsDigit
+	}
+	for _, layout := range layouts {
 		if t, err := time.ParseInLocation(layout, s, time.UTC); err == nil {
 			return checkYear(t.UTC())
 		}
@@ -283,10 +290,7 @@ func checkYear(t time.Time) (time.Time, bool) {
 
 // dateLayouts are tried, in UTC, before the lenient parser: the common forms
 // are read faster and exactly.
-var dateLayouts = []string{
-	time.RFC3339,
-	"2006-01-02",
-	"January 2, 2006 3:04 PM",
-	"January 2, 2006 15:04",
-	time.RFC1123Z,
-}
+var (
+	dateLayoutsDigit = []string{time.RFC3339, "2006-01-02"}
+	dateLayoutsAlpha = []string{"January 2, 2006 3:04 PM", "January 2, 2006 15:04", time.RFC1123Z}
+)

@@ -124,7 +124,7 @@ func runRules(t *testing.T, rules []rule) {
 				t.Fatalf("Extract: %v (diagnostics %q)", err, diagStrings(res.Diagnostics))
 			}
 			doc := res.Document
-			checkDocument(t, doc, false)
+			checkDocument(t, doc, true)
 			for path, want := range tc.want {
 				if got := get(doc, path); got != want {
 					t.Errorf("%s = %q, want %q", path, got, want)

@@ -186,6 +186,11 @@ func ParseConfig(data []byte) (*Config, error) {
 			return nil, yamlError(err)
 		}
 	}
+	// Checked here, not in Validate: LoadConfig fills Token from TokenFile,
+	// and the loaded config must still validate when a component applies it.
+	if cfg.Admin.Token != "" && cfg.Admin.TokenFile != "" {
+		return nil, &ConfigError{Path: "$.admin", Line: lineOf(data, "$.admin"), Err: errors.New("set token or token_file, not both")}
+	}
 	if err := cfg.Validate(); err != nil {
 		var ce *ConfigError
 		if errors.As(err, &ce) && ce.Line == 0 {
@@ -404,9 +409,6 @@ func (c *Config) Validate() error {
 	}
 	if c.Storage.Path == "" {
 		return bad("$.storage.path", "must not be empty")
-	}
-	if c.Admin.Token != "" && c.Admin.TokenFile != "" {
-		return bad("$.admin", "set token or token_file, not both")
 	}
 	p := c.Poller
 	switch {

@@ -127,6 +127,9 @@ func TestLoadConfigTokenFile(t *testing.T) {
 	if err != nil || cfg.Admin.Token != "abc" {
 		t.Fatalf("%+v %v", cfg, err)
 	}
+	if err := cfg.Validate(); err != nil {
+		t.Fatalf("a loaded config must validate again (components re-check it on Apply): %v", err)
+	}
 	if err := os.WriteFile(path, []byte("admin:\n  token_file: "+tok+".missing\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}

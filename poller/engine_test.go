@@ -315,7 +315,9 @@ func TestRobots(t *testing.T) {
 		e.mu.Unlock()
 	}
 	var polled []string
-	e.afterPoll = func(s Status) { polled = append(polled, fmt.Sprintf("%s@%s=%s", s.ID, s.LastPoll.Sub(t0), s.LastOutcome)) }
+	e.afterPoll = func(s Status) {
+		polled = append(polled, fmt.Sprintf("%s@%s=%s", s.ID, s.LastPoll.Sub(t0), s.LastOutcome))
+	}
 	for range 6 {
 		e.runDue(t.Context())
 		_, at, _ := e.queue.Peek()

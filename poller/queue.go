@@ -3,28 +3,40 @@ package poller
 import "time"
 
 // Queue is the scheduler's min-heap of next-poll times, indexed by resource
-// id: every operation is O(log n) except Len, Peek and At, which are O(1).
+// id: Push, Update, Remove and Pop are O(log n); Len, Peek and At are O(1).
 // Equal times pop in id order, so schedules are deterministic. The zero value
 // is an empty queue. A Queue is not safe for concurrent use; the engine
 // guards its own with a mutex, the simulator drives one directly.
+//
+// Layout, for a million entries: a 4-ary heap of 16-byte nodes (the time
+// key and a slot number), so the four children of a node share one cache
+// line and the tree is half as deep as a binary one; ids, times and heap
+// positions live in a slot table that sifting touches once per level.
 type Queue struct {
-	heap  []*queueEntry
-	index map[string]*queueEntry // touched only by Push of a new id, Remove and Pop
+	heap  []queueNode
+	slots []queueSlot
+	free  []int32          // unused slot numbers
+	index map[string]int32 // id -> slot
 }
 
-// queueEntry knows its heap position, so sifting never touches the map.
-type queueEntry struct {
-	key int64 // at as Unix nanoseconds: the comparison key
-	at  time.Time
+type queueNode struct {
+	key  int64 // next-poll time, Unix nanoseconds
+	slot int32
+}
+
+type queueSlot struct {
 	id  string
-	pos int
+	at  time.Time
+	pos int32 // index of the slot's node in heap
 }
 
-func (e *queueEntry) less(o *queueEntry) bool {
-	if e.key == o.key {
-		return e.id < o.id
+const queueArity = 4
+
+func (q *Queue) less(a, b queueNode) bool {
+	if a.key == b.key {
+		return q.slots[a.slot].id < q.slots[b.slot].id
 	}
-	return e.key < o.key
+	return a.key < b.key
 }
 
 // Len returns the number of scheduled resources.
@@ -32,49 +44,57 @@ func (q *Queue) Len() int { return len(q.heap) }
 
 // Push schedules id at time at, rescheduling it if it is already queued.
 func (q *Queue) Push(id string, at time.Time) {
-	if q.index == nil {
-		q.index = make(map[string]*queueEntry)
-	}
-	if e, ok := q.index[id]; ok {
-		e.at, e.key = at, at.UnixNano()
-		q.fix(e.pos)
+	if q.Update(id, at) {
 		return
 	}
-	e := &queueEntry{key: at.UnixNano(), at: at, id: id, pos: len(q.heap)}
-	q.heap = append(q.heap, e)
-	q.index[id] = e
-	q.up(e.pos)
+	if q.index == nil {
+		q.index = make(map[string]int32)
+	}
+	var s int32
+	if n := len(q.free); n > 0 {
+		s, q.free = q.free[n-1], q.free[:n-1]
+	} else {
+		s = int32(len(q.slots))
+		q.slots = append(q.slots, queueSlot{})
+	}
+	pos := len(q.heap)
+	q.slots[s] = queueSlot{id: id, at: at, pos: int32(pos)}
+	q.index[id] = s
+	q.heap = append(q.heap, queueNode{key: at.UnixNano(), slot: s})
+	q.up(pos)
 }
 
 // Update reschedules a queued id; it reports false (and does nothing) when id
 // is not queued.
 func (q *Queue) Update(id string, at time.Time) bool {
-	e, ok := q.index[id]
+	s, ok := q.index[id]
 	if !ok {
 		return false
 	}
-	e.at, e.key = at, at.UnixNano()
-	q.fix(e.pos)
+	q.slots[s].at = at
+	pos := int(q.slots[s].pos)
+	q.heap[pos].key = at.UnixNano()
+	q.fix(pos)
 	return true
 }
 
 // Remove unschedules id; it reports whether id was queued.
 func (q *Queue) Remove(id string) bool {
-	e, ok := q.index[id]
+	s, ok := q.index[id]
 	if !ok {
 		return false
 	}
-	q.removeAt(e.pos)
+	q.removeAt(int(q.slots[s].pos))
 	return true
 }
 
 // At returns when id is scheduled.
 func (q *Queue) At(id string) (time.Time, bool) {
-	e, ok := q.index[id]
+	s, ok := q.index[id]
 	if !ok {
 		return time.Time{}, false
 	}
-	return e.at, true
+	return q.slots[s].at, true
 }
 
 // Peek returns the earliest scheduled resource without removing it.
@@ -82,7 +102,8 @@ func (q *Queue) Peek() (id string, at time.Time, ok bool) {
 	if len(q.heap) == 0 {
 		return "", time.Time{}, false
 	}
-	return q.heap[0].id, q.heap[0].at, true
+	s := &q.slots[q.heap[0].slot]
+	return s.id, s.at, true
 }
 
 // Pop removes and returns the earliest scheduled resource.
@@ -90,19 +111,21 @@ func (q *Queue) Pop() (id string, at time.Time, ok bool) {
 	if len(q.heap) == 0 {
 		return "", time.Time{}, false
 	}
-	e := q.heap[0]
+	s := q.slots[q.heap[0].slot]
 	q.removeAt(0)
-	return e.id, e.at, true
+	return s.id, s.at, true
 }
 
 func (q *Queue) removeAt(i int) {
+	s := q.heap[i].slot
+	delete(q.index, q.slots[s].id)
+	q.slots[s] = queueSlot{}
+	q.free = append(q.free, s)
 	last := len(q.heap) - 1
-	delete(q.index, q.heap[i].id)
 	if i != last {
 		q.heap[i] = q.heap[last]
-		q.heap[i].pos = i
+		q.slots[q.heap[i].slot].pos = int32(i)
 	}
-	q.heap[last] = nil
 	q.heap = q.heap[:last]
 	if i != last {
 		q.fix(i)
@@ -115,40 +138,43 @@ func (q *Queue) fix(i int) {
 	}
 }
 
-func (q *Queue) swap(i, j int) {
-	q.heap[i], q.heap[j] = q.heap[j], q.heap[i]
-	q.heap[i].pos = i
-	q.heap[j].pos = j
-}
-
 func (q *Queue) up(i int) {
+	n := q.heap[i]
 	for i > 0 {
-		p := (i - 1) / 2
-		if !q.heap[i].less(q.heap[p]) {
-			return
+		p := (i - 1) / queueArity
+		if !q.less(n, q.heap[p]) {
+			break
 		}
-		q.swap(i, p)
+		q.heap[i] = q.heap[p]
+		q.slots[q.heap[i].slot].pos = int32(i)
 		i = p
 	}
+	q.heap[i] = n
+	q.slots[n.slot].pos = int32(i)
 }
 
 // down sifts i down and reports whether it moved.
 func (q *Queue) down(i int) bool {
-	start, n := i, len(q.heap)
+	start, n, size := i, q.heap[i], len(q.heap)
 	for {
-		l := 2*i + 1
-		if l >= n {
+		c := queueArity*i + 1
+		if c >= size {
 			break
 		}
-		m := l
-		if r := l + 1; r < n && q.heap[r].less(q.heap[l]) {
-			m = r
+		m := c
+		for k := c + 1; k < c+queueArity && k < size; k++ {
+			if q.less(q.heap[k], q.heap[m]) {
+				m = k
+			}
 		}
-		if !q.heap[m].less(q.heap[i]) {
+		if !q.less(q.heap[m], n) {
 			break
 		}
-		q.swap(i, m)
+		q.heap[i] = q.heap[m]
+		q.slots[q.heap[i].slot].pos = int32(i)
 		i = m
 	}
+	q.heap[i] = n
+	q.slots[n.slot].pos = int32(i)
 	return i > start
 }

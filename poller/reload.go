@@ -17,7 +17,8 @@ type ReloaderOptions struct {
 	Logger   *slog.Logger  // nil: discard
 	Debounce time.Duration // quiet time after the last file event before reloading; 0: 300ms
 	// Load replaces how the configuration is read (tests; an embedded
-	// default). nil: LoadConfig(path), or Default() when path is "".
+	// default). nil: LoadConfig(path), or Default() when path is "". The file
+	// at path, if any, is watched either way.
 	Load func() (*Config, error)
 }
 
@@ -72,7 +73,7 @@ func (rl *Reloader) Reload(ctx context.Context) error {
 func (rl *Reloader) Run(ctx context.Context, hup <-chan os.Signal) error {
 	var events <-chan fsnotify.Event
 	var werrs <-chan error
-	if rl.path != "" && rl.opts.Load == nil {
+	if rl.path != "" {
 		w, err := fsnotify.NewWatcher()
 		if err != nil {
 			rl.log.WarnContext(ctx, "config file not watched", slog.Any("error", err))

@@ -9,6 +9,9 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/testutil"
 )
 
 // TestRunPollsWithBoundedWorkers drives Run with the fake clock: every
@@ -133,5 +136,73 @@ func TestPollNowWhileRunning(t *testing.T) {
 	}
 	if _, err := e.PollNow(t.Context(), "zzz"); err == nil {
 		t.Fatal("unknown id accepted")
+	}
+}
+
+func TestMetrics(t *testing.T) {
+	o := newOrigin(t)
+	o.setETag(`"x"`)
+	clk := newFakeClock(t0)
+	reg := prometheus.NewRegistry()
+	e, err := New(testConfig(t, baseYAML(fmt.Sprintf("resources:\n  - {id: r, url: %q}\n", o.url("/")))), newMemStore(), Options{Clock: clk, Registerer: reg})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.fetcher.close()
+	pollAtNext(t, e, clk, "r")
+	pollAtNext(t, e, clk, "r")
+	for _, tc := range []struct {
+		c    prometheus.Collector
+		want float64
+	}{
+		{e.m.polls.WithLabelValues(OutcomeChanged), 1},
+		{e.m.polls.WithLabelValues(OutcomeNotModified), 1},
+		{e.m.versions, 1},
+		{e.m.tau.WithLabelValues("r"), 600},
+		{e.m.interval.WithLabelValues("r"), 900}, // 10m × 1.5 after the unchanged (304) poll
+	} {
+		if got := testutil.ToFloat64(tc.c); got != tc.want {
+			t.Errorf("%v = %v, want %v", tc.c, got, tc.want)
+		}
+	}
+	if testutil.ToFloat64(e.m.bytes) <= 0 {
+		t.Error("no bytes counted")
+	}
+	if n, err := testutil.GatherAndCount(reg, "dynamo_poller_poll_duration_seconds"); err != nil || n != 1 {
+		t.Errorf("latency histogram: %d %v", n, err)
+	}
+	// A second engine on the same registry is refused, not silently merged.
+	if _, err := New(testConfig(t, baseYAML("")), newMemStore(), Options{Registerer: reg}); err == nil {
+		t.Error("duplicate registration accepted")
+	}
+}
+
+func TestRunStopsWithSlowPollInFlight(t *testing.T) {
+	o := newOrigin(t)
+	started := make(chan struct{}, 1)
+	o.handle("/", func(w http.ResponseWriter, r *http.Request) {
+		started <- struct{}{}
+		<-r.Context().Done()
+	})
+	clk := newFakeClock(t0)
+	e := newTestEngine(t, testConfig(t, baseYAML(fmt.Sprintf("resources:\n  - {id: r, url: %q}\n", o.url("/")))), newMemStore(), clk)
+	e.mu.Lock()
+	e.queue.Update("r", t0)
+	e.resources["r"].st.NextPoll = t0
+	e.mu.Unlock()
+	ctx, cancel := context.WithCancel(t.Context())
+	done := make(chan error, 1)
+	go func() { done <- e.Run(ctx) }()
+	<-started
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	st, _ := e.Status("r")
+	if st.Polls != 0 || st.NextPoll != t0 {
+		t.Fatalf("an interrupted poll was recorded or unscheduled: %+v", st)
+	}
+	if _, ok := e.queue.At("r"); !ok {
+		t.Fatal("interrupted resource left the queue")
 	}
 }

@@ -110,6 +110,16 @@ func (f *feed) version(newItems int) *schema.Document {
 	return d
 }
 
+// cpuTime is the CPU time (user+system) this process used so far. On a shared
+// machine wall-clock rates depend on the neighbours; CPU per operation does not.
+func cpuTime(tb testing.TB) time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		tb.Fatal(err)
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
 // diskUsage is what du reports for dir: allocated blocks, not apparent sizes
 // (Badger's files are sparse while open).
 func diskUsage(tb testing.TB, dir string) int64 {
@@ -194,13 +204,14 @@ func BenchmarkIngest(b *testing.B) {
 				if err != nil {
 					b.Fatal(err)
 				}
-				start := time.Now()
+				start, cpu0 := time.Now(), cpuTime(b)
 				n := ingest(b, db, resources, versions, 32, 3)
-				elapsed := time.Since(start)
+				elapsed, cpu := time.Since(start), cpuTime(b)-cpu0
 				if err := db.Close(); err != nil {
 					b.Fatal(err)
 				}
 				b.ReportMetric(float64(n)/elapsed.Seconds(), "versions/s")
+				b.ReportMetric(float64(cpu.Microseconds())/float64(n), "cpu-µs/version")
 				b.ReportMetric(float64(diskUsage(b, dir))/float64(n), "disk-B/version")
 				b.ReportMetric(float64(n), "versions")
 			}
@@ -302,6 +313,7 @@ func BenchmarkQuery(b *testing.B) {
 			ctx := context.Background()
 			var lat []time.Duration
 			var got []storage.Item
+			cpu0 := cpuTime(b)
 			for b.Loop() {
 				start := time.Now()
 				got, err = db.Items(ctx, "big", qq.q)
@@ -310,6 +322,7 @@ func BenchmarkQuery(b *testing.B) {
 					b.Fatal(err)
 				}
 			}
+			cpu := cpuTime(b) - cpu0
 			var naive []time.Duration
 			var want []storage.Item
 			for range naiveRuns {
@@ -331,6 +344,7 @@ func BenchmarkQuery(b *testing.B) {
 			b.ReportMetric(float64(n50.Microseconds()), "naive-p50-µs")
 			b.ReportMetric(float64(n50)/float64(p99), "naive/p99")
 			b.ReportMetric(float64(len(got)), "items")
+			b.ReportMetric(float64(cpu.Microseconds())/float64(len(lat)), "cpu-µs/query")
 		})
 	}
 }

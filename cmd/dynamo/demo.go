@@ -47,7 +47,7 @@ func cmdDemo(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 	fs := newFlagSet("demo", "[--listen ADDR] [--data DIR] [--seed N]", stdout)
 	listen := fs.String("listen", "127.0.0.1:8080", "listen `address` of the service")
 	dataDir := fs.String("data", "", "keep the store and the demo configuration in `dir` (default: a temporary directory, removed at exit)")
-	seed := fs.Uint64("seed", 1, "`seed` of the simulated site's news")
+	seed := fs.Uint64("seed", 4, "`seed` of the simulated site's news")
 	logf := addLogFlags(fs)
 	if err := parseFlags(fs, args); err != nil {
 		return err

@@ -32,7 +32,7 @@ func TestDemo(t *testing.T) {
 	var stdout, stderr serveBuffer
 	done := make(chan error, 1)
 	go func() {
-		done <- run(ctx, []string{"demo", "--listen", "127.0.0.1:0", "--seed", "3"}, strings.NewReader(""), &stdout, &stderr)
+		done <- run(ctx, []string{"demo", "--listen", "127.0.0.1:0", "--seed", "4"}, strings.NewReader(""), &stdout, &stderr)
 	}()
 	banner := regexp.MustCompile(`(?s)(http://127\.0\.0\.1:\d+)/ .*Admin token: (\S+)`)
 	serveEventually(t, "the demo banner", 20*time.Second, func() bool {

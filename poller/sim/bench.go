@@ -71,7 +71,7 @@ type Report struct {
 
 // Benchmark compares the contenders on tr at every budget: unscaled
 // contenders poll at Ī, scaled ones are searched for the global factor that
-// spends the same budget within Tolerance, then re-run in detail. Work runs on
+// spends the same budget within Tolerance. Work runs on
 // Workers goroutines, all joined before Benchmark returns.
 func Benchmark(ctx context.Context, tr *Trace, o Options) (*Report, error) {
 	o.Config = o.Config.withDefaults()
@@ -104,7 +104,7 @@ func Benchmark(ctx context.Context, tr *Trace, o Options) (*Report, error) {
 		rep.Budgets[b] = Budget{Interval: iv, Rows: make([]Row, len(o.Contenders))}
 	}
 	watch := func(c Contender, iv time.Duration) runOpts {
-		ro := runOpts{detail: true, watch: -1}
+		ro := runOpts{watch: -1}
 		if o.Watch >= 0 && c.Name == o.WatchPolicy && iv == o.WatchInterval {
 			ro.watch = o.Watch
 		}
@@ -125,6 +125,7 @@ func Benchmark(ctx context.Context, tr *Trace, o Options) (*Report, error) {
 				if err != nil {
 					return err
 				}
+				r.percentiles()
 				rep.Budgets[b].Rows[ci] = Row{Run: r, Calls: 1}
 				return nil
 			})
@@ -173,58 +174,62 @@ func Benchmark(ctx context.Context, tr *Trace, o Options) (*Report, error) {
 	return rep, nil
 }
 
-// scaledRow finds the scale at which c spends the budget, runs it in detail,
-// and (when asked) finds the polls c needs to match the target mean delay.
+// scaledRow finds the scale at which c spends the budget and (when asked) the
+// polls c needs to match the target mean delay. Every evaluation keeps its
+// delays, so the best one is the row itself: no re-run.
 func scaledRow(ctx context.Context, tr *Trace, o Options, c Contender, iv, target time.Duration, ro runOpts) (Row, error) {
 	var row Row
 	m := float64(budget(tr.Len(), tr.End.Sub(tr.Start)-o.Learn, iv))
-	polls := func(s float64) (float64, error) {
-		row.Calls++
-		r, err := simulate(ctx, tr, o.Config, c, iv, s, runOpts{watch: -1})
-		if err != nil {
-			return 0, err
+	// keepBest wraps a simulation's log-ratio so that the run with the
+	// smallest |g| — the one findScale returns — is kept.
+	keepBest := func(opts runOpts, best *Run, ratio func(Run) float64) func(float64) (float64, error) {
+		bestG := math.Inf(1)
+		return func(s float64) (float64, error) {
+			row.Calls++
+			r, err := simulate(ctx, tr, o.Config, c, iv, s, opts)
+			if err != nil {
+				return 0, err
+			}
+			g := ratio(r)
+			if math.Abs(g) < bestG {
+				*best, bestG = r, math.Abs(g)
+			}
+			return g, nil
 		}
-		return math.Log(math.Max(float64(r.Polls), 1) / m), nil
 	}
+	var spend Run
+	polls := keepBest(ro, &spend, func(r Run) float64 {
+		return math.Log(math.Max(float64(r.Polls), 1) / m)
+	})
 	// Waits scale the poll count roughly as 1/s: slope −1 in log–log.
 	s, err := findScale(polls, 1, -1, o.Tolerance)
 	if err != nil {
 		return row, fmt.Errorf("%s at %v: budget search: %w", c.Name, iv, err)
 	}
-	r, err := simulate(ctx, tr, o.Config, c, iv, s, ro)
-	if err != nil {
-		return row, err
+	if spend.Scale != s {
+		return row, fmt.Errorf("%s at %v: budget search kept scale %v, found %v", c.Name, iv, spend.Scale, s)
 	}
-	row.Calls++
-	row.Run = r
+	spend.percentiles()
+	row.Run = spend
 	if !o.EqualDelay || target <= 0 {
 		return row, nil
 	}
-	var last Run
-	delay := func(s float64) (float64, error) {
-		row.Calls++
-		r, err := simulate(ctx, tr, o.Config, c, iv, s, runOpts{watch: -1})
-		if err != nil {
-			return 0, err
-		}
-		last = r
+	var match Run
+	delay := keepBest(runOpts{watch: -1}, &match, func(r Run) float64 {
 		if r.Mean <= 0 {
-			return math.Inf(-1), nil
+			return math.Inf(-1)
 		}
-		return math.Log(float64(r.Mean) / float64(target)), nil
-	}
+		return math.Log(float64(r.Mean) / float64(target))
+	})
 	// Mean delay grows roughly in proportion to the waits: slope +1.
 	es, err := findScale(delay, s, 1, o.Tolerance)
 	if err != nil {
 		return row, fmt.Errorf("%s at %v: equal-delay search: %w", c.Name, iv, err)
 	}
-	if last.Scale != es {
-		if last, err = simulate(ctx, tr, o.Config, c, iv, es, runOpts{watch: -1}); err != nil {
-			return row, err
-		}
-		row.Calls++
+	if match.Scale != es {
+		return row, fmt.Errorf("%s at %v: equal-delay search kept scale %v, found %v", c.Name, iv, match.Scale, es)
 	}
-	row.EqualDelayPolls, row.EqualDelayScale = last.Polls, es
+	row.EqualDelayPolls, row.EqualDelayScale = match.Polls, es
 	return row, nil
 }
 
@@ -237,13 +242,15 @@ func findScale(g func(float64) (float64, error), s0, slope, tol float64) (float6
 	const maxEval = 40
 	ok := func(v float64) bool { return math.Abs(math.Expm1(v)) <= tol }
 	x0 := math.Log(s0)
-	g0, err := g(s0)
+	// Every evaluation is at exactly math.Exp(x) for the x it returns, so
+	// callers can match the returned scale with the run they evaluated.
+	g0, err := g(math.Exp(x0))
 	if err != nil {
 		return 0, err
 	}
 	best, bestG := x0, math.Abs(g0)
 	if ok(g0) {
-		return s0, nil
+		return math.Exp(x0), nil
 	}
 	// Walk along the slope guess until the sign changes.
 	x1, g1 := x0, g0

@@ -54,13 +54,13 @@ type Run struct {
 	// Mean is the mean delay of seen and unseen postings, from publication to
 	// the poll that first saw them (for unseen ones, the page's first poll
 	// after the end, which the policy had already scheduled); Max the
-	// largest. P50 and P95 are set by detailed runs.
+	// largest.
 	Mean, P50, P95, Max time.Duration
 
 	// Classes breaks the figures down by how busy feeds are (see [ClassNames]).
 	Classes [4]ClassStats
 
-	delays []float32   // seconds, detailed runs only
+	delays []float32   // seconds, sorted once percentiles are set
 	sum    float64     // seconds
 	Watch  *WatchTrack // the watched page, when asked for
 }
@@ -108,8 +108,7 @@ type WatchTrack struct {
 
 // runOpts selects the extra work of a run.
 type runOpts struct {
-	detail bool // keep every delay, for percentiles
-	watch  int  // feed to record, or -1
+	watch int // feed to record, or -1
 }
 
 // Simulate runs contender c over tr with a budget of one poll per page every
@@ -118,7 +117,9 @@ type runOpts struct {
 // ([poller.Queue]) over all pages: pop the earliest page, poll its simulated
 // origin, let its policy choose the next wait, push it back.
 func Simulate(ctx context.Context, tr *Trace, cfg Config, c Contender, interval time.Duration, scale float64) (Run, error) {
-	return simulate(ctx, tr, cfg.withDefaults(), c, interval, scale, runOpts{detail: true, watch: -1})
+	r, err := simulate(ctx, tr, cfg.withDefaults(), c, interval, scale, runOpts{watch: -1})
+	r.percentiles()
+	return r, err
 }
 
 func simulate(ctx context.Context, tr *Trace, cfg Config, c Contender, interval time.Duration, scale float64, o runOpts) (Run, error) {
@@ -211,9 +212,7 @@ func simulate(ctx context.Context, tr *Trace, cfg Config, c Contender, interval 
 				if d > r.Max.Seconds() {
 					r.Max = at - p
 				}
-				if o.detail {
-					r.delays = append(r.delays, float32(d))
-				}
+				r.delays = append(r.delays, float32(d))
 			}
 		}
 		for k := missLo; k < seenLo; k++ {
@@ -241,12 +240,17 @@ func simulate(ctx context.Context, tr *Trace, cfg Config, c Contender, interval 
 	if n := r.Seen + r.Unseen; n > 0 {
 		r.Mean = time.Duration(r.sum / float64(n) * float64(time.Second))
 	}
-	if o.detail && len(r.delays) > 0 {
-		slices.Sort(r.delays)
-		r.P50 = quantile(r.delays, 0.50)
-		r.P95 = quantile(r.delays, 0.95)
-	}
 	return r, nil
+}
+
+// percentiles sorts the delays and sets P50 and P95.
+func (r *Run) percentiles() {
+	if len(r.delays) == 0 {
+		return
+	}
+	slices.Sort(r.delays)
+	r.P50 = quantile(r.delays, 0.50)
+	r.P95 = quantile(r.delays, 0.95)
 }
 
 // budget returns M = n × measured / Ī, the polls every policy may spend.
