@@ -166,3 +166,26 @@ func TestAdminPoll(t *testing.T) {
 	poller.pollErr = context.Canceled
 	svcProblem(t, svcDo(s, http.MethodPost, "/admin/resources/news/poll", nil, "Authorization", "Bearer t"), http.StatusServiceUnavailable)
 }
+
+func TestAdminTokenRotation(t *testing.T) {
+	store, poller := svcFixture()
+	s := newSvcServer(t, Options{Store: store, Poller: poller})
+	get := func(token string) int {
+		return svcDo(s, http.MethodGet, "/admin/resources/news", nil, "Authorization", "Bearer "+token).Code
+	}
+	if code := get("a"); code != http.StatusNotFound {
+		t.Errorf("no token: %d, want 404", code)
+	}
+	s.SetAdminToken("a")
+	if code := get("a"); code != http.StatusOK {
+		t.Errorf("token a: %d, want 200", code)
+	}
+	s.SetAdminToken("b")
+	if get("a") != http.StatusUnauthorized || get("b") != http.StatusOK {
+		t.Errorf("after rotation: old %d, new %d", get("a"), get("b"))
+	}
+	s.SetAdminToken("")
+	if code := get("b"); code != http.StatusNotFound {
+		t.Errorf("token removed: %d, want 404", code)
+	}
+}

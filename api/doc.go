@@ -49,8 +49,9 @@
 //
 // GET /healthz answers while the process serves; GET /readyz asks
 // Options.Ready (store reachable, poller running); GET /metrics serves
-// Options.Gatherer. The admin routes exist only when Options.AdminToken is
-// set; the bearer token is compared in constant time (both sides hashed, then
+// Options.Gatherer. The admin routes answer 404, as if absent, unless a
+// token is set (Options.AdminToken; [Server.SetAdminToken] rotates it on a
+// configuration reload); the bearer token is compared in constant time (both sides hashed, then
 // subtle.ConstantTimeCompare), and a missing or wrong one is a 401 with
 // WWW-Authenticate. POST /admin/reload calls Options.Reload (a refused
 // configuration is a 422 naming the field; the old one stays in force).

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"net/url"
 	"os/exec"
 	"regexp"
 	"slices"
@@ -150,6 +151,8 @@ func TestPagesValidate(t *testing.T) {
 	pages := map[string][]byte{
 		"home":    svcDo(s, http.MethodGet, "/", nil).Body.Bytes(),
 		"preview": svcDo(s, http.MethodGet, "/preview", nil).Body.Bytes(),
+		"preview-result": svcDo(s, http.MethodPost, "/preview", strings.NewReader(url.Values{"page": {previewPageHTML}}.Encode()),
+			"Content-Type", "application/x-www-form-urlencoded", "Accept", "text/html").Body.Bytes(),
 	}
 	for name, page := range pages {
 		t.Run(name+"/tidy", func(t *testing.T) {

@@ -78,7 +78,7 @@ func (s *Server) observe(next echo.HandlerFunc) echo.HandlerFunc {
 			slog.Duration("duration", d),
 			slog.String("remote_ip", c.RealIP()),
 		}
-		if err != nil {
+		if err != nil && res.Status < 500 { // 5xx causes are logged once, by the error handler
 			attrs = append(attrs, slog.Any("error", err))
 		}
 		s.log.LogAttrs(ctx, level, "http request", attrs...)

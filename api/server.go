@@ -10,6 +10,7 @@ import (
 	"html/template"
 	"log/slog"
 	"net/http"
+	"sync/atomic"
 	"time"
 
 	"github.com/labstack/echo/v4"
@@ -75,6 +76,7 @@ type Server struct {
 	now     func() time.Time
 	e       *echo.Echo
 	metrics *httpMetrics
+	token   atomic.Pointer[string]        // admin bearer token; "" = admin routes off
 	pages   map[string]*template.Template // home and preview pages (embedded), by file name
 	feeds   *feedEngine                   // render cache and render metrics of the /resources feeds
 }
@@ -91,6 +93,7 @@ func New(opts Options) (*Server, error) {
 		opts.ShutdownTimeout = defaultShutdownTimeout
 	}
 	s := &Server{opts: opts, log: opts.Logger, now: opts.Now}
+	s.SetAdminToken(opts.AdminToken)
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
 	}
@@ -146,10 +149,13 @@ func (s *Server) routes() {
 		e.GET("/metrics", s.metricsHandler())
 	}
 
-	if s.opts.AdminToken != "" { // no token configured: the admin routes do not exist (404)
-		admin := e.Group("/admin", s.requireToken)
-		admin.POST("/reload", s.postReload)
-		admin.GET("/resources/:rssId", s.getAdminResource)
-		admin.POST("/resources/:rssId/poll", s.postAdminPoll)
-	}
+	// Without a token the admin routes answer 404, as if they did not exist.
+	admin := e.Group("/admin", s.requireToken)
+	admin.POST("/reload", s.postReload)
+	admin.GET("/resources/:rssId", s.getAdminResource)
+	admin.POST("/resources/:rssId/poll", s.postAdminPoll)
 }
+
+// SetAdminToken replaces the admin bearer token ("" turns the admin routes
+// off), so that a configuration reload can rotate it. Safe for concurrent use.
+func (s *Server) SetAdminToken(token string) { s.token.Store(&token) }

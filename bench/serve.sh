@@ -22,7 +22,7 @@ cd "$(dirname "$0")/.."
 need() { command -v "$1" >/dev/null 2>&1 || [ -x "/usr/sbin/$1" ]; }
 if ! need wrk || ! need nginx; then
 	echo "installing wrk and nginx" >&2
-	apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq wrk nginx-light >/dev/null
+	apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq wrk nginx >/dev/null
 fi
 NGINX=$(command -v nginx || echo /usr/sbin/nginx)
 

@@ -81,16 +81,9 @@ func (a *annotation) attr(name string) (string, bool) {
 	return "", false
 }
 
-// attrNames are the attribute names annotations use, so that parsing them
-// allocates nothing.
-var attrNames = map[string]string{
-	"index": "index", "id": "id", "url": "url", "title": "title", "link": "link",
-	"uri": "uri", "prefix": "prefix", "localname": "localname",
-}
-
-// lowerName returns the lower-cased name, from known (a map of canonical
-// names) when it is there, without allocating in that case.
-func lowerName(b []byte, known map[string]string) string {
+// lowerName returns b lower-cased: a constant for the tag (or attribute)
+// names annotations use, so that the common case allocates nothing.
+func lowerName(b []byte, tag bool) string {
 	var buf [32]byte
 	if len(b) > len(buf) {
 		return strings.ToLower(string(b))
@@ -101,20 +94,68 @@ func lowerName(b []byte, known map[string]string) string {
 			buf[i] = c + 'a' - 'A'
 		}
 	}
-	if s, ok := known[string(buf[:n])]; ok {
+	// Static calls, so that the conversions do not escape and allocate nothing.
+	var s string
+	if tag {
+		s = tagName(string(buf[:n]))
+	} else {
+		s = attrName(string(buf[:n]))
+	}
+	if s != "" {
 		return s
 	}
 	return string(buf[:n])
 }
 
-// tagNameStrings maps "ns:local" (lower case) to itself, for [lowerName].
-var tagNameStrings = func() map[string]string {
-	m := make(map[string]string, len(tagNames))
-	for k := range tagNames {
-		m[k] = k
+// attrName returns the constant for a known attribute name, else "".
+func attrName(s string) string {
+	switch s {
+	case "index":
+		return "index"
+	case "id":
+		return "id"
+	case "url":
+		return "url"
+	case "title":
+		return "title"
+	case "link":
+		return "link"
+	case "uri":
+		return "uri"
+	case "prefix":
+		return "prefix"
+	case "localname":
+		return "localname"
 	}
-	return m
-}()
+	return ""
+}
+
+// tagName returns the constant for a known tag name, else "".
+func tagName(s string) string {
+	switch s {
+	case "channel:title":
+		return "channel:title"
+	case "channel:link":
+		return "channel:link"
+	case "channel:description":
+		return "channel:description"
+	case "channel:image":
+		return "channel:image"
+	case "channel:extension":
+		return "channel:extension"
+	case "item:title":
+		return "item:title"
+	case "item:link":
+		return "item:link"
+	case "item:description":
+		return "item:description"
+	case "item:image":
+		return "item:image"
+	case "item:extension":
+		return "item:extension"
+	}
+	return ""
+}
 
 // parseAnnotation reads a comment body. It reports looks=false for an
 // ordinary comment; looks=true with ok=false for a comment that starts like
@@ -139,7 +180,7 @@ func parseAnnotation(body []byte) (a annotation, looks, ok bool, reason string) 
 		colon != len("channel") && colon != len("item") {
 		return a, false, false, ""
 	}
-	a.name = lowerName(name, tagNameStrings)
+	a.name = lowerName(name, true)
 	// From here on the comment is meant as an annotation.
 	if s[len(s)-1] != '>' {
 		return a, true, false, "annotation does not end with '>'"
@@ -171,7 +212,7 @@ func parseAnnotation(body []byte) (a annotation, looks, ok bool, reason string) 
 		if i == start {
 			return a, true, false, "malformed attribute"
 		}
-		name := lowerName(s[start:i], attrNames)
+		name := lowerName(s[start:i], false)
 		for i < len(s) && isSpace(s[i]) {
 			i++
 		}

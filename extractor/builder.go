@@ -558,7 +558,7 @@ func (b *builder) commit(r *region) {
 		if len(f.exts) >= b.limits.MaxExtensions {
 			if len(f.exts) == b.limits.MaxExtensions {
 				b.fail(r.at, fmt.Sprintf("more than %d extensions in %s: this and further ones are ignored", b.limits.MaxExtensions, b.owner(r)))
-				f.exts = append(f.exts, extSpec{}) // a marker: reported once (see fields.extensions)
+				f.exts = append(f.exts, extSpec{}) // a marker: reported once, skipped by builder.extensions
 			}
 			return
 		}

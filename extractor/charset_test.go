@@ -95,3 +95,22 @@ func TestPositions(t *testing.T) {
 		})
 	}
 }
+
+func TestResultCharset(t *testing.T) {
+	const title = "<!-- <channel:title> -->T<!-- </channel:title> -->"
+	for _, tc := range []struct{ contentType, src, want string }{
+		{"text/html; charset=iso-8859-1", title, "windows-1252"}, // the HTML standard reads ISO-8859-1 as windows-1252
+		{"", "<meta charset=utf-8>" + title, "utf-8"},
+		{"", "\xFF\xFE" + title, "utf-16le"},
+		{"", title, "utf-8, else windows-1252"},
+		{"", "\xe9" + title, "windows-1252"},
+	} {
+		res, err := extractor.Extract(strings.NewReader(tc.src), extractor.Options{URL: page, ContentType: tc.contentType})
+		if res == nil {
+			t.Fatalf("%q: nil result, %v", tc.src, err)
+		}
+		if res.Charset != tc.want {
+			t.Errorf("%q %q: charset %q, want %q", tc.contentType, tc.src, res.Charset, tc.want)
+		}
+	}
+}

@@ -114,6 +114,7 @@ func (d Diagnostic) String() string {
 type Result struct {
 	Document    *schema.Document
 	Diagnostics []Diagnostic
+	Charset     string // the encoding the page was read in, e.g. "windows-1252"
 }
 
 // HasErrors reports whether any diagnostic has severity [Error].
@@ -138,7 +139,7 @@ func Extract(r io.Reader, opts Options) (*Result, error) {
 	b := newBuilder(opts)
 	in, err := b.decoder(bufio.NewReaderSize(r, peekSize))
 	if err != nil {
-		return &Result{Diagnostics: b.diags.sorted()}, fmt.Errorf("read page: %w", err)
+		return b.result(nil), fmt.Errorf("read page: %w", err)
 	}
 	z := html.NewTokenizer(in)
 	z.SetMaxBuf(b.limits.MaxTokenBytes)
@@ -150,11 +151,11 @@ func Extract(r io.Reader, opts Options) (*Result, error) {
 			case errors.Is(err, io.EOF):
 				return b.finish()
 			case errors.Is(err, html.ErrBufferExceeded):
-				return &Result{Diagnostics: b.diags.sorted()},
+				return b.result(nil),
 					fmt.Errorf("%w: an HTML token at %d:%d is larger than %d bytes",
 						ErrTooLarge, b.at.line, b.at.col, b.limits.MaxTokenBytes)
 			default:
-				return &Result{Diagnostics: b.diags.sorted()}, fmt.Errorf("read page: %w", err)
+				return b.result(nil), fmt.Errorf("read page: %w", err)
 			}
 		}
 		b.token(z, tt)

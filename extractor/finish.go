@@ -51,13 +51,17 @@ func (d *diagList) sorted() []Diagnostic {
 	return out
 }
 
+func (b *builder) result(doc *schema.Document) *Result {
+	return &Result{Document: doc, Diagnostics: b.diags.sorted(), Charset: b.charset}
+}
+
 // finish closes what is open and assembles the document.
 func (b *builder) finish() (*Result, error) {
 	b.closeAll()
 	if !b.channel.title.set {
 		b.diags.max++ // always room for the reason there is no document
 		b.fail(pos{1, 1}, "page is not annotated: no channel:title")
-		return &Result{Diagnostics: b.diags.sorted()}, ErrNotAnnotated
+		return b.result(nil), ErrNotAnnotated
 	}
 	base := b.page
 	if b.hasBase {
@@ -130,9 +134,9 @@ func (b *builder) finish() (*Result, error) {
 	}
 	if err := doc.Validate(); err != nil {
 		// A bug of ours, not of the page: say so rather than hand out an invalid document.
-		return &Result{Diagnostics: b.diags.sorted()}, fmt.Errorf("extractor: internal error, invalid document: %w", err)
+		return b.result(nil), fmt.Errorf("extractor: internal error, invalid document: %w", err)
 	}
-	return &Result{Document: doc, Diagnostics: b.diags.sorted()}, nil
+	return b.result(doc), nil
 }
 
 // derivedID is an item id for items without an id attribute: "link-" and 16

@@ -299,3 +299,47 @@ func TestReloaderAppliesToEngine(t *testing.T) {
 		t.Fatalf("a refused reload changed the engine: %+v", st2)
 	}
 }
+
+// The example of API.md "Configuration", verbatim.
+const apiExample = `listen: ":8080"
+public_url: "https://feeds.example.org"   # base of links in feeds
+storage:
+  path: "./data"
+admin:
+  token_file: "/etc/dynamo/token"
+poller:
+  workers: 8
+  timeout: 20s
+  max_body: 5MiB
+  user_agent: "dynamo/1.0 (+https://feeds.example.org)"
+  per_host_interval: 10s        # politeness: no two requests to a host closer than this
+  robots: true
+  allow_private: false          # loopback/private/link-local targets are refused unless true
+  policy: {kind: smart, alpha: 0.5, initial: 10m, min: 1m, max: 6h}   # default
+resources:
+  - id: news
+    url: "https://example.org/news.html"
+    policy: {kind: flat, interval: 15m}
+  - id: forum
+    url: "https://example.org/forum/"
+    policy: {kind: smart, alpha: auto}
+`
+
+func TestParseConfigAPIExample(t *testing.T) {
+	cfg, err := ParseConfig([]byte(apiExample))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.Admin.TokenFile != "/etc/dynamo/token" || len(cfg.Resources) != 2 || cfg.Poller.MaxBody != 5<<20 {
+		t.Fatalf("%+v", cfg)
+	}
+	// Engine accepts it as is.
+	e, err := New(cfg, newMemStore(), Options{Clock: newFakeClock(t0)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.fetcher.close()
+	if sts := e.Statuses(); len(sts) != 2 || sts[0].Policy != KindFlat || sts[1].Policy != KindSmart || !sts[1].AlphaAuto {
+		t.Fatalf("%+v", sts)
+	}
+}

@@ -57,7 +57,9 @@
 // the detection time. The rules:
 //
 //   - First τ: Initial (a τ already learned, e.g. under flat or before a
-//     restart, is kept).
+//     restart, is kept). The first wait is τ clamped to [Min, Max]; a state
+//     that was already smart (a restart, new smart parameters) keeps its
+//     current wait, clamped to the new bounds.
 //   - After a changed poll: τ is updated (once there are two updates to
 //     measure between) and the wait is τ clamped to [Min, Max]. If the
 //     previous poll had found a change too, the page changes at least as

@@ -655,7 +655,7 @@ func classify(err error) error {
 
 // fetchAndStore fetches, extracts and saves; it decides the outcome.
 func (e *Engine) fetchAndStore(ctx context.Context, r *resource, f *retriever, u *url.URL, val validators, now time.Time) pollResult {
-	fr, err := f.fetch(ctx, u.String(), val)
+	fr, err := f.fetch(ctx, u.String(), val, now)
 	e.m.bytes.Add(float64(fr.Bytes))
 	if err != nil {
 		res := pollResult{outcome: OutcomeError, err: classify(err)}

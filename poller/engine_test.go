@@ -654,3 +654,23 @@ func TestGzipAndCharsetReachTheExtractor(t *testing.T) {
 		t.Fatalf("title %q: gzip or charset lost", title)
 	}
 }
+
+func TestRestartKeepsGrownWait(t *testing.T) {
+	o := newOrigin(t)
+	clk := newFakeClock(t0)
+	ms := newMemStore()
+	cfg := testConfig(t, baseYAML(fmt.Sprintf("resources:\n  - {id: r, url: %q}\n", o.url("/"))))
+	e1 := newTestEngine(t, cfg, ms, clk)
+	var st Status
+	for range 4 { // unchanged polls grow the wait past τ
+		st = pollAtNext(t, e1, clk, "r")
+	}
+	if st.Interval <= st.Tau {
+		t.Fatalf("setup: interval %v τ %v", st.Interval, st.Tau)
+	}
+	e2 := newTestEngine(t, cfg, ms, clk)
+	st2, _ := e2.Status("r")
+	if st2.Interval != st.Interval || st2.NextPoll != st.NextPoll {
+		t.Fatalf("restart reset the wait: %v → %v, next %v → %v", st.Interval, st2.Interval, st.NextPoll, st2.NextPoll)
+	}
+}

@@ -116,8 +116,9 @@ type fetchResult struct {
 	Bytes       int64
 }
 
-// fetch GETs url conditionally. Non-200/304 answers are *StatusError.
-func (r *retriever) fetch(ctx context.Context, url string, v validators) (fetchResult, error) {
+// fetch GETs url conditionally. Non-200/304 answers are *StatusError; now
+// (the engine's clock) dates a Retry-After given as an HTTP date.
+func (r *retriever) fetch(ctx context.Context, url string, v validators, now time.Time) (fetchResult, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
 	if err != nil {
 		return fetchResult{}, fmt.Errorf("new request: %w", err)
@@ -144,7 +145,7 @@ func (r *retriever) fetch(ctx context.Context, url string, v validators) (fetchR
 	case http.StatusOK:
 	default:
 		_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10)) // drain a little so the connection can be reused
-		return res, &StatusError{URL: url, Code: resp.StatusCode, RetryAfter: retryAfter(resp.Header, time.Now())}
+		return res, &StatusError{URL: url, Code: resp.StatusCode, RetryAfter: retryAfter(resp.Header, now)}
 	}
 	if resp.ContentLength > r.set.MaxBody {
 		return res, fmt.Errorf("GET %s: %d bytes > max_body %d: %w", url, resp.ContentLength, r.set.MaxBody, ErrTooLarge)

@@ -90,6 +90,7 @@ type PolicyState struct {
 	Wait       time.Duration   `json:"wait"`                  // the policy's last chosen wait (before server floors)
 	Unchanged  int             `json:"unchanged,omitempty"`   // polls without change since the last change
 	LastChange bool            `json:"last_change,omitempty"` // the previous observed poll found a change
+	Kind       string          `json:"kind,omitempty"`        // the kind of the policy that last started this state
 }
 
 // Policy decides when to poll next. Implementations are pure: no I/O and no
@@ -101,7 +102,8 @@ type Policy interface {
 	Config() PolicyConfig
 	// Start prepares st for this policy (first τ, α) without observing
 	// anything and returns the wait before the next poll. It is called for a
-	// new resource and after a policy change; it keeps what st has learned.
+	// new resource, after a restart and after a policy change; it keeps what
+	// st has learned (τ, intervals, and for smart → smart the current wait).
 	Start(st *PolicyState) time.Duration
 	// Observe folds one poll's observation into st and returns the wait
 	// before the next poll (never below obs.Floor, capped at [MaxHintFloor]).
@@ -155,6 +157,7 @@ type flat struct{ c PolicyConfig }
 func (p flat) Config() PolicyConfig { return p.c }
 
 func (p flat) Start(st *PolicyState) time.Duration {
+	st.Kind = KindFlat
 	st.Wait = p.c.Interval
 	return st.Wait
 }
@@ -199,7 +202,14 @@ func (p smart) Start(st *PolicyState) time.Duration {
 		st.Tau = p.c.Initial
 	}
 	st.Alpha = p.alpha(st)
-	st.Wait = p.clamp(st.Tau)
+	if st.Kind == KindSmart && st.Wait > 0 {
+		// Smart already (a restart, or new smart parameters): keep the wait it
+		// had grown or shrunk to, within the new bounds.
+		st.Wait = p.clamp(st.Wait)
+	} else {
+		st.Wait = p.clamp(st.Tau)
+	}
+	st.Kind = KindSmart
 	return st.Wait
 }
 

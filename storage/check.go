@@ -211,6 +211,9 @@ func (db *DB) checkResource(ctx context.Context, txn *badger.Txn, id string, m m
 			bad("resource %q: search page %x: %v", id, page, err)
 			return nil
 		}
+		if !bytes.Equal(encodePage(got), v) {
+			bad("resource %q: search page %x has wrong bigram sets", id, page)
+		}
 		if len(got) != len(want) {
 			bad("resource %q: search page %x has %d entries, the index %d", id, page, len(got), len(want))
 		}

@@ -85,6 +85,9 @@ func (db *DB) version(ctx context.Context, id string, n int) (*schema.Document, 
 		}
 		seq := m.Latest - uint64(n) + 1
 		item, err := txn.Get(versionKey(id, seq))
+		if errors.Is(err, badger.ErrKeyNotFound) {
+			return fmt.Errorf("%w: version %d of %q is missing", ErrInconsistent, seq, id)
+		}
 		if err != nil {
 			return fmt.Errorf("read version %d of %q: %w", seq, id, err)
 		}
@@ -218,6 +221,7 @@ func scanSearch(ctx context.Context, txn *badger.Txn, id string, m *meta, q Item
 	it, plen := newestFirst(txn, prefixSearch, id, 0)
 	defer it.Close()
 	var matches []uint32 // positions matched in the current page
+	pre := newPrefilter(q.Terms)
 	n := 0
 	for it.Rewind(); it.Valid() && (q.Max <= 0 || len(*out) < q.Max); it.Next() {
 		if n++; n%ctxCheckEvery == 0 {
@@ -227,11 +231,14 @@ func scanSearch(ctx context.Context, txn *badger.Txn, id string, m *meta, q Item
 		}
 		matches = matches[:0]
 		err := it.Item().Value(func(v []byte) error {
-			return scanPage(v, func(pos uint32, title, link, desc []byte) bool {
+			return scanPage(v, func(e *pageEntry) bool {
+				if !pre.mayMatch(e) {
+					return true
+				}
 				// The strings alias v only for this call: MatchFolded keeps none
 				// of them, and not copying saves three allocations per item.
-				if q.Terms.MatchFolded(unsafeString(title), unsafeString(link), unsafeString(desc)) {
-					matches = append(matches, pos)
+				if q.Terms.MatchFolded(unsafeString(e.fields[0]), unsafeString(e.fields[1]), unsafeString(e.fields[2])) {
+					matches = append(matches, e.pos)
 				}
 				return true
 			})
@@ -249,8 +256,11 @@ func scanSearch(ctx context.Context, txn *badger.Txn, id string, m *meta, q Item
 			}
 			slot := binary.BigEndian.AppendUint32(bytes.Clone(page), pos)
 			fi, err := txn.Get(slotKey(prefixContent, id, slot))
+			if errors.Is(err, badger.ErrKeyNotFound) {
+				return fmt.Errorf("%w: search entry %x/%d has no content", ErrInconsistent, page, pos)
+			}
 			if err != nil {
-				return fmt.Errorf("%w: search entry without content: %w", ErrInconsistent, err)
+				return fmt.Errorf("read matched item: %w", err)
 			}
 			var si schema.Item
 			err = fi.Value(func(v []byte) error {

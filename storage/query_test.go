@@ -3,6 +3,8 @@ package storage_test
 import (
 	"context"
 	"errors"
+	"fmt"
+	"math/rand/v2"
 	"reflect"
 	"strings"
 	"testing"
@@ -242,5 +244,61 @@ func TestItemsKeywords(t *testing.T) {
 	got, err := db.Items(ctx, "news", storage.ItemQuery{Max: 1, Terms: schema.Terms{T(schema.And, schema.FieldTitle, "budget")}})
 	if err != nil || ids(got) != "1" {
 		t.Errorf("Max=1 keyword = %s, %v", ids(got), err)
+	}
+}
+
+// TestItemsKeywordsRandom compares keyword queries with Terms.Match over the
+// same items, for random items and random left-to-right term chains.
+func TestItemsKeywordsRandom(t *testing.T) {
+	db, _ := openTest(t)
+	ctx := context.Background()
+	vocab := []string{"Budget", "budget", "STRASSE", "straße", "ΣΊΣΥΦΟΣ", "σίσυφος", "jazz", "Jazz park", "road", "roads", "a", "ß", "Ǆ", "k", "K"}
+	rng := rand.New(rand.NewPCG(1, 2))
+	text := func(n int) string {
+		var parts []string
+		for range n {
+			parts = append(parts, vocab[rng.IntN(len(vocab))])
+		}
+		return strings.Join(parts, " ")
+	}
+	var all []schema.Item // newest first
+	for v := range 8 {
+		var items []schema.Item
+		for i := range 12 {
+			items = append(items, schema.Item{
+				ID: fmt.Sprintf("%d-%d", v, i), Title: text(1 + rng.IntN(3)),
+				Link: "https://example.org/" + strings.ReplaceAll(text(1), " ", "-"), Description: text(rng.IntN(6)),
+			})
+		}
+		mustSave(t, db, doc("r", v, items...))
+		all = append(items, all...)
+	}
+	fields := []schema.Field{schema.FieldTitle, schema.FieldLink, schema.FieldDescription}
+	for range 300 {
+		var terms schema.Terms
+		for range 1 + rng.IntN(3) {
+			op := schema.And
+			if rng.IntN(2) == 0 {
+				op = schema.Or
+			}
+			v := vocab[rng.IntN(len(vocab))]
+			if rng.IntN(3) == 0 && len(v) > 2 {
+				v = v[1:3] // a fragment (may split a UTF-8 sequence: then nothing matches)
+			}
+			terms = append(terms, schema.NewTerm(op, fields[rng.IntN(3)], v))
+		}
+		var want []string
+		for _, x := range all {
+			if terms.Match(x.Title, x.Link, x.Description) {
+				want = append(want, x.ID)
+			}
+		}
+		got, err := db.Items(ctx, "r", storage.ItemQuery{Terms: terms})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ids(got) != strings.Join(want, ",") {
+			t.Fatalf("terms %+v: Items = %s, Terms.Match = %s", terms, ids(got), strings.Join(want, ","))
+		}
 	}
 }

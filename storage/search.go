@@ -47,33 +47,69 @@ func slotPos(slot []byte) uint32 { return binary.BigEndian.Uint32(slot[pageIDLen
 
 func pageKey(id string, page []byte) []byte { return slotKey(prefixSearch, id, page) }
 
-// encodePage writes entries sorted by position.
+// bigrams is a 128-bit set of the hashed byte pairs of a folded field. A
+// field that contains a term contains all of the term's pairs, so a term
+// whose set is not a subset of the field's cannot match: most items of a
+// keyword scan are rejected by a few AND operations instead of a substring
+// search (see [mayMatch]).
+type bigrams [2]uint64
+
+func bigramsOf(s string) bigrams {
+	var m bigrams
+	for i := 0; i+1 < len(s); i++ {
+		h := (uint32(s[i])<<8 | uint32(s[i+1])) * 0x9E3779B1 >> 25 // 7 bits
+		m[h>>6] |= 1 << (h & 63)
+	}
+	return m
+}
+
+func (m bigrams) covers(sub bigrams) bool {
+	return m[0]&sub[0] == sub[0] && m[1]&sub[1] == sub[1]
+}
+
+// encodePage writes entries sorted by position: per entry its position, then
+// per field (title, link, description) its bigram set and folded text.
 func encodePage(entries []folded) []byte {
 	n := 8
 	for _, f := range entries {
-		n += 12 + len(f.title) + len(f.link) + len(f.desc)
+		n += 60 + len(f.title) + len(f.link) + len(f.desc)
 	}
 	e := enc{b: make([]byte, 0, n)}
 	e.byte1(formatV1)
 	e.uvar(uint64(len(entries)))
 	for _, f := range entries {
 		e.uvar(uint64(f.pos))
-		e.str(f.title)
-		e.str(f.link)
-		e.str(f.desc)
+		for _, s := range [3]string{f.title, f.link, f.desc} {
+			m := bigramsOf(s)
+			e.u64(m[0])
+			e.u64(m[1])
+			e.str(s)
+		}
 	}
 	return e.b
 }
 
-// scanPage calls fn for each entry of a page, with fields aliasing b, until fn returns false.
-func scanPage(b []byte, fn func(pos uint32, title, link, desc []byte) bool) error {
+// pageEntry is one entry of a page as scanPage reads it; the fields alias the page.
+type pageEntry struct {
+	pos    uint32
+	fields [3][]byte // title, link, description: schema.Field order
+	sets   [3]bigrams
+}
+
+// scanPage calls fn for each entry of a page until fn returns false. The
+// entry is reused and aliases b: valid only during the call.
+func scanPage(b []byte, fn func(e *pageEntry) bool) error {
 	d := dec{b: b}
 	d.format("search page")
 	n := d.uvar()
+	var pe pageEntry
 	for i := uint64(0); i < n && d.err == nil; i++ {
-		pos := d.uvar()
-		title, link, desc := d.bytes(), d.bytes(), d.bytes()
-		if d.err == nil && !fn(uint32(pos), title, link, desc) {
+		pe.pos = uint32(d.uvar())
+		for f := range pe.fields {
+			pe.sets[f] = bigrams{d.u64(), d.u64()}
+			pe.fields[f] = d.bytes()
+		}
+		if d.err == nil && !fn(&pe) {
 			return nil
 		}
 	}
@@ -85,8 +121,8 @@ func scanPage(b []byte, fn func(pos uint32, title, link, desc []byte) bool) erro
 
 func decodePage(b []byte) ([]folded, error) {
 	var out []folded
-	err := scanPage(b, func(pos uint32, title, link, desc []byte) bool {
-		out = append(out, folded{pos: pos, title: string(title), link: string(link), desc: string(desc)})
+	err := scanPage(b, func(e *pageEntry) bool {
+		out = append(out, folded{pos: e.pos, title: string(e.fields[0]), link: string(e.fields[1]), desc: string(e.fields[2])})
 		return true
 	})
 	return out, err
@@ -172,6 +208,42 @@ func (pe *pageEdits) apply(txn func() *badger.Txn, write func(key, value []byte)
 		}
 	}
 	return nil
+}
+
+// prefilter is the bigram sets of a query's terms, folded once per query.
+type prefilter []termSet
+
+type termSet struct {
+	op    schema.Op
+	field schema.Field
+	set   bigrams
+}
+
+func newPrefilter(ts schema.Terms) prefilter {
+	p := make(prefilter, len(ts))
+	for i, t := range ts {
+		p[i] = termSet{op: t.Op, field: t.Field, set: bigramsOf(fold(t.Value))}
+	}
+	return p
+}
+
+// mayMatch evaluates the terms left to right as [schema.Terms] does, with
+// "field may contain the term" (its bigrams are present) for "contains".
+// And and or are monotone, so false here means the exact query is false.
+func (p prefilter) mayMatch(e *pageEntry) bool {
+	acc := true
+	for i, t := range p {
+		v := int(t.field) < len(e.sets) && e.sets[t.field].covers(t.set)
+		switch {
+		case i == 0:
+			acc = v
+		case t.op == schema.Or:
+			acc = acc || v
+		default:
+			acc = acc && v
+		}
+	}
+	return acc
 }
 
 // setOrDelete is the write function of a plain transaction.

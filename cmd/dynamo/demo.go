@@ -62,7 +62,10 @@ func cmdDemo(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 	hup := make(chan os.Signal, 1)
 	signal.Notify(hup, syscall.SIGHUP)
 	defer signal.Stop(hup)
-	return demo(ctx, demoOptions{Listen: *listen, DataDir: *dataDir, Seed: *seed, Logger: logger, Stdout: stdout, Hup: hup})
+	if err := demo(ctx, demoOptions{Listen: *listen, DataDir: *dataDir, Seed: *seed, Logger: logger, Stdout: stdout, Hup: hup}); err != nil {
+		return &exitError{code: 1, err: err}
+	}
+	return nil
 }
 
 // demoOptions configure a demo run.

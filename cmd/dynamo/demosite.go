@@ -227,8 +227,13 @@ func (p *demoPage) serve(w http.ResponseWriter, now time.Time) {
 			idx, link, idx, esc(a.title))
 		fmt.Fprintf(&b, "<small><!-- <item:extension index=\"%d\" uri=\"http://purl.org/dc/elements/1.1/\" prefix=\"dc\" localName=\"date\"> -->%s<!-- </item:extension> --></small><br>\n",
 			idx, a.at.UTC().Format(time.RFC1123))
-		fmt.Fprintf(&b, "<!-- <item:description index=\"%d\"> -->%s <b>%s</b><!-- </item:description> --></td></tr>\n",
-			idx, esc(a.summary), esc(p.lang))
+		more := "Read more"
+		if p.lang == "it" {
+			more = "Continua"
+		}
+		// Markup and a relative link inside the description: content:encoded keeps them (absolute).
+		fmt.Fprintf(&b, "<!-- <item:description index=\"%d\"> -->%s <a href=\"%s\"><b>%s</b></a><!-- </item:description> --></td></tr>\n",
+			idx, esc(a.summary), strings.TrimPrefix(link, "/"), more)
 	}
 	b.WriteString("</table>\n<hr><small>Powered by a CMS from 2005. No RSS here.</small>\n</body>\n</html>\n")
 	p.write(w, b.String())

@@ -108,7 +108,10 @@ func printDiagnostics(w io.Writer, name string, diags []extractor.Diagnostic) {
 // diagnostics on stderr; exit 1 when the page is not annotated.
 func cmdExtract(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	var p pageFlags
-	path, err := p.parse("extract", "[--url URL] [--rssid ID] [--content-type CT] [--timestamp T] FILE|-", args, stdout, true)
+	path, err := p.parse("extract", "[--url URL] [--rssid ID] [--content-type CT] [--timestamp T] FILE|-\n"+
+		"Prints the XMLData document on stdout and the diagnostics on stderr (as lint does);\n"+
+		"exits 1 when the page is not annotated (no channel:title).",
+		args, stdout, true)
 	if err != nil {
 		return err
 	}
@@ -138,7 +141,10 @@ func cmdExtract(ctx context.Context, args []string, stdin io.Reader, stdout, std
 // exit 1 when any is an error (a page that is not annotated is one).
 func cmdLint(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	var p pageFlags
-	path, err := p.parse("lint", "[--url URL] [--content-type CT] FILE|-", args, stdout, false)
+	path, err := p.parse("lint", "[--url URL] [--content-type CT] FILE|-\n"+
+		"Prints FILE:LINE:COL: severity: message, one per line by position (FILE as given,\n"+
+		"<stdin> for -); exits 1 when any is an error, a page without channel:title included.",
+		args, stdout, false)
 	if err != nil {
 		return err
 	}

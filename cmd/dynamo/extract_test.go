@@ -156,4 +156,3 @@ func TestExtractUsage(t *testing.T) {
 		})
 	}
 }
-

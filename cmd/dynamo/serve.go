@@ -60,7 +60,7 @@ func cmdServe(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	hup := make(chan os.Signal, 1)
 	signal.Notify(hup, syscall.SIGHUP)
 	defer signal.Stop(hup)
-	return serve(ctx, serveOptions{
+	if err := serve(ctx, serveOptions{
 		Config:     cfg,
 		ConfigPath: *configPath,
 		Load:       load,
@@ -68,7 +68,10 @@ func cmdServe(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 		Logger:     logger,
 		Stdout:     stdout,
 		Hup:        hup,
-	})
+	}); err != nil {
+		return &exitError{code: 1, err: err}
+	}
+	return nil
 }
 
 // logFlags are the logging flags of serve and demo.
@@ -155,18 +158,25 @@ func serve(ctx context.Context, o serveOptions) (err error) {
 	if err != nil {
 		return fmt.Errorf("start poller: %w", err)
 	}
+	var srv *api.Server // built below, before the reloader runs
+	last := cfg         // the last configuration applied; only the reloader goroutine touches it after start
 	reloader := poller.NewReloader(o.ConfigPath, poller.ReloaderOptions{
 		Logger: log.With(slog.String("component", "reload")),
 		Load:   o.Load,
 	}, func(next *poller.Config) error { return engine.Apply(forPoller(next)) }, func(next *poller.Config) error {
-		if next.Listen != cfg.Listen || next.Storage != cfg.Storage || next.Admin != cfg.Admin || next.PublicURL != cfg.PublicURL {
-			log.Warn("listen, storage, admin and public_url changes take effect at the next restart")
+		srv.SetAdminToken(next.Admin.Token) // rotated token (or admin turned on/off) at once
+		if next.Listen != last.Listen || next.Storage != last.Storage || next.PublicURL != last.PublicURL {
+			log.Warn("listen, storage and public_url changes take effect at the next restart")
 		}
+		last = next
 		return nil
 	})
 
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
+		if errors.Is(err, syscall.EADDRINUSE) {
+			return fmt.Errorf("listen on %s: %w (another process has the port; choose another with --listen)", addr, err)
+		}
 		return fmt.Errorf("listen on %s: %w", addr, err)
 	}
 	base := baseURL(ln.Addr())
@@ -176,7 +186,7 @@ func serve(ctx context.Context, o serveOptions) (err error) {
 	}
 
 	var pollerRunning atomic.Bool
-	srv, err := api.New(api.Options{
+	srv, err = api.New(api.Options{
 		Store:      db,
 		Poller:     apiPoller{engine},
 		Reload:     reloader.Reload,

@@ -283,6 +283,21 @@ func TestServeEndToEnd(t *testing.T) {
 	if resp, _ := c.do(http.MethodGet, "/admin/resources/forum", true); resp.StatusCode != http.StatusOK {
 		t.Error("a refused configuration changed the running one")
 	}
+	// A reload rotates the admin token.
+	if err := os.WriteFile(tokenFile, []byte("rotated-token\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	writeCfg(fmt.Sprintf("  - id: forum\n    url: %q\n", origin.URL+"/forum.html"))
+	if resp, body := c.do(http.MethodPost, "/admin/reload", true); resp.StatusCode != http.StatusOK {
+		t.Fatalf("reload with a new token file: %d %s", resp.StatusCode, body)
+	}
+	if resp, _ := c.do(http.MethodGet, "/admin/resources/forum", true); resp.StatusCode != http.StatusUnauthorized {
+		t.Errorf("old token after rotation: %d, want 401", resp.StatusCode)
+	}
+	c.token = "rotated-token"
+	if resp, _ := c.do(http.MethodGet, "/admin/resources/forum", true); resp.StatusCode != http.StatusOK {
+		t.Errorf("new token after rotation: %d, want 200", resp.StatusCode)
+	}
 	serveEventually(t, "the forum's first version", 20*time.Second, func() bool {
 		resp, _ := c.do(http.MethodGet, "/resources/forum", false)
 		return resp.StatusCode == http.StatusOK

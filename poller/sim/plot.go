@@ -66,16 +66,32 @@ func PlotWatch(w io.Writer, tr *Trace, track *WatchTrack, policy string, from, t
 	var posts, polls, tau, wait plotter.XYs
 	for _, off := range tr.Postings[track.Feed] {
 		if t := tr.Start.Add(off); !t.Before(from) && t.Before(to) {
-			posts = append(posts, plotter.XY{X: hours(t), Y: -0.6})
+			posts = append(posts, plotter.XY{X: hours(t), Y: -0.8})
 		}
 	}
+	top := 1.0
 	for k, t := range track.Polls {
-		if t.Before(from) || !t.Before(to) {
+		if !t.Before(to) {
+			break
+		}
+		if t.Before(from) {
+			// The last poll before the window sets the lines' start at 0.
+			if k+1 < len(track.Polls) && !track.Polls[k+1].Before(from) {
+				tau = append(tau, plotter.XY{X: 0, Y: track.Estimate[k].Hours()})
+				wait = append(wait, plotter.XY{X: 0, Y: track.Wait[k].Hours()})
+				top = max(top, track.Estimate[k].Hours(), track.Wait[k].Hours())
+			}
 			continue
 		}
-		polls = append(polls, plotter.XY{X: hours(t), Y: -1.4})
+		polls = append(polls, plotter.XY{X: hours(t), Y: -2})
 		tau = append(tau, plotter.XY{X: hours(t), Y: track.Estimate[k].Hours()})
 		wait = append(wait, plotter.XY{X: hours(t), Y: track.Wait[k].Hours()})
+		top = max(top, track.Estimate[k].Hours(), track.Wait[k].Hours())
+	}
+	// The step lines hold their last value to the end of the window.
+	if n := len(tau); n > 0 {
+		tau = append(tau, plotter.XY{X: to.Sub(from).Hours(), Y: tau[n-1].Y})
+		wait = append(wait, plotter.XY{X: to.Sub(from).Hours(), Y: wait[n-1].Y})
 	}
 	if len(polls) == 0 {
 		return fmt.Errorf("plot watch: no polls between %v and %v", from, to)
@@ -84,8 +100,9 @@ func PlotWatch(w io.Writer, tr *Trace, track *WatchTrack, policy string, from, t
 	p.Title.Text = fmt.Sprintf("Page %s under %s, %s – %s (%d postings, %d polls)",
 		tr.IDs[track.Feed], policy, from.Format("Mon 2 Jan"), to.Add(-time.Second).Format("Mon 2 Jan"), len(posts), len(polls))
 	p.X.Label.Text = fmt.Sprintf("hours since %s UTC (weekend from hour %d)", from.Format("Mon 2 Jan 15:04"), weekendStart(from))
-	p.Y.Label.Text = "hours (τ, wait); marks below 0: postings, polls"
+	p.Y.Label.Text = "τ and wait (hours); below 0: postings ▲, polls ●"
 	p.X.Min, p.X.Max = 0, to.Sub(from).Hours()
+	p.Y.Min, p.Y.Max = -3, top*1.35 // room for the legend above the lines
 	p.Legend.Top = true
 	p.Add(plotter.NewGrid())
 	add := func(name string, xys plotter.XYs, c int, step bool) error {

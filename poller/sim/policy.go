@@ -113,7 +113,6 @@ type project struct {
 func (a *project) Start() time.Duration          { return a.p.Start(&a.st) }
 func (a *project) Observe(f Fetch) time.Duration { return a.p.Observe(&a.st, f.Observation) }
 func (a *project) Estimate() time.Duration       { return a.st.Tau }
-func (a *project) State() *poller.PolicyState    { return &a.st }
 
 // ratePolicy: Miniflux's entry_frequency, without its database.
 type ratePolicy struct {

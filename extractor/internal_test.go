@@ -1,0 +1,100 @@
+package extractor
+
+import (
+	"net/url"
+	"reflect"
+	"testing"
+
+	"golang.org/x/net/html/atom"
+)
+
+func TestParseAnnotation(t *testing.T) {
+	for _, tc := range []struct {
+		body      string
+		looks, ok bool
+		want      annotation
+	}{
+		{" <channel:title> ", true, true, annotation{name: "channel:title", kind: tagChannelTitle}},
+		{"</ITEM:Link index='3'>", true, true, annotation{name: "item:link", kind: tagItemLink, closing: true, attrs: []attr{{"index", "3"}}}},
+		{"<channel:image url=\"/a.png\"\n title='A \"quoted\" title' />", true, true,
+			annotation{name: "channel:image", kind: tagChannelImage, empty: true, attrs: []attr{{"url", "/a.png"}, {"title", `A "quoted" title`}}}},
+		{`<item:title index="1" index="2" Data-X="y">`, true, true,
+			annotation{name: "item:title", kind: tagItemTitle, attrs: []attr{{"index", "1"}, {"data-x", "y"}}}},
+		{"<item:bogus>", true, true, annotation{name: "item:bogus"}},
+		{"<item:title index=1>", true, false, annotation{}},
+		{"<item:title index>", true, false, annotation{}},
+		{"<item:title index=\"1>", true, false, annotation{}},
+		{"<item:title>x", true, false, annotation{}},
+		{"</item:title/>", true, false, annotation{}},
+		{"<item:title a=\"1\"b=\"2\">", true, false, annotation{}},
+		{"<p>", false, false, annotation{}},
+		{"<itemx:title>", false, false, annotation{}},
+		{"<channelfoo:title>", false, false, annotation{}},
+		{"text <item:title>", false, false, annotation{}},
+		{"", false, false, annotation{}},
+	} {
+		a, looks, ok, reason := parseAnnotation([]byte(tc.body))
+		if looks != tc.looks || ok != tc.ok {
+			t.Errorf("%q: looks %v ok %v (%s), want %v %v", tc.body, looks, ok, reason, tc.looks, tc.ok)
+			continue
+		}
+		if ok && !reflect.DeepEqual(a, tc.want) {
+			t.Errorf("%q: %+v, want %+v", tc.body, a, tc.want)
+		}
+		if looks != looksLikeAnnotation([]byte(tc.body)) && tc.body != "<channelfoo:title>" {
+			t.Errorf("%q: looksLikeAnnotation disagrees", tc.body)
+		}
+	}
+}
+
+func TestTagAtom(t *testing.T) {
+	for raw, want := range map[string]atom.Atom{
+		"<A HREF=x>": atom.A, "</Div>": atom.Div, "<br/>": atom.Br, "<script\n>": atom.Script,
+		"<h1 class=x>": atom.H1, "<blockquotexxxxxxxxxxxxxxxxxxxx>": 0, "<x-custom>": 0,
+	} {
+		if got := tagAtom([]byte(raw)); got != want {
+			t.Errorf("tagAtom(%q) = %v, want %v", raw, got, want)
+		}
+	}
+}
+
+func TestValueCut(t *testing.T) {
+	v := value{limit: 5}
+	v.addText([]byte("ab  é€x"))
+	if got := v.String(); got != "ab é" || !v.cut {
+		t.Errorf("got %q cut %v, want \"ab é\" cut", got, v.cut)
+	}
+}
+
+func TestResolvePlaceholders(t *testing.T) {
+	base, _ := url.Parse("https://example.org/a/b.html")
+	got := resolvePlaceholders("<a href=\"\x000\x00\">x</a><img src=\"\x001\x00\">", []string{" c.html?x=1&y=2 ", "javascript:alert('x')"}, base)
+	want := `<a href="https://example.org/a/c.html?x=1&amp;y=2">x</a><img src="javascript:alert(&#39;x&#39;)">`
+	if got != want {
+		t.Errorf("got  %s\nwant %s", got, want)
+	}
+}
+
+func TestParseDate(t *testing.T) {
+	for in, want := range map[string]string{
+		"December 08, 2005 @ 08:25 AM":  "2005-12-08T08:25:00Z",
+		"December 8, 2005 at 8:25 PM.":  "2005-12-08T20:25:00Z",
+		"Thu, 08 Dec 2005 08:25:00 GMT": "2005-12-08T08:25:00Z",
+		"Thu, 08 Dec 2005 08:25:00 PDT": "2005-12-08T15:25:00Z",
+		"2005-12-08T08:25:00Z":          "2005-12-08T08:25:00Z",
+		"2005-12-08 08:25":              "2005-12-08T08:25:00Z",
+		"12/08/2005":                    "2005-12-08T00:00:00Z",
+		"yesterday":                     "",
+		"":                              "",
+		"@@@":                           "",
+	} {
+		tm, ok := parseDate(in)
+		got := ""
+		if ok {
+			got = tm.Format("2006-01-02T15:04:05Z07:00")
+		}
+		if got != want {
+			t.Errorf("parseDate(%q) = %q, want %q", in, got, want)
+		}
+	}
+}

@@ -1,0 +1,5 @@
+//go:build !race
+
+package extractor_test
+
+const raceEnabled = false
