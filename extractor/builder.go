@@ -84,7 +84,8 @@ type builder struct {
 	hiddenNext bool      // the next text token is the raw content of a hidden element
 	hiddenEnd  atom.Atom
 
-	attrs []attr // the current tag's attributes, when they were needed
+	attrs     []attr       // the current tag's attributes, when they were needed
+	sanitized bytes.Buffer // the sanitizer's output, reused
 
 	base    string // the first <base href>, unresolved
 	hasBase bool

@@ -229,7 +229,7 @@ func (b *builder) extensions(base *url.URL, f *fields) schema.Extensions {
 		out = append(out, schema.Extension{URI: x.uri, Prefix: x.prefix, LocalName: x.local, Value: v})
 	}
 	if f.description.html != "" {
-		if h := sanitize(f.description.html, f.description.urls, base); h != "" {
+		if h := b.sanitize(f.description.html, f.description.urls, base); h != "" {
 			out = append(out, schema.Extension{URI: schema.ContentNamespace, Prefix: "content", LocalName: "encoded", Value: h})
 		}
 	}

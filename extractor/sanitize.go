@@ -21,8 +21,15 @@ var ugcPolicy = sync.OnceValue(bluemonday.UGCPolicy)
 // sanitized by bluemonday (which sees absolute URLs, so its scheme policy
 // applies to what readers will follow), then stripped of characters XML does
 // not allow.
-func sanitize(raw string, urls []string, base *url.URL) string {
-	return strings.TrimSpace(legal(ugcPolicy().Sanitize(resolvePlaceholders(raw, urls, base))))
+func (b *builder) sanitize(raw string, urls []string, base *url.URL) string {
+	b.sanitized.Reset() // one buffer for all the descriptions of a page
+	err := ugcPolicy().SanitizeReaderToWriter(strings.NewReader(resolvePlaceholders(raw, urls, base)), &b.sanitized)
+	if err != nil {
+		// Reading a strings.Reader and writing a bytes.Buffer do not fail;
+		// were it to happen, keep no HTML rather than half-sanitized HTML.
+		return ""
+	}
+	return strings.TrimSpace(legal(b.sanitized.String()))
 }
 
 // resolvePlaceholders replaces each NUL index NUL written by

@@ -25,12 +25,18 @@ import (
 	"github.com/dynamo-rss/dynamo/storage"
 )
 
-// Benchmarks of the targets. The full sizes take minutes, so they
-// run only with DYNAMO_BENCH_FULL=1:
+// Benchmarks of the targets (figures in BENCHMARKS.md, "## Storage").
+// The full sizes take minutes, so they run only with DYNAMO_BENCH_FULL=1:
 //
-//	DYNAMO_BENCH_FULL=1 go test -run '^$' -bench . -benchtime 1x -timeout 60m ./storage
+//	DYNAMO_BENCH_FULL=1 go test -run '^$' -bench 'Query' -benchtime 200x -timeout 60m ./storage
+//	DYNAMO_BENCH_FULL=1 go test -run '^$' -bench 'Ingest/^sync$' -benchtime 1x -timeout 90m ./storage
+//	DYNAMO_BENCH_FULL=1 DYNAMO_BENCH_VERSIONS=200 go test -run '^$' -bench 'Ingest/^nosync$' -benchtime 1x ./storage
 //
-// Without it the same code runs on small sizes (a smoke test of the benchmarks).
+// DYNAMO_BENCH_VERSIONS overrides the versions per resource of the ingest.
+// Without DYNAMO_BENCH_FULL the same code runs on small sizes (a smoke test
+// of the benchmarks). cpu-µs metrics are the process's CPU time per
+// operation: on a shared machine they, unlike wall-clock rates, do not
+// depend on the neighbours.
 
 func fullSize() bool { return os.Getenv("DYNAMO_BENCH_FULL") == "1" }
 
