@@ -27,15 +27,6 @@ resolve to http URLs; pass the page's real URL to get real links.`
 
 func (p *pageFlags) parse(name, synopsis string, args []string, stdout io.Writer, withDoc bool) (string, error) {
 	fs := newFlagSet(name, synopsis+"\n"+strings.TrimSpace(pageHelp), stdout)
-	// flag.FlagSet.Parse prints the usage for --help, and so does parseFlags:
-	// print it once.
-	usage, printed := fs.Usage, false
-	fs.Usage = func() {
-		if !printed {
-			printed = true
-			usage()
-		}
-	}
 	fs.StringVar(&p.url, "url", "", "the page's URL: base of relative links, default channel and item link (default http://localhost/FILE)")
 	fs.StringVar(&p.contentType, "content-type", "", "the HTTP Content-Type of the page, whose charset wins over the page's own (e.g. 'text/html; charset=ISO-8859-1')")
 	if withDoc {

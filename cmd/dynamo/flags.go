@@ -21,12 +21,11 @@ func newFlagSet(name, synopsis string, stdout io.Writer) *flag.FlagSet {
 	return fs
 }
 
-// parseFlags parses args; --help prints usage and returns errHelp, which the
-// caller returns as success.
+// parseFlags parses args; --help prints usage (flag.FlagSet.Parse calls
+// fs.Usage itself) and returns errHelp, which run turns into success.
 func parseFlags(fs *flag.FlagSet, args []string) error {
 	err := fs.Parse(args)
 	if errors.Is(err, flag.ErrHelp) {
-		fs.Usage()
 		return errHelp
 	}
 	if err != nil {

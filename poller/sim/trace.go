@@ -268,6 +268,9 @@ func ReadCSV(r io.Reader, start, end time.Time) (*Trace, error) {
 	if !end.After(start) {
 		return nil, fmt.Errorf("read trace: end %s not after start %s", end, start)
 	}
+	if d := end.Sub(start); !start.Add(d).Equal(end) {
+		return nil, fmt.Errorf("read trace: %s to %s is too long a span", start, end)
+	}
 	tr := &Trace{Start: start, End: end, IDs: ids, Postings: make([][]time.Duration, len(ids))}
 	for i, ts := range times {
 		ps := make([]time.Duration, 0, len(ts))
