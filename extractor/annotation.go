@@ -160,7 +160,9 @@ func tagName(s string) string {
 // parseAnnotation reads a comment body. It reports looks=false for an
 // ordinary comment; looks=true with ok=false for a comment that starts like
 // an annotation but is not exactly one well-formed tag (the reason says why).
-func parseAnnotation(body []byte) (a annotation, looks, ok bool, reason string) {
+// The attributes are appended to buf[:0], whose memory is reused.
+func parseAnnotation(body []byte, buf []attr) (a annotation, looks, ok bool, reason string) {
+	a.attrs = buf[:0]
 	s := bytes.Trim(body, " \t\n\f\r")
 	if len(s) < 2 || s[0] != '<' {
 		return a, false, false, ""

@@ -28,15 +28,19 @@ type region struct {
 	urls    []string // URLs of html's placeholders (see appendTag)
 	htmlCut bool
 	markup  bool // html holds at least one tag
+	unbatch bool // html has a tag that [unbatchable] refuses
+	attrBuf []attr
 }
 
 // field is a singleton value (a title, a link...) with where it was given.
 type field struct {
-	set  bool
-	val  string
-	html string   // descriptions: raw HTML when the region had markup
-	urls []string // the URLs of html's placeholders
-	at   pos
+	set       bool
+	val       string
+	html      string   // descriptions: raw HTML when the region had markup
+	urls      []string // the URLs of html's placeholders
+	batch     bool     // html may be sanitized with others (see sanitizeAll)
+	sanitized string   // html sanitized, set by sanitizeAll
+	at        pos
 }
 
 type imageSpec struct {
@@ -84,7 +88,8 @@ type builder struct {
 	hiddenNext bool      // the next text token is the raw content of a hidden element
 	hiddenEnd  atom.Atom
 
-	attrs     []attr       // the current tag's attributes, when they were needed
+	attrs     []tagAttr    // the current tag's attributes, when they were needed
+	scratch   []attr       // reused by parseAnnotation
 	sanitized bytes.Buffer // the sanitizer's output, reused
 
 	base    string // the first <base href>, unresolved
@@ -183,7 +188,9 @@ func (b *builder) token(z *html.Tokenizer, tt html.TokenType) {
 			}
 		}
 	}
+	unbatch := len(b.descs) > 0 && unbatchable(a, raw)
 	for _, d := range b.descs {
+		d.unbatch = d.unbatch || unbatch
 		if urlInDesc {
 			d.appendTag(raw, b.attrs, tt == html.SelfClosingTagToken, b.limits.MaxValueBytes)
 		} else {
@@ -198,6 +205,10 @@ func (b *builder) token(z *html.Tokenizer, tt html.TokenType) {
 	}
 }
 
+// tagAttr is an attribute of an HTML tag, as the tokenizer returns it (its
+// TagAttr returns fresh copies, so they stay valid after Next).
+type tagAttr struct{ name, value []byte }
+
 // readAttrs reads the current tag's attributes into b.attrs.
 func (b *builder) readAttrs(z *html.Tokenizer) {
 	b.attrs = b.attrs[:0]
@@ -206,7 +217,7 @@ func (b *builder) readAttrs(z *html.Tokenizer) {
 		if k == nil && !more {
 			return
 		}
-		b.attrs = append(b.attrs, attr{string(k), string(v)})
+		b.attrs = append(b.attrs, tagAttr{k, v})
 		if !more {
 			return
 		}
@@ -215,8 +226,8 @@ func (b *builder) readAttrs(z *html.Tokenizer) {
 
 func (b *builder) attr(name string) (string, bool) {
 	for _, a := range b.attrs {
-		if a.name == name {
-			return a.value, true
+		if string(a.name) == name {
+			return string(a.value), true
 		}
 	}
 	return "", false
@@ -286,7 +297,7 @@ func (r *region) appendHTML(raw []byte, limit int, tag bool) {
 // made absolute. The base is known only at the end of the page, so the tag
 // is written normalized, with each href, src and cite value replaced by a
 // placeholder NUL, index, NUL; [resolvePlaceholders] puts the resolved URLs in.
-func (r *region) appendTag(raw []byte, attrs []attr, selfClosing bool, limit int) {
+func (r *region) appendTag(raw []byte, attrs []tagAttr, selfClosing bool, limit int) {
 	if r.htmlCut {
 		return
 	}
@@ -299,27 +310,29 @@ func (r *region) appendTag(raw []byte, attrs []attr, selfClosing bool, limit int
 			break
 		}
 	}
-	for _, c := range bytes.ReplaceAll(name, []byte{0}, nil) {
+	for _, c := range name {
 		if c >= 'A' && c <= 'Z' {
 			c += 'a' - 'A'
 		}
-		r.html = append(r.html, c)
+		if c != 0 {
+			r.html = append(r.html, c)
+		}
 	}
 	for _, a := range attrs {
-		if strings.ContainsRune(a.name, 0) {
+		if bytes.IndexByte(a.name, 0) >= 0 {
 			continue
 		}
 		r.html = append(r.html, ' ')
 		r.html = append(r.html, a.name...)
 		r.html = append(r.html, '=', '"')
-		switch a.name {
+		switch string(a.name) {
 		case "href", "src", "cite":
 			r.html = append(r.html, 0)
 			r.html = strconv.AppendInt(r.html, int64(len(r.urls)), 10)
 			r.html = append(r.html, 0)
-			r.urls = append(r.urls, a.value)
+			r.urls = append(r.urls, string(a.value))
 		default:
-			r.html = append(r.html, html.EscapeString(strings.ReplaceAll(a.value, "\x00", ""))...)
+			r.html = appendEscaped(r.html, a.value)
 		}
 		r.html = append(r.html, '"')
 	}
@@ -335,9 +348,36 @@ func (r *region) appendTag(raw []byte, attrs []attr, selfClosing bool, limit int
 	r.markup = true
 }
 
+// appendEscaped appends v escaped as html.EscapeString escapes, NULs dropped.
+func appendEscaped(dst, v []byte) []byte {
+	for _, c := range v {
+		switch c {
+		case 0:
+		case '&':
+			dst = append(dst, "&amp;"...)
+		case '\'':
+			dst = append(dst, "&#39;"...)
+		case '<':
+			dst = append(dst, "&lt;"...)
+		case '>':
+			dst = append(dst, "&gt;"...)
+		case '"':
+			dst = append(dst, "&#34;"...)
+		case '\r':
+			dst = append(dst, "&#13;"...)
+		default:
+			dst = append(dst, c)
+		}
+	}
+	return dst
+}
+
 // comment handles a comment that starts like an annotation.
 func (b *builder) comment(body []byte, at pos) {
-	a, _, ok, reason := parseAnnotation(body)
+	a, _, ok, reason := parseAnnotation(body, b.scratch)
+	if cap(a.attrs) > cap(b.scratch) {
+		b.scratch = a.attrs[:0]
+	}
 	if !ok {
 		b.warn(at, fmt.Sprintf("malformed annotation ignored (%s): %q", reason, shorten(strings.TrimSpace(string(body)))))
 		return
@@ -362,6 +402,10 @@ func (b *builder) open(a annotation, at pos) {
 	}
 	r := b.newRegion()
 	r.a, r.at = a, at
+	if a.attrs != nil { // a copy: b.scratch is reused by the next annotation
+		r.a.attrs = append(r.attrBuf[:0], a.attrs...)
+		r.attrBuf = r.a.attrs
+	}
 	r.text.limit = b.limits.MaxValueBytes
 	if a.kind == tagUnknown {
 		b.warn(at, fmt.Sprintf("unknown annotation <%s> ignored", a.name))
@@ -392,9 +436,9 @@ func (b *builder) newRegion() *region {
 
 // release clears a committed region for reuse, keeping its buffers.
 func (b *builder) release(r *region) {
-	text, html := r.text.buf[:0], r.html[:0]
+	text, html, attrs := r.text.buf[:0], r.html[:0], r.attrBuf[:0]
 	*r = region{}
-	r.text.buf, r.html = text, html
+	r.text.buf, r.html, r.attrBuf = text, html, attrs
 	b.free = append(b.free, r)
 }
 
@@ -542,6 +586,7 @@ func (b *builder) commit(r *region) {
 		}
 		if b.set(r, &f.description, r.text.String(), h) {
 			f.description.urls = r.urls
+			f.description.batch = !r.unbatch
 		}
 	case tagChannelImage, tagItemImage:
 		if f.image != nil {

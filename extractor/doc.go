@@ -82,13 +82,20 @@
 // Besides its text, a description region that contains markup keeps its HTML
 // as the extension content:encoded (schema.ContentNamespace). That HTML comes
 // from a page we do not control and ends up in feed readers, so it is
-// sanitized by bluemonday's UGC policy: no script, style, iframe, form,
-// event handler attributes or style attributes, URLs only http, https and
-// mailto (so no javascript: or data:), rel="nofollow" on links. Relative
-// href, src and cite URLs are made absolute before sanitizing, so the scheme
-// policy applies to the URLs readers will follow. Tags of a region nested in a
-// description stay in the description's HTML (keeping it balanced), their
-// text does not. Nothing in this package parses HTML with regular expressions.
+// sanitized by bluemonday with an explicit allow list of the elements feeds
+// use (p, br, b, i, em, strong, u, s, sub, sup, small, code, pre,
+// blockquote, q, lists, h1-h6, tables, span, div, hr, a[href title],
+// img[src alt title width height]): no script, style, iframe, form, event
+// handler attributes or style attributes, URLs only http, https and mailto
+// (so no javascript: or data:), rel="nofollow" on links; an <a> whose href
+// is refused stays as a bare <a>. Relative href, src and cite URLs are made
+// absolute before sanitizing, so the scheme policy applies to the URLs
+// readers will follow. The descriptions of a page go through bluemonday in
+// one call, joined by a random separator, when none of them has an element
+// whose state could outlive it (see sanitizeAll); the others, one by one.
+// Tags of a region nested in a description stay in the description's HTML
+// (keeping it balanced), their text does not. Nothing in this package parses
+// HTML with regular expressions.
 //
 // # Diagnostics
 //

@@ -137,9 +137,17 @@ func (r *Result) HasErrors() bool {
 // ([ErrTooLarge]). Extract is safe for concurrent use.
 func Extract(r io.Reader, opts Options) (*Result, error) {
 	b := newBuilder(opts)
+	if err := b.read(r); err != nil {
+		return b.result(nil), err
+	}
+	return b.finish()
+}
+
+// read streams the page through the builder.
+func (b *builder) read(r io.Reader) error {
 	in, err := b.decoder(bufio.NewReaderSize(r, peekSize))
 	if err != nil {
-		return b.result(nil), fmt.Errorf("read page: %w", err)
+		return fmt.Errorf("read page: %w", err)
 	}
 	z := html.NewTokenizer(in)
 	z.SetMaxBuf(b.limits.MaxTokenBytes)
@@ -149,13 +157,12 @@ func Extract(r io.Reader, opts Options) (*Result, error) {
 			err := z.Err()
 			switch {
 			case errors.Is(err, io.EOF):
-				return b.finish()
+				return nil
 			case errors.Is(err, html.ErrBufferExceeded):
-				return b.result(nil),
-					fmt.Errorf("%w: an HTML token at %d:%d is larger than %d bytes",
-						ErrTooLarge, b.at.line, b.at.col, b.limits.MaxTokenBytes)
+				return fmt.Errorf("%w: an HTML token at %d:%d is larger than %d bytes",
+					ErrTooLarge, b.at.line, b.at.col, b.limits.MaxTokenBytes)
 			default:
-				return b.result(nil), fmt.Errorf("read page: %w", err)
+				return fmt.Errorf("read page: %w", err)
 			}
 		}
 		b.token(z, tt)

@@ -63,10 +63,10 @@ func (b *builder) finish() (*Result, error) {
 		b.fail(pos{1, 1}, "page is not annotated: no channel:title")
 		return b.result(nil), ErrNotAnnotated
 	}
-	base := b.page
+	baseU := b.page
 	if b.hasBase {
 		if u, err := b.page.Parse(strings.TrimSpace(b.base)); err == nil && u.IsAbs() {
-			base = u
+			baseU = u
 		} else {
 			b.warn(b.baseAt, fmt.Sprintf("<base href=%q> is not a usable URL; ignored", shorten(b.base)))
 		}
@@ -80,26 +80,44 @@ func (b *builder) finish() (*Result, error) {
 	if strings.TrimSpace(rssID) == "" {
 		rssID = DefaultRSSID
 	}
+	base := newBaseURL(baseU)
 	doc := &schema.Document{URL: docURL, RSSID: rssID, Timestamp: b.opts.Timestamp.UTC()}
+
+	items := b.sortedItems()
+	kept := items[:0]
+	var descs []*field // the descriptions to sanitize, all at once
+	if b.channel.description.html != "" {
+		descs = append(descs, &b.channel.description)
+	}
+	for _, it := range items {
+		if !it.title.set && !it.description.set {
+			b.fail(it.at, fmt.Sprintf("item %d has neither title nor description: dropped", it.index))
+			continue
+		}
+		kept = append(kept, it)
+		if it.description.html != "" {
+			descs = append(descs, &it.description)
+		}
+	}
+	b.sanitizeAll(descs, base)
 
 	c := &b.channel
 	doc.Channel.Title = c.title.val
 	doc.Channel.Link = pageLink
 	if c.link.set {
-		if u, ok := b.resolve(base, c.link.val, c.link.at, "channel:link"); ok {
+		if u, ok := b.resolve(base, c.link.val, c.link.at, what{field: "channel:link"}); ok {
 			doc.Channel.Link = u
 		}
 	}
 	doc.Channel.Description = c.description.val
-	doc.Channel.Image = b.image(base, c.image, "channel:image", doc.Channel.Title, doc.Channel.Link)
-	doc.Channel.Extensions = b.extensions(base, c)
+	doc.Channel.Image = b.image(base, c.image, what{field: "channel:image"}, doc.Channel.Title, doc.Channel.Link)
+	doc.Channel.Extensions = b.extensions(c)
 
-	ids := make(map[string]bool, len(b.items))
-	for _, it := range b.sortedItems() {
-		if !it.title.set && !it.description.set {
-			b.fail(it.at, fmt.Sprintf("item %d has neither title nor description: dropped", it.index))
-			continue
-		}
+	ids := make(map[string]bool, len(kept))
+	if len(kept) > 0 {
+		doc.Items = make([]schema.Item, 0, len(kept))
+	}
+	for _, it := range kept {
 		item := schema.Item{
 			Index:       it.index,
 			Title:       it.title.val,
@@ -108,7 +126,7 @@ func (b *builder) finish() (*Result, error) {
 		}
 		hasLink := false
 		if it.link.set {
-			if u, ok := b.resolve(base, it.link.val, it.link.at, "item:link of item "+strconv.Itoa(it.index)); ok {
+			if u, ok := b.resolve(base, it.link.val, it.link.at, what{field: "item:link", index: it.index}); ok {
 				item.Link, hasLink = u, true
 			}
 		}
@@ -128,15 +146,33 @@ func (b *builder) finish() (*Result, error) {
 			b.warn(at, fmt.Sprintf("duplicate item id %q: item %d gets %q", shorten(id), it.index, item.ID))
 		}
 		ids[item.ID] = true
-		item.Image = b.image(base, it.image, fmt.Sprintf("item:image of item %d", it.index), item.Title, item.Link)
-		item.Extensions = b.extensions(base, &it.fields)
+		item.Image = b.image(base, it.image, what{field: "item:image", index: it.index}, item.Title, item.Link)
+		item.Extensions = b.extensions(&it.fields)
 		doc.Items = append(doc.Items, item)
 	}
-	if err := doc.Validate(); err != nil {
-		// A bug of ours, not of the page: say so rather than hand out an invalid document.
-		return b.result(nil), fmt.Errorf("extractor: internal error, invalid document: %w", err)
-	}
+	// Every value was made valid as it was built (text by value and legal,
+	// URLs by resolve, names by checkAttrs, ids unique above), so the
+	// document is not validated again here: the tests and FuzzExtract check
+	// Validate and the XSD on every document.
 	return b.result(doc), nil
+}
+
+// what names a value in diagnostics: "channel:link", "item:image of item 3 url".
+type what struct {
+	field  string
+	index  int    // the item; 0 for the channel
+	suffix string // "url", "link" for images
+}
+
+func (w what) String() string {
+	s := w.field
+	if w.index > 0 {
+		s += " of item " + strconv.Itoa(w.index)
+	}
+	if w.suffix != "" {
+		s += " " + w.suffix
+	}
+	return s
 }
 
 // derivedID is an item id for items without an id attribute: "link-" and 16
@@ -157,24 +193,27 @@ func derivedID(hasLink bool, link, title, description string) string {
 
 // resolve makes a URL value absolute against base; only http and https
 // results are kept, anything else is dropped with a warning.
-func (b *builder) resolve(base *url.URL, raw string, at pos, what string) (string, bool) {
+func (b *builder) resolve(base *baseURL, raw string, at pos, w what) (string, bool) {
 	s := strings.TrimSpace(raw)
+	if out, ok := base.fast(s); ok && (base.Scheme == "http" || base.Scheme == "https") {
+		return out, true // unreserved characters only: nothing to fix or check
+	}
 	u, err := base.Parse(s)
 	if err != nil {
-		b.warn(at, fmt.Sprintf("%s %q is not a URL: dropped", what, shorten(s)))
+		b.warn(at, fmt.Sprintf("%s %q is not a URL: dropped", w, shorten(s)))
 		return "", false
 	}
 	if u.Scheme != "http" && u.Scheme != "https" {
-		b.warn(at, fmt.Sprintf("%s %q is a %s: URL, only http and https are kept: dropped", what, shorten(s), u.Scheme))
+		b.warn(at, fmt.Sprintf("%s %q is a %s: URL, only http and https are kept: dropped", w, shorten(s), u.Scheme))
 		return "", false
 	}
 	if u.Host == "" {
-		b.warn(at, fmt.Sprintf("%s %q has no host: dropped", what, shorten(s)))
+		b.warn(at, fmt.Sprintf("%s %q has no host: dropped", w, shorten(s)))
 		return "", false
 	}
 	out := fixURL(u.String())
 	if !schema.LegalXML(out) {
-		b.warn(at, fmt.Sprintf("%s %q contains characters XML does not allow: dropped", what, shorten(s)))
+		b.warn(at, fmt.Sprintf("%s %q contains characters XML does not allow: dropped", w, shorten(s)))
 		return "", false
 	}
 	return out, true
@@ -190,11 +229,12 @@ func fixURL(s string) string {
 
 // image resolves an image's url and link; the title and link default to the
 // channel's (or item's) own, which RSS 2.0 requires.
-func (b *builder) image(base *url.URL, im *imageSpec, what, title, link string) *schema.Image {
+func (b *builder) image(base *baseURL, im *imageSpec, w what, title, link string) *schema.Image {
 	if im == nil {
 		return nil
 	}
-	u, ok := b.resolve(base, im.url, im.at, what+" url")
+	w.suffix = "url"
+	u, ok := b.resolve(base, im.url, im.at, w)
 	if !ok {
 		return nil
 	}
@@ -203,7 +243,8 @@ func (b *builder) image(base *url.URL, im *imageSpec, what, title, link string) 
 		out.Title = title
 	}
 	if strings.TrimSpace(im.link) != "" {
-		if l, ok := b.resolve(base, im.link, im.at, what+" link"); ok {
+		w.suffix = "link"
+		if l, ok := b.resolve(base, im.link, im.at, w); ok {
 			out.Link = l
 		}
 	}
@@ -212,8 +253,11 @@ func (b *builder) image(base *url.URL, im *imageSpec, what, title, link string) 
 
 // extensions turns extension annotations into schema extensions, reading
 // dates, then adds the description's sanitized HTML as content:encoded.
-func (b *builder) extensions(base *url.URL, f *fields) schema.Extensions {
+func (b *builder) extensions(f *fields) schema.Extensions {
 	var out schema.Extensions
+	if n := len(f.exts); n > 0 || f.description.sanitized != "" {
+		out = make(schema.Extensions, 0, n+1)
+	}
 	for _, x := range f.exts {
 		if x.uri == "" {
 			continue // the marker left when there were too many (a real uri is never empty)
@@ -228,10 +272,8 @@ func (b *builder) extensions(base *url.URL, f *fields) schema.Extensions {
 		}
 		out = append(out, schema.Extension{URI: x.uri, Prefix: x.prefix, LocalName: x.local, Value: v})
 	}
-	if f.description.html != "" {
-		if h := b.sanitize(f.description.html, f.description.urls, base); h != "" {
-			out = append(out, schema.Extension{URI: schema.ContentNamespace, Prefix: "content", LocalName: "encoded", Value: h})
-		}
+	if h := f.description.sanitized; h != "" {
+		out = append(out, schema.Extension{URI: schema.ContentNamespace, Prefix: "content", LocalName: "encoded", Value: h})
 	}
 	return out
 }
@@ -255,14 +297,25 @@ func parseDate(s string) (t time.Time, ok bool) {
 	if strings.Contains(s, "@") || strings.Contains(s, " at ") || strings.Contains(s, " h ") {
 		s = dateCleaner.Replace(s)
 	}
-	fields := strings.Fields(s)
-	if len(fields) == 0 {
+	if s == "" {
 		return time.Time{}, false
 	}
-	if off, ok := rfc822Zones[fields[len(fields)-1]]; ok && len(fields) > 1 {
-		fields[len(fields)-1] = off // Go would read an unknown abbreviation as +0000
+	if singleSpaced(s) { // strings.Fields and Join would give s back
+		if k := strings.LastIndexByte(s, ' '); k > 0 {
+			if off, ok := rfc822Zones[s[k+1:]]; ok {
+				s = s[:k+1] + off // Go would read an unknown abbreviation as +0000
+			}
+		}
+	} else {
+		fields := strings.Fields(s)
+		if len(fields) == 0 {
+			return time.Time{}, false
+		}
+		if off, ok := rfc822Zones[fields[len(fields)-1]]; ok && len(fields) > 1 {
+			fields[len(fields)-1] = off
+		}
+		s = strings.Join(fields, " ")
 	}
-	s = strings.Join(fields, " ")
 	layouts := dateLayoutsAlpha
 	if s[0] >= '0' && s[0] <= '9' {
 		layouts = dateLayoutsDigit
@@ -282,6 +335,23 @@ func parseDate(s string) (t time.Time, ok bool) {
 		return time.Time{}, false
 	}
 	return checkYear(t.UTC())
+}
+
+// singleSpaced reports whether s is ASCII with no white space but single
+// spaces between other characters.
+func singleSpaced(s string) bool {
+	if s[0] == ' ' || s[len(s)-1] == ' ' {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; {
+		case c >= 0x80 || c != ' ' && (c == '\t' || c == '\n' || c == '\v' || c == '\f' || c == '\r'):
+			return false
+		case c == ' ' && s[i+1] == ' ':
+			return false
+		}
+	}
+	return true
 }
 
 // checkYear refuses times RFC 3339 cannot write.

@@ -33,7 +33,7 @@ func TestParseAnnotation(t *testing.T) {
 		{"text <item:title>", false, false, annotation{}},
 		{"", false, false, annotation{}},
 	} {
-		a, looks, ok, reason := parseAnnotation([]byte(tc.body))
+		a, looks, ok, reason := parseAnnotation([]byte(tc.body), nil)
 		if looks != tc.looks || ok != tc.ok {
 			t.Errorf("%q: looks %v ok %v (%s), want %v %v", tc.body, looks, ok, reason, tc.looks, tc.ok)
 			continue
@@ -68,7 +68,7 @@ func TestValueCut(t *testing.T) {
 
 func TestResolvePlaceholders(t *testing.T) {
 	base, _ := url.Parse("https://example.org/a/b.html")
-	got := resolvePlaceholders("<a href=\"\x000\x00\">x</a><img src=\"\x001\x00\">", []string{" c.html?x=1&y=2 ", "javascript:alert('x')"}, base)
+	got := resolvePlaceholders("<a href=\"\x000\x00\">x</a><img src=\"\x001\x00\">", []string{" c.html?x=1&y=2 ", "javascript:alert('x')"}, newBaseURL(base))
 	want := `<a href="https://example.org/a/c.html?x=1&amp;y=2">x</a><img src="javascript:alert(&#39;x&#39;)">`
 	if got != want {
 		t.Errorf("got  %s\nwant %s", got, want)
@@ -77,16 +77,19 @@ func TestResolvePlaceholders(t *testing.T) {
 
 func TestParseDate(t *testing.T) {
 	for in, want := range map[string]string{
-		"December 08, 2005 @ 08:25 AM":  "2005-12-08T08:25:00Z",
-		"December 8, 2005 at 8:25 PM.":  "2005-12-08T20:25:00Z",
-		"Thu, 08 Dec 2005 08:25:00 GMT": "2005-12-08T08:25:00Z",
-		"Thu, 08 Dec 2005 08:25:00 PDT": "2005-12-08T15:25:00Z",
-		"2005-12-08T08:25:00Z":          "2005-12-08T08:25:00Z",
-		"2005-12-08 08:25":              "2005-12-08T08:25:00Z",
-		"12/08/2005":                    "2005-12-08T00:00:00Z",
-		"yesterday":                     "",
-		"":                              "",
-		"@@@":                           "",
+		"December 08, 2005 @ 08:25 AM":    "2005-12-08T08:25:00Z",
+		"December 8, 2005 at 8:25 PM.":    "2005-12-08T20:25:00Z",
+		"Thu, 08 Dec 2005 08:25:00 GMT":   "2005-12-08T08:25:00Z",
+		"Thu, 08 Dec 2005 08:25:00 PDT":   "2005-12-08T15:25:00Z",
+		"2005-12-08T08:25:00Z":            "2005-12-08T08:25:00Z",
+		"2005-12-08 08:25":                "2005-12-08T08:25:00Z",
+		"12/08/2005":                      "2005-12-08T00:00:00Z",
+		"yesterday":                       "",
+		"":                                "",
+		"@@@":                             "",
+		"Thu,  08 Dec 2005\t08:25:00 EST": "2005-12-08T13:25:00Z",
+		"Thu, 08 Dec 2005 08:25:00 EST":   "2005-12-08T13:25:00Z",
+		"EST":                             "",
 	} {
 		tm, ok := parseDate(in)
 		got := ""

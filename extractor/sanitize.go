@@ -1,29 +1,150 @@
 package extractor
 
 import (
-	"net/url"
+	"bytes"
+	"hash/maphash"
 	"strconv"
 	"strings"
 	"sync"
 
 	"github.com/microcosm-cc/bluemonday"
 	"golang.org/x/net/html"
+	"golang.org/x/net/html/atom"
 )
 
-// ugcPolicy is bluemonday's policy for user-generated content: no script,
-// style, event handlers or form elements, URLs only http, https and mailto,
-// rel="nofollow" on links. Building it compiles regular expressions, so it is
-// built once; a built Policy is never modified and is safe for concurrent use.
-var ugcPolicy = sync.OnceValue(bluemonday.UGCPolicy)
+// feedPolicy is the bluemonday policy for description HTML: an explicit
+// allow list of the elements and attributes feed readers render, nothing
+// else. No script, style, event handler, style attribute or form element;
+// URLs (href, src, cite) must parse and be http, https or mailto; links get
+// rel="nofollow". It uses no regular expression, so it is much cheaper than
+// bluemonday's UGC policy. An <a> whose attributes were all refused (a
+// javascript: link) is kept bare rather than dropped with its closing tag:
+// harmless, and it leaves bluemonday with no state that outlives the
+// description (see [unbatchable]). An <img> left without attributes is
+// dropped. Building the policy is done once; a built Policy is never
+// modified and is safe for concurrent use.
+var feedPolicy = sync.OnceValue(func() *bluemonday.Policy {
+	p := bluemonday.NewPolicy()
+	p.AllowStandardURLs() // parseable URLs, no relative URLs, http, https, mailto
+	p.AllowURLSchemes("http", "https", "mailto")
+	p.RequireNoFollowOnLinks(true)
+	p.AllowElements(
+		"p", "br", "b", "i", "em", "strong", "u", "s", "sub", "sup", "small", "code", "pre",
+		"blockquote", "q", "ul", "ol", "li", "dl", "dt", "dd", "h1", "h2", "h3", "h4", "h5", "h6",
+		"table", "thead", "tbody", "tr", "td", "th", "span", "div", "hr")
+	p.AllowAttrs("href", "title").OnElements("a")
+	p.AllowAttrs("src", "alt", "title", "width", "height").OnElements("img")
+	p.AllowAttrs("cite").OnElements("blockquote", "q")
+	p.AllowNoAttrs().OnElements("a")
+	return p
+})
 
-// sanitize turns a description's collected HTML into the content:encoded
-// value: URL placeholders replaced by the URLs resolved against base, then
-// sanitized by bluemonday (which sees absolute URLs, so its scheme policy
-// applies to what readers will follow), then stripped of characters XML does
-// not allow.
-func (b *builder) sanitize(raw string, urls []string, base *url.URL) string {
-	b.sanitized.Reset() // one buffer for all the descriptions of a page
-	err := ugcPolicy().SanitizeReaderToWriter(strings.NewReader(resolvePlaceholders(raw, urls, base)), &b.sanitized)
+// unbatchable reports whether a tag, wherever it appears in a description,
+// could leave bluemonday (or its tokenizer) in a state that outlives the
+// description: the raw-text elements, whose content the tokenizer reads up to
+// their end tag, and the elements whose content bluemonday skips until their
+// end tag. A description with any of them is sanitized on its own. So is
+// one with an </img> end tag: an <img> dropped for want of attributes leaves
+// "img" on bluemonday's stack of closing tags to skip, which only an </img>
+// would find.
+func unbatchable(a atom.Atom, raw []byte) bool {
+	switch a {
+	case atom.Img:
+		return len(raw) > 1 && raw[1] == '/'
+	case atom.Script, atom.Style, atom.Textarea, atom.Title, atom.Xmp, atom.Iframe, atom.Noembed,
+		atom.Noframes, atom.Noscript, atom.Plaintext, atom.Frame, atom.Frameset, atom.Object:
+		return true
+	case 0:
+		// Names without an atom: bluemonday's default skip list also has "nostyle".
+		name := raw[1:]
+		if len(name) > 0 && name[0] == '/' {
+			name = name[1:]
+		}
+		return len(name) >= len("nostyle") && hasPrefixFold(name, "nostyle") &&
+			(len(name) == len("nostyle") || name[len("nostyle")] == '>' || name[len("nostyle")] == '/' || isSpace(name[len("nostyle")]))
+	}
+	return false
+}
+
+// sanitizeAll sets each description's content:encoded value: URL
+// placeholders replaced by the URLs resolved against base, sanitized by
+// bluemonday (which sees absolute URLs, so its scheme policy applies to what
+// readers will follow), stripped of characters XML does not allow.
+//
+// Sanitizing is one bluemonday call for all the batchable descriptions of the
+// page, joined by a separator: bluemonday writes each token as it reads it,
+// and a batchable description (see [unbatchable]) ends with the tokenizer in
+// its data state and bluemonday with no pending state, so the output is the
+// descriptions' outputs joined by the separator. The separator is a text
+// with a random token that is checked not to occur in the input; it starts
+// and ends with a space so that it cannot extend a character reference or a
+// tag. If the output does not have exactly the expected separators, each
+// description is sanitized on its own.
+func (b *builder) sanitizeAll(fs []*field, base *baseURL) {
+	var batch []*field
+	for _, f := range fs {
+		f.html = resolvePlaceholders(f.html, f.urls, base)
+		if f.batch {
+			batch = append(batch, f)
+		} else {
+			f.sanitized = b.sanitize(f.html)
+		}
+	}
+	switch len(batch) {
+	case 0:
+		return
+	case 1:
+		batch[0].sanitized = b.sanitize(batch[0].html)
+		return
+	}
+	n := 0
+	for _, f := range batch {
+		n += len(f.html)
+	}
+	var joined strings.Builder
+	joined.Grow(n + len(batch)*32)
+	for _, f := range batch {
+		joined.WriteString(f.html)
+	}
+	all := joined.String()
+	sep := " dynamo" + strconv.FormatUint(maphash.String(maphash.MakeSeed(), all), 36) + " "
+	if strings.Contains(all, strings.TrimSpace(sep)) { // practically never
+		for _, f := range batch {
+			f.sanitized = b.sanitize(f.html)
+		}
+		return
+	}
+	joined.Reset()
+	joined.Grow(n + len(batch)*len(sep))
+	for i, f := range batch {
+		if i > 0 {
+			joined.WriteString(sep)
+		}
+		joined.WriteString(f.html)
+	}
+	b.sanitized.Reset()
+	err := feedPolicy().SanitizeReaderToWriter(strings.NewReader(joined.String()), &b.sanitized)
+	out := b.sanitized.Bytes()
+	if err != nil || bytes.Count(out, []byte(sep)) != len(batch)-1 {
+		for _, f := range batch {
+			f.sanitized = b.sanitize(f.html)
+		}
+		return
+	}
+	for i, f := range batch {
+		piece := out
+		if i < len(batch)-1 {
+			j := bytes.Index(out, []byte(sep))
+			piece, out = out[:j], out[j+len(sep):]
+		}
+		f.sanitized = strings.TrimSpace(legal(string(piece)))
+	}
+}
+
+// sanitize sanitizes one description's resolved HTML on its own.
+func (b *builder) sanitize(resolved string) string {
+	b.sanitized.Reset()
+	err := feedPolicy().SanitizeReaderToWriter(strings.NewReader(resolved), &b.sanitized)
 	if err != nil {
 		// Reading a strings.Reader and writing a bytes.Buffer do not fail;
 		// were it to happen, keep no HTML rather than half-sanitized HTML.
@@ -35,7 +156,7 @@ func (b *builder) sanitize(raw string, urls []string, base *url.URL) string {
 // resolvePlaceholders replaces each NUL index NUL written by
 // [region.appendTag] with its URL made absolute and escaped for an attribute.
 // The collected HTML has no other NUL (appendHTML drops them).
-func resolvePlaceholders(raw string, urls []string, base *url.URL) string {
+func resolvePlaceholders(raw string, urls []string, base *baseURL) string {
 	if len(urls) == 0 {
 		return raw
 	}
@@ -55,10 +176,13 @@ func resolvePlaceholders(raw string, urls []string, base *url.URL) string {
 		sb.WriteString(raw[:i])
 		if n, err := strconv.Atoi(raw[i+1 : i+1+j]); err == nil && n >= 0 && n < len(urls) {
 			u := strings.TrimSpace(urls[n])
-			if abs, err := base.Parse(u); err == nil {
-				u = abs.String()
+			if abs, ok := resolveRef(base, u); ok {
+				u = abs
 			}
-			sb.WriteString(html.EscapeString(u))
+			if strings.ContainsAny(u, "&'<>\"\r") {
+				u = html.EscapeString(u)
+			}
+			sb.WriteString(u)
 		}
 		raw = raw[i+j+2:]
 	}

@@ -2,6 +2,7 @@ package extractor
 
 import (
 	"bytes"
+	"encoding/binary"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -19,6 +20,17 @@ type pos struct{ line, col int }
 func (p *pos) advance(raw []byte, prevCR bool) (endsCR bool) {
 	if len(raw) == 0 {
 		return prevCR
+	}
+	if !prevCR && isASCIINoCR(raw) {
+		// The common case, without decoding runes.
+		nl := bytes.Count(raw, []byte{'\n'})
+		if nl == 0 {
+			p.col += len(raw)
+			return false
+		}
+		p.line += nl
+		p.col = len(raw) - bytes.LastIndexByte(raw, '\n')
+		return false
 	}
 	if !prevCR && bytes.IndexByte(raw, '\r') < 0 {
 		nl := bytes.LastIndexByte(raw, '\n')
@@ -54,6 +66,25 @@ func (p *pos) advance(raw []byte, prevCR bool) (endsCR bool) {
 		}
 	}
 	return cr
+}
+
+// isASCIINoCR reports whether p is ASCII without "\r", eight bytes at a time.
+func isASCIINoCR(p []byte) bool {
+	if bytes.IndexByte(p, '\r') >= 0 {
+		return false
+	}
+	for len(p) >= 8 {
+		if binary.LittleEndian.Uint64(p)&0x8080808080808080 != 0 {
+			return false
+		}
+		p = p[8:]
+	}
+	for _, c := range p {
+		if c >= utf8.RuneSelf {
+			return false
+		}
+	}
+	return true
 }
 
 // value accumulates a region's text as it streams by: white space collapsed

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"path/filepath"
 	"sync"
 	"time"
 
@@ -28,9 +29,14 @@ func openBadger(dir string, opts Options, log *slog.Logger) (*badger.DB, error) 
 		// Saves of a resource are serialized by DB.locks and every
 		// read-modify-write holds that lock, so Badger need not track reads.
 		WithDetectConflicts(false).
-		// Versions are compressed by us: keep them in the value log, out of
-		// the LSM tree, where item entries stay small and quick to scan.
+		// Versions (a few KB once compressed) go to the value log, out of
+		// the LSM tree; metadata, item entries and most item contents stay
+		// in the tree, where scans are quick and compaction drops old copies.
 		WithValueThreshold(2 << 10).
+		// Value-log GC rewrites a whole file once half of it is garbage
+		// (pruned versions): small files free space sooner than 1 GB ones,
+		// and each synced commit msyncs a smaller mapping.
+		WithValueLogFileSize(64 << 20).
 		WithMetricsEnabled(false)
 	if opts.MemTableSize > 0 {
 		bo = bo.WithMemTableSize(opts.MemTableSize)
@@ -41,6 +47,34 @@ func openBadger(dir string, opts Options, log *slog.Logger) (*badger.DB, error) 
 	bdb, err := badger.Open(bo)
 	if err != nil {
 		return nil, fmt.Errorf("open badger in %q: %w", dir, err)
+	}
+	return bdb, nil
+}
+
+// pollStateDir is the subdirectory of the poll-state store.
+const pollStateDir = "pollstate"
+
+// openPollStore opens the small store of poll states: a Badger of its own
+// because its writes are not synced (one per poll, cheap to lose on an OS
+// crash, while a synced commit costs an msync: most of a 304 poll's CPU).
+// Its WAL is an mmap'd file, so a process crash loses nothing.
+func openPollStore(dir string, opts Options, log *slog.Logger) (*badger.DB, error) {
+	path := filepath.Join(dir, pollStateDir)
+	bo := badger.DefaultOptions(path).
+		WithLogger(slogLogger{log: log}).
+		WithSyncWrites(false).
+		WithDetectConflicts(false).
+		WithMemTableSize(4 << 20).
+		WithValueThreshold(64 << 10). // below what a 4 MiB memtable accepts
+		WithBlockCacheSize(1 << 20).
+		WithNumCompactors(2).
+		WithMetricsEnabled(false)
+	if opts.InMemory {
+		bo = bo.WithDir("").WithValueDir("").WithInMemory(true)
+	}
+	bdb, err := badger.Open(bo)
+	if err != nil {
+		return nil, fmt.Errorf("open poll-state badger in %q: %w", path, err)
 	}
 	return bdb, nil
 }

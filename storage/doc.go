@@ -38,10 +38,13 @@
 //	f | id | 00 | slot(24)          the item's latest content (the full
 //	                                schema.Item: extensions included) and id
 //	s | id | 00 | page(20)          search page: for each item whose slot starts
-//	                                with this page id, its position and folded
-//	                                (schema.Fold) title, link and description,
-//	                                scanned by keyword queries
-//	p | id                          the poller's opaque state
+//	                                with this page id, its position, then for
+//	                                title, link and description a 128-bit set
+//	                                of hashed byte pairs and the folded
+//	                                (schema.Fold) text; scanned by keyword queries
+//	p | id                          the poller's opaque state, in a second
+//	                                Badger under <dir>/pollstate whose writes
+//	                                are not synced (see Durability)
 //
 // An item's slot is ^firstSeen(12) | ^firstSeq(8) | position(4): when it
 // was first seen and the version it was first seen in, both with every bit
@@ -56,7 +59,10 @@
 // time-ordered key, done forward because Badger iterates forward faster (its
 // memtable skiplist has no back links: each reverse step is a search). Items
 // with Max=n read n f entries; a keyword query scans the s pages (no
-// documents decoded, nothing folded per item), then reads f and x of the
+// documents decoded, nothing folded per item), skips the items whose pair
+// sets show that the terms, combined left to right, cannot match (a field
+// containing a term contains all of its byte pairs; and/or are monotone),
+// runs schema.Terms.MatchFolded on the rest, and reads f and x of the
 // matches only.
 //
 // The metadata lists the items of the latest version (id, slot, content
@@ -73,20 +79,27 @@
 //
 // Versions of a resource are the contiguous range oldest..latest of seq
 // (1 = the first ever stored); the count in m equals the number of v keys.
-// Every item id present in a kept version has exactly one x, f and s entry;
-// its last seq is the newest kept version containing it, its content is that
-// version's item. [DB.Check] verifies all of this.
+// Every item id present in a kept version has exactly one x entry, one f
+// entry and one entry in its s page, and nothing else has any; its last seq
+// is the newest kept version containing it, its content is that version's
+// item; m lists exactly the latest version's items. [DB.Check] verifies all
+// of this.
 //
 // # Writes, concurrency and durability
 //
 // A save reads m and the x entries of items not in the previous version,
-// then writes m, v, x of items that appear or disappear, and f and s of new
-// or changed items, all in one Badger transaction. Saves and
-// prunes of one resource are serialized by a per-resource lock (so Badger's
+// then writes m, v, x of items that appear or disappear, f of new or changed
+// items and their s pages, all in one Badger transaction. Saves and prunes
+// of one resource are serialized by a per-resource lock (so Badger's
 // conflict detection is switched off; saves of different resources run in
 // parallel and Badger commits their transactions in groups). With the default
-// options writes are synced (SyncWrites): a save that returned is durable,
-// even after kill -9; [Options.NoSyncWrites] trades that for speed.
+// options version writes are synced (SyncWrites): a save that returned is
+// durable, through kill -9 and through an OS crash or power loss;
+// [Options.NoSyncWrites] trades the latter for speed (Badger writes through
+// mmap, so kill -9 alone loses nothing either way: TestCrashDurability).
+// Poll states live in their own unsynced store: one is written per poll, a
+// synced commit costs an msync (most of the CPU of a 304 poll), and losing
+// the last ones to an OS crash only makes the poller poll a little early.
 //
 // # Retention
 //

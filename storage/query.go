@@ -308,8 +308,11 @@ func (db *DB) pollState(ctx context.Context, id string) ([]byte, error) {
 	if err := readID(id); err != nil {
 		return nil, err
 	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
 	var state []byte
-	err := db.view(ctx, func(txn *badger.Txn) error {
+	err := db.poll.View(func(txn *badger.Txn) error {
 		item, err := txn.Get(pollKey(id))
 		if errors.Is(err, badger.ErrKeyNotFound) {
 			return fmt.Errorf("poll state of %q: %w", id, ErrNotFound)
@@ -327,7 +330,10 @@ func (db *DB) savePollState(ctx context.Context, id string, state []byte) error 
 	if err := ValidateID(id); err != nil {
 		return fmt.Errorf("save poll state: %w", err)
 	}
-	err := db.update(ctx, func(txn *badger.Txn) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	err := db.poll.Update(func(txn *badger.Txn) error {
 		return txn.Set(pollKey(id), bytes.Clone(state))
 	})
 	if err != nil {

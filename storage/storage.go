@@ -44,6 +44,7 @@ type Options struct {
 // DB is the Badger-backed store. Safe for concurrent use.
 type DB struct {
 	bdb   *badger.DB
+	poll  *badger.DB // poll states, not synced: see openPollStore
 	log   *slog.Logger
 	locks keyedLocks
 
@@ -64,7 +65,11 @@ func Open(dir string, opts Options) (*DB, error) {
 	if err != nil {
 		return nil, err
 	}
-	db := &DB{bdb: bdb, log: log, stop: make(chan struct{})}
+	poll, err := openPollStore(dir, opts, log)
+	if err != nil {
+		return nil, errors.Join(err, bdb.Close())
+	}
+	db := &DB{bdb: bdb, poll: poll, log: log, stop: make(chan struct{})}
 	if !opts.InMemory {
 		interval := opts.GCInterval
 		if interval <= 0 {
@@ -81,9 +86,14 @@ func (db *DB) Close() error {
 	db.closeOnce.Do(func() {
 		close(db.stop)
 		db.wg.Wait()
+		var errs []error
 		if err := db.bdb.Close(); err != nil {
-			db.closeErr = fmt.Errorf("close badger: %w", err)
+			errs = append(errs, fmt.Errorf("close badger: %w", err))
 		}
+		if err := db.poll.Close(); err != nil {
+			errs = append(errs, fmt.Errorf("close poll-state badger: %w", err))
+		}
+		db.closeErr = errors.Join(errs...)
 	})
 	return db.closeErr
 }
@@ -170,7 +180,10 @@ func (db *DB) PollState(ctx context.Context, id string) ([]byte, error) {
 	return db.pollState(ctx, id)
 }
 
-// SavePollState replaces the poller's persisted state for a resource.
+// SavePollState replaces the poller's persisted state for a resource. Unlike
+// versions, poll states are not synced to disk: they survive a process crash
+// but an OS crash or power loss may lose the last ones (a restarted poller
+// then polls a little early), which keeps a 304 poll free of an fsync.
 func (db *DB) SavePollState(ctx context.Context, id string, state []byte) error {
 	return db.savePollState(ctx, id, state)
 }

@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -33,7 +34,7 @@ func cmdSimulate(ctx context.Context, args []string, stdin io.Reader, stdout, st
 	k := fs.Int("k", 0, "items a page shows (0: all of them)")
 	dates := fs.Bool("dates", false, "items on the page carry their publication dates")
 	no304 := fs.Bool("no304", false, "the origin answers 200 with the same page instead of 304")
-	intervals := fs.String("intervals", "6h,8h,12h,24h", "budgets, as mean poll `intervals` per page")
+	intervals := fs.String("intervals", "6h,8h,12h,24h", "comma-separated `LIST` of budgets, as mean poll intervals per page")
 	learn := fs.Duration("learn", 2*sim.Week, "learning period at the start of the trace (not measured)")
 	equal := fs.Bool("equal-delay", true, "also search the polls each policy needs to match flat's mean delay")
 	csvPath := fs.String("csv", "", "write the results as CSV to `FILE`")
@@ -79,6 +80,9 @@ func cmdSimulate(ctx context.Context, args []string, stdin io.Reader, stdout, st
 		if err := simWriteFile(*writeTrace, func(w io.Writer) error { return sim.WriteCSV(w, tr) }); err != nil {
 			return err
 		}
+	}
+	if !slices.Contains(ivs, *watchInterval) {
+		*watchInterval = ivs[min(1, len(ivs)-1)] // plot a budget that is simulated
 	}
 	watchFeed := -1
 	if *plots != "" {

@@ -21,12 +21,12 @@ func TestSimulate(t *testing.T) {
 	tracePath := filepath.Join(dir, "trace.csv")
 	var stdout, stderr bytes.Buffer
 	err := run(context.Background(), []string{"simulate", "--feeds", "15", "--seed", "3", "--k", "10",
-		"--intervals", "8h,24h", "--equal-delay=false", "--csv", csvPath, "--plots", dir,
+		"--intervals", "6h,24h", "--equal-delay=false", "--csv", csvPath, "--plots", dir,
 		"--write-trace", tracePath}, strings.NewReader(""), &stdout, &stderr)
 	if err != nil {
 		t.Fatalf("simulate: %v\n%s", err, stderr.String())
 	}
-	for _, want := range []string{"15 feeds", "latest 10 items", "budget Ī = 8h", "budget Ī = 24h", "smart α=auto", "rate (miniflux)"} {
+	for _, want := range []string{"15 feeds", "latest 10 items", "budget Ī = 6h", "budget Ī = 24h", "smart α=auto", "rate (miniflux)"} {
 		if !strings.Contains(stdout.String(), want) {
 			t.Errorf("output lacks %q:\n%s", want, stdout.String())
 		}
@@ -60,12 +60,12 @@ func TestSimulate(t *testing.T) {
 	stdout.Reset()
 	err = run(context.Background(), []string{"simulate", "--trace", "-", "--k", "10",
 		"--start", "2026-01-05T00:00:00Z", "--end", "2026-04-06T00:00:00Z",
-		"--intervals", "8h,24h", "--equal-delay=false", "--csv", csv2}, bytes.NewReader(trace), &stdout, &stderr)
+		"--intervals", "6h,24h", "--equal-delay=false", "--csv", csv2}, bytes.NewReader(trace), &stdout, &stderr)
 	if err != nil {
 		t.Fatalf("simulate --trace: %v\n%s", err, stderr.String())
 	}
 	replay := readCSVFile(t, csv2)
-	for _, i := range []int{1, 6} { // flat at 8h and 24h
+	for _, i := range []int{1, 6} { // flat at 6h and 24h
 		if replay[i][2] != "flat" || replay[i][4] != rows[i][4] || replay[i][6] != rows[i][6] {
 			t.Errorf("replayed flat row %v, generated %v", replay[i], rows[i])
 		}

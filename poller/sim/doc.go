@@ -2,6 +2,18 @@
 // the project's real polling policies ([poller.NewPolicy]) and scheduler queue
 // ([poller.Queue]) on a virtual clock, and compares them at equal budgets.
 //
+// # Usage
+//
+// From the command line (see BENCHMARKS.md, section Freshness):
+//
+//	dynamo simulate --feeds 1000 --seed 1 --k 20 --dates --csv out.csv --plots bench/
+//	dynamo simulate --trace log.csv --start 2026-01-05T00:00:00Z --end 2026-04-06T00:00:00Z
+//
+// From Go: build or read a [Trace], then call [Benchmark] for the whole
+// comparison or [Simulate] for one policy at one scale; [WriteTable],
+// [WriteReportCSV] and [PlotDelay] render a [Report], [PlotWatch] its
+// watched page.
+//
 // # Traces
 //
 // [Generate] builds a seeded synthetic trace that follows what Sia, Cho & Cho
@@ -58,8 +70,8 @@
 // # Contenders
 //
 // flat, smart α=0.5 and smart α=auto are the project's policies, built by
-// [poller.NewPolicy] (smart with min 1 min, initial 1 h, max 24 h before
-// scaling). Two references live here, not in the product: a rate-proportional
+// [poller.NewPolicy] (smart with the poller's default min 1 min, initial
+// 10 min and max 6 h, before scaling). Two references live here, not in the product: a rate-proportional
 // one in the style of Miniflux's entry_frequency (7 days ÷ postings seen in the
 // last week, clamped to 5 min – 24 h) and Sia & Cho's resource allocation
 // (uniform waits ∝ 1/√λ, λ counted since the first poll).

@@ -104,3 +104,8 @@ func WriteReportCSV(w io.Writer, rep *Report) error {
 func minutes(d time.Duration) string {
 	return strconv.FormatFloat(d.Minutes(), 'f', 0, 64) + " min"
 }
+
+// formatHours renders a duration as hours for tables ("6h", "1.5h").
+func formatHours(d time.Duration) string {
+	return strconv.FormatFloat(d.Hours(), 'f', -1, 64) + "h"
+}

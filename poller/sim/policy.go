@@ -42,13 +42,15 @@ type Contender struct {
 	New func(interval time.Duration) (func(feed int) PagePolicy, error)
 }
 
-// The smart policy's min, initial and max in the standard contenders. Waits
-// are scaled after the policy clamps them, so these bound the wait relative
-// to the budget rather than absolutely; the 10-minute floor applies after.
+// The smart policy's min, initial and max in the standard contenders: the
+// poller's defaults (docs: API.md, `policy: {kind: smart, alpha: 0.5,
+// initial: 10m, min: 1m, max: 6h}`). Waits are scaled after the policy
+// clamps them, so these bound the wait relative to the budget rather than
+// absolutely; the 10-minute floor applies after scaling.
 const (
 	smartMin     = time.Minute
-	smartInitial = time.Hour
-	smartMax     = 24 * time.Hour
+	smartInitial = 10 * time.Minute
+	smartMax     = 6 * time.Hour
 )
 
 // Flat is the project's flat policy at the budget's interval.

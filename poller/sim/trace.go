@@ -8,7 +8,6 @@ import (
 	"math"
 	"math/rand/v2"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 
@@ -304,9 +303,4 @@ func WriteCSV(w io.Writer, tr *Trace) error {
 		return fmt.Errorf("write trace: %w", err)
 	}
 	return nil
-}
-
-// formatHours renders a duration as hours for tables ("6h", "1.5h").
-func formatHours(d time.Duration) string {
-	return strconv.FormatFloat(d.Hours(), 'f', -1, 64) + "h"
 }
