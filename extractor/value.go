@@ -2,7 +2,6 @@ package extractor
 
 import (
 	"bytes"
-	"encoding/binary"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -21,16 +20,28 @@ func (p *pos) advance(raw []byte, prevCR bool) (endsCR bool) {
 	if len(raw) == 0 {
 		return prevCR
 	}
-	if !prevCR && isASCIINoCR(raw) {
-		// The common case, without decoding runes.
-		nl := bytes.Count(raw, []byte{'\n'})
-		if nl == 0 {
-			p.col += len(raw)
+	if !prevCR {
+		// The common case, ASCII without "\r": one pass, no rune decoding.
+		lines, last, i := 0, -1, 0
+		for ; i < len(raw); i++ {
+			c := raw[i]
+			if c >= utf8.RuneSelf || c == '\r' {
+				break
+			}
+			if c == '\n' {
+				lines++
+				last = i
+			}
+		}
+		if i == len(raw) {
+			if lines == 0 {
+				p.col += len(raw)
+			} else {
+				p.line += lines
+				p.col = len(raw) - last
+			}
 			return false
 		}
-		p.line += nl
-		p.col = len(raw) - bytes.LastIndexByte(raw, '\n')
-		return false
 	}
 	if !prevCR && bytes.IndexByte(raw, '\r') < 0 {
 		nl := bytes.LastIndexByte(raw, '\n')
@@ -66,25 +77,6 @@ func (p *pos) advance(raw []byte, prevCR bool) (endsCR bool) {
 		}
 	}
 	return cr
-}
-
-// isASCIINoCR reports whether p is ASCII without "\r", eight bytes at a time.
-func isASCIINoCR(p []byte) bool {
-	if bytes.IndexByte(p, '\r') >= 0 {
-		return false
-	}
-	for len(p) >= 8 {
-		if binary.LittleEndian.Uint64(p)&0x8080808080808080 != 0 {
-			return false
-		}
-		p = p[8:]
-	}
-	for _, c := range p {
-		if c >= utf8.RuneSelf {
-			return false
-		}
-	}
-	return true
 }
 
 // value accumulates a region's text as it streams by: white space collapsed
