@@ -156,13 +156,7 @@ func TestPagesValidate(t *testing.T) {
 	}
 	for name, page := range pages {
 		t.Run(name+"/tidy", func(t *testing.T) {
-			// tidy is not among the tools CI installs yet, so its absence
-			// skips even under DYNAMO_REQUIRE_VALIDATORS (x/net/html and
-			// xmllint still check the page).
-			tidy, err := exec.LookPath("tidy")
-			if err != nil {
-				t.Skip("tidy not installed (apt-get install tidy)")
-			}
+			tidy := schematest.Tool(t, "tidy")
 			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 			defer cancel()
 			cmd := exec.CommandContext(ctx, tidy, "-q", "-e", "--show-warnings", "yes", "--drop-empty-elements", "no", "-utf8")

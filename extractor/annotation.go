@@ -163,7 +163,13 @@ func tagName(s string) string {
 // The attributes are appended to buf[:0], whose memory is reused.
 func parseAnnotation(body []byte, buf []attr) (a annotation, looks, ok bool, reason string) {
 	a.attrs = buf[:0]
-	s := bytes.Trim(body, " \t\n\f\r")
+	s := body
+	for len(s) > 0 && isSpace(s[0]) {
+		s = s[1:]
+	}
+	for len(s) > 0 && isSpace(s[len(s)-1]) {
+		s = s[:len(s)-1]
+	}
 	if len(s) < 2 || s[0] != '<' {
 		return a, false, false, ""
 	}
@@ -195,7 +201,9 @@ func parseAnnotation(body []byte, buf []attr) (a annotation, looks, ok bool, rea
 		a.empty = true
 		s = s[:len(s)-1]
 	}
-	a.kind = tagNames[a.name]
+	if tagName(a.name) != "" { // a constant: no map lookup for the unknown ones either
+		a.kind = tagNames[a.name]
+	}
 	for {
 		j := i
 		for i < len(s) && isSpace(s[i]) {

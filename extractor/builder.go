@@ -98,6 +98,7 @@ type builder struct {
 
 	channel     fields
 	items       map[int]*itemSpec
+	lastItem    *itemSpec // the item of the last lookup
 	itemsCapped bool
 }
 
@@ -648,7 +649,11 @@ func (b *builder) set(r *region, f *field, v, html string) bool {
 
 // item returns the item of an index, creating it unless there are too many.
 func (b *builder) item(index int, at pos) *itemSpec {
+	if it := b.lastItem; it != nil && it.index == index {
+		return it // annotations of an item usually come together
+	}
 	if it, ok := b.items[index]; ok {
+		b.lastItem = it
 		return it
 	}
 	if len(b.items) >= b.limits.MaxItems {
@@ -660,6 +665,7 @@ func (b *builder) item(index int, at pos) *itemSpec {
 	}
 	it := &itemSpec{index: index, at: at}
 	b.items[index] = it
+	b.lastItem = it
 	return it
 }
 

@@ -154,7 +154,7 @@ func serve(ctx context.Context, o serveOptions) (err error) {
 	popts := o.Poller
 	popts.Logger = log.With(slog.String("component", "poller"))
 	popts.Registerer = reg
-	engine, err := poller.New(forPoller(cfg), db, popts)
+	engine, err := poller.New(cfg, db, popts)
 	if err != nil {
 		return fmt.Errorf("start poller: %w", err)
 	}
@@ -163,7 +163,7 @@ func serve(ctx context.Context, o serveOptions) (err error) {
 	reloader := poller.NewReloader(o.ConfigPath, poller.ReloaderOptions{
 		Logger: log.With(slog.String("component", "reload")),
 		Load:   o.Load,
-	}, func(next *poller.Config) error { return engine.Apply(forPoller(next)) }, func(next *poller.Config) error {
+	}, func(next *poller.Config) error { return engine.Apply(next) }, func(next *poller.Config) error {
 		srv.SetAdminToken(next.Admin.Token) // rotated token (or admin turned on/off) at once
 		if next.Listen != last.Listen || next.Storage != last.Storage || next.PublicURL != last.PublicURL {
 			log.Warn("listen, storage and public_url changes take effect at the next restart")
@@ -254,15 +254,6 @@ func serve(ctx context.Context, o serveOptions) (err error) {
 		rerr = fmt.Errorf("reloader: %w", rerr)
 	}
 	return errors.Join(herr, perr, rerr)
-}
-
-// forPoller is cfg as the poller validates it. LoadConfig puts the content of
-// admin.token_file in admin.token, and Config.Validate then refuses a config
-// with both set; the poller needs neither, so its copy has no token.
-func forPoller(cfg *poller.Config) *poller.Config {
-	c := *cfg
-	c.Admin.Token = ""
-	return &c
 }
 
 // baseURL is the http URL of a listening address, with a host a browser can
