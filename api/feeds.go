@@ -2,6 +2,7 @@ package api
 
 import (
 	"bytes"
+	"compress/gzip"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -9,6 +10,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -153,24 +155,40 @@ func (s *Server) getResource(c echo.Context) error {
 
 // serveFeed sets the validators, answers 304 when the client's copy is
 // current, and otherwise writes the rendered feed from the cache or fresh.
+//
+// Feeds are compressed here rather than by the gzip middleware (which skips
+// /resources): the gzip representation gets its own strong ETag (the identity
+// one with "-gzip" appended), as RFC 9110 §8.8.3 requires of validators that
+// differ by content coding, and the render cache keeps it compressed, so a
+// cached feed costs no compression per request.
 func (s *Server) serveFeed(c echo.Context, fr feedRequest) error {
 	req := c.Request()
 	sum := sha256.Sum256([]byte(fr.key))
-	etag := `"` + hex.EncodeToString(sum[:16]) + `"`
+	identityTag := `"` + hex.EncodeToString(sum[:16]) + `"`
+	gz := acceptsGzip(req.Header.Get(echo.HeaderAcceptEncoding))
+	etag := identityTag
+	if gz {
+		etag = gzipTag(identityTag)
+	}
 	lastMod := fr.lastMod.UTC().Truncate(time.Second)
 	h := c.Response().Header()
 	h.Set("ETag", etag)
 	h.Set(echo.HeaderLastModified, lastMod.Format(http.TimeFormat))
 	h.Set("Cache-Control", "public, max-age="+strconv.FormatInt(int64(fr.maxAge/time.Second), 10))
 	h.Add(echo.HeaderVary, echo.HeaderAccept)
-	if notModified(req, etag, lastMod) {
+	h.Add(echo.HeaderVary, echo.HeaderAcceptEncoding)
+	// Either representation's tag proves the client holds the current feed.
+	if notModified(req, lastMod, identityTag, gzipTag(identityTag)) {
 		return c.NoContent(http.StatusNotModified)
 	}
-	body, err := s.feedBody(req.Context(), etag, fr)
+	body, err := s.feedBody(req.Context(), identityTag, gz, fr)
 	if err != nil {
 		return err
 	}
 	h.Set(echo.HeaderContentType, fr.format.contentType)
+	if gz {
+		h.Set(echo.HeaderContentEncoding, "gzip")
+	}
 	h.Set(echo.HeaderContentLength, strconv.Itoa(len(body)))
 	c.Response().WriteHeader(http.StatusOK)
 	if req.Method == http.MethodHead {
@@ -180,13 +198,65 @@ func (s *Server) serveFeed(c echo.Context, fr feedRequest) error {
 	return nil
 }
 
-// feedBody returns the rendered feed from the cache, or renders it once
-// however many requests ask for it at the same time.
-func (s *Server) feedBody(ctx context.Context, etag string, fr feedRequest) ([]byte, error) {
-	if body, ok := s.feeds.cache.get(etag); ok {
+// gzipTag is the ETag of the gzip representation of the feed tagged etag.
+func gzipTag(etag string) string { return strings.TrimSuffix(etag, `"`) + `-gzip"` }
+
+// acceptsGzip reports whether an Accept-Encoding header accepts gzip
+// (explicitly, or through "*") with a non-zero quality.
+func acceptsGzip(header string) bool {
+	for part := range strings.SplitSeq(header, ",") {
+		coding, params, _ := strings.Cut(strings.TrimSpace(part), ";")
+		coding = strings.ToLower(strings.TrimSpace(coding))
+		if coding != "gzip" && coding != "x-gzip" && coding != "*" {
+			continue
+		}
+		q := 1.0
+		for p := range strings.SplitSeq(params, ";") {
+			if k, v, ok := strings.Cut(strings.TrimSpace(p), "="); ok && strings.EqualFold(strings.TrimSpace(k), "q") {
+				if f, err := strconv.ParseFloat(strings.TrimSpace(v), 64); err == nil {
+					q = f
+				}
+			}
+		}
+		return q > 0
+	}
+	return false
+}
+
+// feedBody returns the rendered feed (gzip-compressed when gz) from the
+// cache, or renders it once however many requests ask for it at the same time.
+func (s *Server) feedBody(ctx context.Context, etag string, gz bool, fr feedRequest) ([]byte, error) {
+	key := etag
+	if gz {
+		key = gzipTag(etag)
+	}
+	if body, ok := s.feeds.cache.get(key); ok {
 		return body, nil
 	}
-	v, err, _ := s.feeds.renders.Do(etag, func() (any, error) {
+	if gz {
+		v, err, _ := s.feeds.renders.Do(key, func() (any, error) {
+			plain, err := s.feedBody(ctx, etag, false, fr)
+			if err != nil {
+				return nil, err
+			}
+			var buf bytes.Buffer
+			zw := gzip.NewWriter(&buf)
+			if _, err := zw.Write(plain); err != nil {
+				return nil, fmt.Errorf("gzip feed: %w", err)
+			}
+			if err := zw.Close(); err != nil {
+				return nil, fmt.Errorf("gzip feed: %w", err)
+			}
+			body := buf.Bytes()
+			s.feeds.cache.put(key, body)
+			return body, nil
+		})
+		if err != nil {
+			return nil, err
+		}
+		return v.([]byte), nil
+	}
+	v, err, _ := s.feeds.renders.Do(key, func() (any, error) {
 		// The shared render must not die with the first caller's request
 		// while others wait for it; it keeps that context's values and has
 		// its own bound.
@@ -203,7 +273,7 @@ func (s *Server) feedBody(ctx context.Context, etag string, fr feedRequest) ([]b
 		}
 		body := buf.Bytes()
 		s.feeds.seconds.WithLabelValues(fr.format.name).Observe(time.Since(start).Seconds())
-		s.feeds.cache.put(etag, body)
+		s.feeds.cache.put(key, body)
 		return body, nil
 	})
 	if err != nil {
@@ -214,11 +284,11 @@ func (s *Server) feedBody(ctx context.Context, etag string, fr feedRequest) ([]b
 
 // notModified evaluates If-None-Match (weak comparison, RFC 9110 §13.1.2) or,
 // when absent, If-Modified-Since.
-func notModified(r *http.Request, etag string, lastMod time.Time) bool {
+func notModified(r *http.Request, lastMod time.Time, etags ...string) bool {
 	if inm := r.Header.Get("If-None-Match"); inm != "" {
 		for tag := range strings.SplitSeq(inm, ",") {
-			tag = strings.TrimSpace(tag)
-			if tag == "*" || strings.TrimPrefix(tag, "W/") == etag {
+			tag = strings.TrimPrefix(strings.TrimSpace(tag), "W/")
+			if tag == "*" || slices.Contains(etags, tag) {
 				return true
 			}
 		}

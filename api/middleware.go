@@ -32,8 +32,11 @@ func (s *Server) middleware() {
 		middleware.GzipWithConfig(middleware.GzipConfig{
 			MinLength: gzipMinLength,
 			// HEAD has no body, and 304s have none either (the middleware
-			// drops Content-Encoding when nothing was written).
-			Skipper: func(c echo.Context) bool { return c.Request().Method == http.MethodHead },
+			// drops Content-Encoding when nothing was written). Feeds
+			// compress themselves, with an ETag per coding (api/feeds.go).
+			Skipper: func(c echo.Context) bool {
+				return c.Request().Method == http.MethodHead || strings.HasPrefix(c.Path(), "/resources")
+			},
 		}),
 		s.limitBody,
 		middleware.ContextTimeout(s.opts.RequestTimeout),
