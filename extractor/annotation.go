@@ -22,18 +22,31 @@ const (
 	tagItemExtension
 )
 
-// tagNames maps "ns:local" (lower case) to its kind.
-var tagNames = map[string]tagKind{
-	"channel:title":       tagChannelTitle,
-	"channel:link":        tagChannelLink,
-	"channel:description": tagChannelDescription,
-	"channel:image":       tagChannelImage,
-	"channel:extension":   tagChannelExtension,
-	"item:title":          tagItemTitle,
-	"item:link":           tagItemLink,
-	"item:description":    tagItemDescription,
-	"item:image":          tagItemImage,
-	"item:extension":      tagItemExtension,
+// tagKindOf returns the kind of a tag name "ns:local" (lower case).
+func tagKindOf(name string) tagKind {
+	switch name {
+	case "channel:title":
+		return tagChannelTitle
+	case "channel:link":
+		return tagChannelLink
+	case "channel:description":
+		return tagChannelDescription
+	case "channel:image":
+		return tagChannelImage
+	case "channel:extension":
+		return tagChannelExtension
+	case "item:title":
+		return tagItemTitle
+	case "item:link":
+		return tagItemLink
+	case "item:description":
+		return tagItemDescription
+	case "item:image":
+		return tagItemImage
+	case "item:extension":
+		return tagItemExtension
+	}
+	return tagUnknown
 }
 
 func (k tagKind) isItem() bool { return k >= tagItemTitle }
@@ -201,9 +214,7 @@ func parseAnnotation(body []byte, buf []attr) (a annotation, looks, ok bool, rea
 		a.empty = true
 		s = s[:len(s)-1]
 	}
-	if tagName(a.name) != "" { // a constant: no map lookup for the unknown ones either
-		a.kind = tagNames[a.name]
-	}
+	a.kind = tagKindOf(a.name)
 	for {
 		j := i
 		for i < len(s) && isSpace(s[i]) {

@@ -38,8 +38,8 @@ type field struct {
 	val       string
 	html      string   // descriptions: raw HTML when the region had markup
 	urls      []string // the URLs of html's placeholders
-	batch     bool     // html may be sanitized with others (see sanitizeAll)
-	sanitized string   // html sanitized, set by sanitizeAll
+	batch     bool     // html may be sanitized with others (see sanitizer.all)
+	sanitized string   // html sanitized, set by sanitizer.all
 	at        pos
 }
 
@@ -88,9 +88,9 @@ type builder struct {
 	hiddenNext bool      // the next text token is the raw content of a hidden element
 	hiddenEnd  atom.Atom
 
-	attrs     []tagAttr    // the current tag's attributes, when they were needed
-	scratch   []attr       // reused by parseAnnotation
-	sanitized bytes.Buffer // the sanitizer's output, reused
+	attrs   []tagAttr // the current tag's attributes, when they were needed
+	scratch []attr    // reused by parseAnnotation
+	san     sanitizer // the in-line sanitizer
 
 	base    string // the first <base href>, unresolved
 	hasBase bool
@@ -470,7 +470,7 @@ func (b *builder) checkAttrs(r *region) string {
 		if !ok {
 			return "missing required attribute " + name
 		}
-		if clean(v) == "" {
+		if blank(v) {
 			return "empty required attribute " + name
 		}
 	}

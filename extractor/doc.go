@@ -15,9 +15,11 @@
 //	}
 //	// res.Document is valid (Validate and the XSD); res.Diagnostics are sorted.
 //
-// Extract is pure (no network, no clock) and safe for concurrent use. The
-// zero Options are valid: the page URL then is [DefaultURL] and the rssId
-// [DefaultRSSID].
+// Extract is pure (no network, no clock) and safe for concurrent use. With
+// more than one processor (GOMAXPROCS), it sanitizes descriptions in a
+// goroutine of its own while the page is read; that goroutine always ends
+// before Extract returns. The zero Options are valid: the page URL then is
+// [DefaultURL] and the rssId [DefaultRSSID].
 //
 // # How a page is read
 //

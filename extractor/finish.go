@@ -99,7 +99,7 @@ func (b *builder) finish() (*Result, error) {
 			descs = append(descs, &it.description)
 		}
 	}
-	b.sanitizeAll(descs, base)
+	b.san.all(descs, base)
 
 	c := &b.channel
 	doc.Channel.Title = c.title.val

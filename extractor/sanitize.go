@@ -66,7 +66,10 @@ func unbatchable(a atom.Atom, raw []byte) bool {
 	return false
 }
 
-// sanitizeAll sets each description's content:encoded value: URL
+// sanitizer sanitizes descriptions; its buffer is reused.
+type sanitizer struct{ buf bytes.Buffer }
+
+// all sets each description's content:encoded value: URL
 // placeholders replaced by the URLs resolved against base, sanitized by
 // bluemonday (which sees absolute URLs, so its scheme policy applies to what
 // readers will follow), stripped of characters XML does not allow.
@@ -80,77 +83,81 @@ func unbatchable(a atom.Atom, raw []byte) bool {
 // and ends with a space so that it cannot extend a character reference or a
 // tag. If the output does not have exactly the expected separators, each
 // description is sanitized on its own.
-func (b *builder) sanitizeAll(fs []*field, base *baseURL) {
+func (s *sanitizer) all(fs []*field, base *baseURL) {
 	var batch []*field
+	var resolved []string
 	for _, f := range fs {
-		f.html = resolvePlaceholders(f.html, f.urls, base)
+		h := resolvePlaceholders(f.html, f.urls, base)
 		if f.batch {
 			batch = append(batch, f)
+			resolved = append(resolved, h)
 		} else {
-			f.sanitized = b.sanitize(f.html)
+			f.sanitized = s.one(h)
 		}
 	}
 	switch len(batch) {
 	case 0:
 		return
 	case 1:
-		batch[0].sanitized = b.sanitize(batch[0].html)
+		batch[0].sanitized = s.one(resolved[0])
 		return
 	}
+	var h maphash.Hash
+	h.SetSeed(maphash.MakeSeed())
 	n := 0
-	for _, f := range batch {
-		n += len(f.html)
+	for _, r := range resolved {
+		n += len(r)
+		h.WriteString(r)
+	}
+	token := "dynamo" + strconv.FormatUint(h.Sum64(), 36)
+	sep := " " + token + " "
+	alone := func() {
+		for i, f := range batch {
+			f.sanitized = s.one(resolved[i])
+		}
+	}
+	for _, r := range resolved {
+		if strings.Contains(r, token) { // practically never
+			alone()
+			return
+		}
 	}
 	var joined strings.Builder
-	joined.Grow(n + len(batch)*32)
-	for _, f := range batch {
-		joined.WriteString(f.html)
-	}
-	all := joined.String()
-	sep := " dynamo" + strconv.FormatUint(maphash.String(maphash.MakeSeed(), all), 36) + " "
-	if strings.Contains(all, strings.TrimSpace(sep)) { // practically never
-		for _, f := range batch {
-			f.sanitized = b.sanitize(f.html)
-		}
-		return
-	}
-	joined.Reset()
-	joined.Grow(n + len(batch)*len(sep))
-	for i, f := range batch {
+	joined.Grow(n + (len(batch)-1)*len(sep))
+	for i, r := range resolved {
 		if i > 0 {
 			joined.WriteString(sep)
 		}
-		joined.WriteString(f.html)
+		joined.WriteString(r)
 	}
-	b.sanitized.Reset()
-	err := feedPolicy().SanitizeReaderToWriter(strings.NewReader(joined.String()), &b.sanitized)
-	out := b.sanitized.Bytes()
-	if err != nil || bytes.Count(out, []byte(sep)) != len(batch)-1 {
-		for _, f := range batch {
-			f.sanitized = b.sanitize(f.html)
-		}
+	s.buf.Reset()
+	s.buf.Grow(joined.Len() + joined.Len()/4)
+	err := feedPolicy().SanitizeReaderToWriter(strings.NewReader(joined.String()), &s.buf)
+	if err != nil || bytes.Count(s.buf.Bytes(), []byte(sep)) != len(batch)-1 {
+		alone()
 		return
 	}
+	out := s.buf.String() // one string, which the values are cut from
 	for i, f := range batch {
 		piece := out
 		if i < len(batch)-1 {
-			j := bytes.Index(out, []byte(sep))
+			j := strings.Index(out, sep)
 			piece, out = out[:j], out[j+len(sep):]
 		}
-		f.sanitized = strings.TrimSpace(legal(string(piece)))
+		f.sanitized = strings.TrimSpace(legal(piece))
 	}
 }
 
-// sanitize sanitizes one description's resolved HTML on its own.
-func (b *builder) sanitize(resolved string) string {
-	b.sanitized.Reset()
-	err := feedPolicy().SanitizeReaderToWriter(strings.NewReader(resolved), &b.sanitized)
+// one sanitizes one description's resolved HTML on its own.
+func (s *sanitizer) one(resolved string) string {
+	s.buf.Reset()
+	err := feedPolicy().SanitizeReaderToWriter(strings.NewReader(resolved), &s.buf)
 	if err != nil {
 		// Reading a strings.Reader and writing a bytes.Buffer do not fail;
 		// were it to happen, keep no HTML rather than half-sanitized HTML.
 		return ""
 	}
-	return strings.TrimSpace(legal(b.sanitized.String()))
+	return strings.TrimSpace(legal(s.buf.String()))
 }
 
 // resolvePlaceholders replaces each NUL index NUL written by

@@ -64,7 +64,7 @@ func FuzzSanitizeBatch(f *testing.F) {
 					fs = append(fs, &it.description)
 				}
 			}
-			bld.sanitizeAll(fs, newBaseURL(bld.page))
+			bld.san.all(fs, newBaseURL(bld.page))
 			var out []string
 			for _, f := range fs {
 				out = append(out, f.sanitized)

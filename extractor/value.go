@@ -164,6 +164,16 @@ func clean(s string) string {
 	return v.String()
 }
 
+// blank reports whether clean(s) is "", without building it.
+func blank(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c > ' ' && c < utf8.RuneSelf {
+			return false // a printable ASCII character is kept
+		}
+	}
+	return clean(s) == ""
+}
+
 // legal returns s with the characters XML does not allow removed and invalid
 // UTF-8 replaced, white space kept as is.
 func legal(s string) string {

@@ -46,33 +46,50 @@
 // Observation.Floor (Cache-Control max-age of a 200/304, Retry-After of a
 // 429/503) is never undercut, up to [MaxHintFloor].
 //
-// flat waits its interval after every poll. It records observed update
-// intervals but leaves τ alone.
+// flat waits its interval after every poll.
 //
 // smart is the Dynamo paper's single exponential smoothing,
-// τ_{n+1} = α·τ_n + (1−α)·t_n, where t_n is the time between the last two
-// observed updates. The reference time of an update is the page's own
-// publication time when it carries a newer one (the latest RFC 3339 date
-// extension on the channel or any item, schema.Extensions.Published), else
-// the detection time. The rules:
+// τ_{n+1} = α·τ_n + (1−α)·t_n, where t_n is the observed time between
+// updates. The engine builds each [Observation] from the extracted document
+// and what it remembers of the previous version (the ids of its first 500
+// items, as 64-bit hashes, and its newest item date, persisted with the poll
+// state): the publication dates of the items newer than that newest date
+// (Dates), and how many items have ids the previous version lacked
+// (NewItems). A changed poll that reveals k updates since the last reference
+// time gives one t_n, their mean gap (newest − last reference) / k:
+//
+//   - with item dates (RFC 3339 date extensions, schema.Extensions.Published):
+//     the newest new date is the reference and k the number of new dates;
+//     a first page gives the mean gap between its own dates;
+//   - else the reference is the page's newest date if it is newer (a channel
+//     date), else the detection time, and k = NewItems, at least 1 (a
+//     channel-only change, or no previous version known, gives the plain
+//     interval between detections).
+//
+// One t_n per poll rather than one per update: the freshness simulator
+// (BENCHMARKS.md, Freshness) measured feeding every gap (or every new id) as
+// its own t_n up to 39 % worse in mean delay: single gaps of bursty pages are
+// too noisy for the EWMA.
+// A page that shows fewer items than were posted since the last poll
+// undercounts k, so t_n is then an upper bound. The rules:
 //
 //   - First τ: Initial (a τ already learned, e.g. under flat or before a
 //     restart, is kept). The first wait is τ clamped to [Min, Max]; a state
 //     that was already smart (a restart, new smart parameters) keeps its
 //     current wait, clamped to the new bounds.
-//   - After a changed poll: τ is updated (once there are two updates to
-//     measure between) and the wait is τ clamped to [Min, Max]. If the
-//     previous poll had found a change too, the page changes at least as
-//     often as we look and detection intervals overestimate t_n, so the wait
-//     becomes min(τ, previous wait / [Shrink]); from Max this reaches Min in a
-//     few polls.
-//   - After an unchanged or not-modified poll: τ stays (it is an estimate of
-//     the time between updates and no update was seen), the wait grows by
-//     [Growth] (×1.5), clamped to Max: a page that stays the same for hours
-//     reaches Max.
+//   - After a changed poll: τ is updated (once there is a reference to
+//     measure from) and the wait is τ clamped to [Min, Max].
+//   - After an unchanged or not-modified poll: τ stays (no update was seen),
+//     the wait grows by [Growth] (×1.5), clamped to Max, so quiet nights and
+//     weekends cost fewer polls. The simulator chose the factor: without
+//     growth smart's mean delay is 1.4–1.8× that with ×1.5; ×1.25 and ×2 are
+//     within a few per cent of ×1.5. There is no shrink: a changed poll waits τ.
 //   - alpha: auto: α is re-tuned with [Tune] over the recent observed
 //     intervals (the last [HistoryWindow] = 50) at every update once three
 //     intervals are known; 0.5 before.
+//
+// flat records the same intervals (so a switch to smart starts from them) but
+// leaves τ alone.
 //
 // [Tune] chooses α ∈ [0,1] by golden-section search minimising the mean
 // squared error of the one-step-ahead estimates ([SmoothingMSE]); `dynamo

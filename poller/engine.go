@@ -11,6 +11,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -250,14 +251,14 @@ func (e *Engine) Apply(cfg *Config) error {
 			e.resources[id] = r
 			r.u, r.host, r.policy, r.retention = b.u, strings.ToLower(b.u.Host), b.policy, b.ret
 			if r.st.URL != b.entry.URL {
-				r.st.Validators = validators{}
+				r.st.Validators, r.st.Last = validators{}, nil // another page: nothing to compare with
 			}
 			r.st.URL, r.st.Kind = b.entry.URL, b.policy.Config().Kind
 			e.scheduleFirst(r, now)
 			continue
 		}
 		if r.st.URL != b.entry.URL {
-			r.st.Validators = validators{}
+			r.st.Validators, r.st.Last = validators{}, nil // another page: nothing to compare with
 			r.st.URL = b.entry.URL
 		}
 		r.u, r.host, r.retention = b.u, strings.ToLower(b.u.Host), b.ret
@@ -573,8 +574,10 @@ type pollResult struct {
 	changed    bool
 	notMod     bool
 	published  time.Time
+	items      itemChanges
 	floor      time.Duration
-	validators *validators // nil: keep the old ones
+	validators *validators  // nil: keep the old ones
+	version    *lastVersion // nil: keep the old one
 }
 
 // poll runs one poll of r, whose busy token the caller holds. With wait, it
@@ -582,7 +585,7 @@ type pollResult struct {
 // its slot and poll returns done=false. done=false also when ctx ended.
 func (e *Engine) poll(ctx context.Context, r *resource, wait bool) (Status, bool) {
 	e.mu.Lock()
-	cfg, f, u, host, val := e.cfg, e.fetcher, r.u, r.host, r.st.Validators
+	cfg, f, u, host, val, last := e.cfg, e.fetcher, r.u, r.host, r.st.Validators, r.st.Last
 	e.mu.Unlock()
 	interval := cfg.Poller.PerHostInterval.D()
 
@@ -614,7 +617,7 @@ func (e *Engine) poll(ctx context.Context, r *resource, wait bool) (Status, bool
 	}
 	start := e.clock.Now()
 	t0 := time.Now() // latency is measured on the wall clock, whatever the engine clock
-	res := e.fetchAndStore(ctx, r, f, u, val, start)
+	res := e.fetchAndStore(ctx, r, f, u, val, last, start)
 	e.m.latency.Observe(time.Since(t0).Seconds())
 	if res.outcome == OutcomeError && ctx.Err() != nil {
 		return Status{}, false
@@ -654,7 +657,7 @@ func classify(err error) error {
 }
 
 // fetchAndStore fetches, extracts and saves; it decides the outcome.
-func (e *Engine) fetchAndStore(ctx context.Context, r *resource, f *retriever, u *url.URL, val validators, now time.Time) pollResult {
+func (e *Engine) fetchAndStore(ctx context.Context, r *resource, f *retriever, u *url.URL, val validators, last *lastVersion, now time.Time) pollResult {
 	fr, err := f.fetch(ctx, u.String(), val, now)
 	e.m.bytes.Add(float64(fr.Bytes))
 	if err != nil {
@@ -686,7 +689,8 @@ func (e *Engine) fetchAndStore(ctx context.Context, r *resource, f *retriever, u
 	if err != nil {
 		return pollResult{outcome: OutcomeError, err: fmt.Errorf("save version: %w", err)}
 	}
-	res := pollResult{outcome: OutcomeUnchanged, floor: fr.MaxAge, validators: &v, published: newestPublished(doc)}
+	items, version := compareItems(doc, last)
+	res := pollResult{outcome: OutcomeUnchanged, floor: fr.MaxAge, validators: &v, published: newestPublished(doc), items: items, version: version}
 	if sr.Changed {
 		res.outcome, res.changed = OutcomeChanged, true
 		e.m.versions.Inc()
@@ -710,6 +714,51 @@ func newestPublished(doc *schema.Document) time.Time {
 		}
 	}
 	return t
+}
+
+// itemChanges is what a version's items tell the policy against the previous
+// version's (see [Observation]).
+type itemChanges struct {
+	dates    []time.Time // dates of the items newer than the previous newest, oldest first
+	newItems int         // items whose ids the previous version lacked; 0 when it is unknown
+}
+
+// compareItems compares doc's items with last (nil: unknown) and returns the
+// changes and the record of doc for the next comparison. Only the first
+// maxItemIDs items (in document order) are compared by id.
+func compareItems(doc *schema.Document, last *lastVersion) (itemChanges, *lastVersion) {
+	var ch itemChanges
+	next := &lastVersion{Items: make([]uint64, 0, min(len(doc.Items), maxItemIDs))}
+	var prev map[uint64]bool
+	if last != nil {
+		prev = make(map[uint64]bool, len(last.Items))
+		for _, h := range last.Items {
+			prev[h] = true
+		}
+	}
+	for i := range doc.Items {
+		it := &doc.Items[i]
+		if d, ok := it.Extensions.Published(); ok {
+			if last == nil || d.After(last.Newest) {
+				ch.dates = append(ch.dates, d)
+			}
+			if d.After(next.Newest) {
+				next.Newest = d
+			}
+		}
+		if i >= maxItemIDs {
+			continue
+		}
+		h := fnv.New64a()
+		_, _ = h.Write([]byte(it.ID)) // hash writes never fail
+		id := h.Sum64()
+		next.Items = append(next.Items, id)
+		if last != nil && !prev[id] {
+			ch.newItems++
+		}
+	}
+	slices.SortFunc(ch.dates, time.Time.Compare)
+	return ch, next
 }
 
 // finish records a poll's outcome, asks the policy (or the error back-off)
@@ -749,11 +798,16 @@ func (e *Engine) finish(ctx context.Context, r *resource, start time.Time, res p
 		if res.validators != nil {
 			st.Validators = *res.validators
 		}
+		if res.version != nil {
+			st.Last = res.version
+		}
 		wait = r.policy.Observe(&st.Policy, Observation{
 			Time:        start,
 			Changed:     res.changed,
 			NotModified: res.notMod,
 			Published:   res.published,
+			Dates:       res.items.dates,
+			NewItems:    res.items.newItems,
 			Floor:       res.floor,
 		})
 	}

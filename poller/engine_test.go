@@ -105,7 +105,7 @@ func TestSmartBacksOffToMaxWhenUnchanged(t *testing.T) {
 	}
 }
 
-func TestSmartComesDownWhenPageChangesEveryMinute(t *testing.T) {
+func TestSmartComesDownWhenPageGrowsEveryMinute(t *testing.T) {
 	o := newOrigin(t)
 	clk := newFakeClock(t0)
 	cfg := testConfig(t, baseYAML(fmt.Sprintf("resources:\n  - {id: news, url: %q}\n", o.url("/"))))
@@ -113,17 +113,25 @@ func TestSmartComesDownWhenPageChangesEveryMinute(t *testing.T) {
 	for range 12 { // quiet for hours: at max
 		pollAtNext(t, e, clk, "news")
 	}
-	if st, _ := e.Status("news"); st.Interval != time.Hour {
+	st, _ := e.Status("news")
+	if st.Interval != time.Hour {
 		t.Fatalf("setup: interval %v", st.Interval)
 	}
-	var n atomic.Int64
+	start := st.NextPoll.Add(-time.Hour)
 	o.handle("/", func(w http.ResponseWriter, r *http.Request) {
-		// The page changes every minute: each request sees a new version.
-		fmt.Fprint(w, page("Site", fmt.Sprintf("story %d", n.Add(1))))
+		// Since an hour before the next poll, a story a minute; the page
+		// shows the latest 20, so the first poll undercounts them.
+		n := int(clk.Now().Sub(start) / time.Minute)
+		items := []string{}
+		for i := n; i >= max(n-19, 0); i-- {
+			items = append(items, fmt.Sprintf("story %d", i))
+		}
+		fmt.Fprint(w, page("Site", items...))
 	})
 	var polls int
-	for polls = 1; polls <= 8; polls++ {
+	for polls = 1; polls <= 10; polls++ {
 		st := pollAtNext(t, e, clk, "news")
+		t.Logf("poll %d: %s τ %v interval %v", polls, st.LastOutcome, st.Tau, st.Interval)
 		if st.LastOutcome != OutcomeChanged {
 			t.Fatalf("poll %d: %q", polls, st.LastOutcome)
 		}
@@ -131,10 +139,30 @@ func TestSmartComesDownWhenPageChangesEveryMinute(t *testing.T) {
 			break
 		}
 	}
-	if polls > 6 {
+	if polls > 8 {
 		t.Fatalf("interval still above 2m after %d polls", polls)
 	}
-	t.Logf("interval down to ≤ 2m after %d changed polls", polls)
+	t.Logf("interval down to ≤ 2m after %d polls", polls)
+}
+
+// TestSmartSeesOnlyWhatThePageShows: a page whose single item is replaced at
+// every request shows one update per poll, so τ settles at the polling
+// interval (no ÷ shrink any more; see doc.go).
+func TestSmartSeesOnlyWhatThePageShows(t *testing.T) {
+	o := newOrigin(t)
+	clk := newFakeClock(t0)
+	cfg := testConfig(t, baseYAML(fmt.Sprintf("resources:\n  - {id: news, url: %q, policy: {initial: 20m}}\n", o.url("/"))))
+	e := newTestEngine(t, cfg, newMemStore(), clk)
+	var n atomic.Int64
+	o.handle("/", func(w http.ResponseWriter, r *http.Request) {
+		fmt.Fprint(w, page("Site", fmt.Sprintf("story %d", n.Add(1))))
+	})
+	for range 5 {
+		st := pollAtNext(t, e, clk, "news")
+		if st.Tau != 20*time.Minute || st.Interval != 20*time.Minute {
+			t.Fatalf("τ %v interval %v, want 20m", st.Tau, st.Interval)
+		}
+	}
 }
 
 func TestSmartUsesPublicationTimes(t *testing.T) {
@@ -468,7 +496,9 @@ func TestApplySwitchesPolicyLive(t *testing.T) {
 	e := newTestEngine(t, testConfig(t, yamlFor("{kind: flat, interval: 5m}")), ms, clk)
 	var n atomic.Int64
 	o.handle("/", func(w http.ResponseWriter, r *http.Request) {
-		fmt.Fprint(w, page("Site", fmt.Sprintf("v%d", n.Add(1))))
+		// Two new items per request: τ learns half the wait.
+		i := n.Add(1)
+		fmt.Fprint(w, page("Site", fmt.Sprintf("a%d", i), fmt.Sprintf("b%d", i)))
 	})
 	for range 3 {
 		if st := pollAtNext(t, e, clk, "r"); st.NextPoll.Sub(st.LastPoll) != 5*time.Minute {
@@ -576,7 +606,9 @@ func restartTest(t *testing.T, open func() Store, closeStore func(Store)) {
 	o := newOrigin(t)
 	var n atomic.Int64
 	o.handle("/", func(w http.ResponseWriter, r *http.Request) {
-		fmt.Fprint(w, page("Site", fmt.Sprintf("v%d", n.Add(1))))
+		// Two new items per request: τ learns half the wait.
+		i := n.Add(1)
+		fmt.Fprint(w, page("Site", fmt.Sprintf("a%d", i), fmt.Sprintf("b%d", i)))
 	})
 	o.setETag("")
 	clk := newFakeClock(t0)

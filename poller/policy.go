@@ -16,12 +16,9 @@ const (
 const HistoryWindow = 50
 
 // Growth is the factor by which smart stretches its wait after each poll that
-// finds the page unchanged (see doc.go).
+// finds the page unchanged (see doc.go; chosen with the freshness simulator,
+// BENCHMARKS.md, section Freshness).
 const Growth = 1.5
-
-// Shrink is the factor by which smart divides its wait when two polls in a
-// row both find a change (the page changes faster than we look).
-const Shrink = 4
 
 // MaxHintFloor caps how far a server hint (Retry-After, Cache-Control
 // max-age) may push the next poll away.
@@ -73,6 +70,14 @@ type Observation struct {
 	// Published is the newest publication time the page carries (channel or
 	// newest item date extension); zero when the page has none.
 	Published time.Time
+	// Dates are the publication times of the page's items that are newer
+	// than the newest item date of the previous version (all dated items
+	// when no previous version is known), oldest first. Empty when the items
+	// carry no dates or none is newer.
+	Dates []time.Time
+	// NewItems is how many of the page's items the previous version did not
+	// have (by item id); 0 when there are none or no previous version is known.
+	NewItems int
 	// Floor is the shortest wait the server asked for (Retry-After,
 	// Cache-Control max-age); zero for none.
 	Floor time.Duration
@@ -82,15 +87,14 @@ type Observation struct {
 // persisted by the engine (as JSON), survives policy changes, and is owned by
 // one goroutine at a time.
 type PolicyState struct {
-	Tau        time.Duration   `json:"tau"`                   // estimate of the time between updates; 0 = not set yet
-	Alpha      float64         `json:"alpha"`                 // the α in force (tuned one when auto)
-	LastUpdate time.Time       `json:"last_update,omitzero"`  // reference time of the last observed update
-	Published  bool            `json:"published,omitempty"`   // LastUpdate came from the page's own date
-	Intervals  []time.Duration `json:"intervals,omitempty"`   // recent observed intervals t_n, oldest first, at most HistoryWindow
-	Wait       time.Duration   `json:"wait"`                  // the policy's last chosen wait (before server floors)
-	Unchanged  int             `json:"unchanged,omitempty"`   // polls without change since the last change
-	LastChange bool            `json:"last_change,omitempty"` // the previous observed poll found a change
-	Kind       string          `json:"kind,omitempty"`        // the kind of the policy that last started this state
+	Tau        time.Duration   `json:"tau"`                  // estimate of the time between updates; 0 = not set yet
+	Alpha      float64         `json:"alpha"`                // the α in force (tuned one when auto)
+	LastUpdate time.Time       `json:"last_update,omitzero"` // reference time of the last observed update
+	Published  bool            `json:"published,omitempty"`  // LastUpdate came from the page's own date
+	Intervals  []time.Duration `json:"intervals,omitempty"`  // recent observed intervals t_n, oldest first, at most HistoryWindow
+	Wait       time.Duration   `json:"wait"`                 // the policy's last chosen wait (before server floors)
+	Unchanged  int             `json:"unchanged,omitempty"`  // polls without change since the last change
+	Kind       string          `json:"kind,omitempty"`       // the kind of the policy that last started this state
 }
 
 // Policy decides when to poll next. Implementations are pure: no I/O and no
@@ -121,24 +125,52 @@ func NewPolicy(c PolicyConfig) (Policy, error) {
 	return smart{c}, nil
 }
 
-// recordUpdate notes an observed update in st and returns the new interval t_n
-// (0 when there is no previous reference). The reference time is the page's
-// publication time when it carries a newer one, else the detection time.
-func recordUpdate(st *PolicyState, obs Observation) time.Duration {
-	ref, published := obs.Time, false
-	if !obs.Published.IsZero() && (st.LastUpdate.IsZero() || obs.Published.After(st.LastUpdate)) && !obs.Published.After(obs.Time) {
-		ref, published = obs.Published, true
-	}
-	var t time.Duration
-	if !st.LastUpdate.IsZero() && ref.After(st.LastUpdate) {
-		t = ref.Sub(st.LastUpdate)
-		st.Intervals = append(st.Intervals, t)
-		if n := len(st.Intervals); n > HistoryWindow {
-			st.Intervals = append(st.Intervals[:0], st.Intervals[n-HistoryWindow:]...)
+// recordUpdates folds the updates a changed poll reveals into st's reference
+// time (LastUpdate) and interval history, and returns the new interval t_n
+// (0 when there is none yet). A poll that reveals k updates since the last
+// reference gives one t_n, their mean gap: (newest − last reference) / k.
+// In order (see doc.go):
+//
+//  1. Item dates: the newest new date is the reference and k the number of
+//     new dates (after the last reference, not after the detection time).
+//     Without a previous reference (a first page), the gaps between the
+//     page's own dates.
+//  2. Else the reference is the page's newest date when it is newer (a
+//     channel date), else the detection time, and k is NewItems (at least 1).
+func recordUpdates(st *PolicyState, obs Observation) time.Duration {
+	last := st.LastUpdate
+	var first, newest time.Time
+	k := 0
+	for _, d := range obs.Dates {
+		if d.After(obs.Time) || (!last.IsZero() && !d.After(last)) || (!newest.IsZero() && !d.After(newest)) {
+			continue
 		}
+		if first.IsZero() {
+			first = d
+		}
+		newest = d
+		k++
 	}
-	if st.LastUpdate.IsZero() || ref.After(st.LastUpdate) {
-		st.LastUpdate, st.Published = ref, published
+	ref, published := newest, true
+	if k == 0 {
+		ref, published, k = obs.Time, false, max(obs.NewItems, 1)
+		if !obs.Published.IsZero() && (last.IsZero() || obs.Published.After(last)) && !obs.Published.After(obs.Time) {
+			ref, published = obs.Published, true
+		}
+	} else if last.IsZero() {
+		last, k = first, k-1 // a first page: the gaps between its own dates
+	}
+	if !st.LastUpdate.IsZero() && !ref.After(st.LastUpdate) {
+		return 0
+	}
+	st.LastUpdate, st.Published = ref, published
+	if last.IsZero() || k == 0 || !ref.After(last) {
+		return 0
+	}
+	t := ref.Sub(last) / time.Duration(k)
+	st.Intervals = append(st.Intervals, t)
+	if n := len(st.Intervals); n > HistoryWindow {
+		st.Intervals = append(st.Intervals[:0], st.Intervals[n-HistoryWindow:]...)
 	}
 	return t
 }
@@ -164,11 +196,10 @@ func (p flat) Start(st *PolicyState) time.Duration {
 
 func (p flat) Observe(st *PolicyState, obs Observation) time.Duration {
 	if obs.Changed {
-		recordUpdate(st, obs)
-		st.Unchanged, st.LastChange = 0, true
+		recordUpdates(st, obs)
+		st.Unchanged = 0
 	} else {
 		st.Unchanged++
-		st.LastChange = false
 	}
 	st.Wait = p.c.Interval
 	return floor(st.Wait, obs)
@@ -222,21 +253,14 @@ func (p smart) Observe(st *PolicyState, obs Observation) time.Duration {
 		prev = p.clamp(st.Tau)
 	}
 	if obs.Changed {
-		if t := recordUpdate(st, obs); t > 0 {
+		if t := recordUpdates(st, obs); t > 0 {
 			st.Alpha = p.alpha(st)
 			st.Tau = time.Duration(st.Alpha*float64(st.Tau) + (1-st.Alpha)*float64(t))
 		}
-		wait := p.clamp(st.Tau)
-		if st.LastChange {
-			// Two changed polls in a row: the page changes at least as often
-			// as we look, so detection intervals overestimate t_n; shrink fast.
-			wait = p.clamp(min(wait, prev/Shrink))
-		}
-		st.Wait, st.Unchanged, st.LastChange = wait, 0, true
-		return floor(wait, obs)
+		st.Wait, st.Unchanged = p.clamp(st.Tau), 0
+		return floor(st.Wait, obs)
 	}
 	st.Unchanged++
-	st.LastChange = false
 	st.Wait = p.clamp(time.Duration(float64(prev) * Growth))
 	return floor(st.Wait, obs)
 }

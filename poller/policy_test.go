@@ -101,20 +101,115 @@ func TestSmartPolicy(t *testing.T) {
 		wait    time.Duration
 	}{
 		{"first change: reference only", 10 * time.Minute, true, 0, 10 * time.Minute, 10 * time.Minute},
-		{"change 20m later: τ=0.5·10+0.5·20, two changes in a row: wait/Shrink", 20 * time.Minute, true, 0, 15 * time.Minute, 10 * time.Minute / Shrink},
-		{"unchanged: wait grows ×1.5", 150 * time.Second, false, 0, 15 * time.Minute, 225 * time.Second},
-		{"unchanged with a floor", 225 * time.Second, false, 40 * time.Minute, 15 * time.Minute, 40 * time.Minute},
-		{"change: τ=0.5·15+0.5·46m15s", 40 * time.Minute, true, 0, 30*time.Minute + 37*time.Second + 500*time.Millisecond, 30*time.Minute + 37*time.Second + 500*time.Millisecond},
+		{"change 20m later: τ=0.5·10+0.5·20; changes in a row do not shrink the wait", 20 * time.Minute, true, 0, 15 * time.Minute, 15 * time.Minute},
+		{"unchanged: wait grows ×Growth", 15 * time.Minute, false, 0, 15 * time.Minute, time.Duration(float64(15*time.Minute) * Growth)},
+		{"unchanged with a floor", time.Duration(float64(15*time.Minute) * Growth), false, 2 * time.Hour, 15 * time.Minute, 2 * time.Hour},
+		{"change: t = time since the last change", 2 * time.Hour, true, 0, 0, 0},
 	}
+	last := now
 	for _, s := range steps {
 		now = now.Add(s.after)
+		tauBefore := st.Tau
 		w := p.Observe(&st, Observation{Time: now, Changed: s.changed, Floor: s.floor})
+		if s.tau == 0 { // τ = 0.5·τ + 0.5·(time since the last change), clamped wait
+			s.tau = tauBefore/2 + now.Sub(last)/2
+			s.wait = min(s.tau, time.Hour)
+		}
 		if st.Tau != s.tau || w != s.wait {
 			t.Fatalf("%s: τ %v wait %v, want τ %v wait %v", s.name, st.Tau, w, s.tau, s.wait)
+		}
+		if s.changed {
+			last = now
 		}
 	}
 	if len(st.Intervals) != 2 {
 		t.Fatalf("intervals %v", st.Intervals)
+	}
+}
+
+// TestSmartObservationRules checks which t_n a changed poll gives smart: the
+// mean gap of the new item dates, else span/NewItems, else the detection
+// interval; and the wait that follows.
+func TestSmartObservationRules(t *testing.T) {
+	m := time.Minute
+	cfg := PolicyConfig{Kind: KindSmart, Alpha: 0.5, Initial: 10 * m, Min: m, Max: 6 * time.Hour}
+	p, err := NewPolicy(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	at := func(d time.Duration) time.Time { return t0.Add(d) }
+	tests := []struct {
+		name      string
+		prev      Observation // a first changed poll: sets the reference
+		obs       Observation
+		tau       time.Duration
+		intervals []time.Duration
+		wait      time.Duration
+	}{
+		{
+			name: "dates: 3 new items 4, 6 and 2 minutes apart: one t = 12m/3",
+			prev: Observation{Time: at(m), Changed: true, Dates: []time.Time{at(0)}},
+			obs:  Observation{Time: at(30 * m), Changed: true, NewItems: 3, Dates: []time.Time{at(4 * m), at(10 * m), at(12 * m)}},
+			tau:  7 * m, intervals: []time.Duration{4 * m}, wait: 7 * m,
+		},
+		{
+			name: "dates: old, repeated and future dates are ignored",
+			prev: Observation{Time: at(m), Changed: true, Dates: []time.Time{at(0)}},
+			obs:  Observation{Time: at(30 * m), Changed: true, Dates: []time.Time{at(-5 * m), at(0), at(20 * m), at(40 * m)}},
+			tau:  15 * m, intervals: []time.Duration{20 * m}, wait: 15 * m,
+		},
+		{
+			name: "dates: a first page gives the mean gap of its own dates",
+			obs:  Observation{Time: at(30 * m), Changed: true, Dates: []time.Time{at(0), at(20 * m), at(24 * m)}},
+			tau:  11 * m, intervals: []time.Duration{12 * m}, wait: 11 * m,
+		},
+		{
+			name: "ids: 4 new items over 60 minutes: one t = 15m",
+			prev: Observation{Time: at(0), Changed: true},
+			obs:  Observation{Time: at(60 * m), Changed: true, NewItems: 4},
+			tau:  12*m + 30*time.Second, intervals: []time.Duration{15 * m}, wait: 12*m + 30*time.Second,
+		},
+		{
+			name: "channel-only change: the detection interval",
+			prev: Observation{Time: at(0), Changed: true},
+			obs:  Observation{Time: at(30 * m), Changed: true},
+			tau:  20 * m, intervals: []time.Duration{30 * m}, wait: 20 * m,
+		},
+		{
+			name: "channel date without item dates: its interval over the new items",
+			prev: Observation{Time: at(m), Changed: true, Published: at(0)},
+			obs:  Observation{Time: at(60 * m), Changed: true, Published: at(40 * m), NewItems: 2},
+			tau:  15 * m, intervals: []time.Duration{20 * m}, wait: 15 * m,
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var st PolicyState
+			p.Start(&st)
+			if !tt.prev.Time.IsZero() {
+				p.Observe(&st, tt.prev)
+				if st.Tau != 10*m || len(st.Intervals) != 0 {
+					t.Fatalf("setup: τ %v intervals %v", st.Tau, st.Intervals)
+				}
+			}
+			w := p.Observe(&st, tt.obs)
+			if st.Tau != tt.tau || w != tt.wait || !slices.Equal(st.Intervals, tt.intervals) {
+				t.Fatalf("τ %v wait %v intervals %v, want τ %v wait %v intervals %v", st.Tau, w, st.Intervals, tt.tau, tt.wait, tt.intervals)
+			}
+		})
+	}
+}
+
+// TestFlatRecordsLikeSmart: flat learns the same intervals (for a later
+// switch to smart) without touching τ.
+func TestFlatRecordsLikeSmart(t *testing.T) {
+	f, _ := NewPolicy(PolicyConfig{Kind: KindFlat, Interval: time.Hour})
+	var st PolicyState
+	f.Start(&st)
+	f.Observe(&st, Observation{Time: t0, Changed: true, Dates: []time.Time{t0.Add(-time.Hour)}})
+	f.Observe(&st, Observation{Time: t0.Add(time.Hour), Changed: true, Dates: []time.Time{t0.Add(-50 * time.Minute), t0.Add(-20 * time.Minute)}})
+	if want := mins(20); !slices.Equal(st.Intervals, want) || st.Tau != 0 {
+		t.Fatalf("intervals %v τ %v, want %v and τ untouched", st.Intervals, st.Tau, want)
 	}
 }
 

@@ -26,6 +26,20 @@ type persisted struct {
 	Changes     int64       `json:"changes"`
 	Errors      int64       `json:"errors"`
 	Failures    int         `json:"failures,omitempty"` // consecutive errors, for the back-off
+	// Last describes the last extracted version, to tell which items the
+	// next one adds; nil when unknown (nothing extracted yet, or a state
+	// saved before it was recorded). It is replaced, never modified in place.
+	Last *lastVersion `json:"last_version,omitempty"`
+}
+
+// maxItemIDs bounds how many item ids a [lastVersion] keeps (the first ones
+// in document order).
+const maxItemIDs = 500
+
+// lastVersion is what the poller remembers of a version's items.
+type lastVersion struct {
+	Items  []uint64  `json:"items,omitempty"` // FNV-1a 64 hashes of the item ids, at most maxItemIDs
+	Newest time.Time `json:"newest,omitzero"` // the newest item publication date; zero for none
 }
 
 func (p *persisted) marshal() ([]byte, error) {

@@ -211,7 +211,7 @@ func BenchmarkIngest(b *testing.B) {
 					b.Fatal(err)
 				}
 				start, cpu0 := time.Now(), cpuTime(b)
-				n := ingest(b, db, resources, versions, 32, 3)
+				n := ingest(b, db, resources, versions, ingestWorkers(), 3)
 				elapsed, cpu := time.Since(start), cpuTime(b)-cpu0
 				if err := db.Close(); err != nil {
 					b.Fatal(err)
@@ -391,4 +391,35 @@ func BenchmarkCompression(b *testing.B) {
 			b.ReportMetric(float64(len(out)), "B/doc")
 		})
 	}
+}
+
+// ingestWorkers is how many goroutines save concurrently (DYNAMO_BENCH_WORKERS, default 100: one per resource).
+func ingestWorkers() int {
+	if n, err := strconv.Atoi(os.Getenv("DYNAMO_BENCH_WORKERS")); err == nil && n > 0 {
+		return n
+	}
+	return 100
+}
+
+// BenchmarkSavePollState: one poll-state write, as the poller does after every poll.
+func BenchmarkSavePollState(b *testing.B) {
+	db, err := storage.Open(b.TempDir(), storage.Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer func() {
+		if err := db.Close(); err != nil {
+			b.Error(err)
+		}
+	}()
+	state := bytes.Repeat([]byte("x"), 300)
+	ctx := context.Background()
+	cpu0, n := cpuTime(b), 0
+	for b.Loop() {
+		if err := db.SavePollState(ctx, "res"+strconv.Itoa(n%100), state); err != nil {
+			b.Fatal(err)
+		}
+		n++
+	}
+	b.ReportMetric(float64((cpuTime(b)-cpu0).Microseconds())/float64(n), "cpu-µs/op")
 }

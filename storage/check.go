@@ -18,6 +18,7 @@ const maxFindings = 50
 type expected struct {
 	firstSeq uint64 // first kept version containing it
 	lastSeq  uint64
+	index    int // in the last version containing it
 	lastSeen timeOf
 	content  []byte // f record of its latest content
 	item     *schema.Item
@@ -103,6 +104,7 @@ func (db *DB) checkResource(ctx context.Context, txn *badger.Txn, id string, m m
 				want[it.ID] = e
 			}
 			e.lastSeq = seq
+			e.index = it.Index
 			e.lastSeen = timeOf{ts.Unix(), int64(ts.Nanosecond())}
 			e.content = encodeContent(it)
 			e.item = it
@@ -164,12 +166,15 @@ func (db *DB) checkResource(ctx context.Context, txn *badger.Txn, id string, m m
 				bad("resource %q item %q: slot differs between metadata and index", id, itemID)
 			default:
 				dg = m.Present[k].Digest
+				if m.Present[k].Index != e.index {
+					bad("resource %q item %q: metadata index %d, latest version says %d", id, itemID, m.Present[k].Index, e.index)
+				}
 			}
 		} else {
 			if _, ok := presentAt[itemID]; ok {
 				bad("resource %q item %q: in the latest version but not marked present", id, itemID)
 			}
-			if x.LastSeq != e.lastSeq || x.LastSeen.Unix() != e.lastSeen.sec || int64(x.LastSeen.Nanosecond()) != e.lastSeen.nsec {
+			if x.LastSeq != e.lastSeq || x.Index != e.index || x.LastSeen.Unix() != e.lastSeen.sec || int64(x.LastSeen.Nanosecond()) != e.lastSeen.nsec {
 				bad("resource %q item %q: last seen %d/%v, versions say %d", id, itemID, x.LastSeq, x.LastSeen, e.lastSeq)
 			}
 		}

@@ -27,16 +27,19 @@
 //	                                oldest kept seq, version count, content hash
 //	                                (schema.ContentHash) of the latest version,
 //	                                latest channel title and description, and
-//	                                the latest version's items (id, slot, digest)
+//	                                the latest version's items (id, slot,
+//	                                index, digest)
 //	v | id | 00 | seq(8)            one version: a header (timestamp, channel
 //	                                title, description, item count) then the
 //	                                S2-compressed schema.Marshal bytes
 //	x | id | 00 | itemID            item index entry: the item's slot (below),
 //	                                whether it is in the latest version, else
-//	                                last seen, the seq it was last seen in and
-//	                                a digest of its stored content
-//	f | id | 00 | slot(24)          the item's latest content (the full
-//	                                schema.Item: extensions included) and id
+//	                                last seen, the seq it was last seen in, its
+//	                                index there and a digest of its content
+//	f | id | 00 | slot(24)          the item's latest content: the full
+//	                                schema.Item (extensions included) but its
+//	                                index, which moves whenever items are added
+//	                                above it and so is kept in m and x
 //	s | id | 00 | page(20)          search page: for each item whose slot starts
 //	                                with this page id, its position, then for
 //	                                title, link and description a 128-bit set
@@ -65,11 +68,11 @@
 // runs schema.Terms.MatchFolded on the rest, and reads f and x of the
 // matches only.
 //
-// The metadata lists the items of the latest version (id, slot, content
-// digest), so a save that sees an item again writes nothing for it unless
-// its content changed; its x entry says "present" and takes last seen and
-// seq from the metadata. When an item drops out of the latest version, its x
-// entry gets its last seen, last seq and digest.
+// The metadata lists the items of the latest version (id, slot, index,
+// content digest), so a save that sees an item again writes nothing for it
+// unless its content changed; its x entry says "present" and takes last
+// seen, seq and index from the metadata. When an item drops out of the
+// latest version, its x entry gets its last seen, last seq, index and digest.
 //
 // Item ids need no separator: they end the key, and XML text never holds 0x00.
 // Badger's own MVCC versions are not history: NumVersionsToKeep stays 1 and

@@ -300,7 +300,9 @@ func completeItem(txn *badger.Txn, id string, m *meta, slot []byte, si schema.It
 	}
 	if x.Present {
 		x.LastSeen, x.LastSeq = m.Updated, m.Latest
+		x.Index = m.presentIndex(si.ID)
 	}
+	si.Index = x.Index
 	return Item{Item: si, FirstSeen: slotFirstSeen(slot), LastSeen: x.LastSeen, Seq: x.LastSeq}, nil
 }
 

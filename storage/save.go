@@ -14,8 +14,7 @@ import (
 // prepared is what a save writes, computed once outside retries.
 type prepared struct {
 	version []byte
-	content [][]byte // f record per item
-	digests [][digestLen]byte
+	digests [][digestLen]byte // of each item's f record
 }
 
 func (db *DB) prepare(doc *schema.Document) (*prepared, error) {
@@ -25,12 +24,12 @@ func (db *DB) prepare(doc *schema.Document) (*prepared, error) {
 	}
 	p := &prepared{
 		version: encodeVersion(doc, xmlData),
-		content: make([][]byte, len(doc.Items)),
 		digests: make([][digestLen]byte, len(doc.Items)),
 	}
+	var scratch []byte // f records are rebuilt for the few items that changed
 	for i := range doc.Items {
-		p.content[i] = encodeContent(&doc.Items[i])
-		p.digests[i] = digest(p.content[i])
+		scratch = appendContent(scratch[:0], &doc.Items[i])
+		p.digests[i] = digest(scratch)
 	}
 	return p, nil
 }
@@ -120,7 +119,7 @@ func putItems(txn *badger.Txn, id string, m *meta, doc *schema.Document, seq uin
 	now := make([]present, len(doc.Items))
 	for i := range doc.Items {
 		it := &doc.Items[i]
-		np := present{ID: it.ID, Digest: p.digests[i]}
+		np := present{ID: it.ID, Index: it.Index, Digest: p.digests[i]}
 		var oldDigest *[digestLen]byte
 		if k, ok := prev[it.ID]; ok {
 			seen[k] = true
@@ -142,7 +141,7 @@ func putItems(txn *badger.Txn, id string, m *meta, doc *schema.Document, seq uin
 			}
 		}
 		if oldDigest == nil || *oldDigest != np.Digest {
-			if err := txn.Set(slotKey(prefixContent, id, np.Slot), p.content[i]); err != nil {
+			if err := txn.Set(slotKey(prefixContent, id, np.Slot), encodeContent(it)); err != nil {
 				return nil, fmt.Errorf("write item %q: %w", it.ID, err)
 			}
 			pages.put(np.Slot, it, oldDigest == nil)
@@ -153,7 +152,7 @@ func putItems(txn *badger.Txn, id string, m *meta, doc *schema.Document, seq uin
 		if seen[k] {
 			continue
 		}
-		x := itemEntry{Slot: old.Slot, LastSeen: m.Updated, LastSeq: m.Latest, Digest: old.Digest}
+		x := itemEntry{Slot: old.Slot, LastSeen: m.Updated, LastSeq: m.Latest, Index: old.Index, Digest: old.Digest}
 		if err := txn.Set(itemKey(id, old.ID), x.encode()); err != nil {
 			return nil, fmt.Errorf("write item %q: %w", old.ID, err)
 		}

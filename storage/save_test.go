@@ -261,6 +261,12 @@ func TestInMemory(t *testing.T) {
 	}()
 	mustSave(t, db, doc("m", 0, it("a", "A")))
 	mustCheck(t, db)
+	if err := db.SavePollState(context.Background(), "m", []byte("s")); err != nil {
+		t.Fatal(err)
+	}
+	if st, err := db.PollState(context.Background(), "m"); err != nil || string(st) != "s" {
+		t.Fatalf("PollState = %q, %v", st, err)
+	}
 }
 
 func TestCanceledContext(t *testing.T) {

@@ -163,6 +163,7 @@ type ItemQuery struct {
 }
 
 // Item is one item id's latest content, with when it was first and last seen.
+// Its Index is its position in the last version it was seen in.
 type Item struct {
 	schema.Item
 	FirstSeen time.Time

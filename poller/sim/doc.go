@@ -32,9 +32,12 @@
 // or without publication dates; the origin answers 304 when nothing changed
 // (200 with the same page under [PageConfig].NoConditional). A poll yields the
 // [poller.Observation] the engine would build: changed or not-modified (or
-// unchanged), the detection time, and, when dates are shown, the newest item's
-// publication time. A posting pushed off a K-item page before any poll saw it
-// is missed for good.
+// unchanged), the detection time, NewItems (the items on the page that the
+// previous version lacked; 0 on the first fetch, which has no previous
+// version), and, when dates are shown, Dates (the new items' publication
+// times; all the page's on the first fetch) and Published (the newest). A
+// posting pushed off a K-item page before any poll saw it is missed for good,
+// and the policy is not told about it.
 //
 // # Simulation and budgets
 //

@@ -9,8 +9,8 @@ import (
 )
 
 // Fetch is what one poll of a page gives a policy: the engine's
-// [poller.Observation] plus the new items themselves, which the project's
-// policies ignore and the reference policies count.
+// [poller.Observation] (which the project's policies read) plus the items
+// this poll saw first, which the reference policies count.
 type Fetch struct {
 	poller.Observation
 	// Items holds, for each item this poll saw for the first time, its

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"math"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -34,9 +35,9 @@ func TestPageFetch(t *testing.T) {
 			polls:    []time.Duration{0, 3 * h, 4 * h, 6 * h},
 			want: []fetchWant{
 				{changed: true, pub: -1}, // the first fetch of an empty page stores a version
-				{changed: true, pub: -1, seen: 2},
+				{changed: true, pub: -1, seen: 2, newItems: 2},
 				{notModified: true, pub: -1},
-				{changed: true, pub: -1, seen: 1},
+				{changed: true, pub: -1, seen: 1, newItems: 1},
 			},
 		},
 		{
@@ -45,8 +46,19 @@ func TestPageFetch(t *testing.T) {
 			postings: []time.Duration{1 * h, 2 * h, 3 * h, 5 * h},
 			polls:    []time.Duration{4 * h, 6 * h},
 			want: []fetchWant{
-				{changed: true, pub: 3 * h, missed: 1, seen: 2},
-				{changed: true, pub: 5 * h, seen: 1},
+				// The first fetch has no previous version: ids unknown, every date.
+				{changed: true, pub: 3 * h, missed: 1, seen: 2, dates: []time.Duration{2 * h, 3 * h}},
+				{changed: true, pub: 5 * h, seen: 1, newItems: 1, dates: []time.Duration{5 * h}},
+			},
+		},
+		{
+			name:     "K=2: a page turned over shows only its last 2 new items",
+			cfg:      PageConfig{K: 2, Dates: true},
+			postings: []time.Duration{1 * h, 2 * h, 3 * h, 4 * h, 5 * h},
+			polls:    []time.Duration{1 * h, 6 * h},
+			want: []fetchWant{
+				{changed: true, pub: 1 * h, seen: 1, dates: []time.Duration{1 * h}},
+				{changed: true, pub: 5 * h, missed: 2, seen: 2, newItems: 2, dates: []time.Duration{4 * h, 5 * h}},
 			},
 		},
 		{
@@ -55,15 +67,15 @@ func TestPageFetch(t *testing.T) {
 			postings: []time.Duration{1 * h},
 			polls:    []time.Duration{2 * h, 3 * h},
 			want: []fetchWant{
-				{changed: true, pub: 1 * h, seen: 1},
-				{pub: 1 * h},
+				{changed: true, pub: 1 * h, seen: 1, dates: []time.Duration{1 * h}},
+				{pub: 1 * h}, // same page: no new id, no newer date
 			},
 		},
 		{
 			name:     "posting at the poll instant is seen",
 			postings: []time.Duration{2 * h},
 			polls:    []time.Duration{2 * h},
-			want:     []fetchWant{{changed: true, pub: -1, seen: 1}},
+			want:     []fetchWant{{changed: true, pub: -1, seen: 1}}, // a first fetch: ids unknown
 		},
 	}
 	for _, tt := range tests {
@@ -88,6 +100,13 @@ func TestPageFetch(t *testing.T) {
 				if seenLo-missLo != w.missed || seenHi-seenLo != w.seen {
 					t.Errorf("poll %d: missed %d seen %d, want %d %d", i, seenLo-missLo, seenHi-seenLo, w.missed, w.seen)
 				}
+				var dates []time.Duration
+				for _, d := range obs.Dates {
+					dates = append(dates, d.Sub(t0))
+				}
+				if obs.NewItems != w.newItems || !slices.Equal(dates, w.dates) {
+					t.Errorf("poll %d: new items %d dates %v, want %d %v", i, obs.NewItems, dates, w.newItems, w.dates)
+				}
 			}
 		})
 	}
@@ -97,6 +116,8 @@ type fetchWant struct {
 	changed, notModified bool
 	pub                  time.Duration
 	missed, seen         int
+	newItems             int             // Observation.NewItems
+	dates                []time.Duration // Observation.Dates, as offsets
 }
 
 func TestSimulateFlatExactDelays(t *testing.T) {
