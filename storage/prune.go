@@ -26,6 +26,7 @@ func (db *DB) prune(ctx context.Context, id string, r Retention, now time.Time) 
 	}
 	unlock := db.locks.lock(id)
 	defer unlock()
+	defer db.infos.invalidate(id) // after the commits, before the unlock
 
 	var (
 		m    meta

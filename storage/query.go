@@ -55,7 +55,10 @@ func (db *DB) resource(ctx context.Context, id string) (ResourceInfo, error) {
 	if err := readID(id); err != nil {
 		return ResourceInfo{}, err
 	}
-	var info ResourceInfo
+	info, gen, ok := db.infos.get(id)
+	if ok {
+		return info, nil
+	}
 	err := db.view(ctx, func(txn *badger.Txn) error {
 		m, err := getMeta(txn, id)
 		if err != nil {
@@ -64,6 +67,9 @@ func (db *DB) resource(ctx context.Context, id string) (ResourceInfo, error) {
 		info = m.info(id)
 		return nil
 	})
+	if err == nil {
+		db.infos.fill(id, info, gen)
+	}
 	return info, err
 }
 

@@ -50,6 +50,7 @@ func (db *DB) save(ctx context.Context, doc *schema.Document) (SaveResult, error
 
 	unlock := db.locks.lock(id)
 	defer unlock()
+	defer db.infos.invalidate(id) // after the commit, before the unlock
 
 	var (
 		res SaveResult

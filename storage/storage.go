@@ -47,6 +47,7 @@ type DB struct {
 	poll  *badger.DB // poll states, not synced: see openPollStore
 	log   *slog.Logger
 	locks keyedLocks
+	infos infoCache // ResourceInfo of resources read lately; see infoCache
 
 	stop      chan struct{}
 	wg        sync.WaitGroup
