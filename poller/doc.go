@@ -21,10 +21,11 @@
 // ctx is done and the workers have finished. Time comes from an injected
 // [Clock]. A resource is never polled by two goroutines at once (a per-resource
 // token, also taken by [Engine.PollNow]). New resources get their first poll
-// at a stable hashed offset of their id within their first interval, so a
-// start-up does not hit every origin at once; after a restart the persisted
-// next-poll time is resumed (an overdue one within a minute, spread the same
-// way). Every poll ends in one outcome: changed, unchanged, not-modified,
+// at a stable hashed offset of their id within the first minute (or their
+// first interval, when shorter), so a start-up does not hit every origin at
+// once yet a newly configured page shows its first version quickly; after a
+// restart the persisted next-poll time is resumed (an overdue one spread over
+// the next minute the same way). Every poll ends in one outcome: changed, unchanged, not-modified,
 // not-annotated, robots-denied or error (its cause in Status.LastError).
 // Errors back off exponentially (30 s·2^(n−1), capped at 1 h, ±10 % jitter
 // derived from the id, so it is stable) without touching what the policy has

@@ -303,10 +303,11 @@ func (e *Engine) scheduleFirst(r *resource, now time.Time) {
 	wait := r.policy.Start(&r.st.Policy)
 	var at time.Time
 	switch {
-	case r.st.NextPoll.IsZero():
-		at = now.Add(spread(r.id, wait)) // spread first polls over the first interval
-	case r.st.NextPoll.Before(now):
-		at = now.Add(spread(r.id, min(wait, time.Minute))) // overdue after a restart: soon, but not all at once
+	case r.st.NextPoll.IsZero(), r.st.NextPoll.Before(now):
+		// New, or overdue after a restart: soon, but not every origin at
+		// once. The window is short so that a resource just configured shows
+		// its first version within a minute, not after a whole interval.
+		at = now.Add(spread(r.id, min(wait, firstPollWindow)))
 	default:
 		at = r.st.NextPoll
 	}
@@ -335,6 +336,10 @@ func (e *Engine) loadState(id string) (persisted, bool) {
 }
 
 // spread is a stable offset of id within d.
+// firstPollWindow bounds the spread of first polls (new resources, and
+// overdue ones after a restart).
+const firstPollWindow = time.Minute
+
 func spread(id string, d time.Duration) time.Duration {
 	if d <= 0 {
 		return 0

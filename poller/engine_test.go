@@ -589,8 +589,8 @@ func TestStartSpreadsFirstPolls(t *testing.T) {
 	distinct := map[time.Time]bool{}
 	for _, st := range e.Statuses() {
 		off := st.NextPoll.Sub(t0)
-		if off < 0 || off >= 10*time.Minute {
-			t.Fatalf("%s first poll at +%v, outside the first interval", st.ID, off)
+		if off < 0 || off >= firstPollWindow {
+			t.Fatalf("%s first poll at +%v, outside the first-poll window", st.ID, off)
 		}
 		distinct[st.NextPoll] = true
 		if s2, _ := e2.Status(st.ID); s2.NextPoll != st.NextPoll {

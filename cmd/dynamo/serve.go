@@ -165,8 +165,9 @@ func serve(ctx context.Context, o serveOptions) (err error) {
 		Load:   o.Load,
 	}, func(next *poller.Config) error { return engine.Apply(next) }, func(next *poller.Config) error {
 		srv.SetAdminToken(next.Admin.Token) // rotated token (or admin turned on/off) at once
-		if next.Listen != last.Listen || next.Storage != last.Storage || next.PublicURL != last.PublicURL {
-			log.Warn("listen, storage and public_url changes take effect at the next restart")
+		if next.Listen != last.Listen || next.Storage != last.Storage || next.PublicURL != last.PublicURL ||
+			next.Poller.Workers != last.Poller.Workers {
+			log.Warn("listen, storage, public_url and poller.workers changes take effect at the next restart")
 		}
 		last = next
 		return nil
