@@ -50,6 +50,10 @@ const (
 	errBackoffCap  = time.Hour
 )
 
+// stateSaveTimeout bounds saving a poll's state once the poll's own context
+// may have ended.
+const stateSaveTimeout = 5 * time.Second
+
 // VersionSaver stores changed versions and prunes history.
 type VersionSaver interface {
 	Save(ctx context.Context, doc *schema.Document) (storage.SaveResult, error)
@@ -590,7 +594,7 @@ type pollResult struct {
 // its slot and poll returns done=false. done=false also when ctx ended.
 func (e *Engine) poll(ctx context.Context, r *resource, wait bool) (Status, bool) {
 	e.mu.Lock()
-	cfg, f, u, host, val, last := e.cfg, e.fetcher, r.u, r.host, r.st.Validators, r.st.Last
+	cfg, f, u, host, val, last, ret := e.cfg, e.fetcher, r.u, r.host, r.st.Validators, r.st.Last, r.retention
 	e.mu.Unlock()
 	interval := cfg.Poller.PerHostInterval.D()
 
@@ -622,7 +626,7 @@ func (e *Engine) poll(ctx context.Context, r *resource, wait bool) (Status, bool
 	}
 	start := e.clock.Now()
 	t0 := time.Now() // latency is measured on the wall clock, whatever the engine clock
-	res := e.fetchAndStore(ctx, r, f, u, val, last, start)
+	res := e.fetchAndStore(ctx, r, f, u, val, last, ret, start)
 	e.m.latency.Observe(time.Since(t0).Seconds())
 	if res.outcome == OutcomeError && ctx.Err() != nil {
 		return Status{}, false
@@ -662,7 +666,8 @@ func classify(err error) error {
 }
 
 // fetchAndStore fetches, extracts and saves; it decides the outcome.
-func (e *Engine) fetchAndStore(ctx context.Context, r *resource, f *retriever, u *url.URL, val validators, last *lastVersion, now time.Time) pollResult {
+// ret is r's retention as snapshotted under e.mu (Apply may change it).
+func (e *Engine) fetchAndStore(ctx context.Context, r *resource, f *retriever, u *url.URL, val validators, last *lastVersion, ret storage.Retention, now time.Time) pollResult {
 	fr, err := f.fetch(ctx, u.String(), val, now)
 	e.m.bytes.Add(float64(fr.Bytes))
 	if err != nil {
@@ -677,8 +682,12 @@ func (e *Engine) fetchAndStore(ctx context.Context, r *resource, f *retriever, u
 		return pollResult{outcome: OutcomeNotModified, notMod: true, floor: fr.MaxAge}
 	}
 	v := fr.Validators
+	page := u.String()
+	if fr.URL != "" {
+		page = fr.URL // after redirects: relative links resolve against where the page really is
+	}
 	out, err := e.extract(bytes.NewReader(fr.Body), extractor.Options{
-		URL:         u.String(),
+		URL:         page,
 		RSSID:       r.id,
 		ContentType: fr.ContentType,
 		Timestamp:   now,
@@ -699,8 +708,8 @@ func (e *Engine) fetchAndStore(ctx context.Context, r *resource, f *retriever, u
 	if sr.Changed {
 		res.outcome, res.changed = OutcomeChanged, true
 		e.m.versions.Inc()
-		if r.retention.MaxVersions > 0 || r.retention.MaxAge > 0 {
-			if _, err := e.store.Prune(ctx, r.id, r.retention, now); err != nil {
+		if ret.MaxVersions > 0 || ret.MaxAge > 0 {
+			if _, err := e.store.Prune(ctx, r.id, ret, now); err != nil {
 				// The version is stored; a failed prune is retried after the next change.
 				e.log.WarnContext(ctx, "prune failed", slog.String("resource", r.id), slog.Any("error", err))
 			}
@@ -825,7 +834,11 @@ func (e *Engine) finish(ctx context.Context, r *resource, start time.Time, res p
 	hook := e.afterPoll
 	e.mu.Unlock()
 	if err == nil {
-		err = e.store.SavePollState(ctx, r.id, data)
+		// The poll happened (a version may be stored): its state is saved even
+		// when ctx ended meanwhile (shutdown, a PollNow client gone).
+		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), stateSaveTimeout)
+		err = e.store.SavePollState(sctx, r.id, data)
+		cancel()
 	}
 	if err != nil {
 		e.log.WarnContext(ctx, "poll state not saved", slog.String("resource", r.id), slog.Any("error", err))

@@ -706,3 +706,63 @@ func TestRestartKeepsGrownWait(t *testing.T) {
 		t.Fatalf("restart reset the wait: %v → %v, next %v → %v", st.Interval, st2.Interval, st.NextPoll, st2.NextPoll)
 	}
 }
+
+// TestRedirectedPageResolvesLinksWhereItIs: after a redirect, relative links
+// resolve against the page's final URL, not the configured one.
+func TestRedirectedPageResolvesLinksWhereItIs(t *testing.T) {
+	o := newOrigin(t)
+	o.handle("/news", func(w http.ResponseWriter, r *http.Request) {
+		http.Redirect(w, r, "/news/", http.StatusMovedPermanently)
+	})
+	o.handle("/news/", func(w http.ResponseWriter, r *http.Request) {
+		fmt.Fprint(w, `<html><body><!-- <channel:title> -->News<!-- </channel:title> -->
+<!-- <item:title index="1"> -->Story<!-- </item:title> -->
+<!-- <item:link index="1"> --><a href="story1.html"><!-- </item:link> -->more</a></body></html>`)
+	})
+	store := newMemStore()
+	clk := newFakeClock(t0)
+	e := newTestEngine(t, testConfig(t, baseYAML(fmt.Sprintf("resources:\n  - {id: n, url: %q}\n", o.url("/news")))), store, clk)
+	if st := pollAtNext(t, e, clk, "n"); st.LastOutcome != OutcomeChanged {
+		t.Fatalf("outcome %q %q", st.LastOutcome, st.LastError)
+	}
+	store.mu.Lock()
+	defer store.mu.Unlock()
+	docs := store.versions["n"]
+	if len(docs) != 1 || len(docs[0].Items) != 1 {
+		t.Fatalf("stored %d versions", len(docs))
+	}
+	if got, want := docs[0].Items[0].Link, o.url("/news/story1.html"); got != want {
+		t.Errorf("item link %q, want %q (resolved against the final URL)", got, want)
+	}
+}
+
+// TestRetentionChangeWhilePolling: Apply may change a resource's retention
+// while a poll of it runs (run with -race).
+func TestRetentionChangeWhilePolling(t *testing.T) {
+	o := newOrigin(t)
+	var n atomic.Int64
+	o.handle("/", func(w http.ResponseWriter, r *http.Request) {
+		fmt.Fprint(w, page("Site", fmt.Sprintf("story %d", n.Add(1))))
+	})
+	clk := newFakeClock(t0)
+	yaml := func(max int) string {
+		return baseYAML(fmt.Sprintf("resources:\n  - {id: s, url: %q, retention: {max_versions: %d}}\n", o.url("/"), max))
+	}
+	e := newTestEngine(t, testConfig(t, yaml(3)), newMemStore(), clk)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for i := range 20 {
+			if err := e.Apply(testConfig(t, yaml(2+i%3))); err != nil {
+				t.Errorf("Apply: %v", err)
+				return
+			}
+		}
+	}()
+	for range 20 {
+		if _, err := e.PollNow(context.Background(), "s"); err != nil {
+			t.Fatalf("PollNow: %v", err)
+		}
+	}
+	<-done
+}

@@ -63,8 +63,3 @@ func unmarshalState(b []byte) (persisted, error) {
 	return p, nil
 }
 
-// clone deep-copies the slices so the copy can be used outside the lock.
-func (p persisted) clone() persisted {
-	p.Policy.Intervals = append([]time.Duration(nil), p.Policy.Intervals...)
-	return p
-}
