@@ -749,20 +749,28 @@ func TestRetentionChangeWhilePolling(t *testing.T) {
 		return baseYAML(fmt.Sprintf("resources:\n  - {id: s, url: %q, retention: {max_versions: %d}}\n", o.url("/"), max))
 	}
 	e := newTestEngine(t, testConfig(t, yaml(3)), newMemStore(), clk)
-	done := make(chan struct{})
+	cfgs := []*Config{testConfig(t, yaml(2)), testConfig(t, yaml(3)), testConfig(t, yaml(4))}
+	stop, done := make(chan struct{}), make(chan struct{})
 	go func() {
 		defer close(done)
-		for i := range 20 {
-			if err := e.Apply(testConfig(t, yaml(2+i%3))); err != nil {
+		for i := 0; ; i++ {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			if err := e.Apply(cfgs[i%len(cfgs)]); err != nil {
 				t.Errorf("Apply: %v", err)
 				return
 			}
 		}
 	}()
-	for range 20 {
+	for range 30 {
 		if _, err := e.PollNow(context.Background(), "s"); err != nil {
-			t.Fatalf("PollNow: %v", err)
+			t.Errorf("PollNow: %v", err)
+			break
 		}
 	}
+	close(stop)
 	<-done
 }
