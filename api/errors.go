@@ -145,8 +145,8 @@ func (s *Server) httpError(err error, c echo.Context) {
 		Param:    p.Param,
 	}
 	h := c.Response().Header()
-	if p.Status == http.StatusUnauthorized {
-		h.Set("WWW-Authenticate", `Bearer realm="dynamo admin"`)
+	if p.Status == http.StatusUnauthorized && h.Get(echo.HeaderWWWAuthenticate) == "" {
+		h.Set(echo.HeaderWWWAuthenticate, `Bearer realm="dynamo admin"`) // unless the route set a more precise challenge
 	}
 	h.Set(echo.HeaderContentType, problemContentType)
 	h.Set("Cache-Control", "no-store")

@@ -171,20 +171,26 @@ func (s *Server) serveFeed(c echo.Context, fr feedRequest) error {
 		etag = gzipTag(identityTag)
 	}
 	lastMod := fr.lastMod.UTC().Truncate(time.Second)
+	// The validators go on a 304 or a 200 only: an error while building the
+	// feed (a bad xpath, a failing store) must not carry the feed's ETag.
 	h := c.Response().Header()
-	h.Set("ETag", etag)
-	h.Set(echo.HeaderLastModified, lastMod.Format(http.TimeFormat))
-	h.Set("Cache-Control", "public, max-age="+strconv.FormatInt(int64(fr.maxAge/time.Second), 10))
-	h.Add(echo.HeaderVary, echo.HeaderAccept)
-	h.Add(echo.HeaderVary, echo.HeaderAcceptEncoding)
+	validators := func() {
+		h.Set("ETag", etag)
+		h.Set(echo.HeaderLastModified, lastMod.Format(http.TimeFormat))
+		h.Set("Cache-Control", "public, max-age="+strconv.FormatInt(int64(fr.maxAge/time.Second), 10))
+		h.Add(echo.HeaderVary, echo.HeaderAccept)
+		h.Add(echo.HeaderVary, echo.HeaderAcceptEncoding)
+	}
 	// Either representation's tag proves the client holds the current feed.
 	if notModified(req, lastMod, identityTag, gzipTag(identityTag)) {
+		validators()
 		return c.NoContent(http.StatusNotModified)
 	}
 	body, err := s.feedBody(req.Context(), identityTag, gz, fr)
 	if err != nil {
 		return err
 	}
+	validators()
 	h.Set(echo.HeaderContentType, fr.format.contentType)
 	if gz {
 		h.Set(echo.HeaderContentEncoding, "gzip")
@@ -319,7 +325,19 @@ func (s *Server) resourceFreshness(id string) (maxAge, interval time.Duration) {
 	if !ok {
 		return defaultMaxAge, 0
 	}
-	return s.untilPoll(st.NextPoll), st.Interval
+	return s.untilPoll(st.NextPoll), updateHint(st)
+}
+
+// updateHint is the interval a feed announces (<ttl>, sy:updatePeriod): for
+// smart, the estimate τ of the time between updates; for flat, its interval.
+// It is part of the feed and so of its ETag, and must not move between
+// versions: τ changes only when a poll finds an update, whereas the wait
+// before the next poll grows after every unchanged one.
+func updateHint(st ResourceStatus) time.Duration {
+	if st.Policy == "smart" && st.Tau > 0 {
+		return st.Tau
+	}
+	return st.Interval
 }
 
 // listFreshness is resourceFreshness for /resources: until the soonest next
@@ -333,8 +351,8 @@ func (s *Server) listFreshness() (maxAge, interval time.Duration) {
 		if !st.NextPoll.IsZero() && (soonest.IsZero() || st.NextPoll.Before(soonest)) {
 			soonest = st.NextPoll
 		}
-		if st.Interval > 0 && (interval == 0 || st.Interval < interval) {
-			interval = st.Interval
+		if h := updateHint(st); h > 0 && (interval == 0 || h < interval) {
+			interval = h
 		}
 	}
 	return s.untilPoll(soonest), interval

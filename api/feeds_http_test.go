@@ -305,7 +305,8 @@ func TestFeedErrors(t *testing.T) {
 		{"/resources/news?index=1.5", 400, "positive integer", "index"},
 		{"/resources/news?max=0", 400, "max must be a positive integer", "max"},
 		{"/resources/news?max=+3", 400, "positive integer", "max"},
-		{"/resources/news?max=99999999999", 400, "positive integer", "max"},
+		{"/resources/news?index=99999999999", 404, "beyond the history", ""},
+		{"/resources/news?index=99999999999999999999999", 404, "beyond the history", ""},
 		{"/resources?max=x", 400, "positive integer", "max"},
 		{"/resources/news?type=rss3", 400, "type must be one of rss2, atom, rss1, json", "type"},
 		{"/resources?type=", 400, "type must be one of", "type"},
@@ -573,5 +574,55 @@ func TestFeedMetricsRegistered(t *testing.T) {
 	}
 	if n, err := testutil.GatherAndCount(reg, "dynamo_feed_cache_hits_total"); err != nil || n != 1 {
 		t.Errorf("hits series: %d, %v", n, err)
+	}
+}
+
+// TestHugeMaxIsAPositiveInteger: a max too large for an int is still a
+// positive integer (all items), not a 400.
+func TestHugeMaxIsAPositiveInteger(t *testing.T) {
+	s := newFDServer(t, fdFixture())
+	rec := fdDo(s, http.MethodGet, "/resources/news?max=99999999999")
+	if rec.Code != http.StatusOK {
+		t.Fatalf("status %d, want 200\n%s", rec.Code, rec.Body)
+	}
+}
+
+// TestErrorCarriesNoValidators: a feed request that fails after its ETag is
+// known (the history read fails while building) answers without the feed's
+// ETag or Last-Modified, which belong to the feed only.
+func TestErrorCarriesNoValidators(t *testing.T) {
+	store := fdFixture()
+	store.err = errors.New("disk on fire")
+	s := newFDServer(t, &failHistory{fdStore: store})
+	rec := fdDo(s, http.MethodGet, "/resources/news?max=2")
+	if rec.Code != http.StatusInternalServerError {
+		t.Fatalf("status %d, want 500", rec.Code)
+	}
+	if rec.Header().Get("ETag") != "" || rec.Header().Get("Last-Modified") != "" {
+		t.Errorf("error carries ETag %q / Last-Modified %q", rec.Header().Get("ETag"), rec.Header().Get("Last-Modified"))
+	}
+}
+
+// TestETagStableWhileSmartBacksOff: smart's wait grows after every unchanged
+// poll, but the feed announces τ, which moves only with updates; so the ETag
+// (and readers' 304s) survive unchanged polls. A new τ is a new feed.
+func TestETagStableWhileSmartBacksOff(t *testing.T) {
+	poller := &svcPoller{statuses: []ResourceStatus{
+		{ID: "news", Policy: "smart", Tau: 20 * time.Minute, Interval: 10 * time.Minute, NextPoll: fdNow.Add(time.Hour)},
+	}}
+	s := newFDServer(t, fdFixture(), func(o *Options) { o.Poller = poller })
+	etag := func() string { return fdDo(s, http.MethodGet, "/resources/news?max=2").Header().Get("ETag") }
+	first := etag()
+	poller.mu.Lock()
+	poller.statuses[0].Interval = 15 * time.Minute // an unchanged poll: the wait grew
+	poller.mu.Unlock()
+	if got := etag(); got != first {
+		t.Errorf("ETag changed from %s to %s although only the wait grew", first, got)
+	}
+	poller.mu.Lock()
+	poller.statuses[0].Tau = 5 * time.Minute // an update: a new estimate
+	poller.mu.Unlock()
+	if got := etag(); got == first {
+		t.Error("ETag unchanged although the announced ttl changed")
 	}
 }

@@ -1,6 +1,7 @@
 package api
 
 import (
+	"math"
 	"net/url"
 	"strconv"
 	"strings"
@@ -23,9 +24,6 @@ type feedQuery struct {
 	xsrc   []string // the xpath sources, for the canonical form
 	format string   // explicit type=…; "": negotiate
 }
-
-// hasFilter reports whether the request filters items.
-func (q *feedQuery) hasFilter() bool { return len(q.terms) > 0 || len(q.xpaths) > 0 }
 
 // parseFeedQuery reads the raw query string in order, so that repeated
 // keyword terms and the op before each keep their meaning. Parameters are
@@ -107,9 +105,12 @@ func compileXPath(expr string) (e *xpath.Expr, err error) {
 	return xpath.Compile(expr)
 }
 
-// positiveInt accepts only decimal digits (no sign, no spaces) with a value ≥ 1.
+// positiveInt accepts only decimal digits (no sign, no spaces) with a value
+// ≥ 1. A value too large for an int is still a positive integer: it is
+// clamped to math.MaxInt32, far beyond any history or page (so an index past
+// the history stays a 404, not a 400).
 func positiveInt(s string) (int, bool) {
-	if s == "" || len(s) > 9 {
+	if s == "" {
 		return 0, false
 	}
 	for i := 0; i < len(s); i++ {
@@ -118,7 +119,10 @@ func positiveInt(s string) (int, bool) {
 		}
 	}
 	n, err := strconv.Atoi(s)
-	return n, err == nil && n > 0
+	if err != nil || n > math.MaxInt32 {
+		return math.MaxInt32, true // only digits: the error can only be a range error
+	}
+	return n, n > 0
 }
 
 // canonical returns the query in a normal form: known parameters only, in a

@@ -10,6 +10,8 @@ import (
 
 	"golang.org/x/net/html"
 	"golang.org/x/net/html/atom"
+
+	"github.com/dynamo-rss/dynamo/schema"
 )
 
 // region is an open annotation: its tag, where it opened, and what it has
@@ -477,7 +479,7 @@ func (b *builder) checkAttrs(r *region) string {
 	if k == tagChannelExtension || k == tagItemExtension {
 		for _, name := range []string{"prefix", "localname"} {
 			v, _ := r.a.attr(name)
-			if !isNCName(strings.TrimSpace(v)) {
+			if !schema.IsNCName(strings.TrimSpace(v)) {
 				return fmt.Sprintf("%s %q is not an XML name without a colon", name, shorten(v))
 			}
 		}
@@ -677,21 +679,4 @@ func (b *builder) sortedItems() []*itemSpec {
 	}
 	slices.SortFunc(out, func(x, y *itemSpec) int { return x.index - y.index })
 	return out
-}
-
-// isNCName is a conservative check for an XML name without a colon.
-func isNCName(s string) bool {
-	if s == "" {
-		return false
-	}
-	for i, r := range s {
-		switch {
-		case r == '_' || r >= 'A' && r <= 'Z' || r >= 'a' && r <= 'z':
-		case r >= 0xC0 && r != 0xD7 && r != 0xF7 && r <= 0xD7FF:
-		case i > 0 && (r == '-' || r == '.' || r >= '0' && r <= '9' || r == 0xB7):
-		default:
-			return false
-		}
-	}
-	return true
 }

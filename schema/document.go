@@ -206,7 +206,7 @@ func (d *Document) Validate() error {
 	}
 	checkExt := func(where string, ext Extensions) {
 		for _, x := range ext {
-			if !isNCName(x.Prefix) || !isNCName(x.LocalName) || x.URI == "" {
+			if !IsNCName(x.Prefix) || !IsNCName(x.LocalName) || x.URI == "" {
 				bad("%s extension %q:%q (uri %q) is not a well-formed element name", where, x.Prefix, x.LocalName, x.URI)
 			}
 			checkText(where+" extension "+x.LocalName, x.Value)
@@ -282,18 +282,35 @@ func IsXMLChar(r rune) bool {
 		r >= 0x10000 && r <= 0x10FFFF
 }
 
-// isNCName is a conservative check for an XML name without a colon.
-func isNCName(s string) bool {
+// IsNCName reports whether s is an XML name without a colon (XML 1.0 fifth
+// edition, NameStartChar and NameChar less ':'), as the prefix and local name
+// of an extension element must be.
+func IsNCName(s string) bool {
 	if s == "" {
 		return false
 	}
 	for i, r := range s {
-		switch {
-		case r == '_' || r >= 'A' && r <= 'Z' || r >= 'a' && r <= 'z' || r >= 0xC0 && r != 0xD7 && r != 0xF7 && IsXMLChar(r):
-		case i > 0 && (r == '-' || r == '.' || r >= '0' && r <= '9' || r == 0xB7):
-		default:
+		if !isNameStart(r) && (i == 0 || !isNameChar(r)) {
 			return false
 		}
 	}
 	return true
+}
+
+func isNameStart(r rune) bool {
+	switch {
+	case r == '_' || r >= 'A' && r <= 'Z' || r >= 'a' && r <= 'z':
+		return true
+	case r < 0xC0:
+		return false
+	}
+	return r <= 0xD6 || r >= 0xD8 && r <= 0xF6 || r >= 0xF8 && r <= 0x2FF ||
+		r >= 0x370 && r <= 0x37D || r >= 0x37F && r <= 0x1FFF || r >= 0x200C && r <= 0x200D ||
+		r >= 0x2070 && r <= 0x218F || r >= 0x2C00 && r <= 0x2FEF || r >= 0x3001 && r <= 0xD7FF ||
+		r >= 0xF900 && r <= 0xFDCF || r >= 0xFDF0 && r <= 0xFFFD || r >= 0x10000 && r <= 0xEFFFF
+}
+
+func isNameChar(r rune) bool {
+	return r == '-' || r == '.' || r >= '0' && r <= '9' || r == 0xB7 ||
+		r >= 0x300 && r <= 0x36F || r >= 0x203F && r <= 0x2040
 }

@@ -138,7 +138,14 @@ func serve(ctx context.Context, o serveOptions) (err error) {
 	if err != nil {
 		return fmt.Errorf("open storage %s: %w", cfg.Storage.Path, err)
 	}
+	pollerStuck := false // set when workers outlive the shutdown bound
 	defer func() {
+		if pollerStuck {
+			// Closing Badger under live polls could fail their saves half-way;
+			// the process is exiting, and Badger recovers on the next open.
+			log.Error("storage left open: the poller did not stop")
+			return
+		}
 		if cerr := db.Close(); cerr != nil {
 			err = errors.Join(err, fmt.Errorf("close storage: %w", cerr))
 		}
@@ -246,6 +253,7 @@ func serve(ctx context.Context, o serveOptions) (err error) {
 	case <-stopped:
 		log.Info("poller stopped")
 	case <-time.After(pollerStopTimeout):
+		pollerStuck = true
 		return errors.Join(herr, fmt.Errorf("poller did not stop within %v", pollerStopTimeout))
 	}
 	if perr != nil {
