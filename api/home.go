@@ -45,19 +45,11 @@ func parsePages() (map[string]*template.Template, error) {
 	return pages, nil
 }
 
-// subscribeFormat is one subscribe link format.
+// subscribeFormat is one subscribe link format, from [feedFormats].
 type subscribeFormat struct {
 	Type  string // the type= value
 	Label string
 	MIME  string // its media type, for <link rel="alternate">
-}
-
-// subscribeFormats lists the formats offered on GET /, RSS 2.0 first (the default).
-var subscribeFormats = [...]subscribeFormat{
-	{"rss2", "RSS 2.0", "application/rss+xml"},
-	{"atom", "Atom", "application/atom+xml"},
-	{"rss1", "RSS 1.0", "application/rdf+xml"},
-	{"json", "JSON Feed", "application/feed+json"},
 }
 
 // homeLink is a subscribe link of a resource.
@@ -121,9 +113,11 @@ func (s *Server) feedHref(id, typ string) string {
 }
 
 func (s *Server) feedLinks(id string) []homeLink {
-	links := make([]homeLink, 0, len(subscribeFormats))
-	for _, f := range subscribeFormats {
-		links = append(links, homeLink{subscribeFormat: f, Href: s.feedHref(id, f.Type)})
+	links := make([]homeLink, 0, len(feedFormats))
+	for _, f := range feedFormats { // RSS 2.0 first: the default
+		mediaType, _, _ := strings.Cut(f.contentType, ";")
+		sf := subscribeFormat{Type: f.name, Label: f.label, MIME: mediaType}
+		links = append(links, homeLink{subscribeFormat: sf, Href: s.feedHref(id, f.name)})
 	}
 	return links
 }

@@ -11,6 +11,7 @@ import (
 // that defines a feedFormat, plus its line in [feedFormats].
 type feedFormat struct {
 	name        string   // the value of type=…
+	label       string   // its name for people (subscribe links on GET /)
 	contentType string   // the Content-Type of responses, charset included
 	accepts     []string // media types in Accept that ask for it, most specific first
 	render      func(buf *bytes.Buffer, m *feedModel) error

@@ -12,6 +12,7 @@ import (
 // summaries and item extensions.
 var atomFormat = feedFormat{
 	name:        "atom",
+	label:       "Atom",
 	contentType: "application/atom+xml; charset=utf-8",
 	accepts:     []string{"application/atom+xml"},
 	render:      renderAtom,

@@ -12,6 +12,7 @@ import (
 // link, content_html comes from content:encoded, content_text otherwise.
 var jsonFormat = feedFormat{
 	name:        "json",
+	label:       "JSON Feed",
 	contentType: "application/feed+json; charset=utf-8",
 	accepts:     []string{"application/feed+json", "application/json"},
 	render:      renderJSON,

@@ -15,6 +15,7 @@ import (
 // content goes in content:encoded.
 var rss1Format = feedFormat{
 	name:        "rss1",
+	label:       "RSS 1.0",
 	contentType: "application/rdf+xml; charset=utf-8",
 	accepts:     []string{"application/rdf+xml"},
 	render:      renderRSS1,

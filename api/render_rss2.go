@@ -14,6 +14,7 @@ import (
 // atom:link rel=self, <ttl>, the syndication module and item extensions.
 var rss2Format = feedFormat{
 	name:        "rss2",
+	label:       "RSS 2.0",
 	contentType: "application/rss+xml; charset=utf-8",
 	accepts:     []string{"application/rss+xml", "application/xml", "text/xml"},
 	render:      renderRSS2,
