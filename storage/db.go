@@ -129,8 +129,11 @@ func trimNewline(s string) string {
 
 func (l slogLogger) Errorf(f string, a ...any)   { l.logf(slog.LevelError, f, a...) }
 func (l slogLogger) Warningf(f string, a ...any) { l.logf(slog.LevelWarn, f, a...) }
-func (l slogLogger) Infof(f string, a ...any)    { l.logf(slog.LevelInfo, f, a...) }
-func (l slogLogger) Debugf(f string, a ...any)   { l.logf(slog.LevelDebug, f, a...) }
+
+// Infof logs at debug level: Badger's "info" is its internal bookkeeping
+// (tables opened, discard stats, compactions), noise in an operator's log.
+func (l slogLogger) Infof(f string, a ...any)  { l.logf(slog.LevelDebug, f, a...) }
+func (l slogLogger) Debugf(f string, a ...any) { l.logf(slog.LevelDebug, f, a...) }
 
 // keyedLocks holds one mutex per resource id in use, and forgets it when no
 // one holds or waits for it, so memory stays bounded by concurrent callers.

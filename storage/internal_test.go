@@ -173,12 +173,14 @@ func TestSlogAdapter(t *testing.T) {
 	l := slogLogger{log: slog.New(slog.NewTextHandler(&buf, &slog.HandlerOptions{Level: slog.LevelInfo}))}
 	l.Warningf("disk %s is %d%% full\n", "vda", 93)
 	l.Debugf("hidden %d", 1)
+	l.Infof("bookkeeping %d", 2)
 	got := buf.String()
-	if !strings.Contains(got, `level=WARN msg=badger detail="disk vda is 93% full"`) || strings.Contains(got, "hidden") {
+	if !strings.Contains(got, `level=WARN msg=badger detail="disk vda is 93% full"`) || strings.Contains(got, "hidden") || strings.Contains(got, "bookkeeping") {
 		t.Errorf("log = %q", got)
 	}
-	// Badger logs through the adapter when it opens a store.
+	// Badger logs through the adapter when it opens a store (at debug level).
 	buf.Reset()
+	l = slogLogger{log: slog.New(slog.NewTextHandler(&buf, &slog.HandlerOptions{Level: slog.LevelDebug}))}
 	db, err := Open(t.TempDir(), Options{MemTableSize: 8 << 20, Logger: l.log})
 	if err != nil {
 		t.Fatal(err)
