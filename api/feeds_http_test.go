@@ -626,3 +626,31 @@ func TestETagStableWhileSmartBacksOff(t *testing.T) {
 		t.Error("ETag unchanged although the announced ttl changed")
 	}
 }
+
+// TestHumanDateInFeeds: XMLData keeps a page's date as written; feeds read it
+// leniently for the item date and write dc:date as W3CDTF.
+func TestHumanDateInFeeds(t *testing.T) {
+	f := newFDStore()
+	it := fdItem(1, "d", "Dated", "https://example.org/d.html", "An item with a human date.",
+		schema.Extension{URI: schema.DCNamespace, Prefix: "dc", LocalName: "date", Value: "December 08, 2005 @ 08:25 AM"})
+	f.save(&schema.Document{URL: "https://example.org/", RSSID: "h", Timestamp: fdT0,
+		Channel: schema.Channel{Title: "H", Link: "https://example.org/"}, Items: []schema.Item{it}})
+	s := newFDServer(t, f)
+	for _, typ := range []string{"rss2", "atom", "rss1"} {
+		rec := fdDo(s, http.MethodGet, "/resources/h?max=5&type="+typ)
+		if rec.Code != http.StatusOK {
+			t.Fatalf("%s: status %d", typ, rec.Code)
+		}
+		body := rec.Body.String()
+		if strings.Contains(body, "@ 08:25") {
+			t.Errorf("%s: the page's wording leaked into the feed:\n%s", typ, body)
+		}
+		feed, err := gofeed.NewParser().ParseString(body)
+		if err != nil {
+			t.Fatalf("%s: %v", typ, err)
+		}
+		if p := feed.Items[0].PublishedParsed; p == nil || !p.Equal(time.Date(2005, 12, 8, 8, 25, 0, 0, time.UTC)) {
+			t.Errorf("%s: published %v, want 2005-12-08 08:25 UTC", typ, p)
+		}
+	}
+}

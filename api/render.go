@@ -139,7 +139,8 @@ func (x xmlExt) MarshalXML(enc *xml.Encoder, _ xml.StartElement) error {
 
 // feedExtensions returns the extensions a feed item carries as foreign
 // elements: content:encoded is rendered by each format itself, skip drops
-// more (RSS 1.0 writes its own dc:date), and names XML reserves are dropped.
+// more (RSS 1.0 writes its own dc:date), names XML reserves are dropped, and
+// a readable dc:date is written as W3CDTF.
 func feedExtensions(ext schema.Extensions, skip func(schema.Extension) bool) []xmlExt {
 	var out []xmlExt
 	for _, x := range ext {
@@ -149,6 +150,13 @@ func feedExtensions(ext schema.Extensions, skip func(schema.Extension) bool) []x
 		case strings.HasPrefix(strings.ToLower(x.Prefix), "xml"):
 		case skip != nil && skip(x):
 		default:
+			if x.URI == schema.DCNamespace && x.LocalName == "date" {
+				// XMLData keeps the page's own wording; feeds write dc:date
+				// as W3CDTF, as the Dublin Core module asks.
+				if t, ok := schema.ParseDate(x.Value); ok {
+					x.Value = t.Format(time.RFC3339)
+				}
+			}
 			out = append(out, xmlExt(x))
 		}
 	}

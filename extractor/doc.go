@@ -71,13 +71,13 @@
 // (title, link, description, image) given twice keeps the first non-empty
 // value, with an error.
 //
-// Extensions become schema.Extension values. One whose local name is "date"
-// or "pubDate" is read by a lenient date parser (time layouts first, then
+// Extensions become schema.Extension values, their text as the page wrote
+// it. One whose local name is "date" or "pubDate" is also the publication
+// time: schema.ParseDate reads it leniently (time layouts first, then
 // github.com/araddon/dateparse, after removing decorations such as the "@" of
 // "December 08, 2005 @ 08:25 AM"; RFC 822 zone names are honoured; no zone
-// means UTC) and rewritten as RFC 3339 in UTC, which is what
-// schema.Extensions.Published reads; an unreadable date stays as text, with
-// a warning.
+// means UTC) wherever it is needed (schema.Extensions.Published: feeds, the
+// smart policy). A date it cannot read stays text only, with a warning.
 //
 // # Descriptions and security
 //

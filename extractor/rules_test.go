@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/dynamo-rss/dynamo/extractor"
 	"github.com/dynamo-rss/dynamo/schema"
@@ -57,6 +58,12 @@ func get(doc *schema.Document, path string) string {
 		return desc
 	case rest == "id":
 		return id
+	case rest == "published":
+		t, ok := ext.Published()
+		if !ok {
+			return "<none>"
+		}
+		return t.Format(time.RFC3339)
 	case rest == "encoded":
 		v, ok := ext.ContentEncoded()
 		if !ok {
@@ -360,12 +367,12 @@ func TestExtensions(t *testing.T) {
 	}
 	runRules(t, []rule{
 		{name: "plain", body: ext("creator", "Jane <b>Doe</b>"), want: map[string]string{"item1.ext.dc:creator": "Jane Doe"}},
-		{name: "paper date", body: ext("date", "December 08, 2005 @ 08:25 AM"), want: map[string]string{"item1.ext.dc:date": "2005-12-08T08:25:00Z"}},
-		{name: "RFC 1123 with zone name", body: ext("date", "Thu, 08 Dec 2005 08:25:00 EST"), want: map[string]string{"item1.ext.dc:date": "2005-12-08T13:25:00Z"}},
-		{name: "RFC 3339", body: ext("date", "2005-12-08T08:25:00-02:00"), want: map[string]string{"item1.ext.dc:date": "2005-12-08T10:25:00Z"}},
-		{name: "ISO date", body: ext("date", "2005-12-08"), want: map[string]string{"item1.ext.dc:date": "2005-12-08T00:00:00Z"}},
-		{name: "pubDate", body: ext("pubDate", "8 Dec 2005 08:25"), want: map[string]string{"item1.ext.dc:pubDate": "2005-12-08T08:25:00Z"}},
-		{name: "unreadable date", body: ext("date", "soon"), want: map[string]string{"item1.ext.dc:date": "soon"},
+		{name: "paper date", body: ext("date", "December 08, 2005 @ 08:25 AM"), want: map[string]string{"item1.ext.dc:date": "December 08, 2005 @ 08:25 AM", "item1.published": "2005-12-08T08:25:00Z"}},
+		{name: "RFC 1123 with zone name", body: ext("date", "Thu, 08 Dec 2005 08:25:00 EST"), want: map[string]string{"item1.ext.dc:date": "Thu, 08 Dec 2005 08:25:00 EST", "item1.published": "2005-12-08T13:25:00Z"}},
+		{name: "RFC 3339", body: ext("date", "2005-12-08T08:25:00-02:00"), want: map[string]string{"item1.ext.dc:date": "2005-12-08T08:25:00-02:00", "item1.published": "2005-12-08T10:25:00Z"}},
+		{name: "ISO date", body: ext("date", "2005-12-08"), want: map[string]string{"item1.ext.dc:date": "2005-12-08", "item1.published": "2005-12-08T00:00:00Z"}},
+		{name: "pubDate", body: ext("pubDate", "8 Dec 2005 08:25"), want: map[string]string{"item1.ext.dc:pubDate": "8 Dec 2005 08:25", "item1.published": "2005-12-08T08:25:00Z"}},
+		{name: "unreadable date", body: ext("date", "soon"), want: map[string]string{"item1.ext.dc:date": "soon", "item1.published": "<none>"},
 			diags: []string{`2:55: warning: unreadable date "soon" in dc:date: kept as text`}},
 		{name: "other local names are not dates", body: ext("modified", "2005-12-08"), want: map[string]string{"item1.ext.dc:modified": "2005-12-08"}},
 		{name: "bad local name", body: `<!-- <channel:extension uri="u" prefix="p" localName="a b"> -->v<!-- </channel:extension> -->`,

@@ -59,7 +59,7 @@
 // (NewItems). A changed poll that reveals k updates since the last reference
 // time gives one t_n, their mean gap (newest − last reference) / k:
 //
-//   - with item dates (RFC 3339 date extensions, schema.Extensions.Published):
+//   - with item dates (date/pubDate extensions, schema.Extensions.Published):
 //     the newest new date is the reference and k the number of new dates;
 //     a first page gives the mean gap between its own dates;
 //   - else the reference is the page's newest date if it is newer (a channel

@@ -62,4 +62,3 @@ func unmarshalState(b []byte) (persisted, error) {
 	}
 	return p, nil
 }
-

@@ -84,16 +84,17 @@ func (e Extensions) ContentEncoded() (string, bool) {
 	return e.Lookup(ContentNamespace, "encoded")
 }
 
-// Published returns the publication time carried by a date extension
-// (local name "date" or "pubDate", any namespace) whose value is RFC 3339.
-// The extractor writes readable dates in that form; anything else is not a time.
+// Published returns the publication time carried by the first date
+// extension (local name "date" or "pubDate", any namespace) whose value
+// [ParseDate] can read. The extractor keeps such values as the page wrote
+// them; an unreadable one is text, not a time.
 func (e Extensions) Published() (time.Time, bool) {
 	for _, x := range e {
 		if x.LocalName != "date" && x.LocalName != "pubDate" {
 			continue
 		}
-		if t, err := time.Parse(time.RFC3339, x.Value); err == nil {
-			return t.UTC(), true
+		if t, ok := ParseDate(x.Value); ok {
+			return t, true
 		}
 	}
 	return time.Time{}, false
