@@ -63,7 +63,7 @@ func benchPolls(b *testing.B, changing, noSync bool) {
 		b.Fatal(err)
 	}
 	clk := newFakeClock(t0)
-	e, err := New(cfg, db, Options{Clock: clk})
+	e, err := New(context.Background(), cfg, db, Options{Clock: clk})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -164,7 +164,7 @@ type reloadHarness struct {
 func newReloadHarness(t *testing.T, initial string) *reloadHarness {
 	h := &reloadHarness{path: filepath.Join(t.TempDir(), "dynamo.yaml"), applied: make(chan *Config, 10), done: make(chan error, 1), hup: make(chan os.Signal, 1)}
 	h.write(t, initial)
-	h.rl = NewReloader(h.path, ReloaderOptions{Debounce: 20 * time.Millisecond}, func(c *Config) error {
+	h.rl = NewReloader(h.path, ReloaderOptions{Debounce: 20 * time.Millisecond}, func(_ context.Context, c *Config) error {
 		h.applied <- c
 		return nil
 	})
@@ -244,7 +244,7 @@ func TestReloaderReloadWaitsForCtx(t *testing.T) {
 
 func TestReloaderWithoutFileReappliesDefault(t *testing.T) {
 	got := make(chan *Config, 1)
-	rl := NewReloader("", ReloaderOptions{}, func(c *Config) error { got <- c; return nil })
+	rl := NewReloader("", ReloaderOptions{}, func(_ context.Context, c *Config) error { got <- c; return nil })
 	ctx, cancel := context.WithCancel(t.Context())
 	done := make(chan error, 1)
 	go func() { done <- rl.Run(ctx, nil) }()
@@ -334,7 +334,7 @@ func TestParseConfigAPIExample(t *testing.T) {
 		t.Fatalf("%+v", cfg)
 	}
 	// Engine accepts it as is.
-	e, err := New(cfg, newMemStore(), Options{Clock: newFakeClock(t0)})
+	e, err := New(context.Background(), cfg, newMemStore(), Options{Clock: newFakeClock(t0)})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -145,7 +145,7 @@ type resource struct {
 // New builds an engine for cfg, reading persisted poll state from store and
 // scheduling every resource (resuming persisted next-poll times; spreading
 // first polls by a stable hash of the id).
-func New(cfg *Config, store Store, opts Options) (*Engine, error) {
+func New(ctx context.Context, cfg *Config, store Store, opts Options) (*Engine, error) {
 	if cfg == nil || store == nil {
 		return nil, errors.New("poller: New needs a config and a store")
 	}
@@ -175,7 +175,7 @@ func New(cfg *Config, store Store, opts Options) (*Engine, error) {
 	if e.extract == nil {
 		e.extract = extractor.Extract
 	}
-	if err := e.Apply(cfg); err != nil {
+	if err := e.Apply(ctx, cfg); err != nil {
 		return nil, err
 	}
 	return e, nil
@@ -187,7 +187,7 @@ func New(cfg *Config, store Store, opts Options) (*Engine, error) {
 // intervals), a changed URL drops the conditional-GET validators. Fetch
 // settings apply to the next request; workers is read only by Run at start.
 // On error nothing changes.
-func (e *Engine) Apply(cfg *Config) error {
+func (e *Engine) Apply(ctx context.Context, cfg *Config) error {
 	if err := cfg.Validate(); err != nil {
 		return err
 	}
@@ -221,7 +221,7 @@ func (e *Engine) Apply(cfg *Config) error {
 	e.mu.Unlock()
 	loaded := make(map[string]persisted, len(fresh))
 	for _, id := range fresh {
-		if st, ok := e.loadState(id); ok {
+		if st, ok := e.loadState(ctx, id); ok {
 			loaded[id] = st
 		}
 	}
@@ -320,15 +320,15 @@ func (e *Engine) scheduleFirst(r *resource, now time.Time) {
 	e.gauges(r)
 }
 
-func (e *Engine) loadState(id string) (persisted, bool) {
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+func (e *Engine) loadState(ctx context.Context, id string) (persisted, bool) {
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
 	b, err := e.store.PollState(ctx, id)
 	if errors.Is(err, storage.ErrNotFound) {
 		return persisted{}, false
 	}
 	if err != nil {
-		e.log.Warn("poll state unreadable; starting afresh", slog.String("resource", id), slog.Any("error", err))
+		e.log.WarnContext(ctx, "poll state unreadable; starting afresh", slog.String("resource", id), slog.Any("error", err))
 		return persisted{}, false
 	}
 	st, err := unmarshalState(b)

@@ -464,7 +464,7 @@ func TestSSRFGuardDialPath(t *testing.T) {
 			yaml := strings.Replace(baseYAML(fmt.Sprintf("resources:\n  - {id: r, url: %q}\n", tc.url)), "allow_private: true", fmt.Sprintf("allow_private: %v", tc.allow), 1)
 			clk := newFakeClock(t0)
 			before := o.hit("/")
-			e, err := New(testConfig(t, yaml), newMemStore(), Options{Clock: clk, Resolver: res})
+			e, err := New(context.Background(), testConfig(t, yaml), newMemStore(), Options{Clock: clk, Resolver: res})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -506,7 +506,7 @@ func TestApplySwitchesPolicyLive(t *testing.T) {
 		}
 	}
 	// flat → smart: τ starts from initial, the next poll is recomputed now.
-	if err := e.Apply(testConfig(t, yamlFor("{kind: smart, alpha: 0.5, initial: 20m, min: 1m, max: 1h}"))); err != nil {
+	if err := e.Apply(context.Background(), testConfig(t, yamlFor("{kind: smart, alpha: 0.5, initial: 20m, min: 1m, max: 1h}"))); err != nil {
 		t.Fatal(err)
 	}
 	st, _ := e.Status("r")
@@ -521,7 +521,7 @@ func TestApplySwitchesPolicyLive(t *testing.T) {
 		t.Fatalf("τ did not move: %v", learned)
 	}
 	// smart → flat → smart: τ survives.
-	if err := e.Apply(testConfig(t, yamlFor("{kind: flat, interval: 2m}"))); err != nil {
+	if err := e.Apply(context.Background(), testConfig(t, yamlFor("{kind: flat, interval: 2m}"))); err != nil {
 		t.Fatal(err)
 	}
 	st, _ = e.Status("r")
@@ -529,7 +529,7 @@ func TestApplySwitchesPolicyLive(t *testing.T) {
 		t.Fatalf("after switch to flat: %+v", st)
 	}
 	pollAtNext(t, e, clk, "r")
-	if err := e.Apply(testConfig(t, yamlFor("{kind: smart, alpha: 0.5, initial: 20m, min: 1m, max: 1h}"))); err != nil {
+	if err := e.Apply(context.Background(), testConfig(t, yamlFor("{kind: smart, alpha: 0.5, initial: 20m, min: 1m, max: 1h}"))); err != nil {
 		t.Fatal(err)
 	}
 	st, _ = e.Status("r")
@@ -546,7 +546,7 @@ func TestApplyAddsAndRemoves(t *testing.T) {
 	two := baseYAML(fmt.Sprintf("resources:\n  - {id: b, url: %q}\n", o.url("/b")))
 	e := newTestEngine(t, testConfig(t, one), ms, clk)
 	pollAtNext(t, e, clk, "a")
-	if err := e.Apply(testConfig(t, two)); err != nil {
+	if err := e.Apply(context.Background(), testConfig(t, two)); err != nil {
 		t.Fatal(err)
 	}
 	if _, ok := e.Status("a"); ok {
@@ -569,7 +569,7 @@ func TestApplyAddsAndRemoves(t *testing.T) {
 	bad := &Config{}
 	*bad = *testConfig(t, two)
 	bad.Resources = append(bad.Resources, ResourceEntry{ID: "b", URL: o.url("/c")})
-	if err := e.Apply(bad); err == nil {
+	if err := e.Apply(context.Background(), bad); err == nil {
 		t.Fatal("Apply accepted duplicate ids")
 	}
 	if len(e.Statuses()) != 1 {
@@ -759,7 +759,7 @@ func TestRetentionChangeWhilePolling(t *testing.T) {
 				return
 			default:
 			}
-			if err := e.Apply(cfgs[i%len(cfgs)]); err != nil {
+			if err := e.Apply(context.Background(), cfgs[i%len(cfgs)]); err != nil {
 				t.Errorf("Apply: %v", err)
 				return
 			}

@@ -290,7 +290,7 @@ func baseYAML(extra string) string {
 
 func newTestEngine(t *testing.T, cfg *Config, store Store, clk *fakeClock) *Engine {
 	t.Helper()
-	e, err := New(cfg, store, Options{Clock: clk})
+	e, err := New(context.Background(), cfg, store, Options{Clock: clk})
 	if err != nil {
 		t.Fatalf("New: %v", err)
 	}

@@ -29,7 +29,7 @@ type Reloader struct {
 	path  string
 	opts  ReloaderOptions
 	log   *slog.Logger
-	apply []func(*Config) error
+	apply []func(context.Context, *Config) error
 	reqs  chan chan<- error
 }
 
@@ -37,7 +37,7 @@ type Reloader struct {
 // re-apply the built-in default) that hands each valid configuration to the
 // apply functions in order. Each apply function must check what it needs
 // before changing anything, so that a refused configuration changes nothing.
-func NewReloader(path string, opts ReloaderOptions, apply ...func(*Config) error) *Reloader {
+func NewReloader(path string, opts ReloaderOptions, apply ...func(context.Context, *Config) error) *Reloader {
 	rl := &Reloader{path: path, opts: opts, log: opts.Logger, apply: apply, reqs: make(chan chan<- error)}
 	if rl.log == nil {
 		rl.log = slog.New(slog.DiscardHandler)
@@ -132,7 +132,7 @@ func (rl *Reloader) Run(ctx context.Context, hup <-chan os.Signal) error {
 			}
 			rl.log.InfoContext(ctx, "reloading configuration", slog.String("trigger", "file"))
 		}
-		err := rl.reload()
+		err := rl.reload(ctx)
 		if err != nil {
 			rl.log.ErrorContext(ctx, "configuration refused; keeping the current one", slog.Any("error", err))
 		} else {
@@ -145,7 +145,7 @@ func (rl *Reloader) Run(ctx context.Context, hup <-chan os.Signal) error {
 }
 
 // reload loads and validates the configuration, then applies it everywhere.
-func (rl *Reloader) reload() error {
+func (rl *Reloader) reload(ctx context.Context) error {
 	var cfg *Config
 	var err error
 	switch {
@@ -161,7 +161,7 @@ func (rl *Reloader) reload() error {
 		return fmt.Errorf("reload: %w", err)
 	}
 	for _, apply := range rl.apply {
-		if err := apply(cfg); err != nil {
+		if err := apply(ctx, cfg); err != nil {
 			return fmt.Errorf("reload: apply: %w", err)
 		}
 	}

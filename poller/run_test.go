@@ -144,7 +144,7 @@ func TestMetrics(t *testing.T) {
 	o.setETag(`"x"`)
 	clk := newFakeClock(t0)
 	reg := prometheus.NewRegistry()
-	e, err := New(testConfig(t, baseYAML(fmt.Sprintf("resources:\n  - {id: r, url: %q}\n", o.url("/")))), newMemStore(), Options{Clock: clk, Registerer: reg})
+	e, err := New(context.Background(), testConfig(t, baseYAML(fmt.Sprintf("resources:\n  - {id: r, url: %q}\n", o.url("/")))), newMemStore(), Options{Clock: clk, Registerer: reg})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -172,7 +172,7 @@ func TestMetrics(t *testing.T) {
 		t.Errorf("latency histogram: %d %v", n, err)
 	}
 	// A second engine on the same registry is refused, not silently merged.
-	if _, err := New(testConfig(t, baseYAML("")), newMemStore(), Options{Registerer: reg}); err == nil {
+	if _, err := New(context.Background(), testConfig(t, baseYAML("")), newMemStore(), Options{Registerer: reg}); err == nil {
 		t.Error("duplicate registration accepted")
 	}
 }

@@ -161,7 +161,7 @@ func serve(ctx context.Context, o serveOptions) (err error) {
 	popts := o.Poller
 	popts.Logger = log.With(slog.String("component", "poller"))
 	popts.Registerer = reg
-	engine, err := poller.New(cfg, db, popts)
+	engine, err := poller.New(ctx, cfg, db, popts)
 	if err != nil {
 		return fmt.Errorf("start poller: %w", err)
 	}
@@ -170,7 +170,7 @@ func serve(ctx context.Context, o serveOptions) (err error) {
 	reloader := poller.NewReloader(o.ConfigPath, poller.ReloaderOptions{
 		Logger: log.With(slog.String("component", "reload")),
 		Load:   o.Load,
-	}, func(next *poller.Config) error { return engine.Apply(next) }, func(next *poller.Config) error {
+	}, engine.Apply, func(_ context.Context, next *poller.Config) error {
 		srv.SetAdminToken(next.Admin.Token) // rotated token (or admin turned on/off) at once
 		if next.Listen != last.Listen || next.Storage != last.Storage || next.PublicURL != last.PublicURL ||
 			next.Poller.Workers != last.Poller.Workers {
