@@ -71,8 +71,17 @@ func TestDefaultConfigIsValid(t *testing.T) {
 		t.Fatal(err)
 	}
 	cfg, err := ParseConfig(nil)
-	if err != nil || cfg.Listen != ":8080" || cfg.Storage.Path != "./data" || !cfg.Poller.Robots {
+	if err != nil || cfg.Listen != ":8080" || cfg.Storage.Path != "./data" || !cfg.Poller.Robots || !cfg.Storage.SyncWrites {
 		t.Fatalf("empty file: %+v %v", cfg, err)
+	}
+	// A file that names storage but not sync_writes keeps synced saves.
+	cfg, err = ParseConfig([]byte("storage:\n  path: /tmp/x\n"))
+	if err != nil || !cfg.Storage.SyncWrites || cfg.Storage.Path != "/tmp/x" {
+		t.Fatalf("storage without sync_writes: %+v %v", cfg.Storage, err)
+	}
+	cfg, err = ParseConfig([]byte("storage:\n  sync_writes: false\n"))
+	if err != nil || cfg.Storage.SyncWrites || cfg.Storage.Path != "./data" {
+		t.Fatalf("sync_writes: false: %+v %v", cfg.Storage, err)
 	}
 }
 

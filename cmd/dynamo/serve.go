@@ -134,7 +134,10 @@ func serve(ctx context.Context, o serveOptions) (err error) {
 		addr = o.Listen
 	}
 
-	db, err := storage.Open(cfg.Storage.Path, storage.Options{Logger: log.With(slog.String("component", "storage"))})
+	db, err := storage.Open(cfg.Storage.Path, storage.Options{
+		Logger:       log.With(slog.String("component", "storage")),
+		NoSyncWrites: !cfg.Storage.SyncWrites,
+	})
 	if err != nil {
 		return fmt.Errorf("open storage %s: %w", cfg.Storage.Path, err)
 	}
