@@ -95,24 +95,35 @@ func printDiagnostics(w io.Writer, name string, diags []extractor.Diagnostic) {
 	}
 }
 
-// cmdExtract prints the XMLData document of a page on stdout and its
-// diagnostics on stderr; exit 1 when the page is not annotated.
-func cmdExtract(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
+// runPage parses the page flags of command name, extracts the page and
+// prints its diagnostics on diags. It returns a nil Result only when nothing
+// could be extracted (bad flags, unreadable file).
+func runPage(name, synopsis string, args []string, stdin io.Reader, stdout, diags io.Writer, withDoc bool) (*extractor.Result, string, error) {
 	var p pageFlags
-	path, err := p.parse("extract", "[--url URL] [--rssid ID] [--content-type CT] [--timestamp T] FILE|-\n"+
-		"Prints the XMLData document on stdout and the diagnostics on stderr (as lint does);\n"+
-		"exits 1 when the page is not annotated (no channel:title).",
-		args, stdout, true)
+	path, err := p.parse(name, synopsis, args, stdout, withDoc)
 	if err != nil {
-		return err
+		return nil, "", err
 	}
 	opts, err := p.options(path)
 	if err != nil {
-		return err
+		return nil, "", err
 	}
-	res, name, err := extractPage(path, stdin, opts)
+	res, file, err := extractPage(path, stdin, opts)
 	if res != nil {
-		printDiagnostics(stderr, name, res.Diagnostics)
+		printDiagnostics(diags, file, res.Diagnostics)
+	}
+	return res, file, err
+}
+
+// cmdExtract prints the XMLData document of a page on stdout and its
+// diagnostics on stderr; exit 1 when the page is not annotated.
+func cmdExtract(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
+	res, name, err := runPage("extract", "[--url URL] [--rssid ID] [--content-type CT] [--timestamp T] FILE|-\n"+
+		"Prints the XMLData document on stdout and the diagnostics on stderr (as lint does);\n"+
+		"exits 1 when the page is not annotated (no channel:title).",
+		args, stdin, stdout, stderr, true)
+	if res == nil && err != nil {
+		return err
 	}
 	if errors.Is(err, extractor.ErrNotAnnotated) {
 		return &exitError{code: 1, err: fmt.Errorf("%s: %w", name, err)}
@@ -131,22 +142,10 @@ func cmdExtract(ctx context.Context, args []string, stdin io.Reader, stdout, std
 // cmdLint prints a page's diagnostics as FILE:LINE:COL: severity: message;
 // exit 1 when any is an error (a page that is not annotated is one).
 func cmdLint(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
-	var p pageFlags
-	path, err := p.parse("lint", "[--url URL] [--content-type CT] FILE|-\n"+
+	res, _, err := runPage("lint", "[--url URL] [--content-type CT] FILE|-\n"+
 		"Prints FILE:LINE:COL: severity: message, one per line by position (FILE as given,\n"+
 		"<stdin> for -); exits 1 when any is an error, a page without channel:title included.",
-		args, stdout, false)
-	if err != nil {
-		return err
-	}
-	opts, err := p.options(path)
-	if err != nil {
-		return err
-	}
-	res, name, err := extractPage(path, stdin, opts)
-	if res != nil {
-		printDiagnostics(stdout, name, res.Diagnostics)
-	}
+		args, stdin, stdout, stdout, false)
 	if err != nil && !errors.Is(err, extractor.ErrNotAnnotated) {
 		return err
 	}
