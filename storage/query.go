@@ -202,17 +202,7 @@ func scanContent(ctx context.Context, txn *badger.Txn, id string, m *meta, max i
 				return err
 			}
 		}
-		slot := it.Item().Key()[plen:]
-		var si schema.Item
-		err := it.Item().Value(func(v []byte) error {
-			var err error
-			si, err = decodeContent(v)
-			return err
-		})
-		if err != nil {
-			return err
-		}
-		item, err := completeItem(txn, id, m, slot, si)
+		item, err := readItem(txn, id, m, it.Item().Key()[plen:], it.Item())
 		if err != nil {
 			return err
 		}
@@ -268,16 +258,7 @@ func scanSearch(ctx context.Context, txn *badger.Txn, id string, m *meta, q Item
 			if err != nil {
 				return fmt.Errorf("read matched item: %w", err)
 			}
-			var si schema.Item
-			err = fi.Value(func(v []byte) error {
-				var err error
-				si, err = decodeContent(v)
-				return err
-			})
-			if err != nil {
-				return err
-			}
-			item, err := completeItem(txn, id, m, slot, si)
+			item, err := readItem(txn, id, m, slot, fi)
 			if err != nil {
 				return err
 			}
@@ -292,6 +273,20 @@ func unsafeString(b []byte) string {
 		return ""
 	}
 	return unsafe.String(&b[0], len(b))
+}
+
+// readItem decodes the content entry ci of the item at slot and completes it.
+func readItem(txn *badger.Txn, id string, m *meta, slot []byte, ci *badger.Item) (Item, error) {
+	var si schema.Item
+	err := ci.Value(func(v []byte) error {
+		var err error
+		si, err = decodeContent(v)
+		return err
+	})
+	if err != nil {
+		return Item{}, err
+	}
+	return completeItem(txn, id, m, slot, si)
 }
 
 // completeItem adds first seen (from the slot), last seen and seq (from x,
