@@ -3,6 +3,7 @@ package poller
 import (
 	"context"
 	"fmt"
+	"github.com/dynamo-rss/dynamo/config"
 	"math/rand/v2"
 	"net/http"
 	"net/http/httptest"
@@ -58,7 +59,7 @@ func benchPolls(b *testing.B, changing, noSync bool) {
 	for i := range benchResources {
 		fmt.Fprintf(&sb, "  - {id: r%d, url: \"%s/p%d\", policy: {kind: flat, interval: 1h}}\n", i, srv.URL, i)
 	}
-	cfg, err := ParseConfig([]byte(strings.Replace(baseYAML(sb.String()), "workers: 2", "workers: "+benchWorkers(), 1)))
+	cfg, err := config.Parse([]byte(strings.Replace(baseYAML(sb.String()), "workers: 2", "workers: "+benchWorkers(), 1)))
 	if err != nil {
 		b.Fatal(err)
 	}

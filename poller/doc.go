@@ -4,15 +4,10 @@
 //
 // # Configuration
 //
-// [LoadConfig] reads the whole dynamo YAML file ([Config]) strictly: unknown
-// keys and bad values are errors that name the field and the line
-// ([ConfigError]). Durations are written "10m", sizes "5MiB". The file is read
-// over [Default], then [Config.Validate] checks what spans fields. A
-// resource's policy and retention fields override the poller default one by
-// one ([PollerConfig.ResolvePolicy]). [Reloader] owns reloads (SIGHUP,
-// POST /admin/reload through [Reloader.Reload], and changes of the file,
-// whose directory is watched and whose events are debounced); an invalid file
-// is logged and refused, the old configuration stays.
+// The engine is configured by a [config.Config] (package config reads and
+// validates the file and owns reloads); [Engine.Apply] takes a new one at
+// run time. A resource's policy is a [config.Policy] ([PolicyConfig]),
+// resolved over the poller default by [config.PollerConfig.ResolvePolicy].
 //
 // # Engine
 //

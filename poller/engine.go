@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/dynamo-rss/dynamo/config"
 	"hash/fnv"
 	"io"
 	"log/slog"
@@ -121,7 +122,7 @@ type Engine struct {
 	wake    chan struct{} // cap 1: the schedule changed
 
 	mu        sync.Mutex
-	cfg       *Config
+	cfg       *config.Config
 	fetcher   *retriever
 	resources map[string]*resource
 	order     []string // ids in configuration order
@@ -145,7 +146,7 @@ type resource struct {
 // New builds an engine for cfg, reading persisted poll state from store and
 // scheduling every resource (resuming persisted next-poll times; spreading
 // first polls by a stable hash of the id).
-func New(ctx context.Context, cfg *Config, store Store, opts Options) (*Engine, error) {
+func New(ctx context.Context, cfg *config.Config, store Store, opts Options) (*Engine, error) {
 	if cfg == nil || store == nil {
 		return nil, errors.New("poller: New needs a config and a store")
 	}
@@ -187,12 +188,12 @@ func New(ctx context.Context, cfg *Config, store Store, opts Options) (*Engine, 
 // intervals), a changed URL drops the conditional-GET validators. Fetch
 // settings apply to the next request; workers is read only by Run at start.
 // On error nothing changes.
-func (e *Engine) Apply(ctx context.Context, cfg *Config) error {
+func (e *Engine) Apply(ctx context.Context, cfg *config.Config) error {
 	if err := cfg.Validate(); err != nil {
 		return err
 	}
 	type built struct {
-		entry  ResourceEntry
+		entry  config.ResourceEntry
 		u      *url.URL
 		policy Policy
 		ret    storage.Retention
@@ -201,11 +202,11 @@ func (e *Engine) Apply(ctx context.Context, cfg *Config) error {
 	for i, r := range cfg.Resources {
 		u, err := url.Parse(r.URL)
 		if err != nil {
-			return &ConfigError{Path: fmt.Sprintf("$.resources[%d].url", i), Err: err}
+			return &config.FieldError{Path: fmt.Sprintf("$.resources[%d].url", i), Err: err}
 		}
 		p, err := NewPolicy(cfg.Poller.ResolvePolicy(r.Policy))
 		if err != nil {
-			return &ConfigError{Path: fmt.Sprintf("$.resources[%d].policy", i), Err: err}
+			return &config.FieldError{Path: fmt.Sprintf("$.resources[%d].policy", i), Err: err}
 		}
 		rc := cfg.Poller.ResolveRetention(r.Retention)
 		bs = append(bs, built{entry: r, u: u, policy: p, ret: storage.Retention{MaxVersions: rc.MaxVersions, MaxAge: rc.MaxAge.D()}})

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/dynamo-rss/dynamo/config"
 	"net"
 	"net/http"
 	"strings"
@@ -566,9 +567,9 @@ func TestApplyAddsAndRemoves(t *testing.T) {
 		t.Fatalf("PollNow(b) = %+v, %v", st, err)
 	}
 	// A bad config changes nothing.
-	bad := &Config{}
+	bad := &config.Config{}
 	*bad = *testConfig(t, two)
-	bad.Resources = append(bad.Resources, ResourceEntry{ID: "b", URL: o.url("/c")})
+	bad.Resources = append(bad.Resources, config.ResourceEntry{ID: "b", URL: o.url("/c")})
 	if err := e.Apply(context.Background(), bad); err == nil {
 		t.Fatal("Apply accepted duplicate ids")
 	}
@@ -749,7 +750,7 @@ func TestRetentionChangeWhilePolling(t *testing.T) {
 		return baseYAML(fmt.Sprintf("resources:\n  - {id: s, url: %q, retention: {max_versions: %d}}\n", o.url("/"), max))
 	}
 	e := newTestEngine(t, testConfig(t, yaml(3)), newMemStore(), clk)
-	cfgs := []*Config{testConfig(t, yaml(2)), testConfig(t, yaml(3)), testConfig(t, yaml(4))}
+	cfgs := []*config.Config{testConfig(t, yaml(2)), testConfig(t, yaml(3)), testConfig(t, yaml(4))}
 	stop, done := make(chan struct{}), make(chan struct{})
 	go func() {
 		defer close(done)

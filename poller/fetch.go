@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/dynamo-rss/dynamo/config"
 	"io"
 	"net/http"
 	"strconv"
@@ -30,7 +31,7 @@ func (e *StatusError) Error() string {
 	return fmt.Sprintf("GET %s: HTTP %d %s", e.URL, e.Code, http.StatusText(e.Code))
 }
 
-// fetchSettings are the parts of PollerConfig the retriever uses.
+// fetchSettings are the parts of config.PollerConfig the retriever uses.
 type fetchSettings struct {
 	Timeout, ConnectTimeout, HeaderTimeout time.Duration
 	MaxBody                                int64
@@ -39,7 +40,7 @@ type fetchSettings struct {
 	AllowPrivate                           bool
 }
 
-func fetchSettingsOf(p PollerConfig) fetchSettings {
+func fetchSettingsOf(p config.PollerConfig) fetchSettings {
 	return fetchSettings{
 		Timeout:        p.Timeout.D(),
 		ConnectTimeout: p.ConnectTimeout.D(),

@@ -3,6 +3,7 @@ package poller
 import (
 	"context"
 	"fmt"
+	"github.com/dynamo-rss/dynamo/config"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -268,9 +269,9 @@ func (o *origin) url(path string) string { return o.srv.URL + path }
 
 // testConfig is a config for loopback origins: private allowed, politeness
 // and robots off unless the test turns them on.
-func testConfig(t *testing.T, yaml string) *Config {
+func testConfig(t *testing.T, yaml string) *config.Config {
 	t.Helper()
-	cfg, err := ParseConfig([]byte(yaml))
+	cfg, err := config.Parse([]byte(yaml))
 	if err != nil {
 		t.Fatalf("ParseConfig: %v\n%s", err, yaml)
 	}
@@ -288,7 +289,7 @@ func baseYAML(extra string) string {
 ` + extra
 }
 
-func newTestEngine(t *testing.T, cfg *Config, store Store, clk *fakeClock) *Engine {
+func newTestEngine(t *testing.T, cfg *config.Config, store Store, clk *fakeClock) *Engine {
 	t.Helper()
 	e, err := New(context.Background(), cfg, store, Options{Clock: clk})
 	if err != nil {

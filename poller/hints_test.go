@@ -37,26 +37,6 @@ func TestServerHints(t *testing.T) {
 	}
 }
 
-func FuzzParseConfig(f *testing.F) {
-	f.Add([]byte(fullYAML))
-	f.Add([]byte(baseYAML("resources:\n  - {id: a, url: http://x/}\n")))
-	f.Add([]byte("poller: {policy: {alpha: auto}}"))
-	f.Fuzz(func(t *testing.T, data []byte) {
-		cfg, err := ParseConfig(data)
-		if err != nil {
-			return
-		}
-		if err := cfg.Validate(); err != nil {
-			t.Fatalf("ParseConfig returned a config that does not validate: %v", err)
-		}
-		for _, r := range cfg.Resources {
-			if _, err := NewPolicy(cfg.Poller.ResolvePolicy(r.Policy)); err != nil {
-				t.Fatalf("accepted resource %q has an invalid policy: %v", r.ID, err)
-			}
-		}
-	})
-}
-
 func ExampleTune() {
 	// Minutes between the updates of a page.
 	var iv []time.Duration

@@ -1,14 +1,14 @@
 package poller
 
 import (
-	"fmt"
+	"github.com/dynamo-rss/dynamo/config"
 	"time"
 )
 
 // Policy kinds, as written in the configuration.
 const (
-	KindFlat  = "flat"
-	KindSmart = "smart"
+	KindFlat  = config.KindFlat
+	KindSmart = config.KindSmart
 )
 
 // HistoryWindow is how many observed intervals a [PolicyState] keeps: the
@@ -24,39 +24,8 @@ const Growth = 1.5
 // max-age) may push the next poll away.
 const MaxHintFloor = 24 * time.Hour
 
-// PolicyConfig is a fully resolved policy: per-resource settings merged over
-// the poller default. It is a plain value, comparable with ==.
-type PolicyConfig struct {
-	Kind      string        // KindFlat or KindSmart
-	Interval  time.Duration // flat: the constant wait
-	Alpha     float64       // smart: weight of the previous estimate, in [0,1]
-	AlphaAuto bool          // smart: choose Alpha with [Tune] over the recent intervals
-	Initial   time.Duration // smart: first estimate τ₀ of the time between updates
-	Min, Max  time.Duration // smart: bounds of the wait
-}
-
-// Validate checks a resolved policy.
-func (c PolicyConfig) Validate() error {
-	switch c.Kind {
-	case KindFlat:
-		if c.Interval <= 0 {
-			return fmt.Errorf("flat policy: interval must be positive, got %v", c.Interval)
-		}
-	case KindSmart:
-		if c.Min <= 0 {
-			return fmt.Errorf("smart policy: min must be positive, got %v", c.Min)
-		}
-		if c.Min > c.Initial || c.Initial > c.Max {
-			return fmt.Errorf("smart policy: need min ≤ initial ≤ max, got %v, %v, %v", c.Min, c.Initial, c.Max)
-		}
-		if !c.AlphaAuto && (c.Alpha < 0 || c.Alpha > 1) {
-			return fmt.Errorf("smart policy: alpha must be in [0,1] or auto, got %v", c.Alpha)
-		}
-	default:
-		return fmt.Errorf("unknown policy kind %q (want flat or smart)", c.Kind)
-	}
-	return nil
-}
+// PolicyConfig is a fully resolved policy (see [config.Policy]).
+type PolicyConfig = config.Policy
 
 // Observation is what one poll saw, as a policy needs it. The engine builds
 // it; the simulator builds it from a trace.

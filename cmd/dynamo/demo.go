@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"errors"
 	"fmt"
+	"github.com/dynamo-rss/dynamo/config"
 	"io"
 	"log/slog"
 	"net"
@@ -14,8 +15,6 @@ import (
 	"path/filepath"
 	"syscall"
 	"time"
-
-	"github.com/dynamo-rss/dynamo/poller"
 )
 
 // demoConfig is the demo's configuration file; %s are the storage path and
@@ -133,14 +132,14 @@ func demo(ctx context.Context, o demoOptions) (err error) {
 	if err := os.WriteFile(cfgPath, []byte(yaml), 0o600); err != nil {
 		return fmt.Errorf("write demo configuration: %w", err)
 	}
-	cfg, err := poller.LoadConfig(cfgPath)
+	cfg, err := config.Load(cfgPath)
 	if err != nil {
 		return fmt.Errorf("demo configuration: %w", err)
 	}
 	return serve(ctx, serveOptions{
 		Config:     cfg,
 		ConfigPath: cfgPath,
-		Load:       func() (*poller.Config, error) { return poller.LoadConfig(cfgPath) },
+		Load:       func() (*config.Config, error) { return config.Load(cfgPath) },
 		Logger:     log,
 		Stdout:     io.Discard, // the demo prints its own, fuller, banner
 		Hup:        o.Hup,

@@ -5,6 +5,7 @@ import (
 	_ "embed"
 	"errors"
 	"fmt"
+	"github.com/dynamo-rss/dynamo/config"
 	"io"
 	"log/slog"
 	"net"
@@ -47,10 +48,10 @@ func cmdServe(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	if err != nil {
 		return &exitError{code: 2, err: err}
 	}
-	load := func() (*poller.Config, error) { return poller.ParseConfig(defaultConfig) }
+	load := func() (*config.Config, error) { return config.Parse(defaultConfig) }
 	if *configPath != "" {
 		path := *configPath
-		load = func() (*poller.Config, error) { return poller.LoadConfig(path) }
+		load = func() (*config.Config, error) { return config.Load(path) }
 	}
 	cfg, err := load()
 	if err != nil {
@@ -106,9 +107,9 @@ func (f logFlags) logger(w io.Writer) (*slog.Logger, error) {
 
 // serveOptions is everything serve needs; tests and demo fill it directly.
 type serveOptions struct {
-	Config     *poller.Config
+	Config     *config.Config
 	ConfigPath string                         // "" when the configuration is not a file
-	Load       func() (*poller.Config, error) // how a reload reads the configuration
+	Load       func() (*config.Config, error) // how a reload reads the configuration
 	Listen     string                         // overrides Config.Listen
 	Logger     *slog.Logger
 	Stdout     io.Writer        // the listening address and URLs are printed here
@@ -170,10 +171,10 @@ func serve(ctx context.Context, o serveOptions) (err error) {
 	}
 	var srv *api.Server // built below, before the reloader runs
 	last := cfg         // the last configuration applied; only the reloader goroutine touches it after start
-	reloader := poller.NewReloader(o.ConfigPath, poller.ReloaderOptions{
+	reloader := config.NewReloader(o.ConfigPath, config.ReloaderOptions{
 		Logger: log.With(slog.String("component", "reload")),
 		Load:   o.Load,
-	}, engine.Apply, func(_ context.Context, next *poller.Config) error {
+	}, engine.Apply, func(_ context.Context, next *config.Config) error {
 		srv.SetAdminToken(next.Admin.Token) // rotated token (or admin turned on/off) at once
 		if next.Listen != last.Listen || next.Storage != last.Storage || next.PublicURL != last.PublicURL ||
 			next.Poller.Workers != last.Poller.Workers {

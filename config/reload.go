@@ -1,4 +1,4 @@
-package poller
+package config
 
 import (
 	"context"
@@ -17,7 +17,7 @@ type ReloaderOptions struct {
 	Logger   *slog.Logger  // nil: discard
 	Debounce time.Duration // quiet time after the last file event before reloading; 0: 300ms
 	// Load replaces how the configuration is read (tests; an embedded
-	// default). nil: LoadConfig(path), or Default() when path is "". The file
+	// default). nil: Load(path), or Default() when path is "". The file
 	// at path, if any, is watched either way.
 	Load func() (*Config, error)
 }
@@ -155,7 +155,7 @@ func (rl *Reloader) reload(ctx context.Context) error {
 		d := Default()
 		cfg, err = &d, d.Validate()
 	default:
-		cfg, err = LoadConfig(rl.path)
+		cfg, err = Load(rl.path)
 	}
 	if err != nil {
 		return fmt.Errorf("reload: %w", err)

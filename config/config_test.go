@@ -1,4 +1,4 @@
-package poller
+package config
 
 import (
 	"context"
@@ -40,7 +40,7 @@ resources:
 `
 
 func TestParseConfigFull(t *testing.T) {
-	cfg, err := ParseConfig([]byte(fullYAML))
+	cfg, err := Parse([]byte(fullYAML))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -53,7 +53,7 @@ func TestParseConfigFull(t *testing.T) {
 		t.Fatalf("poller: %+v", p)
 	}
 	news := p.ResolvePolicy(cfg.Resources[0].Policy)
-	if news != (PolicyConfig{Kind: KindFlat, Interval: 15 * time.Minute, Alpha: 0.5, Initial: 10 * time.Minute, Min: time.Minute, Max: 6 * time.Hour}) {
+	if news != (Policy{Kind: KindFlat, Interval: 15 * time.Minute, Alpha: 0.5, Initial: 10 * time.Minute, Min: time.Minute, Max: 6 * time.Hour}) {
 		t.Fatalf("news policy %+v", news)
 	}
 	forum := p.ResolvePolicy(cfg.Resources[1].Policy)
@@ -70,22 +70,22 @@ func TestDefaultConfigIsValid(t *testing.T) {
 	if err := d.Validate(); err != nil {
 		t.Fatal(err)
 	}
-	cfg, err := ParseConfig(nil)
+	cfg, err := Parse(nil)
 	if err != nil || cfg.Listen != ":8080" || cfg.Storage.Path != "./data" || !cfg.Poller.Robots || !cfg.Storage.SyncWrites {
 		t.Fatalf("empty file: %+v %v", cfg, err)
 	}
 	// A file that names storage but not sync_writes keeps synced saves.
-	cfg, err = ParseConfig([]byte("storage:\n  path: /tmp/x\n"))
+	cfg, err = Parse([]byte("storage:\n  path: /tmp/x\n"))
 	if err != nil || !cfg.Storage.SyncWrites || cfg.Storage.Path != "/tmp/x" {
 		t.Fatalf("storage without sync_writes: %+v %v", cfg.Storage, err)
 	}
-	cfg, err = ParseConfig([]byte("storage:\n  sync_writes: false\n"))
+	cfg, err = Parse([]byte("storage:\n  sync_writes: false\n"))
 	if err != nil || cfg.Storage.SyncWrites || cfg.Storage.Path != "./data" {
 		t.Fatalf("sync_writes: false: %+v %v", cfg.Storage, err)
 	}
 }
 
-func TestParseConfigErrors(t *testing.T) {
+func TestParseFieldErrors(t *testing.T) {
 	for _, tc := range []struct {
 		name, yaml string
 		line       int
@@ -107,10 +107,10 @@ func TestParseConfigErrors(t *testing.T) {
 		{"wrong type", "poller:\n  workers: many\n", 2, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			_, err := ParseConfig([]byte(tc.yaml))
-			var ce *ConfigError
+			_, err := Parse([]byte(tc.yaml))
+			var ce *FieldError
 			if !errors.As(err, &ce) {
-				t.Fatalf("err = %v, want a *ConfigError", err)
+				t.Fatalf("err = %v, want a *FieldError", err)
 			}
 			if ce.Line != tc.line {
 				t.Errorf("line %d, want %d (%v)", ce.Line, tc.line, err)
@@ -132,7 +132,7 @@ func TestLoadConfigTokenFile(t *testing.T) {
 	if err := os.WriteFile(path, []byte("admin:\n  token_file: "+tok+"\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	cfg, err := LoadConfig(path)
+	cfg, err := Load(path)
 	if err != nil || cfg.Admin.Token != "abc" {
 		t.Fatalf("%+v %v", cfg, err)
 	}
@@ -142,7 +142,7 @@ func TestLoadConfigTokenFile(t *testing.T) {
 	if err := os.WriteFile(path, []byte("admin:\n  token_file: "+tok+".missing\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := LoadConfig(path); err == nil || !strings.Contains(err.Error(), "line 2") {
+	if _, err := Load(path); err == nil || !strings.Contains(err.Error(), "line 2") {
 		t.Fatalf("missing token file: %v", err)
 	}
 }
@@ -269,86 +269,36 @@ func TestReloaderWithoutFileReappliesDefault(t *testing.T) {
 	}
 }
 
-func TestReloaderAppliesToEngine(t *testing.T) {
-	o := newOrigin(t)
-	clk := newFakeClock(t0)
-	dir := t.TempDir()
-	path := filepath.Join(dir, "dynamo.yaml")
-	write := func(policy string) {
-		y := baseYAML("resources:\n  - {id: r, url: \"" + o.url("/") + "\", policy: " + policy + "}\n")
-		if err := os.WriteFile(path, []byte(y), 0o600); err != nil {
-			t.Fatal(err)
-		}
-	}
-	write("{kind: flat, interval: 5m}")
-	cfg, err := LoadConfig(path)
+// apiExample is the example of API.md "Configuration", verbatim.
+var apiExample = func() string {
+	b, err := os.ReadFile("../testdata/config/api-example.yaml")
 	if err != nil {
-		t.Fatal(err)
+		panic(err)
 	}
-	e := newTestEngine(t, cfg, newMemStore(), clk)
-	rl := NewReloader(path, ReloaderOptions{Load: func() (*Config, error) { return LoadConfig(path) }}, e.Apply)
-	ctx, cancel := context.WithCancel(t.Context())
-	done := make(chan error, 1)
-	go func() { done <- rl.Run(ctx, nil) }()
-	defer func() { cancel(); <-done }()
-	pollAtNext(t, e, clk, "r")
-	write("{kind: smart, initial: 30m}")
-	if err := rl.Reload(t.Context()); err != nil {
-		t.Fatal(err)
-	}
-	st, _ := e.Status("r")
-	if st.Policy != KindSmart || st.NextPoll.Sub(st.LastPoll) != 30*time.Minute {
-		t.Fatalf("after reload %+v", st)
-	}
-	write("{kind: smart, initial: 30m, min: 2h}") // invalid: min > initial
-	if err := rl.Reload(t.Context()); err == nil {
-		t.Fatal("invalid config accepted")
-	}
-	if st2, _ := e.Status("r"); st2 != st {
-		t.Fatalf("a refused reload changed the engine: %+v", st2)
-	}
-}
-
-// The example of API.md "Configuration", verbatim.
-const apiExample = `listen: ":8080"
-public_url: "https://feeds.example.org"   # base of links in feeds
-storage:
-  path: "./data"
-admin:
-  token_file: "/etc/dynamo/token"
-poller:
-  workers: 8
-  timeout: 20s
-  max_body: 5MiB
-  user_agent: "dynamo/1.0 (+https://feeds.example.org)"
-  per_host_interval: 10s        # politeness: no two requests to a host closer than this
-  robots: true
-  allow_private: false          # loopback/private/link-local targets are refused unless true
-  policy: {kind: smart, alpha: 0.5, initial: 10m, min: 1m, max: 6h}   # default
-resources:
-  - id: news
-    url: "https://example.org/news.html"
-    policy: {kind: flat, interval: 15m}
-  - id: forum
-    url: "https://example.org/forum/"
-    policy: {kind: smart, alpha: auto}
-`
+	return string(b)
+}()
 
 func TestParseConfigAPIExample(t *testing.T) {
-	cfg, err := ParseConfig([]byte(apiExample))
+	cfg, err := Parse([]byte(apiExample))
 	if err != nil {
 		t.Fatal(err)
 	}
 	if cfg.Admin.TokenFile != "/etc/dynamo/token" || len(cfg.Resources) != 2 || cfg.Poller.MaxBody != 5<<20 {
 		t.Fatalf("%+v", cfg)
 	}
-	// Engine accepts it as is.
-	e, err := New(context.Background(), cfg, newMemStore(), Options{Clock: newFakeClock(t0)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer e.fetcher.close()
-	if sts := e.Statuses(); len(sts) != 2 || sts[0].Policy != KindFlat || sts[1].Policy != KindSmart || !sts[1].AlphaAuto {
-		t.Fatalf("%+v", sts)
-	}
+}
+
+func FuzzParse(f *testing.F) {
+	f.Add([]byte(fullYAML))
+	f.Add([]byte(apiExample))
+	f.Add([]byte("poller: {policy: {alpha: auto}}"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		cfg, err := Parse(data)
+		if err != nil {
+			return
+		}
+		if err := cfg.Validate(); err != nil {
+			t.Fatalf("Parse returned a config that does not validate: %v", err)
+		}
+	})
 }

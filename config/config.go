@@ -1,9 +1,8 @@
-package poller
+package config
 
 import (
 	"errors"
 	"fmt"
-	"net/url"
 	"os"
 	"regexp"
 	"strconv"
@@ -16,20 +15,42 @@ import (
 )
 
 // Config is the whole dynamo configuration file (API.md "Configuration").
-// Obtain one from [LoadConfig], [ParseConfig] or [Default]; treat it as
-// read-only afterwards and pass it explicitly.
+// Obtain one from [Load], [Parse] or [Default]; treat it as read-only
+// afterwards and pass it explicitly.
 type Config struct {
-	Listen    string          `yaml:"listen"`
-	PublicURL string          `yaml:"public_url"` // base of absolute links in feeds
-	Storage   StorageConfig   `yaml:"storage"`
-	Admin     AdminConfig     `yaml:"admin"`
-	Poller    PollerConfig    `yaml:"poller"`
-	Resources []ResourceEntry `yaml:"resources"`
+	Listen       string          `yaml:"listen"`
+	PublicURL    string          `yaml:"public_url"` // base of absolute links in feeds
+	Storage      StorageConfig   `yaml:"storage"`
+	Admin        AdminConfig     `yaml:"admin"`
+	Poller       PollerConfig    `yaml:"poller"`
+	Log          LogConfig       `yaml:"log"`
+	Registration string          `yaml:"registration"` // RegistrationClosed (default) or RegistrationOpen
+	NodeID       string          `yaml:"node_id"`      // postgres: this node's name in leases (default host:pid)
+	Resources    []ResourceEntry `yaml:"resources"`
 }
 
-// StorageConfig locates the Badger store and says how durable a save is.
+// Storage drivers.
+const (
+	DriverBadger   = "badger"
+	DriverPostgres = "postgres"
+)
+
+// Registration modes.
+const (
+	RegistrationClosed = "closed"
+	RegistrationOpen   = "open"
+)
+
+// StorageConfig chooses and locates the store and says how durable a save is.
 type StorageConfig struct {
-	Path string `yaml:"path"`
+	Driver  string `yaml:"driver"`   // DriverBadger (default) or DriverPostgres
+	Path    string `yaml:"path"`     // badger: the data directory
+	DSN     string `yaml:"dsn"`      // postgres: a libpq URL or key=value string
+	DSNFile string `yaml:"dsn_file"` // postgres: a file holding the DSN ([Load] reads it into DSN)
+	// MinFree is the free space below which versions are not written: polls
+	// report disk_full, nothing crashes, serving goes on (default 256MiB; 0
+	// turns the check off).
+	MinFree Size `yaml:"min_free"`
 	// SyncWrites (default true) syncs every stored version to disk before
 	// the save is acknowledged, so it survives an OS crash or power loss.
 	// false still survives kill -9 of the process (Badger writes through
@@ -37,12 +58,19 @@ type StorageConfig struct {
 	SyncWrites bool `yaml:"sync_writes"`
 }
 
-// AdminConfig holds the admin bearer token. With TokenFile set, [LoadConfig]
-// reads the file and puts its trimmed content in Token; an empty Token after
-// loading means the admin routes are off.
+// AdminConfig holds the admin bearer token. With TokenFile set, [Load]
+// reads the file and puts its content, less one trailing newline, in Token;
+// an empty Token after loading means the admin routes are off.
 type AdminConfig struct {
 	Token     string `yaml:"token"`
 	TokenFile string `yaml:"token_file"`
+}
+
+// LogConfig says what is logged and how.
+type LogConfig struct {
+	Level  string `yaml:"level"`  // debug, info (default), warn, error
+	Format string `yaml:"format"` // text (default) or json
+	Access bool   `yaml:"access"` // one line per HTTP request (default false)
 }
 
 // PollerConfig configures the engine and the retriever.
@@ -61,30 +89,35 @@ type PollerConfig struct {
 	Retention       RetentionConfig `yaml:"retention"`     // the default retention
 }
 
-// ResourceEntry is one polled page.
+// ResourceEntry is one polled page, as the file (or the admin API) declares it.
 type ResourceEntry struct {
-	ID        string          `yaml:"id"`
-	URL       string          `yaml:"url"`
-	Policy    PolicySpec      `yaml:"policy"`    // fields set here override the poller default
-	Retention RetentionConfig `yaml:"retention"` // fields set here override the poller default
+	ID        string          `yaml:"id" json:"id"`
+	URL       string          `yaml:"url" json:"url"`
+	Policy    PolicySpec      `yaml:"policy" json:"policy,omitzero"`       // fields set here override the poller default
+	Retention RetentionConfig `yaml:"retention" json:"retention,omitzero"` // fields set here override the poller default
+	// DateFormat is a Go time layout for this page's dates, tried before
+	// the lenient parser; Timezone (an IANA name) places dates that carry
+	// no zone (default UTC).
+	DateFormat string `yaml:"date_format" json:"date_format,omitempty"`
+	Timezone   string `yaml:"timezone" json:"timezone,omitempty"`
 }
 
 // PolicySpec is a policy as written in the file; zero fields are unset and
 // inherit from the poller default. Resolve it with [PollerConfig.ResolvePolicy].
 type PolicySpec struct {
-	Kind     string   `yaml:"kind"`
-	Interval Duration `yaml:"interval"`
-	Alpha    Alpha    `yaml:"alpha"`
-	Initial  Duration `yaml:"initial"`
-	Min      Duration `yaml:"min"`
-	Max      Duration `yaml:"max"`
+	Kind     string   `yaml:"kind" json:"kind,omitempty"`
+	Interval Duration `yaml:"interval" json:"interval,omitzero"`
+	Alpha    Alpha    `yaml:"alpha" json:"alpha,omitzero"`
+	Initial  Duration `yaml:"initial" json:"initial,omitzero"`
+	Min      Duration `yaml:"min" json:"min,omitzero"`
+	Max      Duration `yaml:"max" json:"max,omitzero"`
 }
 
 // RetentionConfig bounds a resource's history; zero fields inherit (per
 // resource) or mean unbounded (default).
 type RetentionConfig struct {
-	MaxVersions int      `yaml:"max_versions"`
-	MaxAge      Duration `yaml:"max_age"`
+	MaxVersions int      `yaml:"max_versions" json:"max_versions,omitempty"`
+	MaxAge      Duration `yaml:"max_age" json:"max_age,omitzero"`
 }
 
 // Duration is a time.Duration written like "10m" or "1h30m".
@@ -104,8 +137,10 @@ type Alpha struct {
 // `dynamo serve` without a file, and the base every file is read over.
 func Default() Config {
 	return Config{
-		Listen:  ":8080",
-		Storage: StorageConfig{Path: "./data", SyncWrites: true},
+		Listen:       ":8080",
+		Storage:      StorageConfig{Driver: DriverBadger, Path: "./data", SyncWrites: true, MinFree: 256 << 20},
+		Log:          LogConfig{Level: "info", Format: "text"},
+		Registration: RegistrationClosed,
 		Poller: PollerConfig{
 			Workers:         8,
 			Timeout:         Duration(20 * time.Second),
@@ -128,15 +163,15 @@ func Default() Config {
 	}
 }
 
-// ConfigError is a configuration problem at a field: Path is the YAML path
+// FieldError is a configuration problem at a field: Path is the YAML path
 // ("$.resources[1].url"), Line the 1-based line in the file (0 when unknown).
-type ConfigError struct {
+type FieldError struct {
 	Path string
 	Line int
 	Err  error
 }
 
-func (e *ConfigError) Error() string {
+func (e *FieldError) Error() string {
 	field := strings.TrimPrefix(strings.TrimPrefix(e.Path, "$"), ".")
 	switch {
 	case e.Line > 0 && field != "":
@@ -149,42 +184,62 @@ func (e *ConfigError) Error() string {
 	return fmt.Sprintf("config: %v", e.Err)
 }
 
-func (e *ConfigError) Unwrap() error { return e.Err }
+func (e *FieldError) Unwrap() error { return e.Err }
 
-// LoadConfig reads, strictly parses, defaults and validates the file at path;
-// it also reads admin.token_file. Errors name the field and the line.
-func LoadConfig(path string) (*Config, error) {
+// Load reads, strictly parses, defaults and validates the file at path; it
+// also reads admin.token_file and storage.dsn_file. Errors name the field and
+// the line; a file with several problems reports all of them.
+func Load(path string) (*Config, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("read config: %w", err)
 	}
-	cfg, err := ParseConfig(data)
+	cfg, err := Parse(data)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	if cfg.Admin.TokenFile != "" {
-		tok, err := os.ReadFile(cfg.Admin.TokenFile)
+		tok, err := readSecret(data, "$.admin.token_file", cfg.Admin.TokenFile)
 		if err != nil {
-			return nil, fmt.Errorf("%s: %w", path, &ConfigError{Path: "$.admin.token_file", Line: lineOf(data, "$.admin.token_file"), Err: err})
+			return nil, fmt.Errorf("%s: %w", path, err)
 		}
-		cfg.Admin.Token = strings.TrimSpace(string(tok))
-		if cfg.Admin.Token == "" {
-			return nil, fmt.Errorf("%s: %w", path, &ConfigError{Path: "$.admin.token_file", Line: lineOf(data, "$.admin.token_file"), Err: errors.New("token file is empty")})
+		cfg.Admin.Token = tok
+	}
+	if cfg.Storage.DSNFile != "" {
+		dsn, err := readSecret(data, "$.storage.dsn_file", cfg.Storage.DSNFile)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", path, err)
 		}
+		cfg.Storage.DSN = dsn
 	}
 	return cfg, nil
 }
 
+// readSecret reads a file that holds one secret (a token, a DSN). Only one
+// trailing newline (LF or CRLF) is taken off: every other byte, white space
+// included, is part of the secret, because it is compared byte for byte.
+func readSecret(data []byte, field, name string) (string, error) {
+	b, err := os.ReadFile(name)
+	if err != nil {
+		return "", &FieldError{Path: field, Line: lineOf(data, field), Err: err}
+	}
+	s := strings.TrimSuffix(strings.TrimSuffix(string(b), "\n"), "\r")
+	if s == "" {
+		return "", &FieldError{Path: field, Line: lineOf(data, field), Err: fmt.Errorf("%s is empty", name)}
+	}
+	return s, nil
+}
+
 // ParseConfig parses a configuration document over [Default], rejecting
 // unknown keys and bad values, then validates it. It reads no files.
-func ParseConfig(data []byte) (*Config, error) {
+func Parse(data []byte) (*Config, error) {
 	cfg := Default()
 	f, err := parser.ParseBytes(data, 0)
 	if err != nil {
 		return nil, yamlError(err)
 	}
 	if len(f.Docs) > 1 {
-		return nil, &ConfigError{Err: errors.New("want one YAML document, got several")}
+		return nil, &FieldError{Err: errors.New("want one YAML document, got several")}
 	}
 	if len(f.Docs) == 1 && f.Docs[0].Body != nil { // an empty file is the default
 		if err := yaml.UnmarshalWithOptions(data, &cfg, yaml.DisallowUnknownField()); err != nil {
@@ -194,30 +249,43 @@ func ParseConfig(data []byte) (*Config, error) {
 	// Checked here, not in Validate: LoadConfig fills Token from TokenFile,
 	// and the loaded config must still validate when a component applies it.
 	if cfg.Admin.Token != "" && cfg.Admin.TokenFile != "" {
-		return nil, &ConfigError{Path: "$.admin", Line: lineOf(data, "$.admin"), Err: errors.New("set token or token_file, not both")}
+		return nil, &FieldError{Path: "$.admin", Line: lineOf(data, "$.admin"), Err: errors.New("set token or token_file, not both")}
+	}
+	if cfg.Storage.DSN != "" && cfg.Storage.DSNFile != "" {
+		return nil, &FieldError{Path: "$.storage", Line: lineOf(data, "$.storage"), Err: errors.New("set dsn or dsn_file, not both")}
 	}
 	if err := cfg.Validate(); err != nil {
-		var ce *ConfigError
-		if errors.As(err, &ce) && ce.Line == 0 {
-			ce.Line = lineOf(data, ce.Path)
+		for _, e := range unjoin(err) {
+			var ce *FieldError
+			if errors.As(e, &ce) && ce.Line == 0 {
+				ce.Line = lineOf(data, ce.Path)
+			}
 		}
 		return nil, err
 	}
 	return &cfg, nil
 }
 
-// yamlError turns a go-yaml error into a ConfigError with its line.
+// unjoin lists the errors joined in err (err itself when it joins none).
+func unjoin(err error) []error {
+	if j, ok := err.(interface{ Unwrap() []error }); ok { //nolint:errorlint // errors.Join's own shape
+		return j.Unwrap()
+	}
+	return []error{err}
+}
+
+// yamlError turns a go-yaml error into a FieldError with its line.
 func yamlError(err error) error {
-	var ce *ConfigError
+	var ce *FieldError
 	if errors.As(err, &ce) {
 		return ce
 	}
 	var ye yaml.Error
 	if errors.As(err, &ye) && ye.GetToken() != nil {
 		tk := ye.GetToken()
-		return &ConfigError{Line: tk.Position.Line, Err: errors.New(ye.GetMessage())}
+		return &FieldError{Line: tk.Position.Line, Err: errors.New(ye.GetMessage())}
 	}
-	return &ConfigError{Err: err}
+	return &FieldError{Err: err}
 }
 
 // lineOf finds the line of the node at a YAML path; 0 when absent.
@@ -244,7 +312,7 @@ func lineOf(data []byte, path string) int {
 }
 
 func nodeError(n ast.Node, err error) error {
-	ce := &ConfigError{Path: n.GetPath(), Err: err}
+	ce := &FieldError{Path: n.GetPath(), Err: err}
 	if tk := n.GetToken(); tk != nil {
 		ce.Line = tk.Position.Line
 	}
@@ -349,120 +417,4 @@ func (a Alpha) MarshalYAML() (any, error) {
 		return "auto", nil
 	}
 	return a.Value, nil
-}
-
-// ResolvePolicy merges a resource's policy over the poller default.
-func (p PollerConfig) ResolvePolicy(r PolicySpec) PolicyConfig {
-	d := p.Policy
-	pick := func(v, def Duration) time.Duration {
-		if v != 0 {
-			return time.Duration(v)
-		}
-		return time.Duration(def)
-	}
-	c := PolicyConfig{
-		Kind:     r.Kind,
-		Interval: pick(r.Interval, d.Interval),
-		Initial:  pick(r.Initial, d.Initial),
-		Min:      pick(r.Min, d.Min),
-		Max:      pick(r.Max, d.Max),
-	}
-	if c.Kind == "" {
-		c.Kind = d.Kind
-	}
-	a := d.Alpha
-	if r.Alpha.Set {
-		a = r.Alpha
-	}
-	c.Alpha, c.AlphaAuto = a.Value, a.Auto
-	if !a.Set {
-		c.Alpha = 0.5
-	}
-	if c.Kind == KindFlat && c.Interval == 0 {
-		// A flat resource under a smart default polls at the default's initial estimate.
-		c.Interval = c.Initial
-	}
-	return c
-}
-
-// ResolveRetention merges a resource's retention over the poller default.
-func (p PollerConfig) ResolveRetention(r RetentionConfig) RetentionConfig {
-	if r.MaxVersions == 0 {
-		r.MaxVersions = p.Retention.MaxVersions
-	}
-	if r.MaxAge == 0 {
-		r.MaxAge = p.Retention.MaxAge
-	}
-	return r
-}
-
-var idRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$`)
-
-// Validate checks what spans fields: unique ids that storage and URLs accept,
-// absolute http(s) URLs, sane poller settings and every resolved policy.
-func (c *Config) Validate() error {
-	bad := func(path string, format string, args ...any) error {
-		return &ConfigError{Path: path, Err: fmt.Errorf(format, args...)}
-	}
-	if c.PublicURL != "" {
-		if u, err := url.Parse(c.PublicURL); err != nil || !u.IsAbs() || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-			return bad("$.public_url", "%q is not an absolute http(s) URL", c.PublicURL)
-		}
-	}
-	if c.Listen == "" {
-		return bad("$.listen", "must not be empty")
-	}
-	if c.Storage.Path == "" {
-		return bad("$.storage.path", "must not be empty")
-	}
-	p := c.Poller
-	switch {
-	case p.Workers < 1 || p.Workers > 1024:
-		return bad("$.poller.workers", "must be between 1 and 1024, got %d", p.Workers)
-	case p.Timeout <= 0:
-		return bad("$.poller.timeout", "must be positive")
-	case p.ConnectTimeout <= 0:
-		return bad("$.poller.connect_timeout", "must be positive")
-	case p.HeaderTimeout <= 0:
-		return bad("$.poller.header_timeout", "must be positive")
-	case p.MaxBody <= 0:
-		return bad("$.poller.max_body", "must be positive")
-	case p.MaxRedirects < 0 || p.MaxRedirects > 20:
-		return bad("$.poller.max_redirects", "must be between 0 and 20, got %d", p.MaxRedirects)
-	case p.UserAgent == "":
-		return bad("$.poller.user_agent", "must not be empty")
-	case p.Retention.MaxVersions < 0:
-		return bad("$.poller.retention.max_versions", "must not be negative")
-	}
-	if p.Policy.Kind != KindFlat && p.Policy.Kind != KindSmart {
-		return bad("$.poller.policy.kind", "unknown policy kind %q (want flat or smart)", p.Policy.Kind)
-	}
-	if err := p.ResolvePolicy(PolicySpec{}).Validate(); err != nil {
-		return bad("$.poller.policy", "%w", err)
-	}
-	seen := make(map[string]int, len(c.Resources))
-	for i, r := range c.Resources {
-		at := fmt.Sprintf("$.resources[%d]", i)
-		if !idRE.MatchString(r.ID) {
-			return bad(at+".id", "%q is not a valid id (letters, digits, '.', '_', '-'; at most 128; starts with a letter or digit)", r.ID)
-		}
-		if j, dup := seen[r.ID]; dup {
-			return bad(at+".id", "duplicate id %q (also resources[%d])", r.ID, j)
-		}
-		seen[r.ID] = i
-		u, err := url.Parse(r.URL)
-		if err != nil || !u.IsAbs() || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-			return bad(at+".url", "%q is not an absolute http(s) URL", r.URL)
-		}
-		if r.Policy.Kind != "" && r.Policy.Kind != KindFlat && r.Policy.Kind != KindSmart {
-			return bad(at+".policy.kind", "unknown policy kind %q (want flat or smart)", r.Policy.Kind)
-		}
-		if err := p.ResolvePolicy(r.Policy).Validate(); err != nil {
-			return bad(at+".policy", "%w", err)
-		}
-		if r.Retention.MaxVersions < 0 {
-			return bad(at+".retention.max_versions", "must not be negative")
-		}
-	}
-	return nil
 }

@@ -1,0 +1,36 @@
+// Package config is dynamo's configuration: one YAML file (API.md
+// "Configuration"), read strictly, defaulted and validated, and reloaded at
+// run time.
+//
+// # Reading
+//
+// [Load] reads the file ([Config]) strictly: unknown keys and bad values are
+// errors that name the field and the line ([FieldError]), and a file with
+// several problems reports every one of them (the errors are joined), which
+// is what `dynamo check` prints. Durations are written "10m", sizes "5MiB".
+// The file is read over [Default], then [Config.Validate] checks what spans
+// fields. A resource's policy and retention fields override the poller
+// default one by one ([PollerConfig.ResolvePolicy]).
+//
+// Secrets may live in files (admin.token_file, storage.dsn_file): only one
+// trailing newline is taken off, so a token is compared byte for byte with
+// what the file holds.
+//
+// # One resource model
+//
+// A resource comes from the file or from the admin API; both are a
+// [ResourceEntry] validated by [PollerConfig.ValidateResource], and
+// [ParseResource] reads an admin API body (JSON) with the same strict parser
+// as the file, so a definition means the same wherever it comes from.
+//
+// # Reload
+//
+// [Reloader] owns reloads: SIGHUP, POST /admin/reload through
+// [Reloader.Reload], and changes of the file, whose directory is watched and
+// whose events are debounced. The whole file is loaded and validated before
+// any component applies it; an invalid file is logged and refused, and the
+// old configuration stays in force.
+//
+// A *Config is read-only once loaded: pass it explicitly; nothing here keeps
+// global state.
+package config

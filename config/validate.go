@@ -1,0 +1,166 @@
+package config
+
+import (
+	"errors"
+	"fmt"
+	"net/url"
+	"regexp"
+	"time"
+)
+
+var idRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$`)
+
+// Validate checks what spans fields: unique ids that storage and URLs accept,
+// absolute http(s) URLs, sane poller settings and every resolved policy. It
+// reports every problem, not only the first: the result joins one
+// [*FieldError] per problem (errors.As finds the first).
+func (c *Config) Validate() error {
+	var errs []error
+	bad := func(path string, format string, args ...any) {
+		errs = append(errs, &FieldError{Path: path, Err: fmt.Errorf(format, args...)})
+	}
+	if c.PublicURL != "" && !isHTTPURL(c.PublicURL) {
+		bad("$.public_url", "%q is not an absolute http(s) URL", c.PublicURL)
+	}
+	if c.Listen == "" {
+		bad("$.listen", "must not be empty")
+	}
+	switch c.Storage.Driver {
+	case DriverBadger:
+		if c.Storage.Path == "" {
+			bad("$.storage.path", "must not be empty with driver badger")
+		}
+	case DriverPostgres:
+		if c.Storage.DSN == "" && c.Storage.DSNFile == "" {
+			bad("$.storage.dsn", "driver postgres needs dsn or dsn_file")
+		}
+	default:
+		bad("$.storage.driver", "unknown driver %q (want badger or postgres)", c.Storage.Driver)
+	}
+	if c.Storage.MinFree < 0 {
+		bad("$.storage.min_free", "must not be negative")
+	}
+	switch c.Log.Level {
+	case "debug", "info", "warn", "error":
+	default:
+		bad("$.log.level", "unknown level %q (want debug, info, warn or error)", c.Log.Level)
+	}
+	switch c.Log.Format {
+	case "text", "json":
+	default:
+		bad("$.log.format", "unknown format %q (want text or json)", c.Log.Format)
+	}
+	switch c.Registration {
+	case RegistrationClosed, RegistrationOpen:
+	default:
+		bad("$.registration", "unknown mode %q (want closed or open)", c.Registration)
+	}
+	p := c.Poller
+	if p.Workers < 1 || p.Workers > 1024 {
+		bad("$.poller.workers", "must be between 1 and 1024, got %d", p.Workers)
+	}
+	for _, d := range []struct {
+		path string
+		v    Duration
+	}{{"$.poller.timeout", p.Timeout}, {"$.poller.connect_timeout", p.ConnectTimeout}, {"$.poller.header_timeout", p.HeaderTimeout}} {
+		if d.v <= 0 {
+			bad(d.path, "must be positive")
+		}
+	}
+	if p.MaxBody <= 0 {
+		bad("$.poller.max_body", "must be positive")
+	}
+	if p.MaxRedirects < 0 || p.MaxRedirects > 20 {
+		bad("$.poller.max_redirects", "must be between 0 and 20, got %d", p.MaxRedirects)
+	}
+	if p.UserAgent == "" {
+		bad("$.poller.user_agent", "must not be empty")
+	}
+	if p.Retention.MaxVersions < 0 {
+		bad("$.poller.retention.max_versions", "must not be negative")
+	}
+	if p.Policy.Kind != KindFlat && p.Policy.Kind != KindSmart {
+		bad("$.poller.policy.kind", "unknown policy kind %q (want flat or smart)", p.Policy.Kind)
+	} else if err := p.ResolvePolicy(PolicySpec{}).Validate(); err != nil {
+		bad("$.poller.policy", "%w", err)
+	}
+	seen := make(map[string]int, len(c.Resources))
+	for i, r := range c.Resources {
+		at := fmt.Sprintf("$.resources[%d]", i)
+		errs = append(errs, p.ValidateResource(at, r)...)
+		if j, dup := seen[r.ID]; dup {
+			bad(at+".id", "duplicate id %q (also resources[%d])", r.ID, j)
+		} else {
+			seen[r.ID] = i
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// ValidateResource checks one resource as it would be applied under these
+// poller settings; at is its YAML path ("$.resources[2]", or "$" for a
+// resource sent alone to the admin API). The file and the admin API both
+// validate through it, so a resource means the same from either source.
+func (p PollerConfig) ValidateResource(at string, r ResourceEntry) []error {
+	var errs []error
+	bad := func(path string, format string, args ...any) {
+		errs = append(errs, &FieldError{Path: at + path, Err: fmt.Errorf(format, args...)})
+	}
+	if !ValidID(r.ID) {
+		bad(".id", "%q is not a valid id (letters, digits, '.', '_', '-'; at most 128; starts with a letter or digit)", r.ID)
+	}
+	if !isHTTPURL(r.URL) {
+		bad(".url", "%q is not an absolute http(s) URL", r.URL)
+	}
+	if r.Policy.Kind != "" && r.Policy.Kind != KindFlat && r.Policy.Kind != KindSmart {
+		bad(".policy.kind", "unknown policy kind %q (want flat or smart)", r.Policy.Kind)
+	} else if err := p.ResolvePolicy(r.Policy).Validate(); err != nil {
+		bad(".policy", "%w", err)
+	}
+	if r.Retention.MaxVersions < 0 {
+		bad(".retention.max_versions", "must not be negative")
+	}
+	if r.Timezone != "" {
+		if _, err := time.LoadLocation(r.Timezone); err != nil {
+			bad(".timezone", "unknown time zone %q (want an IANA name such as Europe/Rome)", r.Timezone)
+		}
+	}
+	if r.DateFormat != "" && !validLayout(r.DateFormat) {
+		bad(".date_format", "%q is not a Go time layout (write the reference time Mon Jan 2 15:04:05 MST 2006 the way the page writes dates, e.g. 02.01.2006 15:04)", r.DateFormat)
+	}
+	return errs
+}
+
+// ValidID reports whether id is a valid resource id: what storage keys and
+// URL paths accept unescaped.
+func ValidID(id string) bool { return idRE.MatchString(id) }
+
+// Location returns the resource's time zone for dates without one (UTC when
+// unset). The entry must have been validated.
+func (r ResourceEntry) Location() *time.Location {
+	if r.Timezone == "" {
+		return time.UTC
+	}
+	loc, err := time.LoadLocation(r.Timezone)
+	if err != nil {
+		return time.UTC // validated before; unreachable unless the zone database changed under us
+	}
+	return loc
+}
+
+// validLayout reports whether s is a Go layout that names at least a day, a
+// month or a year, and reads back what it writes.
+func validLayout(s string) bool {
+	ref := time.Date(2026, time.November, 21, 14, 30, 5, 0, time.UTC)
+	out := ref.Format(s)
+	if out == s {
+		return false // no layout element at all
+	}
+	_, err := time.Parse(s, out)
+	return err == nil
+}
+
+func isHTTPURL(s string) bool {
+	u, err := url.Parse(s)
+	return err == nil && u.IsAbs() && (u.Scheme == "http" || u.Scheme == "https") && u.Host != ""
+}

@@ -1,0 +1,118 @@
+package config
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func TestValidateReportsEveryProblem(t *testing.T) {
+	y := `storage: {driver: cassandra}
+log: {level: loud, format: xml}
+registration: maybe
+poller:
+  workers: 0
+resources:
+  - {id: "a b", url: "/rel"}
+  - {id: ok, url: "http://x/", timezone: Mars/Olympus, date_format: "dd.mm.yyyy"}
+`
+	_, err := Parse([]byte(y))
+	if err == nil {
+		t.Fatal("accepted")
+	}
+	want := []string{"line 1: storage.driver", "line 2: log.level", "line 2: log.format", "line 3: registration",
+		"line 5: poller.workers", "resources[0].id", "resources[0].url", "line 8: resources[1].timezone", "resources[1].date_format"}
+	for _, w := range want {
+		if !strings.Contains(err.Error(), w) {
+			t.Errorf("missing %q in:\n%v", w, err)
+		}
+	}
+	var fe *FieldError
+	if !errors.As(err, &fe) || fe.Line == 0 {
+		t.Errorf("errors.As finds no *FieldError with a line: %v", err)
+	}
+}
+
+func TestNewFieldsDefaultsAndValues(t *testing.T) {
+	d := Default()
+	if d.Storage.Driver != DriverBadger || d.Storage.MinFree != 256<<20 || d.Log.Access || d.Log.Format != "text" || d.Registration != RegistrationClosed {
+		t.Fatalf("defaults %+v", d)
+	}
+	cfg, err := Parse([]byte(`storage: {driver: postgres, dsn: "postgres:///dynamo", min_free: 1GiB}
+log: {level: debug, format: json, access: true}
+registration: open
+node_id: n1
+resources:
+  - {id: forum, url: "https://example.org/forum/", date_format: "02.01.2006 15:04", timezone: Europe/Rome}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.Storage.MinFree != 1<<30 || !cfg.Log.Access || cfg.NodeID != "n1" || cfg.Registration != RegistrationOpen {
+		t.Fatalf("%+v", cfg)
+	}
+	if loc := cfg.Resources[0].Location(); loc.String() != "Europe/Rome" {
+		t.Fatalf("location %v", loc)
+	}
+	if _, err := Parse([]byte("storage: {driver: postgres}\n")); err == nil || !strings.Contains(err.Error(), "storage.dsn") {
+		t.Fatalf("postgres without dsn: %v", err)
+	}
+}
+
+func TestSecretFilesKeepEveryByteButOneNewline(t *testing.T) {
+	dir := t.TempDir()
+	for _, tc := range []struct{ name, content, want string }{
+		{"lf", "abc\n", "abc"},
+		{"crlf", "abc\r\n", "abc"},
+		{"no newline", "abc", "abc"},
+		{"inner space kept", " abc\u00a0\n", " abc\u00a0"},
+		{"only one newline", "abc\n\n", "abc\n"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			tok := filepath.Join(dir, tc.name+".token")
+			if err := os.WriteFile(tok, []byte(tc.content), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			path := filepath.Join(dir, tc.name+".yaml")
+			y := "admin: {token_file: '" + tok + "'}\nstorage: {driver: postgres, dsn_file: '" + tok + "'}\n"
+			if err := os.WriteFile(path, []byte(y), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			cfg, err := Load(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if cfg.Admin.Token != tc.want || cfg.Storage.DSN != tc.want {
+				t.Fatalf("token %q dsn %q, want %q", cfg.Admin.Token, cfg.Storage.DSN, tc.want)
+			}
+		})
+	}
+}
+
+func TestParseResource(t *testing.T) {
+	p := Default().Poller
+	r, err := ParseResource([]byte(`{"url": "https://example.org/a", "policy": {"kind": "flat", "interval": "15m"}, "timezone": "Europe/Rome"}`), "a", p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.ID != "a" || p.ResolvePolicy(r.Policy).Interval.String() != "15m0s" {
+		t.Fatalf("%+v", r)
+	}
+	for _, tc := range []struct{ name, body, field string }{
+		{"unknown field", `{"url": "https://x/", "colour": 1}`, "colour"},
+		{"bad url", `{"url": "ftp://x/"}`, "url"},
+		{"bad policy", `{"url": "https://x/", "policy": {"kind": "eager"}}`, "policy.kind"},
+		{"bad interval", `{"url": "https://x/", "policy": {"kind": "flat", "interval": "soon"}}`, "policy.interval"},
+		{"other id", `{"id": "b", "url": "https://x/"}`, "id"},
+		{"bad zone", `{"url": "https://x/", "timezone": "Nowhere/City"}`, "timezone"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := ParseResource([]byte(tc.body), "a", p)
+			if err == nil || !strings.Contains(err.Error(), tc.field) {
+				t.Fatalf("err = %v, want it to name %q", err, tc.field)
+			}
+		})
+	}
+}
