@@ -43,7 +43,7 @@ func (s *Server) middleware() {
 	)
 }
 
-// observe logs each request and records its metrics. It hands a handler's
+// observe records each request's metrics and, with Options.AccessLog, logs it. It hands a handler's
 // error to the error handler itself, so that it sees the status actually sent.
 func (s *Server) observe(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
@@ -61,6 +61,9 @@ func (s *Server) observe(next echo.HandlerFunc) echo.HandlerFunc {
 			route = "unmatched" // no route: never label with the raw path
 		}
 		s.metrics.observe(route, req.Method, res.Status, d)
+		if !s.opts.AccessLog {
+			return nil // 5xx causes are still logged, by the error handler
+		}
 		level := slog.LevelInfo
 		switch {
 		case res.Status >= 500:

@@ -5,6 +5,7 @@ import (
 	"compress/gzip"
 	"context"
 	"encoding/json"
+	"errors"
 
 	"io"
 	"log/slog"
@@ -59,7 +60,7 @@ func TestGzip(t *testing.T) {
 
 func TestRecoverAndLog(t *testing.T) {
 	var logs bytes.Buffer
-	s := newSvcServer(t, Options{Logger: slog.New(slog.NewJSONHandler(&logs, nil))})
+	s := newSvcServer(t, Options{AccessLog: true, Logger: slog.New(slog.NewJSONHandler(&logs, nil))})
 	s.e.GET("/test/panic", func(echo.Context) error { panic("boom") })
 	rec := svcDo(s, http.MethodGet, "/test/panic", nil, "Accept-Encoding", "gzip")
 	p := svcProblem(t, rec, http.StatusInternalServerError)
@@ -81,6 +82,26 @@ func TestRecoverAndLog(t *testing.T) {
 	}
 	if !sawPanic || !sawAccess {
 		t.Errorf("logs lack the panic (%v) or the access line (%v):\n%s", sawPanic, sawAccess, logs.String())
+	}
+}
+
+// Without log.access, requests leave no line in the log (a busy server
+// would log thousands a second); 5xx causes still do.
+func TestAccessLogOffByDefault(t *testing.T) {
+	var logs bytes.Buffer
+	s := newSvcServer(t, Options{Logger: slog.New(slog.NewJSONHandler(&logs, nil))})
+	s.e.GET("/test/fail", func(echo.Context) error { return errors.New("broken") })
+	for range 3 {
+		svcDo(s, http.MethodGet, "/healthz", nil)
+		svcDo(s, http.MethodGet, "/resources/nope", nil)
+	}
+	svcProblem(t, svcDo(s, http.MethodGet, "/test/fail", nil), http.StatusInternalServerError)
+	out := logs.String()
+	if strings.Contains(out, `"http request"`) {
+		t.Errorf("access lines with log.access off:\n%s", out)
+	}
+	if !strings.Contains(out, "broken") {
+		t.Errorf("the 500's cause is not logged:\n%s", out)
 	}
 }
 

@@ -52,6 +52,7 @@ type Options struct {
 	AdminToken      string                          // bearer token; empty: admin routes off (404)
 	PublicURL       string                          // base of absolute links in feeds, e.g. "https://feeds.example.org"
 	Logger          *slog.Logger                    // nil: discard
+	AccessLog       bool                            // one log line per request (log.access); off: only 5xx causes are logged
 	Registerer      prometheus.Registerer           // nil: metrics not registered
 	Gatherer        prometheus.Gatherer             // served at /metrics; nil: /metrics answers 404
 	Now             func() time.Time                // nil: time.Now

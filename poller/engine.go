@@ -31,12 +31,13 @@ const (
 	OutcomeNotModified  = "not-modified"  // 304: nothing extracted, nothing written
 	OutcomeNotAnnotated = "not-annotated" // the page has no channel:title annotation
 	OutcomeRobotsDenied = "robots-denied" // robots.txt disallows the URL; nothing fetched
+	OutcomeDiskFull     = "disk_full"     // fetched and extracted, but the store's disk is below storage.min_free: nothing stored
 	OutcomeError        = "error"         // see Status.LastError for the cause
 )
 
 // Outcomes lists every poll outcome.
 func Outcomes() []string {
-	return []string{OutcomeChanged, OutcomeUnchanged, OutcomeNotModified, OutcomeNotAnnotated, OutcomeRobotsDenied, OutcomeError}
+	return []string{OutcomeChanged, OutcomeUnchanged, OutcomeNotModified, OutcomeNotAnnotated, OutcomeRobotsDenied, OutcomeDiskFull, OutcomeError}
 }
 
 // ErrUnknownResource is returned for an id the configuration does not have.
@@ -701,6 +702,11 @@ func (e *Engine) fetchAndStore(ctx context.Context, r *resource, f *retriever, u
 	}
 	doc := out.Document
 	sr, err := e.store.Save(ctx, doc)
+	if errors.Is(err, storage.ErrDiskFull) {
+		// Validators are not kept: the next poll fetches the page again and
+		// stores it once space has returned.
+		return pollResult{outcome: OutcomeDiskFull, err: err, floor: fr.MaxAge}
+	}
 	if err != nil {
 		return pollResult{outcome: OutcomeError, err: fmt.Errorf("save version: %w", err)}
 	}
@@ -799,6 +805,14 @@ func (e *Engine) finish(ctx context.Context, r *resource, start time.Time, res p
 		st.Errors++
 		st.Failures++
 		wait = max(backoff(r.id, st.Failures), min(res.floor, MaxHintFloor))
+	case OutcomeDiskFull:
+		// Not the page's fault and not evidence about it: the policy learns
+		// nothing, and the page is retried soon so storing resumes by itself.
+		wait = diskFullRetry
+		if st.Policy.Wait > 0 {
+			wait = min(st.Policy.Wait, diskFullRetry)
+		}
+		wait = max(wait, min(res.floor, MaxHintFloor))
 	case OutcomeRobotsDenied:
 		st.Failures = 0
 		wait = st.Policy.Wait
@@ -841,14 +855,36 @@ func (e *Engine) finish(ctx context.Context, r *resource, start time.Time, res p
 		err = e.store.SavePollState(sctx, r.id, data)
 		cancel()
 	}
-	if err != nil {
+	switch {
+	case errors.Is(err, storage.ErrDiskFull):
+		e.log.DebugContext(ctx, "poll state not saved", slog.String("resource", r.id), slog.Any("error", err))
+	case err != nil:
 		e.log.WarnContext(ctx, "poll state not saved", slog.String("resource", r.id), slog.Any("error", err))
 	}
-	if res.outcome == OutcomeError {
-		e.log.InfoContext(ctx, "poll failed", slog.String("resource", r.id), slog.Any("error", res.err), slog.Time("next_poll", next))
-	}
+	e.logPoll(ctx, status, res)
 	if hook != nil {
 		hook(status)
 	}
 	return status
+}
+
+// diskFullRetry is the longest wait after a poll that could not store for
+// lack of disk space.
+const diskFullRetry = 5 * time.Minute
+
+// logPoll writes one line per poll: INFO for a poll that stored a version
+// or failed, WARN when the disk is full, DEBUG for the rest (most polls
+// find nothing new, and an operator reads the log for what changed).
+func (e *Engine) logPoll(ctx context.Context, st Status, res pollResult) {
+	attrs := []slog.Attr{slog.String("resource", st.ID), slog.String("outcome", res.outcome), slog.Time("next_poll", st.NextPoll)}
+	switch res.outcome {
+	case OutcomeChanged:
+		e.log.LogAttrs(ctx, slog.LevelInfo, "version stored", append(attrs, slog.Int("new_items", res.items.newItems))...)
+	case OutcomeError, OutcomeNotAnnotated:
+		e.log.LogAttrs(ctx, slog.LevelInfo, "poll failed", append(attrs, slog.Any("error", res.err))...)
+	case OutcomeDiskFull:
+		e.log.LogAttrs(ctx, slog.LevelWarn, "version not stored: disk full", append(attrs, slog.Any("error", res.err))...)
+	default:
+		e.log.LogAttrs(ctx, slog.LevelDebug, "polled", attrs...)
+	}
 }

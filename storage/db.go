@@ -90,6 +90,9 @@ func (db *DB) runGC(interval time.Duration, stop <-chan struct{}) {
 			return
 		case <-t.C:
 		}
+		if db.space.check() != nil {
+			continue // GC writes a new value-log file before it frees the old one
+		}
 		for { // one call rewrites at most one file: repeat while it finds garbage
 			err := db.bdb.RunValueLogGC(gcDiscardRatio)
 			if err == nil {

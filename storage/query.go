@@ -336,6 +336,9 @@ func (db *DB) savePollState(ctx context.Context, id string, state []byte) error 
 	if err := ctx.Err(); err != nil {
 		return err
 	}
+	if err := db.space.check(); err != nil {
+		return fmt.Errorf("save poll state of %q: %w", id, err)
+	}
 	err := db.poll.Update(func(txn *badger.Txn) error {
 		return txn.Set(pollKey(id), bytes.Clone(state))
 	})

@@ -48,6 +48,9 @@ func (db *DB) save(ctx context.Context, doc *schema.Document) (SaveResult, error
 	hash := schema.ContentHash(doc)
 	ts := doc.Timestamp.UTC()
 
+	if err := db.space.check(); err != nil {
+		return SaveResult{}, fmt.Errorf("save %q: %w", id, err)
+	}
 	unlock := db.locks.lock(id)
 	defer unlock()
 	defer db.infos.invalidate(id) // after the commit, before the unlock

@@ -39,6 +39,15 @@ type Options struct {
 	NoSyncWrites bool
 	// MemTableSize is Badger's memtable size in bytes; 0 means Badger's default (64 MiB).
 	MemTableSize int64
+
+	// MinFree is the free space, in bytes, below which writes are refused
+	// with [ErrDiskFull] instead of risking Badger's SIGBUS on a full disk;
+	// 0 turns the check off. FreeSpace reads the free space (nil:
+	// [StatfsFree]); SpaceInterval is how often it is re-read in the
+	// background (0: 10 s). Writes check it themselves as well.
+	MinFree       uint64
+	FreeSpace     FreeSpaceFunc
+	SpaceInterval time.Duration
 }
 
 // DB is the Badger-backed store. Safe for concurrent use.
@@ -47,7 +56,8 @@ type DB struct {
 	poll  *badger.DB // poll states, not synced: see openPollStore
 	log   *slog.Logger
 	locks keyedLocks
-	infos infoCache // ResourceInfo of resources read lately; see infoCache
+	infos infoCache   // ResourceInfo of resources read lately; see infoCache
+	space *spaceGuard // nil: no free-space check
 
 	stop      chan struct{}
 	wg        sync.WaitGroup
@@ -71,6 +81,20 @@ func Open(dir string, opts Options) (*DB, error) {
 		return nil, errors.Join(err, bdb.Close())
 	}
 	db := &DB{bdb: bdb, poll: poll, log: log, stop: make(chan struct{})}
+	if !opts.InMemory && opts.MinFree > 0 {
+		free := opts.FreeSpace
+		if free == nil {
+			free = StatfsFree
+		}
+		db.space = &spaceGuard{dir: dir, min: opts.MinFree, free: free, log: log}
+		_ = db.space.check() // know the state from the start; writers check again
+		every := opts.SpaceInterval
+		if every <= 0 {
+			every = defaultSpaceInterval
+		}
+		db.wg.Add(1)
+		go db.space.run(every, db.stop, db.wg.Done)
+	}
 	if !opts.InMemory {
 		interval := opts.GCInterval
 		if interval <= 0 {

@@ -10,9 +10,11 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/netip"
 	"os"
 	"os/signal"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"time"
 )
@@ -54,7 +56,7 @@ func cmdDemo(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 	if fs.NArg() > 0 {
 		return &exitError{code: 2, err: fmt.Errorf("demo: unexpected argument %q", fs.Arg(0))}
 	}
-	logger, err := logf.logger(stderr)
+	logger, err := logf.logger(stderr, config.Default().Log)
 	if err != nil {
 		return &exitError{code: 2, err: err}
 	}
@@ -105,7 +107,7 @@ func demo(ctx context.Context, o demoOptions) (err error) {
 	}
 
 	// The legacy site: its own loopback listener and server, owned here.
-	siteLn, err := net.Listen("tcp", "127.0.0.1:0")
+	siteLn, err := listenSite(dir)
 	if err != nil {
 		return fmt.Errorf("listen for the demo site: %w", err)
 	}
@@ -164,4 +166,25 @@ Configuration: %[4]s (edit it: it reloads). Ctrl-C stops.
 			}
 		},
 	})
+}
+
+// listenSite listens for the simulated site on loopback, on the port it had
+// the last time this data directory was used when that port is free, so
+// that a restarted demo keeps its page and item links.
+func listenSite(dir string) (net.Listener, error) {
+	remember := filepath.Join(dir, "demo-site-address")
+	if b, err := os.ReadFile(remember); err == nil {
+		addr := strings.TrimSpace(string(b))
+		if ap, err := netip.ParseAddrPort(addr); err == nil && ap.Addr().IsLoopback() {
+			if ln, err := net.Listen("tcp", addr); err == nil {
+				return ln, nil
+			}
+		}
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, err
+	}
+	_ = os.WriteFile(remember, []byte(ln.Addr().String()+"\n"), 0o600) // a convenience: without it the next run takes another port
+	return ln, nil
 }

@@ -223,17 +223,21 @@ func (p *demoPage) serve(w http.ResponseWriter, now time.Time) {
 	for i, a := range visible {
 		idx := i + 1
 		link := fmt.Sprintf("%s/%d.html", strings.TrimSuffix(p.path, ".html"), a.n)
-		fmt.Fprintf(&b, "<tr><td><font size=\"4\"><!-- <item:link index=\"%d\"> --><a href=\"%s\"><!-- <item:title index=\"%d\"> -->%s<!-- </item:title> --></a><!-- </item:link> --></font><br>\n",
-			idx, link, idx, esc(a.title))
+		// The item id is the page's own article number, so ids do not depend
+		// on the site's address (a restarted demo gets another port).
+		fmt.Fprintf(&b, "<tr><td><font size=\"4\"><!-- <item:link index=\"%d\" id=\"%s-%d\"> --><a href=\"%s\"><!-- <item:title index=\"%d\"> -->%s<!-- </item:title> --></a><!-- </item:link> --></font><br>\n",
+			idx, strings.TrimSuffix(strings.TrimPrefix(p.path, "/"), ".html"), a.n, link, idx, esc(a.title))
 		fmt.Fprintf(&b, "<small><!-- <item:extension index=\"%d\" uri=\"http://purl.org/dc/elements/1.1/\" prefix=\"dc\" localName=\"date\"> -->%s<!-- </item:extension> --></small><br>\n",
 			idx, a.at.UTC().Format(time.RFC1123))
 		more := "Read more"
 		if p.lang == "it" {
 			more = "Continua"
 		}
-		// Markup and a relative link inside the description: content:encoded keeps them (absolute).
-		fmt.Fprintf(&b, "<!-- <item:description index=\"%d\"> -->%s <a href=\"%s\"><b>%s</b></a><!-- </item:description> --></td></tr>\n",
-			idx, esc(a.summary), strings.TrimPrefix(link, "/"), more)
+		// Markup and a relative link inside the description: content:encoded
+		// keeps them (made absolute). The "read more" link stays outside the
+		// region, so it is not part of the description's text.
+		fmt.Fprintf(&b, "<!-- <item:description index=\"%d\"> --><a href=\"%s\"><i>%s</i></a><!-- </item:description> --> <a href=\"%s\"><b>%s</b></a></td></tr>\n",
+			idx, strings.TrimPrefix(link, "/"), esc(a.summary), strings.TrimPrefix(link, "/"), more)
 	}
 	b.WriteString("</table>\n<hr><small>Powered by a CMS from 2005. No RSS here.</small>\n</body>\n</html>\n")
 	p.write(w, b.String())

@@ -70,6 +70,23 @@ func TestDemoSitePages(t *testing.T) {
 			if resp, _ := demoGet(t, site, strings.TrimPrefix(doc.Items[0].Link, "http://127.0.0.1:1")); resp.StatusCode != http.StatusOK {
 				t.Errorf("article %s: %d", doc.Items[0].Link, resp.StatusCode)
 			}
+			for _, it := range doc.Items {
+				if strings.Contains(it.Description, "Read more") || strings.Contains(it.Description, "Continua") {
+					t.Errorf("the read-more link's word is in the description: %q", it.Description)
+				}
+			}
+			// A restarted demo serves the site on another port: the item ids
+			// must not move with it, or every item would be new again.
+			again, err := extractor.Extract(bytes.NewReader(body), extractor.Options{
+				URL: "http://127.0.0.1:2" + tc.path, RSSID: "demo", ContentType: resp.Header.Get("Content-Type"), Timestamp: start})
+			if err != nil {
+				t.Fatalf("extract: %v", err)
+			}
+			for i, it := range again.Document.Items {
+				if it.ID != doc.Items[i].ID {
+					t.Errorf("item %d: id %q on port 2, %q on port 1", i+1, it.ID, doc.Items[i].ID)
+				}
+			}
 		})
 	}
 	if resp, body := demoGet(t, site, "/robots.txt"); resp.StatusCode != http.StatusOK || !strings.Contains(string(body), "Allow: /") {

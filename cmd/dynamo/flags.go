@@ -8,8 +8,9 @@ import (
 )
 
 // newFlagSet returns a flag set that reports errors instead of exiting and
-// prints its usage (with the given synopsis) to stdout for --help.
-func newFlagSet(name, synopsis string, stdout io.Writer) *flag.FlagSet {
+// prints its usage (with the given synopsis, then the flags, then the
+// optional footer) to stdout for --help.
+func newFlagSet(name, synopsis string, stdout io.Writer, footer ...string) *flag.FlagSet {
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	fs.Usage = func() {
@@ -17,6 +18,9 @@ func newFlagSet(name, synopsis string, stdout io.Writer) *flag.FlagSet {
 		fs.SetOutput(stdout)
 		fs.PrintDefaults()
 		fs.SetOutput(io.Discard)
+		for _, f := range footer {
+			fmt.Fprint(stdout, f)
+		}
 	}
 	return fs
 }

@@ -63,6 +63,8 @@ func commands() []command {
 		{"demo", "run the service against a simulated legacy news site on loopback", cmdDemo},
 		{"extract", "print the XMLData document of an annotated page", cmdExtract},
 		{"lint", "print the diagnostics of an annotated page", cmdLint},
+		{"check", "validate a configuration file without starting anything", cmdCheck},
+		{"version", "print the version, commit and Go version", cmdVersion},
 		{"tune", "choose the smoothing factor α for a series of update times", cmdTune},
 		{"simulate", "compare polling policies on a posting trace (freshness benchmark)", cmdSimulate},
 	}
@@ -89,6 +91,8 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	case "-h", "-help", "--help", "help":
 		usage(stdout)
 		return nil
+	case "--version", "-version":
+		return cmdVersion(ctx, nil, stdin, stdout, stderr)
 	}
 	for _, c := range commands() {
 		if c.name == args[0] {

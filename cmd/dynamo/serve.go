@@ -30,11 +30,32 @@ import (
 //go:embed default.yaml
 var defaultConfig []byte
 
+// serveHelp ends `dynamo serve --help`: where the configuration comes from
+// and what it holds.
+const serveHelp = `
+Configuration: the YAML file given with --config (check it first with
+'dynamo check --config FILE'). Without --config, the built-in default: Badger
+under ./data, listen :8080, no resources, admin off. The file reloads on
+SIGHUP, on POST /admin/reload and when it changes.
+
+Fields (every field, its default and meaning: docs/configuration.md):
+  listen, public_url
+  storage:  driver (badger|postgres), path, dsn, dsn_file, min_free, sync_writes
+  admin:    token, token_file
+  log:      level, format (text|json), access
+  poller:   workers, timeout, connect_timeout, header_timeout, max_body,
+            max_redirects, user_agent, per_host_interval, robots,
+            allow_private, policy {kind, interval, alpha, initial, min, max},
+            retention {max_versions, max_age}
+  registration (closed|open), node_id
+  resources: - {id, url, policy, retention, date_format, timezone}
+`
+
 // pollerStopTimeout bounds how long shutdown waits for in-flight polls.
 const pollerStopTimeout = 30 * time.Second
 
 func cmdServe(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
-	fs := newFlagSet("serve", "[--config FILE] [--listen ADDR]", stdout)
+	fs := newFlagSet("serve", "[--config FILE] [--listen ADDR]", stdout, serveHelp)
 	configPath := fs.String("config", "", "YAML configuration `file` (default: built in: Badger under ./data, listen :8080)")
 	listen := fs.String("listen", "", "listen `address`, overriding the configuration's listen")
 	logf := addLogFlags(fs)
@@ -44,10 +65,6 @@ func cmdServe(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	if fs.NArg() > 0 {
 		return &exitError{code: 2, err: fmt.Errorf("serve: unexpected argument %q", fs.Arg(0))}
 	}
-	logger, err := logf.logger(stderr)
-	if err != nil {
-		return &exitError{code: 2, err: err}
-	}
 	load := func() (*config.Config, error) { return config.Parse(defaultConfig) }
 	if *configPath != "" {
 		path := *configPath
@@ -56,6 +73,10 @@ func cmdServe(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	cfg, err := load()
 	if err != nil {
 		return &exitError{code: 1, err: err}
+	}
+	logger, err := logf.logger(stderr, cfg.Log)
+	if err != nil {
+		return &exitError{code: 2, err: err}
 	}
 	// Only cmd may install signal handlers: SIGHUP reloads the configuration.
 	hup := make(chan os.Signal, 1)
@@ -75,7 +96,8 @@ func cmdServe(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	return nil
 }
 
-// logFlags are the logging flags of serve and demo.
+// logFlags are the logging flags of serve and demo; set, they override the
+// configuration's log section.
 type logFlags struct {
 	format, level *string
 }
@@ -84,25 +106,33 @@ func addLogFlags(fs interface {
 	String(name, value, usage string) *string
 }) logFlags {
 	return logFlags{
-		format: fs.String("log-format", "text", "log `format` on stderr: text or json"),
-		level:  fs.String("log-level", "info", "lowest log `level`: debug, info, warn or error"),
+		format: fs.String("log-format", "", "log `format` on stderr: text or json (default: the configuration's log.format, text)"),
+		level:  fs.String("log-level", "", "lowest log `level`: debug, info, warn or error (default: the configuration's log.level, info)"),
 	}
 }
 
-// logger builds the process logger: slog to stderr.
-func (f logFlags) logger(w io.Writer) (*slog.Logger, error) {
+// logger builds the process logger, slog to w, from the configuration's log
+// section and the flags that override it.
+func (f logFlags) logger(w io.Writer, lc config.LogConfig) (*slog.Logger, error) {
+	format, lvl := lc.Format, lc.Level
+	if *f.format != "" {
+		format = *f.format
+	}
+	if *f.level != "" {
+		lvl = *f.level
+	}
 	var level slog.Level
-	if err := level.UnmarshalText([]byte(*f.level)); err != nil {
+	if err := level.UnmarshalText([]byte(lvl)); err != nil {
 		return nil, fmt.Errorf("--log-level: %w", err)
 	}
 	opts := &slog.HandlerOptions{Level: level}
-	switch *f.format {
-	case "text":
+	switch format {
+	case "text", "":
 		return slog.New(slog.NewTextHandler(w, opts)), nil
 	case "json":
 		return slog.New(slog.NewJSONHandler(w, opts)), nil
 	}
-	return nil, fmt.Errorf("--log-format: %q is neither text nor json", *f.format)
+	return nil, fmt.Errorf("--log-format: %q is neither text nor json", format)
 }
 
 // serveOptions is everything serve needs; tests and demo fill it directly.
@@ -130,6 +160,12 @@ func serve(ctx context.Context, o serveOptions) (err error) {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
+	if cfg.Storage.Driver != config.DriverBadger {
+		return fmt.Errorf("storage.driver %q is not available yet in this version; use badger", cfg.Storage.Driver)
+	}
+	if cfg.Registration == config.RegistrationOpen {
+		return errors.New("registration: open is not available yet in this version; use closed")
+	}
 	addr := cfg.Listen
 	if o.Listen != "" {
 		addr = o.Listen
@@ -138,6 +174,7 @@ func serve(ctx context.Context, o serveOptions) (err error) {
 	db, err := storage.Open(cfg.Storage.Path, storage.Options{
 		Logger:       log.With(slog.String("component", "storage")),
 		NoSyncWrites: !cfg.Storage.SyncWrites,
+		MinFree:      uint64(cfg.Storage.MinFree), //nolint:gosec // validated non-negative
 	})
 	if err != nil {
 		return fmt.Errorf("open storage %s: %w", cfg.Storage.Path, err)
@@ -205,6 +242,7 @@ func serve(ctx context.Context, o serveOptions) (err error) {
 		AdminToken: cfg.Admin.Token,
 		PublicURL:  publicURL,
 		Logger:     log.With(slog.String("component", "api")),
+		AccessLog:  cfg.Log.Access,
 		Registerer: reg,
 		Gatherer:   reg,
 		Ready: func(ctx context.Context) error {

@@ -1,0 +1,60 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"testing"
+)
+
+func TestCheckCommand(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, body string) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(body), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	good := write("good.yaml", "resources:\n  - {id: news, url: \"https://example.org/news.html\", timezone: Europe/Rome}\n")
+	stdout, stderr, code := runExtractCmd(t, "", "check", "--config", good)
+	if code != 0 || !strings.Contains(stdout, "ok (1 resources") {
+		t.Fatalf("good config: exit %d, stdout %q, stderr %q", code, stdout, stderr)
+	}
+	bad := write("bad.yaml", "log: {format: xml}\npoller:\n  workers: 0\nresources:\n  - {id: news, url: /news}\n  - {id: news, url: \"http://x/\", date_format: yyyy}\n")
+	_, stderr, code = runExtractCmd(t, "", "check", "--config", bad)
+	if code != 1 {
+		t.Fatalf("bad config: exit %d, want 1; stderr %q", code, stderr)
+	}
+	for _, want := range []string{"line 1: log.format", "line 3: poller.workers", "line 5: resources[0].url", "resources[1].id: duplicate", "resources[1].date_format", "5 problem(s)"} {
+		if !strings.Contains(stderr, want) {
+			t.Errorf("stderr lacks %q:\n%s", want, stderr)
+		}
+	}
+	if _, _, code := runExtractCmd(t, "", "check", "--config", filepath.Join(dir, "missing.yaml")); code != 1 {
+		t.Errorf("missing file: exit %d, want 1", code)
+	}
+	if stdout, _, code := runExtractCmd(t, "", "check"); code != 0 || !strings.Contains(stdout, "built-in") {
+		t.Errorf("built-in config: exit %d, %q", code, stdout)
+	}
+}
+
+func TestVersionCommand(t *testing.T) {
+	stdout, stderr, code := runExtractCmd(t, "", "version")
+	if code != 0 || !strings.HasPrefix(stdout, "dynamo ") || !strings.Contains(stdout, "commit ") || !strings.Contains(stdout, runtime.Version()) {
+		t.Fatalf("exit %d, stdout %q, stderr %q", code, stdout, stderr)
+	}
+}
+
+func TestServeHelpNamesTheConfiguration(t *testing.T) {
+	stdout, _, code := runExtractCmd(t, "", "serve", "--help")
+	if code != 0 {
+		t.Fatalf("exit %d", code)
+	}
+	for _, want := range []string{"--config", "docs/configuration.md", "min_free", "resources:", "dynamo check"} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("serve --help lacks %q:\n%s", want, stdout)
+		}
+	}
+}

@@ -1,0 +1,76 @@
+package poller
+
+import (
+	"bytes"
+	"log/slog"
+	"strings"
+	"sync/atomic"
+	"testing"
+
+	"github.com/prometheus/client_golang/prometheus/testutil"
+
+	"github.com/dynamo-rss/dynamo/storage"
+)
+
+// A full disk is an outcome, not a crash: the poll reports disk_full, the
+// policy learns nothing, the page is retried within diskFullRetry, and the
+// next poll after space returns stores the version.
+func TestDiskFullOutcomeAndResume(t *testing.T) {
+	var free atomic.Uint64
+	free.Store(1 << 40)
+	db, err := storage.Open(t.TempDir(), storage.Options{
+		MemTableSize: 8 << 20,
+		MinFree:      1 << 30,
+		FreeSpace:    func(string) (uint64, error) { return free.Load(), nil },
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = db.Close() }) // closed after the engine's cleanups
+	o := newOrigin(t)
+	clk := newFakeClock(t0)
+	cfg := testConfig(t, baseYAML("resources:\n  - {id: r, url: \""+o.url("/")+"\", policy: {kind: smart, initial: 30m, min: 1m, max: 6h}}\n"))
+	var logs bytes.Buffer
+	e, err := New(t.Context(), cfg, db, Options{Clock: clk, Logger: slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelInfo}))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(e.fetcher.close)
+
+	if st := pollAtNext(t, e, clk, "r"); st.LastOutcome != OutcomeChanged {
+		t.Fatalf("first poll %+v", st)
+	}
+	before, _ := e.Status("r")
+
+	free.Store(1 << 20)
+	o.set(page("Site", "second"))
+	st := pollAtNext(t, e, clk, "r")
+	if st.LastOutcome != OutcomeDiskFull || !strings.Contains(st.LastError, "disk full") {
+		t.Fatalf("poll on a full disk: %+v", st)
+	}
+	if got := st.NextPoll.Sub(st.LastPoll); got <= 0 || got > diskFullRetry {
+		t.Fatalf("retry in %v, want within %v", got, diskFullRetry)
+	}
+	if st.Tau != before.Tau || st.Changes != before.Changes || st.Errors != before.Errors {
+		t.Fatalf("disk full changed what the policy learned: before %+v after %+v", before, st)
+	}
+	if got := testutil.ToFloat64(e.m.polls.WithLabelValues(OutcomeDiskFull)); got != 1 {
+		t.Fatalf("disk_full polls counted %v, want 1", got)
+	}
+	if info, _ := db.Resource(t.Context(), "r"); info.Versions != 1 {
+		t.Fatalf("versions %d while the disk was full, want 1", info.Versions)
+	}
+
+	free.Store(1 << 40)
+	if st := pollAtNext(t, e, clk, "r"); st.LastOutcome != OutcomeChanged {
+		t.Fatalf("poll after space returned: %+v", st)
+	}
+	if info, _ := db.Resource(t.Context(), "r"); info.Versions != 2 {
+		t.Fatalf("versions %d after space returned, want 2", info.Versions)
+	}
+	for _, want := range []string{"level=WARN msg=\"version not stored: disk full\"", "level=INFO msg=\"version stored\""} {
+		if !strings.Contains(logs.String(), want) {
+			t.Errorf("log lacks %q:\n%s", want, logs.String())
+		}
+	}
+}
