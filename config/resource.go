@@ -15,9 +15,9 @@ import (
 // when the body has none, and validates it under the poller settings p with
 // [PollerConfig.ValidateResource]. Field paths in errors start at "$".
 func ParseResource(data []byte, id string, p PollerConfig) (ResourceEntry, error) {
-	var r ResourceEntry
-	if err := yaml.UnmarshalWithOptions(data, &r, yaml.DisallowUnknownField()); err != nil {
-		return ResourceEntry{}, yamlError(err)
+	r, err := DecodeResource(data)
+	if err != nil {
+		return ResourceEntry{}, err
 	}
 	switch {
 	case r.ID == "":
@@ -27,6 +27,17 @@ func ParseResource(data []byte, id string, p PollerConfig) (ResourceEntry, error
 	}
 	if errs := p.ValidateResource("$", r); len(errs) > 0 {
 		return ResourceEntry{}, errors.Join(errs...)
+	}
+	return r, nil
+}
+
+// DecodeResource reads a resource definition (JSON or YAML) strictly, as the
+// file's resources are read, without validating it: a stored registration
+// is decoded with it, then validated under the configuration in force.
+func DecodeResource(data []byte) (ResourceEntry, error) {
+	var r ResourceEntry
+	if err := yaml.UnmarshalWithOptions(data, &r, yaml.DisallowUnknownField()); err != nil {
+		return ResourceEntry{}, yamlError(err)
 	}
 	return r, nil
 }

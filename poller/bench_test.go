@@ -3,7 +3,6 @@ package poller
 import (
 	"context"
 	"fmt"
-	"github.com/dynamo-rss/dynamo/config"
 	"math/rand/v2"
 	"net/http"
 	"net/http/httptest"
@@ -14,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/dynamo-rss/dynamo/config"
 	"github.com/dynamo-rss/dynamo/storage"
 )
 

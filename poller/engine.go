@@ -5,10 +5,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/dynamo-rss/dynamo/config"
 	"hash/fnv"
 	"io"
 	"log/slog"
+	"maps"
 	"net"
 	"net/http"
 	"net/url"
@@ -19,6 +19,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/dynamo-rss/dynamo/config"
 	"github.com/dynamo-rss/dynamo/extractor"
 	"github.com/dynamo-rss/dynamo/schema"
 	"github.com/dynamo-rss/dynamo/storage"
@@ -88,6 +89,9 @@ type Options struct {
 	Transport http.RoundTripper
 	Resolver  Resolver    // nil: the system resolver
 	Extract   ExtractFunc // nil: extractor.Extract
+	// Registry keeps resources registered at run time (the store's); nil:
+	// only the configuration file's resources, and Register fails.
+	Registry Registry
 }
 
 // Status is what the engine knows of a resource. Its fields match
@@ -130,6 +134,12 @@ type Engine struct {
 	queue     Queue    // resources waiting for their next poll (not the ones being polled)
 	running   bool
 
+	// regMu serialises changes of the resource set (Apply, Register,
+	// Unregister) so that each builds on the last; taken before mu.
+	regMu      sync.Mutex
+	registered map[string]registration // resources registered through the admin API, by id
+	registry   Registry                // nil: no runtime registrations
+
 	afterPoll func(Status) // tests: called after each completed poll
 }
 
@@ -140,6 +150,8 @@ type resource struct {
 	host      string
 	policy    Policy
 	retention storage.Retention
+	entry     config.ResourceEntry // its definition, as the file or the admin API gave it
+	source    string               // SourceFile or SourceAPI
 	st        persisted
 	busy      chan struct{} // cap 1: held while polling, so no two polls of one resource overlap
 }
@@ -159,14 +171,21 @@ func New(ctx context.Context, cfg *config.Config, store Store, opts Options) (*E
 		return nil, err
 	}
 	e := &Engine{
-		store:     store,
-		clock:     opts.Clock,
-		log:       opts.Logger,
-		m:         m,
-		extract:   opts.Extract,
-		opts:      opts,
-		wake:      make(chan struct{}, 1),
-		resources: make(map[string]*resource),
+		store:      store,
+		clock:      opts.Clock,
+		log:        opts.Logger,
+		m:          m,
+		extract:    opts.Extract,
+		opts:       opts,
+		wake:       make(chan struct{}, 1),
+		resources:  make(map[string]*resource),
+		registered: make(map[string]registration),
+	}
+	if opts.Registry != nil {
+		e.registry = opts.Registry
+		if err := e.loadRegistered(ctx); err != nil {
+			return nil, err
+		}
 	}
 	if e.clock == nil {
 		e.clock = realClock{}
@@ -193,24 +212,64 @@ func (e *Engine) Apply(ctx context.Context, cfg *config.Config) error {
 	if err := cfg.Validate(); err != nil {
 		return err
 	}
-	type built struct {
-		entry  config.ResourceEntry
-		u      *url.URL
-		policy Policy
-		ret    storage.Retention
+	e.regMu.Lock()
+	defer e.regMu.Unlock()
+	return e.apply(ctx, cfg, e.registered)
+}
+
+// built is a resource ready to apply.
+type built struct {
+	entry  config.ResourceEntry
+	source string
+	u      *url.URL
+	policy Policy
+	ret    storage.Retention
+}
+
+// build checks and prepares one resource under the poller settings p; at
+// names it in errors.
+func build(p config.PollerConfig, r config.ResourceEntry, source, at string) (built, error) {
+	u, err := url.Parse(r.URL)
+	if err != nil {
+		return built{}, &config.FieldError{Path: at + ".url", Err: err}
 	}
-	bs := make([]built, 0, len(cfg.Resources))
+	pol, err := NewPolicy(p.ResolvePolicy(r.Policy))
+	if err != nil {
+		return built{}, &config.FieldError{Path: at + ".policy", Err: err}
+	}
+	rc := p.ResolveRetention(r.Retention)
+	return built{entry: r, source: source, u: u, policy: pol, ret: storage.Retention{MaxVersions: rc.MaxVersions, MaxAge: rc.MaxAge.D()}}, nil
+}
+
+// apply makes the engine poll cfg's resources and the registered ones (an id
+// the file declares shadows a registered one). The caller holds e.regMu.
+func (e *Engine) apply(ctx context.Context, cfg *config.Config, registered map[string]registration) error {
+	bs := make([]built, 0, len(cfg.Resources)+len(registered))
+	declared := make(map[string]bool, len(cfg.Resources))
 	for i, r := range cfg.Resources {
-		u, err := url.Parse(r.URL)
+		b, err := build(cfg.Poller, r, SourceFile, fmt.Sprintf("$.resources[%d]", i))
 		if err != nil {
-			return &config.FieldError{Path: fmt.Sprintf("$.resources[%d].url", i), Err: err}
+			return err
 		}
-		p, err := NewPolicy(cfg.Poller.ResolvePolicy(r.Policy))
+		declared[r.ID] = true
+		bs = append(bs, b)
+	}
+	for _, id := range slices.Sorted(maps.Keys(registered)) {
+		reg := registered[id]
+		if declared[id] {
+			e.log.WarnContext(ctx, "registered resource shadowed by the configuration file's", slog.String("resource", id))
+			continue
+		}
+		if errs := cfg.Poller.ValidateResource("$", reg.entry); len(errs) > 0 {
+			e.log.WarnContext(ctx, "registered resource not valid under this configuration; not polled", slog.String("resource", id), slog.Any("error", errors.Join(errs...)))
+			continue
+		}
+		b, err := build(cfg.Poller, reg.entry, SourceAPI, "$")
 		if err != nil {
-			return &config.FieldError{Path: fmt.Sprintf("$.resources[%d].policy", i), Err: err}
+			e.log.WarnContext(ctx, "registered resource not polled", slog.String("resource", id), slog.Any("error", err))
+			continue
 		}
-		rc := cfg.Poller.ResolveRetention(r.Retention)
-		bs = append(bs, built{entry: r, u: u, policy: p, ret: storage.Retention{MaxVersions: rc.MaxVersions, MaxAge: rc.MaxAge.D()}})
+		bs = append(bs, b)
 	}
 	// Read the persisted state of new resources before taking the lock.
 	e.mu.Lock()
@@ -255,7 +314,10 @@ func (e *Engine) Apply(ctx context.Context, cfg *config.Config) error {
 				r.st = st
 			}
 			e.resources[id] = r
-			r.u, r.host, r.policy, r.retention = b.u, strings.ToLower(b.u.Host), b.policy, b.ret
+			r.u, r.host, r.policy, r.retention, r.entry, r.source = b.u, strings.ToLower(b.u.Host), b.policy, b.ret, b.entry, b.source
+			if r.st.Since.IsZero() {
+				r.st.Since = now
+			}
 			if r.st.URL != b.entry.URL {
 				r.st.Validators, r.st.Last = validators{}, nil // another page: nothing to compare with
 			}
@@ -267,7 +329,7 @@ func (e *Engine) Apply(ctx context.Context, cfg *config.Config) error {
 			r.st.Validators, r.st.Last = validators{}, nil // another page: nothing to compare with
 			r.st.URL = b.entry.URL
 		}
-		r.u, r.host, r.retention = b.u, strings.ToLower(b.u.Host), b.ret
+		r.u, r.host, r.retention, r.entry, r.source = b.u, strings.ToLower(b.u.Host), b.ret, b.entry, b.source
 		if r.policy.Config() != b.policy.Config() {
 			r.policy = b.policy
 			r.st.Kind = b.policy.Config().Kind
@@ -309,6 +371,9 @@ func (e *Engine) scheduleFirst(r *resource, now time.Time) {
 	wait := r.policy.Start(&r.st.Policy)
 	var at time.Time
 	switch {
+	case r.source == SourceAPI && r.st.LastPoll.IsZero():
+		// Just registered by someone waiting for its feed: now.
+		at = now
 	case r.st.NextPoll.IsZero(), r.st.NextPoll.Before(now):
 		// New, or overdue after a restart: soon, but not every origin at
 		// once. The window is short so that a resource just configured shows

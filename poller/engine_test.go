@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/dynamo-rss/dynamo/config"
 	"net"
 	"net/http"
 	"strings"
@@ -13,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/dynamo-rss/dynamo/config"
 	"github.com/dynamo-rss/dynamo/storage"
 )
 

@@ -4,12 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/dynamo-rss/dynamo/config"
 	"io"
 	"net/http"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/dynamo-rss/dynamo/config"
 )
 
 // ErrTooLarge is wrapped when a body exceeds poller.max_body: the page is

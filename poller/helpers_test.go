@@ -3,7 +3,6 @@ package poller
 import (
 	"context"
 	"fmt"
-	"github.com/dynamo-rss/dynamo/config"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -13,6 +12,7 @@ import (
 
 	"go.uber.org/goleak"
 
+	"github.com/dynamo-rss/dynamo/config"
 	"github.com/dynamo-rss/dynamo/schema"
 	"github.com/dynamo-rss/dynamo/storage"
 )

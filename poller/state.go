@@ -26,6 +26,9 @@ type persisted struct {
 	Changes     int64       `json:"changes"`
 	Errors      int64       `json:"errors"`
 	Failures    int         `json:"failures,omitempty"` // consecutive errors, for the back-off
+	// Since is when the engine first scheduled the resource (its
+	// registration, as far as polling is concerned); empty feeds are dated by it.
+	Since time.Time `json:"since,omitzero"`
 	// Last describes the last extracted version, to tell which items the
 	// next one adds; nil when unknown (nothing extracted yet, or a state
 	// saved before it was recorded). It is replaced, never modified in place.

@@ -5,7 +5,6 @@ import (
 	"crypto/rand"
 	"errors"
 	"fmt"
-	"github.com/dynamo-rss/dynamo/config"
 	"io"
 	"log/slog"
 	"net"
@@ -17,6 +16,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/dynamo-rss/dynamo/config"
 )
 
 // demoConfig is the demo's configuration file; %s are the storage path and

@@ -5,7 +5,6 @@ import (
 	_ "embed"
 	"errors"
 	"fmt"
-	"github.com/dynamo-rss/dynamo/config"
 	"io"
 	"log/slog"
 	"net"
@@ -21,6 +20,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 
 	"github.com/dynamo-rss/dynamo/api"
+	"github.com/dynamo-rss/dynamo/config"
 	"github.com/dynamo-rss/dynamo/poller"
 	"github.com/dynamo-rss/dynamo/storage"
 )

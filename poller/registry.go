@@ -1,0 +1,197 @@
+package poller
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"maps"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/dynamo-rss/dynamo/config"
+)
+
+// Where a resource comes from.
+const (
+	SourceFile = "file" // declared in the configuration file
+	SourceAPI  = "api"  // registered at run time through the admin API (or self-registration)
+)
+
+// ErrDeclaredInFile is returned when the admin API tries to register,
+// replace or delete a resource that the configuration file declares.
+var ErrDeclaredInFile = errors.New("poller: resource declared in the configuration file")
+
+// ErrNoRegistry is returned by Register and Unregister when the engine has
+// no [Registry] to keep registrations in.
+var ErrNoRegistry = errors.New("poller: no registry for runtime resources")
+
+// Registration is a resource registered at run time, as the store keeps it:
+// its definition is the JSON of a [config.ResourceEntry].
+type Registration struct {
+	ID         string
+	Definition []byte
+	Registered time.Time // first registered
+	Updated    time.Time // last replaced
+}
+
+// Registry keeps the resources registered at run time, so that they survive
+// restarts and every node sharing the store sees them.
+type Registry interface {
+	// Registrations lists every registered resource.
+	Registrations(ctx context.Context) ([]Registration, error)
+	// Register stores reg, replacing a registration of the same id (whose
+	// Registered time is kept); created reports a new id.
+	Register(ctx context.Context, reg Registration) (created bool, err error)
+	// Unregister removes the registration and everything stored for the
+	// resource (versions, poll state), leaving a tombstone so its feeds
+	// answer 410 Gone; storage.ErrNotFound when it is not registered.
+	Unregister(ctx context.Context, id string) error
+}
+
+// registration is a decoded [Registration].
+type registration struct {
+	entry      config.ResourceEntry
+	registered time.Time
+}
+
+// Definition is a resource as the admin API lists it: its definition, where
+// it comes from, when it was registered and its poll state.
+type Definition struct {
+	Resource   config.ResourceEntry `json:"resource"`
+	Source     string               `json:"source"`
+	Registered time.Time            `json:"registered,omitzero"`
+	Status     Status               `json:"status"`
+	Polled     bool                 `json:"polled"` // false: registered but not polled (shadowed by the file, or invalid under the current configuration)
+}
+
+// loadRegistered reads the registry at start-up.
+func (e *Engine) loadRegistered(ctx context.Context) error {
+	regs, err := e.registry.Registrations(ctx)
+	if err != nil {
+		return fmt.Errorf("read registered resources: %w", err)
+	}
+	for _, reg := range regs {
+		entry, err := config.DecodeResource(reg.Definition)
+		if err != nil || entry.ID != reg.ID {
+			e.log.WarnContext(ctx, "registered resource undecodable; not polled", slog.String("resource", reg.ID), slog.Any("error", err))
+			continue
+		}
+		e.registered[reg.ID] = registration{entry: entry, registered: reg.Registered}
+	}
+	return nil
+}
+
+// Register registers (or replaces) a resource at run time: it is kept in the
+// registry and polled within seconds. entry must have been validated with
+// [config.ParseResource]; an id the configuration file declares fails with
+// ErrDeclaredInFile.
+func (e *Engine) Register(ctx context.Context, entry config.ResourceEntry) (created bool, err error) {
+	if e.registry == nil {
+		return false, ErrNoRegistry
+	}
+	e.regMu.Lock()
+	defer e.regMu.Unlock()
+	e.mu.Lock()
+	cfg := e.cfg
+	e.mu.Unlock()
+	if slices.ContainsFunc(cfg.Resources, func(r config.ResourceEntry) bool { return r.ID == entry.ID }) {
+		return false, fmt.Errorf("register %q: %w", entry.ID, ErrDeclaredInFile)
+	}
+	if errs := cfg.Poller.ValidateResource("$", entry); len(errs) > 0 {
+		return false, errors.Join(errs...)
+	}
+	def, err := json.Marshal(entry)
+	if err != nil {
+		return false, fmt.Errorf("encode resource %q: %w", entry.ID, err)
+	}
+	now := e.clock.Now()
+	created, err = e.registry.Register(ctx, Registration{ID: entry.ID, Definition: def, Registered: now, Updated: now})
+	if err != nil {
+		return false, fmt.Errorf("register %q: %w", entry.ID, err)
+	}
+	next := maps.Clone(e.registered)
+	old, had := next[entry.ID]
+	reg := registration{entry: entry, registered: now}
+	if had {
+		reg.registered = old.registered
+	}
+	next[entry.ID] = reg
+	if err := e.apply(ctx, cfg, next); err != nil {
+		return false, err
+	}
+	e.registered = next
+	return created, nil
+}
+
+// Unregister stops polling a registered resource and removes it and its
+// history; ErrDeclaredInFile for a resource of the file, ErrUnknownResource
+// for an id that is not registered. An in-flight poll of it finishes first.
+func (e *Engine) Unregister(ctx context.Context, id string) error {
+	if e.registry == nil {
+		return ErrNoRegistry
+	}
+	e.regMu.Lock()
+	defer e.regMu.Unlock()
+	e.mu.Lock()
+	cfg := e.cfg
+	r := e.resources[id]
+	e.mu.Unlock()
+	if slices.ContainsFunc(cfg.Resources, func(r config.ResourceEntry) bool { return r.ID == id }) {
+		return fmt.Errorf("unregister %q: %w", id, ErrDeclaredInFile)
+	}
+	if _, ok := e.registered[id]; !ok {
+		return fmt.Errorf("unregister %q: %w", id, ErrUnknownResource)
+	}
+	if r != nil {
+		// Wait for an in-flight poll, so none stores a version after the delete.
+		select {
+		case r.busy <- struct{}{}:
+			defer func() { <-r.busy }()
+		case <-ctx.Done():
+			return fmt.Errorf("unregister %q: %w", id, ctx.Err())
+		}
+	}
+	next := maps.Clone(e.registered)
+	delete(next, id)
+	if err := e.apply(ctx, cfg, next); err != nil {
+		return err
+	}
+	e.registered = next
+	if err := e.registry.Unregister(ctx, id); err != nil {
+		return fmt.Errorf("unregister %q: %w", id, err)
+	}
+	return nil
+}
+
+// Definitions lists every resource, declared and registered, with where it
+// comes from and its poll state, sorted by id.
+func (e *Engine) Definitions() []Definition {
+	e.regMu.Lock()
+	regs := maps.Clone(e.registered)
+	e.regMu.Unlock()
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	out := make([]Definition, 0, len(e.resources)+len(regs))
+	for id, r := range e.resources {
+		d := Definition{Resource: r.entry, Source: r.source, Registered: r.st.Since, Status: e.statusLocked(r), Polled: true}
+		if reg, ok := regs[id]; ok && r.source == SourceAPI {
+			d.Registered = reg.registered
+		}
+		out = append(out, d)
+	}
+	for id, reg := range regs {
+		if _, polled := e.resources[id]; !polled || e.resources[id].source != SourceAPI {
+			out = append(out, Definition{Resource: reg.entry, Source: SourceAPI, Registered: reg.registered, Status: Status{ID: id, URL: reg.entry.URL}})
+		}
+	}
+	slices.SortFunc(out, func(a, b Definition) int {
+		if c := strings.Compare(a.Resource.ID, b.Resource.ID); c != 0 {
+			return c
+		}
+		return strings.Compare(a.Source, b.Source)
+	})
+	return out
+}

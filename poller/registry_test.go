@@ -1,0 +1,137 @@
+package poller
+
+import (
+	"context"
+	"errors"
+	"maps"
+	"slices"
+	"sync"
+	"testing"
+
+	"github.com/dynamo-rss/dynamo/config"
+	"github.com/dynamo-rss/dynamo/storage"
+)
+
+// memRegistry is an in-memory Registry that records what it was asked.
+type memRegistry struct {
+	mu   sync.Mutex
+	regs map[string]Registration
+	gone []string
+}
+
+func newMemRegistry() *memRegistry { return &memRegistry{regs: map[string]Registration{}} }
+
+func (m *memRegistry) Registrations(context.Context) ([]Registration, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return slices.Collect(maps.Values(m.regs)), nil
+}
+
+func (m *memRegistry) Register(_ context.Context, reg Registration) (bool, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	old, had := m.regs[reg.ID]
+	if had {
+		reg.Registered = old.Registered
+	}
+	m.regs[reg.ID] = reg
+	return !had, nil
+}
+
+func (m *memRegistry) Unregister(_ context.Context, id string) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if _, ok := m.regs[id]; !ok {
+		return storage.ErrNotFound
+	}
+	delete(m.regs, id)
+	m.gone = append(m.gone, id)
+	return nil
+}
+
+func TestRegisterPollsAtOnceAndSurvivesRestartAndReload(t *testing.T) {
+	o := newOrigin(t)
+	clk := newFakeClock(t0)
+	store, reg := newMemStore(), newMemRegistry()
+	cfg := testConfig(t, baseYAML("resources:\n  - {id: file, url: \""+o.url("/file")+"\"}\n"))
+	e, err := New(t.Context(), cfg, store, Options{Clock: clk, Registry: reg})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(e.fetcher.close)
+
+	entry, err := config.ParseResource([]byte(`{"url": "`+o.url("/api")+`", "policy": {"kind": "flat", "interval": "15m"}}`), "api1", cfg.Poller)
+	if err != nil {
+		t.Fatal(err)
+	}
+	created, err := e.Register(t.Context(), entry)
+	if err != nil || !created {
+		t.Fatalf("Register = %v, %v", created, err)
+	}
+	st, ok := e.Status("api1")
+	if !ok || !st.NextPoll.Equal(t0) {
+		t.Fatalf("registered resource next poll %v, want now (%v)", st.NextPoll, t0)
+	}
+	if n := e.runDue(t.Context()); n != 1 || o.hit("/api") != 1 {
+		t.Fatalf("polled %d due, origin hit %d, want the registered page polled at once", n, o.hit("/api"))
+	}
+	if created, err := e.Register(t.Context(), entry); err != nil || created {
+		t.Fatalf("second Register = %v, %v; want replaced", created, err)
+	}
+
+	// The file's ids are not the API's to change.
+	fileEntry := entry
+	fileEntry.ID = "file"
+	if _, err := e.Register(t.Context(), fileEntry); !errors.Is(err, ErrDeclaredInFile) {
+		t.Fatalf("Register of a file id: %v, want ErrDeclaredInFile", err)
+	}
+	if err := e.Unregister(t.Context(), "file"); !errors.Is(err, ErrDeclaredInFile) {
+		t.Fatalf("Unregister of a file id: %v", err)
+	}
+	if err := e.Unregister(t.Context(), "nope"); !errors.Is(err, ErrUnknownResource) {
+		t.Fatalf("Unregister of an unknown id: %v", err)
+	}
+
+	// A reload re-applies the file; registered resources stay.
+	cfg2 := testConfig(t, baseYAML("resources:\n  - {id: file2, url: \""+o.url("/file2")+"\"}\n"))
+	if err := e.Apply(t.Context(), cfg2); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := e.Status("api1"); !ok {
+		t.Fatal("a reload dropped the registered resource")
+	}
+	if _, ok := e.Status("file"); ok {
+		t.Fatal("a reload kept a resource the file no longer declares")
+	}
+	defs := e.Definitions()
+	if len(defs) != 2 || defs[0].Resource.ID != "api1" || defs[0].Source != SourceAPI || defs[1].Source != SourceFile || defs[0].Registered.IsZero() {
+		t.Fatalf("definitions %+v", defs)
+	}
+
+	// A new engine on the same registry (a restart, or another node) polls it.
+	e2, err := New(t.Context(), cfg2, store, Options{Clock: clk, Registry: reg})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(e2.fetcher.close)
+	if st, ok := e2.Status("api1"); !ok || st.URL != o.url("/api") || st.Policy != KindFlat {
+		t.Fatalf("after restart %+v %v", st, ok)
+	}
+
+	if err := e.Unregister(t.Context(), "api1"); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := e.Status("api1"); ok {
+		t.Fatal("unregistered resource still polled")
+	}
+	if len(reg.gone) != 1 || reg.gone[0] != "api1" {
+		t.Fatalf("registry removals %v", reg.gone)
+	}
+}
+
+func TestRegisterWithoutRegistry(t *testing.T) {
+	e := newTestEngine(t, testConfig(t, baseYAML("")), newMemStore(), newFakeClock(t0))
+	if _, err := e.Register(t.Context(), config.ResourceEntry{ID: "a", URL: "http://x/"}); !errors.Is(err, ErrNoRegistry) {
+		t.Fatalf("%v", err)
+	}
+}
