@@ -92,6 +92,9 @@ type Options struct {
 	// Registry keeps resources registered at run time (the store's); nil:
 	// only the configuration file's resources, and Register fails.
 	Registry Registry
+	// Leaser divides polling among the nodes that share the store (see
+	// lease.go); nil: this engine polls every resource itself.
+	Leaser Leaser
 }
 
 // Status is what the engine knows of a resource. Its fields match
@@ -139,6 +142,7 @@ type Engine struct {
 	regMu      sync.Mutex
 	registered map[string]registration // resources registered through the admin API, by id
 	registry   Registry                // nil: no runtime registrations
+	leaser     Leaser                  // nil: this node polls every resource (one node)
 
 	afterPoll func(Status) // tests: called after each completed poll
 }
@@ -181,6 +185,7 @@ func New(ctx context.Context, cfg *config.Config, store Store, opts Options) (*E
 		resources:  make(map[string]*resource),
 		registered: make(map[string]registration),
 	}
+	e.leaser = opts.Leaser
 	if opts.Registry != nil {
 		e.registry = opts.Registry
 		if err := e.loadRegistered(ctx); err != nil {
@@ -592,6 +597,9 @@ func (e *Engine) PollNow(ctx context.Context, id string) (Status, error) {
 		if err := ctx.Err(); err != nil {
 			return Status{}, err
 		}
+		if e.leaser != nil {
+			return Status{}, fmt.Errorf("poll %q: %w", id, ErrPolledElsewhere)
+		}
 		return Status{}, fmt.Errorf("poll %q: interrupted", id)
 	}
 	return st, nil
@@ -652,8 +660,9 @@ type pollResult struct {
 	published  time.Time
 	items      itemChanges
 	floor      time.Duration
-	validators *validators  // nil: keep the old ones
-	version    *lastVersion // nil: keep the old one
+	validators *validators      // nil: keep the old ones
+	version    *lastVersion     // nil: keep the old one
+	doc        *schema.Document // with a Leaser: the extracted document, not yet stored
 }
 
 // poll runs one poll of r, whose busy token the caller holds. With wait, it
@@ -689,6 +698,9 @@ func (e *Engine) poll(ctx context.Context, r *resource, wait bool) (Status, bool
 		}
 	}
 	if !e.gate(ctx, r, host, interval, wait) {
+		return Status{}, false
+	}
+	if e.leaser != nil && !e.acquire(ctx, r, cfg, wait) {
 		return Status{}, false
 	}
 	start := e.clock.Now()
@@ -766,6 +778,12 @@ func (e *Engine) fetchAndStore(ctx context.Context, r *resource, f *retriever, u
 		return pollResult{outcome: OutcomeError, err: fmt.Errorf("extract: %w", err), floor: fr.MaxAge}
 	}
 	doc := out.Document
+	items, version := compareItems(doc, last)
+	res := pollResult{outcome: OutcomeUnchanged, floor: fr.MaxAge, validators: &v, published: newestPublished(doc), items: items, version: version}
+	if e.leaser != nil {
+		res.doc = doc // stored by finish, with the poll state, in one transaction
+		return res
+	}
 	sr, err := e.store.Save(ctx, doc)
 	if errors.Is(err, storage.ErrDiskFull) {
 		// Validators are not kept: the next poll fetches the page again and
@@ -775,17 +793,9 @@ func (e *Engine) fetchAndStore(ctx context.Context, r *resource, f *retriever, u
 	if err != nil {
 		return pollResult{outcome: OutcomeError, err: fmt.Errorf("save version: %w", err)}
 	}
-	items, version := compareItems(doc, last)
-	res := pollResult{outcome: OutcomeUnchanged, floor: fr.MaxAge, validators: &v, published: newestPublished(doc), items: items, version: version}
 	if sr.Changed {
 		res.outcome, res.changed = OutcomeChanged, true
-		e.m.versions.Inc()
-		if ret.MaxVersions > 0 || ret.MaxAge > 0 {
-			if _, err := e.store.Prune(ctx, r.id, ret, now); err != nil {
-				// The version is stored; a failed prune is retried after the next change.
-				e.log.WarnContext(ctx, "prune failed", slog.String("resource", r.id), slog.Any("error", err))
-			}
-		}
+		e.stored(ctx, r.id, ret, now)
 	}
 	return res
 }
@@ -847,14 +857,66 @@ func compareItems(doc *schema.Document, last *lastVersion) (itemChanges, *lastVe
 	return ch, next
 }
 
+// stored accounts for a new version of id and applies its retention.
+func (e *Engine) stored(ctx context.Context, id string, ret storage.Retention, now time.Time) {
+	e.m.versions.Inc()
+	if ret.MaxVersions > 0 || ret.MaxAge > 0 {
+		if _, err := e.store.Prune(ctx, id, ret, now); err != nil {
+			// The version is stored; a failed prune is retried after the next change.
+			e.log.WarnContext(ctx, "prune failed", slog.String("resource", id), slog.Any("error", err))
+		}
+	}
+}
+
 // finish records a poll's outcome, asks the policy (or the error back-off)
 // for the next poll, reschedules and persists.
 func (e *Engine) finish(ctx context.Context, r *resource, start time.Time, res pollResult) Status {
+	if e.leaser != nil {
+		return e.finishLeased(ctx, r, start, res)
+	}
+	status, data, ok, err := e.decide(r, start, &res)
+	if !ok {
+		e.m.polls.WithLabelValues(res.outcome).Inc()
+		return status
+	}
+	if err == nil {
+		// The poll happened (a version may be stored): its state is saved even
+		// when ctx ended meanwhile (shutdown, a PollNow client gone).
+		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), stateSaveTimeout)
+		err = e.store.SavePollState(sctx, r.id, data)
+		cancel()
+	}
+	switch {
+	case errors.Is(err, storage.ErrDiskFull):
+		e.log.DebugContext(ctx, "poll state not saved", slog.String("resource", r.id), slog.Any("error", err))
+	case err != nil:
+		e.log.WarnContext(ctx, "poll state not saved", slog.String("resource", r.id), slog.Any("error", err))
+	}
+	e.done(ctx, status, res)
+	return status
+}
+
+// done ends a poll: its metric, its log line and the test hook.
+func (e *Engine) done(ctx context.Context, status Status, res pollResult) {
 	e.m.polls.WithLabelValues(res.outcome).Inc()
+	e.logPoll(ctx, status, res)
 	e.mu.Lock()
+	hook := e.afterPoll
+	e.mu.Unlock()
+	if hook != nil {
+		hook(status)
+	}
+}
+
+// decide applies a poll's result to r's state under e.mu: counters, the
+// policy (or the error back-off) for the next poll, the queue. It returns
+// the status and the encoded state to persist; ok is false when r was
+// removed meanwhile (nothing to persist).
+func (e *Engine) decide(r *resource, start time.Time, res *pollResult) (status Status, data []byte, ok bool, err error) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
 	if e.resources[r.id] != r {
-		e.mu.Unlock()
-		return Status{ID: r.id, LastOutcome: res.outcome}
+		return Status{ID: r.id, LastOutcome: res.outcome}, nil, false, nil
 	}
 	st := &r.st
 	st.Polls++
@@ -909,28 +971,8 @@ func (e *Engine) finish(ctx context.Context, r *resource, start time.Time, res p
 	st.NextPoll = next
 	e.queue.Push(r.id, next)
 	e.gauges(r)
-	status := e.statusLocked(r)
-	data, err := st.marshal()
-	hook := e.afterPoll
-	e.mu.Unlock()
-	if err == nil {
-		// The poll happened (a version may be stored): its state is saved even
-		// when ctx ended meanwhile (shutdown, a PollNow client gone).
-		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), stateSaveTimeout)
-		err = e.store.SavePollState(sctx, r.id, data)
-		cancel()
-	}
-	switch {
-	case errors.Is(err, storage.ErrDiskFull):
-		e.log.DebugContext(ctx, "poll state not saved", slog.String("resource", r.id), slog.Any("error", err))
-	case err != nil:
-		e.log.WarnContext(ctx, "poll state not saved", slog.String("resource", r.id), slog.Any("error", err))
-	}
-	e.logPoll(ctx, status, res)
-	if hook != nil {
-		hook(status)
-	}
-	return status
+	data, err = st.marshal()
+	return e.statusLocked(r), data, true, err
 }
 
 // diskFullRetry is the longest wait after a poll that could not store for

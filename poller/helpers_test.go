@@ -291,7 +291,13 @@ func baseYAML(extra string) string {
 
 func newTestEngine(t *testing.T, cfg *config.Config, store Store, clk *fakeClock) *Engine {
 	t.Helper()
-	e, err := New(context.Background(), cfg, store, Options{Clock: clk})
+	return newTestEngineOpts(t, cfg, store, Options{Clock: clk})
+}
+
+// newTestEngineOpts builds an engine whose retriever is closed at the end of the test.
+func newTestEngineOpts(t *testing.T, cfg *config.Config, store Store, opts Options) *Engine {
+	t.Helper()
+	e, err := New(context.Background(), cfg, store, opts)
 	if err != nil {
 		t.Fatalf("New: %v", err)
 	}

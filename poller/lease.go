@@ -1,0 +1,180 @@
+package poller
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/dynamo-rss/dynamo/config"
+	"github.com/dynamo-rss/dynamo/schema"
+	"github.com/dynamo-rss/dynamo/storage"
+)
+
+// Leaser divides polling among several engines (nodes) sharing one store.
+// Every node schedules every resource in its own queue, as a single node
+// does; before polling, it asks the store for the resource's lease, which
+// the store grants to one node at a time, only when the resource is due
+// (by the next-poll time the last poll of any node stored) and its host's
+// politeness slot is free across all nodes. The poll's result (the version,
+// the poll state, the next due time) and the lease's release commit in one
+// transaction, so a node that dies mid-poll leaves nothing half-done: its
+// lease expires and another node polls the resource.
+type Leaser interface {
+	// Acquire asks for the lease of req.ID; see [LeaseRequest] and [Lease].
+	Acquire(ctx context.Context, req LeaseRequest) (Lease, error)
+	// Complete commits a poll of id made under this node's lease, in one
+	// transaction: it stores doc as a version (nil: none; a document whose
+	// content equals the latest version's is not stored, as Save does),
+	// calls commit with the save's result to get the poll state and the next
+	// due time, writes both and releases the lease. It fails with
+	// [storage.ErrLeaseLost], storing nothing, when the lease is no longer
+	// this node's (it expired and another node took the resource).
+	Complete(ctx context.Context, id string, doc *schema.Document, commit CommitFunc) (storage.SaveResult, error)
+}
+
+// CommitFunc turns a save's result into the poll state to persist and the
+// resource's next due time; it runs inside the commit's transaction.
+type CommitFunc func(storage.SaveResult) (state []byte, next time.Time, err error)
+
+// LeaseRequest asks for a resource's lease.
+type LeaseRequest struct {
+	ID   string
+	Host string // the page's host, for politeness across nodes
+	Now  time.Time
+	// Lease is how long the lease holds without a Complete: twice the poll
+	// timeout, so a node that died mid-poll frees its resources soon.
+	Lease time.Duration
+	// HostInterval is the politeness gap between two requests to Host,
+	// whichever nodes make them.
+	HostInterval time.Duration
+	// Force grants the lease even before the resource is due (a poll asked
+	// for by an operator), but never while another node holds it.
+	Force bool
+}
+
+// Lease is the store's answer to a [LeaseRequest].
+type Lease struct {
+	Granted bool
+	// State is the resource's poll state as the store has it (written by
+	// whichever node polled last); nil when none was ever stored.
+	State []byte
+	// Retry, when not granted, is when the resource may be asked for again:
+	// its next due time, the end of another node's lease, or its host's
+	// next politeness slot.
+	Retry time.Time
+}
+
+// ErrPolledElsewhere is returned by PollNow when another node holds the
+// resource's lease (it is being polled there).
+var ErrPolledElsewhere = errors.New("poller: resource being polled by another node")
+
+// leaseRetryOnError is when to ask again after the store failed to answer.
+const leaseRetryOnError = 10 * time.Second
+
+// acquire asks for r's lease. Granted, it adopts the store's poll state
+// (another node may have polled since) and returns true. Refused, it adopts
+// the state too, requeues r when the store says to ask again and returns
+// false; force is PollNow's.
+func (e *Engine) acquire(ctx context.Context, r *resource, cfg *config.Config, force bool) bool {
+	now := e.clock.Now()
+	lease, err := e.leaser.Acquire(ctx, LeaseRequest{
+		ID:           r.id,
+		Host:         r.host,
+		Now:          now,
+		Lease:        2 * cfg.Poller.Timeout.D(),
+		HostInterval: cfg.Poller.PerHostInterval.D(),
+		Force:        force,
+	})
+	if err != nil {
+		if ctx.Err() == nil {
+			e.log.WarnContext(ctx, "lease not acquired", slog.String("resource", r.id), slog.Any("error", err))
+			e.requeue(r, now.Add(leaseRetryOnError))
+		}
+		return false
+	}
+	if lease.State != nil {
+		st, err := unmarshalState(lease.State)
+		if err != nil {
+			e.log.WarnContext(ctx, "stored poll state undecodable; keeping this node's", slog.String("resource", r.id), slog.Any("error", err))
+		} else {
+			e.adopt(r, st)
+		}
+	}
+	if !lease.Granted {
+		if !force {
+			e.requeue(r, lease.Retry)
+		}
+		return false
+	}
+	return true
+}
+
+// adopt takes a poll state written by another node, keeping what belongs to
+// this node's configuration (the URL and policy kind in force).
+func (e *Engine) adopt(r *resource, st persisted) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.resources[r.id] != r {
+		return
+	}
+	if st.URL != r.st.URL {
+		st.Validators, st.Last = validators{}, nil // another page: nothing to compare with
+	}
+	st.URL, st.Kind = r.st.URL, r.st.Kind
+	if st.Since.IsZero() || (!r.st.Since.IsZero() && r.st.Since.Before(st.Since)) {
+		st.Since = r.st.Since
+	}
+	r.st = st
+	e.gauges(r)
+}
+
+// finishLeased is finish under a lease: the version, the state and the
+// next due time commit together, then the lease is released.
+func (e *Engine) finishLeased(ctx context.Context, r *resource, start time.Time, res pollResult) Status {
+	var (
+		status  Status
+		decided bool
+	)
+	e.mu.Lock()
+	ret := r.retention
+	e.mu.Unlock()
+	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), stateSaveTimeout)
+	defer cancel()
+	sr, err := e.leaser.Complete(cctx, r.id, res.doc, func(sr storage.SaveResult) ([]byte, time.Time, error) {
+		if res.doc != nil && sr.Changed {
+			res.outcome, res.changed = OutcomeChanged, true
+		}
+		st, data, ok, err := e.decide(r, start, &res)
+		if !ok {
+			return nil, time.Time{}, fmt.Errorf("resource %q removed during its poll", r.id)
+		}
+		status, decided = st, true
+		return data, st.NextPoll, err
+	})
+	switch {
+	case err == nil:
+		if sr.Changed {
+			e.stored(ctx, r.id, ret, start)
+		}
+	case errors.Is(err, storage.ErrLeaseLost):
+		e.log.WarnContext(ctx, "poll discarded: its lease expired and another node took the resource over", slog.String("resource", r.id))
+		res = pollResult{outcome: OutcomeError, err: err}
+	default:
+		res = pollResult{outcome: OutcomeError, err: fmt.Errorf("commit poll: %w", err)}
+	}
+	if err != nil {
+		// Nothing was stored. Record the failure here; the store's state
+		// comes back with the next lease.
+		res.changed = false
+		var ok bool
+		if status, _, ok, _ = e.decide(r, start, &res); !ok {
+			return Status{ID: r.id, LastOutcome: res.outcome}
+		}
+	} else if !decided {
+		return Status{ID: r.id, LastOutcome: res.outcome}
+	}
+	e.done(ctx, status, res)
+	return status
+}

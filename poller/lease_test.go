@@ -1,0 +1,233 @@
+package poller
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/dynamo-rss/dynamo/schema"
+	"github.com/dynamo-rss/dynamo/storage"
+)
+
+// fakeDB models, in memory, what the PostgreSQL driver keeps for leases:
+// per resource its poll state, next due time and lease; per host the next
+// allowed request. Versions go to a shared memStore.
+type fakeDB struct {
+	mu    sync.Mutex
+	store *memStore
+	rows  map[string]*leaseRow
+	hosts map[string]time.Time
+}
+
+type leaseRow struct {
+	state []byte
+	due   time.Time
+	owner string
+	until time.Time
+}
+
+func newFakeDB() *fakeDB {
+	return &fakeDB{store: newMemStore(), rows: map[string]*leaseRow{}, hosts: map[string]time.Time{}}
+}
+
+// fakeNode is one node's Leaser over a fakeDB; dead makes it die between
+// Acquire and Complete (its lease is never released).
+type fakeNode struct {
+	db   *fakeDB
+	name string
+	dead bool
+}
+
+func (n *fakeNode) Acquire(_ context.Context, req LeaseRequest) (Lease, error) {
+	n.db.mu.Lock()
+	defer n.db.mu.Unlock()
+	row := n.db.rows[req.ID]
+	if row == nil {
+		row = &leaseRow{due: req.Now}
+		n.db.rows[req.ID] = row
+	}
+	l := Lease{State: bytes.Clone(row.state)}
+	switch {
+	case row.owner != "" && row.owner != n.name && row.until.After(req.Now):
+		l.Retry = row.until
+	case !req.Force && row.due.After(req.Now):
+		l.Retry = row.due
+	case n.db.hosts[req.Host].After(req.Now):
+		l.Retry = n.db.hosts[req.Host]
+	default:
+		n.db.hosts[req.Host] = req.Now.Add(req.HostInterval)
+		row.owner, row.until = n.name, req.Now.Add(req.Lease)
+		l.Granted = true
+	}
+	return l, nil
+}
+
+var errKilled = errors.New("node killed")
+
+func (n *fakeNode) Complete(ctx context.Context, id string, doc *schema.Document, commit CommitFunc) (storage.SaveResult, error) {
+	if n.dead {
+		return storage.SaveResult{}, errKilled
+	}
+	n.db.mu.Lock()
+	defer n.db.mu.Unlock()
+	row := n.db.rows[id]
+	if row == nil || row.owner != n.name {
+		return storage.SaveResult{}, storage.ErrLeaseLost
+	}
+	var sr storage.SaveResult
+	if doc != nil {
+		var err error
+		if sr, err = n.db.store.Save(ctx, doc); err != nil {
+			return storage.SaveResult{}, err
+		}
+	}
+	state, next, err := commit(sr)
+	if err != nil {
+		return storage.SaveResult{}, err
+	}
+	row.state, row.due, row.owner = state, next, ""
+	return sr, nil
+}
+
+// Three nodes share the polling of 20 resources: none is fetched twice
+// within its interval, every change is stored once, and when a node dies
+// mid-poll the others take its resources over once its lease expires.
+func TestLeasesShareThePollingAmongNodes(t *testing.T) {
+	const n = 20
+	var mu sync.Mutex
+	fetched := map[string][]time.Time{} // path → fetch times (on the fake clock)
+	clk := newFakeClock(t0)
+	o := newOrigin(t)
+	for i := range n {
+		path := fmt.Sprintf("/p%d", i)
+		o.handle(path, func(w http.ResponseWriter, r *http.Request) {
+			mu.Lock()
+			fetched[path] = append(fetched[path], clk.Now())
+			k := len(fetched[path])
+			mu.Unlock()
+			w.Header().Set("Content-Type", "text/html")
+			fmt.Fprint(w, page("Site "+path, fmt.Sprintf("item %d", k))) // every fetch is a change
+		})
+	}
+	var rs strings.Builder
+	for i := range n {
+		fmt.Fprintf(&rs, "  - {id: r%d, url: \"%s\", policy: {kind: flat, interval: 10m}}\n", i, o.url(fmt.Sprintf("/p%d", i)))
+	}
+	cfg := testConfig(t, baseYAML("resources:\n"+rs.String()))
+	db := newFakeDB()
+	nodes := make([]*fakeNode, 3)
+	engines := make([]*Engine, 3)
+	for i := range engines {
+		nodes[i] = &fakeNode{db: db, name: fmt.Sprintf("node%d", i)}
+		engines[i] = newTestEngineOpts(t, cfg, db.store, Options{Clock: clk, Leaser: nodes[i]})
+	}
+	step := func(alive []int) {
+		clk.Set(clk.Now().Add(time.Minute))
+		for _, i := range alive {
+			engines[i].runDue(t.Context())
+		}
+	}
+	for range 60 {
+		step([]int{0, 1, 2})
+	}
+	mu.Lock()
+	total := 0
+	for path, ts := range fetched {
+		total += len(ts)
+		for k := 1; k < len(ts); k++ {
+			if d := ts[k].Sub(ts[k-1]); d < 10*time.Minute {
+				t.Errorf("%s fetched twice within its interval: %v apart", path, d)
+			}
+		}
+	}
+	mu.Unlock()
+	// 60 minutes at one poll per 10 minutes, first polls within the first minute: 6 or 7 each.
+	if total < 6*n || total > 7*n {
+		t.Fatalf("%d fetches in an hour of 20 resources at 10 min, want 120–140", total)
+	}
+	versions := 0
+	for i := range n {
+		versions += len(db.store.versions[fmt.Sprintf("r%d", i)])
+	}
+	if versions != total {
+		t.Fatalf("%d versions for %d changed fetches: a change stored twice or lost", versions, total)
+	}
+	polledBy := map[int]int{}
+	for i, e := range engines {
+		for _, st := range e.Statuses() {
+			if st.Polls > 0 {
+				polledBy[i]++
+			}
+		}
+	}
+	if len(polledBy) < 2 {
+		t.Fatalf("polls not shared among the nodes: %v", polledBy)
+	}
+
+	// Node 0 dies: it takes leases and never completes.
+	nodes[0].dead = true
+	engines[0].runDue(t.Context()) // whatever is due now, node 0 leases and "dies" with
+	var stuck []string
+	db.mu.Lock()
+	for id, row := range db.rows {
+		if row.owner == "node0" {
+			stuck = append(stuck, id)
+		}
+	}
+	db.mu.Unlock()
+	before := map[string]int{}
+	mu.Lock()
+	for p, ts := range fetched {
+		before[p] = len(ts)
+	}
+	mu.Unlock()
+	for range 20 { // 20 minutes: leases (2 × 5 s) long expired, every resource due again
+		step([]int{1, 2})
+	}
+	mu.Lock()
+	for i := range n {
+		p := fmt.Sprintf("/p%d", i)
+		if len(fetched[p]) <= before[p] {
+			t.Errorf("%s not polled by the survivors in 20 minutes (leased by the dead node: %v)", p, stuck)
+		}
+	}
+	mu.Unlock()
+	db.mu.Lock()
+	for id, row := range db.rows {
+		if row.owner == "node0" && row.until.After(clk.Now()) {
+			t.Errorf("%s still leased by the dead node", id)
+		}
+	}
+	db.mu.Unlock()
+}
+
+// Politeness holds across nodes: two nodes, two resources on one host due
+// at once, a one-minute gap: the second waits for the host's next slot.
+func TestLeasesKeepHostPolitenessAcrossNodes(t *testing.T) {
+	clk := newFakeClock(t0)
+	o := newOrigin(t)
+	y := baseYAML("resources:\n  - {id: a, url: \"" + o.url("/a") + "\", policy: {kind: flat, interval: 1h}}\n  - {id: b, url: \"" + o.url("/b") + "\", policy: {kind: flat, interval: 1h}}\n")
+	y = strings.Replace(y, "per_host_interval: 0s", "per_host_interval: 1m", 1)
+	cfg := testConfig(t, y)
+	db := newFakeDB()
+	e1 := newTestEngineOpts(t, cfg, db.store, Options{Clock: clk, Leaser: &fakeNode{db: db, name: "n1"}})
+	e2 := newTestEngineOpts(t, cfg, db.store, Options{Clock: clk, Leaser: &fakeNode{db: db, name: "n2"}})
+	clk.Set(t0.Add(time.Minute)) // both due on both nodes
+	e1.runDue(t.Context())
+	e2.runDue(t.Context())
+	if got := o.hit("/a") + o.hit("/b"); got != 1 {
+		t.Fatalf("%d requests to one host at once across two nodes, want 1", got)
+	}
+	clk.Set(t0.Add(2*time.Minute + time.Second))
+	e1.runDue(t.Context())
+	e2.runDue(t.Context())
+	if o.hit("/a") != 1 || o.hit("/b") != 1 {
+		t.Fatalf("after the host's gap: a %d, b %d; want both polled once", o.hit("/a"), o.hit("/b"))
+	}
+}
