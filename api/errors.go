@@ -9,6 +9,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/dynamo-rss/dynamo/config"
 	"github.com/dynamo-rss/dynamo/storage"
 )
 
@@ -91,6 +92,7 @@ func toProblem(err error) *Problem {
 		p   *Problem
 		he  *echo.HTTPError
 		mbe *http.MaxBytesError
+		fe  *config.FieldError
 	)
 	switch {
 	case errors.As(err, &p):
@@ -112,6 +114,10 @@ func toProblem(err error) *Problem {
 			}
 		}
 		return out
+	case errors.Is(err, ErrDeclaredInFile):
+		return &Problem{Status: http.StatusConflict, Detail: "this resource is declared in the configuration file; change it there", Err: err}
+	case errors.As(err, &fe):
+		return badDefinition(err)
 	case errors.Is(err, storage.ErrNotFound):
 		return &Problem{Status: http.StatusNotFound, Detail: "not found; GET /resources lists the resources", Err: err}
 	}

@@ -45,21 +45,28 @@ type Poller interface {
 
 // Options configure a Server. Store is required; everything else may be zero.
 type Options struct {
-	Store           Store                           // stored versions and items
-	Poller          Poller                          // nil: no poll status (tests, read-only serving)
-	Reload          func(ctx context.Context) error // POST /admin/reload; nil: route answers 501
-	Ready           func(ctx context.Context) error // GET /readyz: nil error when the store is reachable and the poller runs; nil: always ready
-	AdminToken      string                          // bearer token; empty: admin routes off (404)
-	PublicURL       string                          // base of absolute links in feeds, e.g. "https://feeds.example.org"
-	Logger          *slog.Logger                    // nil: discard
-	AccessLog       bool                            // one log line per request (log.access); off: only 5xx causes are logged
-	Registerer      prometheus.Registerer           // nil: metrics not registered
-	Gatherer        prometheus.Gatherer             // served at /metrics; nil: /metrics answers 404
-	Now             func() time.Time                // nil: time.Now
-	MaxPreviewBytes int64                           // POST /preview body limit; 0: 5 MiB
-	CacheBytes      int64                           // render cache bound; 0: 32 MiB
-	RequestTimeout  time.Duration                   // deadline of each request's context; 0: 30s
-	ShutdownTimeout time.Duration                   // Serve: bound on finishing in-flight requests after ctx ends; 0: 10s
+	Store      Store                           // stored versions and items
+	Poller     Poller                          // nil: no poll status (tests, read-only serving)
+	Reload     func(ctx context.Context) error // POST /admin/reload; nil: route answers 501
+	Ready      func(ctx context.Context) error // GET /readyz: nil error when the store is reachable and the poller runs; nil: always ready
+	AdminToken string                          // bearer token; empty: admin routes off (404)
+	PublicURL  string                          // base of absolute links in feeds, e.g. "https://feeds.example.org"
+	Logger     *slog.Logger                    // nil: discard
+	AccessLog  bool                            // one log line per request (log.access); off: only 5xx causes are logged
+	Registry   Registry                        // GET/PUT/DELETE /admin/resources; nil: those answer 501
+	Fetch      PageFetcher                     // self-registration fetches the page through it
+	// OpenRegistration lets webmasters register annotated pages with POST
+	// /resources (registration: open); RegistrationEvery is the mean time
+	// between registrations a client may make (0: one a minute, bursts of 5).
+	OpenRegistration  bool
+	RegistrationEvery time.Duration
+	Registerer        prometheus.Registerer // nil: metrics not registered
+	Gatherer          prometheus.Gatherer   // served at /metrics; nil: /metrics answers 404
+	Now               func() time.Time      // nil: time.Now
+	MaxPreviewBytes   int64                 // POST /preview body limit; 0: 5 MiB
+	CacheBytes        int64                 // render cache bound; 0: 32 MiB
+	RequestTimeout    time.Duration         // deadline of each request's context; 0: 30s
+	ShutdownTimeout   time.Duration         // Serve: bound on finishing in-flight requests after ctx ends; 0: 10s
 }
 
 // Defaults for the zero values of Options.
@@ -80,6 +87,7 @@ type Server struct {
 	token   atomic.Pointer[string]        // admin bearer token; "" = admin routes off
 	pages   map[string]*template.Template // home and preview pages (embedded), by file name
 	feeds   *feedEngine                   // render cache and render metrics of the /resources feeds
+	limiter *registrationLimiter          // self-registrations per client
 }
 
 // New builds a Server and registers its routes and metrics.
@@ -114,6 +122,11 @@ func New(opts Options) (*Server, error) {
 		return nil, err
 	}
 	s.feeds = feeds
+	every := opts.RegistrationEvery
+	if every <= 0 {
+		every = time.Minute
+	}
+	s.limiter = newRegistrationLimiter(every, 5)
 	s.e = echo.New()
 	s.e.HideBanner = true
 	s.e.HidePort = true
@@ -134,6 +147,7 @@ func (s *Server) routes() {
 	e := s.e
 	e.GET("/resources", s.getResources)
 	e.HEAD("/resources", s.getResources)
+	e.POST("/resources", s.postResources)
 	e.GET("/resources/:rssId", s.getResource)
 	e.HEAD("/resources/:rssId", s.getResource)
 
@@ -153,7 +167,10 @@ func (s *Server) routes() {
 	// Without a token the admin routes answer 404, as if they did not exist.
 	admin := e.Group("/admin", s.requireToken)
 	admin.POST("/reload", s.postReload)
+	admin.GET("/resources", s.getAdminResources)
 	admin.GET("/resources/:rssId", s.getAdminResource)
+	admin.PUT("/resources/:rssId", s.putAdminResource)
+	admin.DELETE("/resources/:rssId", s.deleteAdminResource)
 	admin.POST("/resources/:rssId/poll", s.postAdminPoll)
 }
 

@@ -58,3 +58,55 @@ func (a Alpha) MarshalJSON() ([]byte, error) {
 
 // IsZero reports an unset alpha (for omitzero).
 func (a Alpha) IsZero() bool { return !a.Set }
+
+// UnmarshalJSON reads a duration written as "10m" (or a number of seconds).
+func (d *Duration) UnmarshalJSON(b []byte) error {
+	var s string
+	if err := json.Unmarshal(b, &s); err != nil {
+		var secs float64
+		if err := json.Unmarshal(b, &secs); err != nil {
+			return fmt.Errorf("duration: want a string like \"10m\", got %s", b)
+		}
+		*d = Duration(secs * float64(time.Second))
+		return nil
+	}
+	v, err := time.ParseDuration(s)
+	if err != nil {
+		return fmt.Errorf("invalid duration %q (want e.g. 30s, 10m, 6h)", s)
+	}
+	*d = Duration(v)
+	return nil
+}
+
+// UnmarshalJSON reads a size written as a byte count or like "5MiB".
+func (s *Size) UnmarshalJSON(b []byte) error {
+	var n int64
+	if err := json.Unmarshal(b, &n); err == nil {
+		*s = Size(n)
+		return nil
+	}
+	var str string
+	if err := json.Unmarshal(b, &str); err != nil {
+		return fmt.Errorf("size: want a number or a string like \"5MiB\", got %s", b)
+	}
+	v, err := ParseSize(str)
+	if err != nil {
+		return err
+	}
+	*s = v
+	return nil
+}
+
+// UnmarshalJSON reads an alpha written as a number in [0,1] or "auto".
+func (a *Alpha) UnmarshalJSON(b []byte) error {
+	if string(b) == `"auto"` {
+		*a = Alpha{Auto: true, Set: true}
+		return nil
+	}
+	var v float64
+	if err := json.Unmarshal(b, &v); err != nil || v < 0 || v > 1 {
+		return fmt.Errorf("alpha must be a number in [0,1] or \"auto\", got %s", b)
+	}
+	*a = Alpha{Value: v, Set: true}
+	return nil
+}

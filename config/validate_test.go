@@ -1,11 +1,13 @@
 package config
 
 import (
+	"encoding/json"
 	"errors"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 func TestValidateReportsEveryProblem(t *testing.T) {
@@ -114,5 +116,28 @@ func TestParseResource(t *testing.T) {
 				t.Fatalf("err = %v, want it to name %q", err, tc.field)
 			}
 		})
+	}
+}
+
+// A registered resource is stored as JSON and read back with DecodeResource.
+func TestResourceJSONRoundTrip(t *testing.T) {
+	in := ResourceEntry{ID: "forum", URL: "https://example.org/forum/",
+		Policy:     PolicySpec{Kind: KindSmart, Alpha: Alpha{Auto: true, Set: true}, Initial: Duration(20 * time.Minute), Max: Duration(2 * time.Hour)},
+		Retention:  RetentionConfig{MaxVersions: 50, MaxAge: Duration(720 * time.Hour)},
+		DateFormat: "02.01.2006 15:04", Timezone: "Europe/Rome"}
+	b, err := json.Marshal(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := DecodeResource(b)
+	if err != nil {
+		t.Fatalf("%v\n%s", err, b)
+	}
+	if out != in {
+		t.Fatalf("round trip:\n in %+v\nout %+v\n%s", in, out, b)
+	}
+	var viaJSON ResourceEntry
+	if err := json.Unmarshal(b, &viaJSON); err != nil || viaJSON != in {
+		t.Fatalf("encoding/json round trip: %+v %v", viaJSON, err)
 	}
 }

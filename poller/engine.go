@@ -716,21 +716,29 @@ func (e *Engine) poll(ctx context.Context, r *resource, wait bool) (Status, bool
 // gate waits for (wait) or checks for the host's politeness slot; without
 // wait, a busy host requeues r at its slot and gate returns false.
 func (e *Engine) gate(ctx context.Context, r *resource, host string, interval time.Duration, wait bool) bool {
+	if wait {
+		return e.waitSlot(ctx, host, interval) == nil
+	}
+	if d := e.hosts.reserve(host, e.clock.Now(), interval); d > 0 {
+		e.requeue(r, e.clock.Now().Add(d))
+		return false
+	}
+	return true
+}
+
+// waitSlot waits for host's next politeness slot and takes it.
+func (e *Engine) waitSlot(ctx context.Context, host string, interval time.Duration) error {
 	for {
 		d := e.hosts.reserve(host, e.clock.Now(), interval)
 		if d == 0 {
-			return true
-		}
-		if !wait {
-			e.requeue(r, e.clock.Now().Add(d))
-			return false
+			return nil
 		}
 		t := e.clock.NewTimer(d)
 		select {
 		case <-t.C():
 		case <-ctx.Done():
 			t.Stop()
-			return false
+			return ctx.Err()
 		}
 	}
 }

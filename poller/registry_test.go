@@ -5,6 +5,7 @@ import (
 	"errors"
 	"maps"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 
@@ -133,5 +134,20 @@ func TestRegisterWithoutRegistry(t *testing.T) {
 	e := newTestEngine(t, testConfig(t, baseYAML("")), newMemStore(), newFakeClock(t0))
 	if _, err := e.Register(t.Context(), config.ResourceEntry{ID: "a", URL: "http://x/"}); !errors.Is(err, ErrNoRegistry) {
 		t.Fatalf("%v", err)
+	}
+}
+
+func TestFetchPageGoesThroughTheGuard(t *testing.T) {
+	o := newOrigin(t)
+	clk := newFakeClock(t0)
+	e := newTestEngine(t, testConfig(t, baseYAML("")), newMemStore(), clk)
+	p, err := e.FetchPage(t.Context(), o.url("/page"))
+	if err != nil || !strings.Contains(string(p.Body), "channel:title") || p.URL != o.url("/page") {
+		t.Fatalf("FetchPage: %+v %v", p, err)
+	}
+	// Without allow_private, loopback is refused by the SSRF guard.
+	strict := newTestEngine(t, testConfig(t, strings.Replace(baseYAML(""), "allow_private: true", "allow_private: false", 1)), newMemStore(), clk)
+	if _, err := strict.FetchPage(t.Context(), o.url("/page")); err == nil {
+		t.Fatal("a loopback page was fetched without allow_private")
 	}
 }

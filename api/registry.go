@@ -1,0 +1,351 @@
+package api
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"regexp"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/labstack/echo/v4"
+	"golang.org/x/time/rate"
+
+	"github.com/dynamo-rss/dynamo/config"
+	"github.com/dynamo-rss/dynamo/extractor"
+)
+
+// Registry is the api's view of the runtime registry: resources registered
+// while the service runs, kept in the store. The poller implements it (cmd
+// adapts it); its errors wrap [ErrDeclaredInFile] for an id the
+// configuration file declares and storage.ErrNotFound for an unknown id.
+type Registry interface {
+	// Definitions lists every resource, declared and registered, by id.
+	Definitions() []ResourceDefinition
+	// Register registers or replaces a resource; created reports a new id.
+	Register(ctx context.Context, entry config.ResourceEntry) (created bool, err error)
+	// Unregister stops polling a registered resource and removes it and
+	// its history; its feeds answer 410 Gone afterwards.
+	Unregister(ctx context.Context, id string) error
+	// PollerConfig is the poller configuration in force, under which a
+	// definition is validated (policy defaults come from it).
+	PollerConfig() config.PollerConfig
+}
+
+// ErrDeclaredInFile is wrapped by [Registry] errors for an id that the
+// configuration file declares: the admin API cannot change it (409).
+var ErrDeclaredInFile = errors.New("api: resource declared in the configuration file")
+
+// ResourceDefinition is a resource as GET /admin/resources lists it.
+type ResourceDefinition struct {
+	Resource   config.ResourceEntry
+	Source     string // "file" or "api"
+	Registered time.Time
+	Status     ResourceStatus
+	Polled     bool // false: registered but not polled (shadowed by the file, or invalid under the configuration in force)
+}
+
+// PageFetcher fetches one page through the poller's guarded retriever (SSRF
+// guard, size and time limits, robots.txt), for self-registration.
+type PageFetcher interface {
+	FetchPage(ctx context.Context, url string) (Page, error)
+}
+
+// Page is a fetched page.
+type Page struct {
+	Body        []byte
+	ContentType string
+	URL         string // after redirects
+}
+
+// definitionJSON is one entry of GET /admin/resources and the body of a
+// PUT's answer.
+type definitionJSON struct {
+	ID         string               `json:"id"`
+	Source     string               `json:"source"`
+	Registered *time.Time           `json:"registered,omitempty"`
+	Polled     bool                 `json:"polled"`
+	Resource   config.ResourceEntry `json:"resource"`
+	Feed       string               `json:"feed"`
+	Status     adminStatus          `json:"status"`
+}
+
+func (s *Server) definitionJSON(d ResourceDefinition) definitionJSON {
+	return definitionJSON{
+		ID: d.Resource.ID, Source: d.Source, Registered: timePtr(d.Registered), Polled: d.Polled,
+		Resource: d.Resource, Feed: s.feedURL(d.Resource.ID), Status: newAdminStatus(d.Status),
+	}
+}
+
+// feedURL is the absolute URL of a resource's feed.
+func (s *Server) feedURL(id string) string {
+	return strings.TrimSuffix(s.opts.PublicURL, "/") + "/resources/" + url.PathEscape(id)
+}
+
+func (s *Server) registry() (Registry, error) {
+	if s.opts.Registry == nil {
+		return nil, errNotImplemented("this server has no runtime registry")
+	}
+	return s.opts.Registry, nil
+}
+
+// getAdminResources lists every resource with its definition, source and state.
+func (s *Server) getAdminResources(c echo.Context) error {
+	reg, err := s.registry()
+	if err != nil {
+		return err
+	}
+	defs := reg.Definitions()
+	out := struct {
+		Resources []definitionJSON `json:"resources"`
+	}{Resources: make([]definitionJSON, 0, len(defs))}
+	for _, d := range defs {
+		out.Resources = append(out.Resources, s.definitionJSON(d))
+	}
+	return c.JSON(http.StatusOK, out)
+}
+
+// putAdminResource registers or replaces a resource: 201 or 200 with its
+// definition, 400 naming the field, 409 for an id of the file.
+func (s *Server) putAdminResource(c echo.Context) error {
+	reg, err := s.registry()
+	if err != nil {
+		return err
+	}
+	id := c.Param("rssId")
+	body, err := io.ReadAll(c.Request().Body)
+	if err != nil {
+		return fmt.Errorf("read body: %w", err)
+	}
+	if len(bytes.TrimSpace(body)) == 0 {
+		return problemf(http.StatusBadRequest, "the body must be a JSON resource definition, e.g. {\"url\": \"https://example.org/news.html\", \"policy\": {\"kind\": \"smart\"}}")
+	}
+	entry, err := config.ParseResource(body, id, reg.PollerConfig())
+	if err != nil {
+		return badDefinition(err)
+	}
+	created, err := reg.Register(c.Request().Context(), entry)
+	if err != nil {
+		return err // errors.go maps ErrDeclaredInFile (409), config errors (400), storage.ErrNotFound (404)
+	}
+	code := http.StatusOK
+	if created {
+		code = http.StatusCreated
+		c.Response().Header().Set(echo.HeaderLocation, s.feedURL(id))
+	}
+	for _, d := range reg.Definitions() {
+		if d.Resource.ID == id && d.Source == "api" {
+			return c.JSON(code, s.definitionJSON(d))
+		}
+	}
+	return c.JSON(code, definitionJSON{ID: id, Source: "api", Resource: entry, Feed: s.feedURL(id)})
+}
+
+// deleteAdminResource unregisters a resource: 204, 404, or 409 for the file's.
+func (s *Server) deleteAdminResource(c echo.Context) error {
+	reg, err := s.registry()
+	if err != nil {
+		return err
+	}
+	id := c.Param("rssId")
+	if err := reg.Unregister(c.Request().Context(), id); err != nil {
+		return err // errors.go maps ErrDeclaredInFile (409), config errors (400), storage.ErrNotFound (404)
+	}
+	return c.NoContent(http.StatusNoContent)
+}
+
+// badDefinition is the 400 of a definition the configuration refuses; the
+// detail names every field at fault, and parameter the first.
+func badDefinition(err error) *Problem {
+	p := problemf(http.StatusBadRequest, "invalid resource definition: %v", err)
+	var fe *config.FieldError
+	if errors.As(err, &fe) {
+		p.Param = strings.TrimPrefix(strings.TrimPrefix(fe.Path, "$"), ".")
+	}
+	p.Err = err
+	return p
+}
+
+// Self-registration.
+
+// selfRegistration is what POST /resources takes.
+type selfRegistration struct {
+	URL string `json:"url" form:"url"`
+	ID  string `json:"id" form:"id"`
+}
+
+// registrationLimiter is a token bucket per client address, so that one
+// client cannot make dynamo fetch pages in a loop.
+type registrationLimiter struct {
+	mu      sync.Mutex
+	every   rate.Limit
+	burst   int
+	clients map[string]*clientLimit
+}
+
+type clientLimit struct {
+	lim  *rate.Limiter
+	seen time.Time
+}
+
+// maxLimitedClients bounds the limiter's memory; idle entries go first.
+const maxLimitedClients = 10_000
+
+func newRegistrationLimiter(every time.Duration, burst int) *registrationLimiter {
+	return &registrationLimiter{every: rate.Every(every), burst: burst, clients: make(map[string]*clientLimit)}
+}
+
+// allow reports whether client may register now, and otherwise how long it
+// should wait.
+func (l *registrationLimiter) allow(client string, now time.Time) (bool, time.Duration) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	c := l.clients[client]
+	if c == nil {
+		if len(l.clients) >= maxLimitedClients {
+			for k, v := range l.clients {
+				if now.Sub(v.seen) > time.Hour || len(l.clients) >= maxLimitedClients {
+					delete(l.clients, k)
+				}
+				if len(l.clients) < maxLimitedClients/2 {
+					break
+				}
+			}
+		}
+		c = &clientLimit{lim: rate.NewLimiter(l.every, l.burst)}
+		l.clients[client] = c
+	}
+	c.seen = now
+	r := c.lim.ReserveN(now, 1)
+	if d := r.DelayFrom(now); d > 0 {
+		r.CancelAt(now)
+		return false, d
+	}
+	return true, 0
+}
+
+// postResources is self-registration: a webmaster posts the URL of a page
+// they annotated; dynamo fetches it once and registers it only when it is
+// annotated (the annotations are the webmaster's consent).
+func (s *Server) postResources(c echo.Context) error {
+	if !s.opts.OpenRegistration || s.opts.Registry == nil || s.opts.Fetch == nil {
+		return problemf(http.StatusForbidden, "self-registration is off on this server; its operator can turn it on with registration: open")
+	}
+	var in selfRegistration
+	if err := c.Bind(&in); err != nil {
+		return problemf(http.StatusBadRequest, "the body must be a form or JSON with url (and optionally id): %v", err)
+	}
+	in.URL = strings.TrimSpace(in.URL)
+	u, err := url.Parse(in.URL)
+	if in.URL == "" || err != nil || !u.IsAbs() || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		p := problemf(http.StatusBadRequest, "url must be the absolute http(s) URL of an annotated page, got %q", in.URL)
+		p.Param = "url"
+		return p
+	}
+	if in.ID != "" && !config.ValidID(in.ID) {
+		p := problemf(http.StatusBadRequest, "id %q is not valid: letters, digits, '.', '_', '-', at most 128, starting with a letter or digit", in.ID)
+		p.Param = "id"
+		return p
+	}
+	reg := s.opts.Registry
+	defs := reg.Definitions()
+	for _, d := range defs {
+		if d.Resource.URL == in.URL && (in.ID == "" || in.ID == d.Resource.ID) {
+			c.Response().Header().Set(echo.HeaderLocation, s.feedURL(d.Resource.ID))
+			return c.JSON(http.StatusOK, s.definitionJSON(d))
+		}
+	}
+	if ok, wait := s.limiter.allow(c.RealIP(), s.now()); !ok {
+		c.Response().Header().Set("Retry-After", fmt.Sprint(int(wait.Seconds())+1))
+		return problemf(http.StatusTooManyRequests, "too many registrations from your address; try again in %v", wait.Round(time.Second))
+	}
+	taken := func(id string) (string, bool) {
+		for _, d := range defs {
+			if d.Resource.ID == id {
+				return d.Resource.URL, true
+			}
+		}
+		return "", false
+	}
+	id := in.ID
+	if id != "" {
+		if other, ok := taken(id); ok {
+			return problemf(http.StatusConflict, "the id %q is taken by another page (%s); choose another id", id, other)
+		}
+	}
+	ctx := c.Request().Context()
+	page, err := s.opts.Fetch.FetchPage(ctx, in.URL)
+	if err != nil {
+		return &Problem{Status: http.StatusUnprocessableEntity, Detail: fmt.Sprintf("the page could not be fetched, so it was not registered: %v", err), Err: err}
+	}
+	res, err := extractor.Extract(bytes.NewReader(page.Body), extractor.Options{URL: page.URL, RSSID: "registration", ContentType: page.ContentType, Timestamp: s.now().UTC()})
+	if errors.Is(err, extractor.ErrNotAnnotated) || (err == nil && (res == nil || res.Document == nil)) {
+		out := previewResult{Type: "about:blank", Title: http.StatusText(http.StatusUnprocessableEntity), Status: http.StatusUnprocessableEntity,
+			Detail:      "the page is not annotated (it has no channel:title annotation), so it was not registered; see the diagnostics and the annotation guide",
+			Diagnostics: []previewDiagnostic{}}
+		if res != nil {
+			for _, d := range res.Diagnostics {
+				out.Diagnostics = append(out.Diagnostics, previewDiagnostic{Line: d.Line, Col: d.Col, Severity: severityName(d.Severity), Message: d.Message})
+			}
+		}
+		body, merr := json.Marshal(out)
+		if merr != nil {
+			return fmt.Errorf("encode registration problem: %w", merr)
+		}
+		return c.Blob(http.StatusUnprocessableEntity, problemContentType, body)
+	}
+	if err != nil {
+		return fmt.Errorf("extract %s: %w", in.URL, err)
+	}
+	if id == "" {
+		id = deriveID(u, func(id string) bool { _, ok := taken(id); return ok })
+	}
+	entry, err := config.ParseResource(mustJSON(map[string]string{"url": in.URL}), id, reg.PollerConfig())
+	if err != nil {
+		return badDefinition(err)
+	}
+	if _, err := reg.Register(ctx, entry); err != nil {
+		return err // errors.go maps ErrDeclaredInFile (409), config errors (400), storage.ErrNotFound (404)
+	}
+	c.Response().Header().Set(echo.HeaderLocation, s.feedURL(id))
+	for _, d := range reg.Definitions() {
+		if d.Resource.ID == id {
+			return c.JSON(http.StatusCreated, s.definitionJSON(d))
+		}
+	}
+	return c.JSON(http.StatusCreated, definitionJSON{ID: id, Source: "api", Resource: entry, Feed: s.feedURL(id)})
+}
+
+var nonID = regexp.MustCompile(`[^A-Za-z0-9._-]+`)
+
+// deriveID makes an id from a page URL (host and path, e.g.
+// "example.org-news.html"), unique against taken by a numeric suffix.
+func deriveID(u *url.URL, taken func(string) bool) string {
+	base := strings.Trim(nonID.ReplaceAllString(strings.ToLower(u.Host)+"-"+strings.Trim(u.Path, "/"), "-"), "-._")
+	base = strings.TrimLeft(base, "._-")
+	if len(base) > 120 {
+		base = base[:120]
+	}
+	if base == "" {
+		base = "page"
+	}
+	id := base
+	for n := 2; taken(id); n++ {
+		id = fmt.Sprintf("%s-%d", base, n)
+	}
+	return id
+}
+
+func mustJSON(v any) []byte {
+	b, err := json.Marshal(v)
+	if err != nil {
+		panic(err) // a map of strings always encodes
+	}
+	return b
+}

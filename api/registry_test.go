@@ -1,0 +1,191 @@
+package api
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/dynamo-rss/dynamo/config"
+	"github.com/dynamo-rss/dynamo/storage"
+)
+
+// fakeRegistry is an in-memory Registry with one file-declared resource.
+type fakeRegistry struct {
+	mu   sync.Mutex
+	defs map[string]ResourceDefinition
+}
+
+func newFakeRegistry() *fakeRegistry {
+	return &fakeRegistry{defs: map[string]ResourceDefinition{
+		"file1": {Resource: config.ResourceEntry{ID: "file1", URL: "https://example.org/file1"}, Source: "file", Polled: true},
+	}}
+}
+
+func (f *fakeRegistry) Definitions() []ResourceDefinition {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	var out []ResourceDefinition
+	for _, d := range f.defs {
+		out = append(out, d)
+	}
+	slices.SortFunc(out, func(a, b ResourceDefinition) int { return strings.Compare(a.Resource.ID, b.Resource.ID) })
+	return out
+}
+
+func (f *fakeRegistry) Register(_ context.Context, e config.ResourceEntry) (bool, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	old, had := f.defs[e.ID]
+	if had && old.Source == "file" {
+		return false, fmt.Errorf("register: %w", ErrDeclaredInFile)
+	}
+	f.defs[e.ID] = ResourceDefinition{Resource: e, Source: "api", Registered: svcNow, Polled: true, Status: ResourceStatus{ID: e.ID, URL: e.URL}}
+	return !had, nil
+}
+
+func (f *fakeRegistry) Unregister(_ context.Context, id string) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	d, ok := f.defs[id]
+	switch {
+	case !ok:
+		return fmt.Errorf("unregister %q: %w", id, storage.ErrNotFound)
+	case d.Source == "file":
+		return fmt.Errorf("unregister: %w", ErrDeclaredInFile)
+	}
+	delete(f.defs, id)
+	return nil
+}
+
+func (f *fakeRegistry) PollerConfig() config.PollerConfig { return config.Default().Poller }
+
+func TestAdminRegistry(t *testing.T) {
+	reg := newFakeRegistry()
+	s := newSvcServer(t, Options{AdminToken: "tok", Registry: reg, PublicURL: "https://feeds.example.org"})
+	auth := []string{"Authorization", "Bearer tok", "Content-Type", "application/json"}
+	do := func(method, target, body string) *httpRecorder {
+		return svcDo(s, method, target, strings.NewReader(body), auth...)
+	}
+
+	rec := do(http.MethodPut, "/admin/resources/news", `{"url": "https://example.org/news.html", "policy": {"kind": "flat", "interval": "15m"}}`)
+	if rec.Code != http.StatusCreated || rec.Header().Get("Location") != "https://feeds.example.org/resources/news" {
+		t.Fatalf("PUT new: %d %q %s", rec.Code, rec.Header().Get("Location"), rec.Body)
+	}
+	var got definitionJSON
+	if err := json.Unmarshal(rec.Body.Bytes(), &got); err != nil || got.ID != "news" || got.Source != "api" || got.Resource.Policy.Kind != "flat" {
+		t.Fatalf("PUT answer %+v %v", got, err)
+	}
+	if rec := do(http.MethodPut, "/admin/resources/news", `{"url": "https://example.org/news2.html"}`); rec.Code != http.StatusOK {
+		t.Fatalf("PUT replace: %d %s", rec.Code, rec.Body)
+	}
+	for _, tc := range []struct{ name, body, param string }{
+		{"bad url", `{"url": "ftp://x/"}`, "url"},
+		{"unknown field", `{"url": "https://x/", "colour": "red"}`, ""},
+		{"bad policy", `{"url": "https://x/", "policy": {"kind": "eager"}}`, "policy.kind"},
+		{"bad zone", `{"url": "https://x/", "timezone": "Mars/Base"}`, "timezone"},
+		{"empty", ``, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p := svcProblem(t, do(http.MethodPut, "/admin/resources/x1", tc.body), http.StatusBadRequest)
+			if p.Param != tc.param || p.Detail == "" {
+				t.Fatalf("problem %+v, want parameter %q", p, tc.param)
+			}
+		})
+	}
+	svcProblem(t, do(http.MethodPut, "/admin/resources/file1", `{"url": "https://example.org/x"}`), http.StatusConflict)
+	svcProblem(t, do(http.MethodDelete, "/admin/resources/file1", ""), http.StatusConflict)
+
+	rec = do(http.MethodGet, "/admin/resources", "")
+	var list struct{ Resources []definitionJSON }
+	if err := json.Unmarshal(rec.Body.Bytes(), &list); err != nil || len(list.Resources) != 2 || list.Resources[0].ID != "file1" || list.Resources[0].Source != "file" || list.Resources[1].Resource.URL != "https://example.org/news2.html" {
+		t.Fatalf("GET list %d: %s", rec.Code, rec.Body)
+	}
+
+	if rec := do(http.MethodDelete, "/admin/resources/news", ""); rec.Code != http.StatusNoContent {
+		t.Fatalf("DELETE: %d %s", rec.Code, rec.Body)
+	}
+	svcProblem(t, do(http.MethodDelete, "/admin/resources/news", ""), http.StatusNotFound)
+	// Without the token, nothing.
+	svcProblem(t, svcDo(s, http.MethodPut, "/admin/resources/news", strings.NewReader(`{"url": "https://x/"}`)), http.StatusUnauthorized)
+}
+
+type httpRecorder = httptest.ResponseRecorder
+
+// svcDoFrom is svcDo from a given client address.
+func svcDoFrom(s *Server, method, target string, body io.Reader, ip string, header ...string) *httptest.ResponseRecorder {
+	req := httptest.NewRequest(method, target, body)
+	req.RemoteAddr = ip + ":40000"
+	for i := 0; i+1 < len(header); i += 2 {
+		req.Header.Set(header[i], header[i+1])
+	}
+	rec := httptest.NewRecorder()
+	s.ServeHTTP(rec, req)
+	return rec
+}
+
+// fakeFetcher serves pages by URL.
+type fakeFetcher map[string]string
+
+func (f fakeFetcher) FetchPage(_ context.Context, u string) (Page, error) {
+	body, ok := f[u]
+	if !ok {
+		return Page{}, errors.New("connection refused")
+	}
+	return Page{Body: []byte(body), ContentType: "text/html; charset=utf-8", URL: u}, nil
+}
+
+func TestSelfRegistration(t *testing.T) {
+	annotated := `<html><body><h1><!-- <channel:title> -->Town<!-- </channel:title> --></h1><p><!-- <item:title index="1"> -->A<!-- </item:title> --></p></body></html>`
+	fetch := fakeFetcher{
+		"https://example.org/news.html":  annotated,
+		"https://example.org/plain.html": `<html><body><h1>No annotations</h1><!-- <item:titel index="1"> -->x<!-- </item:titel> --></body></html>`,
+		"https://other.org/news.html":    annotated,
+	}
+	reg := newFakeRegistry()
+	now := svcNow
+	s := newSvcServer(t, Options{Registry: reg, Fetch: fetch, OpenRegistration: true, PublicURL: "https://feeds.example.org",
+		RegistrationEvery: time.Hour, Now: func() time.Time { return now }})
+	post := func(body, ct, ip string) *httpRecorder {
+		req := strings.NewReader(body)
+		return svcDoFrom(s, http.MethodPost, "/resources", req, ip, "Content-Type", ct)
+	}
+
+	rec := post(`url=https%3A%2F%2Fexample.org%2Fnews.html`, "application/x-www-form-urlencoded", "192.0.2.1")
+	if rec.Code != http.StatusCreated || rec.Header().Get("Location") != "https://feeds.example.org/resources/example.org-news.html" {
+		t.Fatalf("register: %d %q %s", rec.Code, rec.Header().Get("Location"), rec.Body)
+	}
+	rec = post(`{"url": "https://example.org/news.html"}`, "application/json", "192.0.2.2")
+	if rec.Code != http.StatusOK || rec.Header().Get("Location") != "https://feeds.example.org/resources/example.org-news.html" {
+		t.Fatalf("again: %d %q %s", rec.Code, rec.Header().Get("Location"), rec.Body)
+	}
+	rec = post(`{"url": "https://example.org/plain.html"}`, "application/json", "192.0.2.3")
+	p := svcProblem(t, rec, http.StatusUnprocessableEntity)
+	var withDiags previewResult
+	if err := json.Unmarshal(rec.Body.Bytes(), &withDiags); err != nil || len(withDiags.Diagnostics) == 0 {
+		t.Fatalf("422 without diagnostics: %s (%+v)", rec.Body, p)
+	}
+	svcProblem(t, post(`{"url": "https://other.org/news.html", "id": "example.org-news.html"}`, "application/json", "192.0.2.4"), http.StatusConflict)
+	svcProblem(t, post(`{"url": "/relative"}`, "application/json", "192.0.2.5"), http.StatusBadRequest)
+
+	// Per client: a burst, then 429 with Retry-After.
+	var last *httpRecorder
+	for i := range 7 {
+		last = post(fmt.Sprintf(`{"url": "https://nowhere.example/%d"}`, i), "application/json", "198.51.100.7")
+	}
+	svcProblem(t, last, http.StatusTooManyRequests)
+	if last.Header().Get("Retry-After") == "" {
+		t.Error("429 without Retry-After")
+	}
+
+	closed := newSvcServer(t, Options{Registry: reg, Fetch: fetch})
+	svcProblem(t, svcDo(closed, http.MethodPost, "/resources", strings.NewReader(`{"url": "https://example.org/news.html"}`), "Content-Type", "application/json"), http.StatusForbidden)
+}
