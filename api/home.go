@@ -97,6 +97,16 @@ type homePage struct {
 	AllFeed   []homeLink // the feed of all resources
 	Resources []homeResource
 	StoreErr  string
+	DiskFull  string // set while versions are not stored for lack of disk space
+	Base      string // this server's base URL, for the examples of an empty page
+	Admin     bool   // admin routes are on (the empty page shows PUT /admin/resources)
+	Open      bool   // self-registration is on
+}
+
+// DiskSpace is the store's free-space state (see storage.min_free).
+type DiskSpace struct {
+	Low           bool
+	Free, MinFree uint64
 }
 
 // feedHref is the link to a resource's feed (id empty: the feed of all
@@ -240,6 +250,17 @@ func (s *Server) getHome(c echo.Context) error {
 		}
 	}
 	page.Resources = s.homeResources(stored, now)
+	if s.opts.DiskSpace != nil {
+		if sp := s.opts.DiskSpace(); sp.Low {
+			page.DiskFull = fmt.Sprintf("The disk is almost full (%s free, below storage.min_free %s): polls go on, but new versions are not stored until space returns. Feeds still serve what is stored.", humanBytes(int64(sp.Free)), humanBytes(int64(sp.MinFree))) //nolint:gosec // free bytes fit in int64
+		}
+	}
+	page.Base = strings.TrimSuffix(s.opts.PublicURL, "/")
+	if page.Base == "" {
+		page.Base = "http://" + c.Request().Host
+	}
+	page.Admin = *s.token.Load() != ""
+	page.Open = s.opts.OpenRegistration
 	c.Response().Header().Set(echo.HeaderCacheControl, "no-cache")
 	return s.renderPage(c, http.StatusOK, "home.html", page)
 }

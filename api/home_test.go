@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	stdhtml "html"
 	"net/http"
 	"net/url"
 	"os/exec"
@@ -15,6 +16,7 @@ import (
 
 	"golang.org/x/net/html"
 
+	"github.com/dynamo-rss/dynamo/config"
 	"github.com/dynamo-rss/dynamo/schema/schematest"
 )
 
@@ -140,6 +142,37 @@ func TestHomeEmpty(t *testing.T) {
 	rec := svcDo(s, http.MethodGet, "/", nil)
 	if rec.Code != http.StatusOK || !strings.Contains(rec.Body.String(), "No resources yet") {
 		t.Errorf("got %d:\n%s", rec.Code, rec.Body)
+	}
+	// The empty page shows a minimal configuration that really works.
+	body := rec.Body.String()
+	i, j := strings.Index(body, "<pre><code>listen:"), strings.Index(body, "</code></pre>")
+	if i < 0 || j < i {
+		t.Fatalf("no configuration example:\n%s", body)
+	}
+	example := stdhtml.UnescapeString(body[i+len("<pre><code>") : j])
+	example = strings.Replace(example, `token_file: "./admin.token"`, `token: "x"`, 1) // the file does not exist here
+	if _, err := config.Parse([]byte(example)); err != nil {
+		t.Fatalf("the example configuration on / does not parse: %v\n%s", err, example)
+	}
+	if !strings.Contains(body, "admin.token") {
+		t.Error("the empty page does not say how to turn the admin API on")
+	}
+	admin := newSvcServer(t, Options{AdminToken: "t", PublicURL: "https://feeds.example.org"})
+	if b := svcDo(admin, http.MethodGet, "/", nil).Body.String(); !strings.Contains(b, "https://feeds.example.org/admin/resources/news") {
+		t.Errorf("with admin on, the empty page does not show how to register a page:\n%s", b)
+	}
+}
+
+func TestHomeShowsDiskFull(t *testing.T) {
+	store, poller := svcFixture()
+	low := true
+	s := newSvcServer(t, Options{Store: store, Poller: poller, DiskSpace: func() DiskSpace { return DiskSpace{Low: low, Free: 10 << 20, MinFree: 256 << 20} }})
+	if b := svcDo(s, http.MethodGet, "/", nil).Body.String(); !strings.Contains(b, `id="disk-full"`) || !strings.Contains(b, "min_free") {
+		t.Errorf("no disk-full notice:\n%s", b)
+	}
+	low = false
+	if b := svcDo(s, http.MethodGet, "/", nil).Body.String(); strings.Contains(b, `id="disk-full"`) {
+		t.Error("disk-full notice with space")
 	}
 }
 

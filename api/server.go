@@ -55,6 +55,7 @@ type Options struct {
 	AccessLog  bool                            // one log line per request (log.access); off: only 5xx causes are logged
 	Registry   Registry                        // GET/PUT/DELETE /admin/resources; nil: those answer 501
 	Fetch      PageFetcher                     // self-registration fetches the page through it
+	DiskSpace  func() DiskSpace                // the store's free space, shown on / when low; nil: not shown
 	// OpenRegistration lets webmasters register annotated pages with POST
 	// /resources (registration: open); RegistrationEvery is the mean time
 	// between registrations a client may make (0: one a minute, bursts of 5).

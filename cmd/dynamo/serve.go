@@ -243,6 +243,10 @@ func serve(ctx context.Context, o serveOptions) (err error) {
 		PublicURL:  publicURL,
 		Logger:     log.With(slog.String("component", "api")),
 		AccessLog:  cfg.Log.Access,
+		DiskSpace: func() api.DiskSpace {
+			sp := db.Space()
+			return api.DiskSpace{Low: sp.Low, Free: sp.Free, MinFree: sp.MinFree}
+		},
 		Registerer: reg,
 		Gatherer:   reg,
 		Ready: func(ctx context.Context) error {
