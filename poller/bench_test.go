@@ -32,13 +32,31 @@ func cpuTime() time.Duration {
 // (poll state written after every poll, versions on change), and
 // reports sustained polls/s and CPU per poll (the whole process: origin,
 // client, extractor, storage).
-func benchPolls(b *testing.B, changing, noSync bool) {
+// What the origin answers in a benchmark of polls.
+type benchOrigin int
+
+const (
+	originChanging    benchOrigin = iota // a new story on every fetch
+	originNotModified                    // ETag, then 304s
+	originSame200                        // 200 with the same bytes, no validators
+	originNoisy200                       // 200 whose bytes differ (a counter in a comment) but whose content does not
+)
+
+func benchPolls(b *testing.B, mode benchOrigin, noSync bool) {
 	var n atomic.Int64
 	body := page("Bench", "one", "two", "three", "four", "five")
+	changing := mode == originChanging
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if changing {
-			w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		switch mode {
+		case originChanging:
 			fmt.Fprint(w, page("Bench", fmt.Sprintf("story %d", n.Add(1)), "two", "three", "four", "five"))
+			return
+		case originSame200:
+			fmt.Fprint(w, body)
+			return
+		case originNoisy200:
+			fmt.Fprintf(w, "%s<!-- served %d -->\n", body, n.Add(1))
 			return
 		}
 		w.Header().Set("ETag", `"same"`)
@@ -102,10 +120,8 @@ func benchPolls(b *testing.B, changing, noSync bool) {
 	b.ReportMetric(float64(polls)/wall.Seconds(), "polls/s")
 	b.ReportMetric(float64(cpu.Microseconds())/float64(polls), "cpu-µs/poll")
 	b.ReportMetric(0, "ns/op")
-	outcome := OutcomeChanged
-	if !changing {
-		outcome = OutcomeNotModified
-	}
+	outcome := map[benchOrigin]string{originChanging: OutcomeChanged, originNotModified: OutcomeNotModified,
+		originSame200: OutcomeUnchanged, originNoisy200: OutcomeUnchanged}[mode]
 	for _, s := range e.Statuses()[:10] {
 		if s.LastOutcome != outcome {
 			b.Fatalf("%s: outcome %q (%s), want %q", s.ID, s.LastOutcome, s.LastError, outcome)
@@ -113,12 +129,18 @@ func benchPolls(b *testing.B, changing, noSync bool) {
 	}
 }
 
-func BenchmarkPollChanged(b *testing.B)     { benchPolls(b, true, false) }
-func BenchmarkPollNotModified(b *testing.B) { benchPolls(b, false, false) }
+func BenchmarkPollChanged(b *testing.B)     { benchPolls(b, originChanging, false) }
+func BenchmarkPollNotModified(b *testing.B) { benchPolls(b, originNotModified, false) }
+
+// Unchanged 200s: the same bytes (hash match: no extraction, no storage)
+// beside bytes that differ but say the same (the full path: extraction and
+// a save that finds the content unchanged), in one run.
+func BenchmarkPollSame200(b *testing.B)  { benchPolls(b, originSame200, false) }
+func BenchmarkPollNoisy200(b *testing.B) { benchPolls(b, originNoisy200, false) }
 
 // The same with Badger's per-commit sync off (storage.Options.NoSyncWrites).
-func BenchmarkPollChangedNoSync(b *testing.B)     { benchPolls(b, true, true) }
-func BenchmarkPollNotModifiedNoSync(b *testing.B) { benchPolls(b, false, true) }
+func BenchmarkPollChangedNoSync(b *testing.B)     { benchPolls(b, originChanging, true) }
+func BenchmarkPollNotModifiedNoSync(b *testing.B) { benchPolls(b, originNotModified, true) }
 
 // BenchmarkQueue1M: one op = a Pop of the earliest and a Push of it later
 // (what the scheduler does per poll), with 1,000,000 scheduled resources.

@@ -2,6 +2,7 @@ package poller
 
 import (
 	"bytes"
+	"io"
 	"log/slog"
 	"strings"
 	"sync/atomic"
@@ -9,6 +10,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
+	"github.com/dynamo-rss/dynamo/extractor"
 	"github.com/dynamo-rss/dynamo/storage"
 )
 
@@ -71,6 +73,36 @@ func TestDiskFullOutcomeAndResume(t *testing.T) {
 	for _, want := range []string{"level=WARN msg=\"version not stored: disk full\"", "level=INFO msg=\"version stored\""} {
 		if !strings.Contains(logs.String(), want) {
 			t.Errorf("log lacks %q:\n%s", want, logs.String())
+		}
+	}
+}
+
+// An origin without validators that answers the same bytes: the poll is
+// "unchanged" without extracting; other bytes are extracted again.
+func TestSameBodySkipsExtraction(t *testing.T) {
+	o := newOrigin(t)
+	clk := newFakeClock(t0)
+	var extracts atomic.Int64
+	cfg := testConfig(t, baseYAML("resources:\n  - {id: r, url: \""+o.url("/")+"\", policy: {kind: flat, interval: 10m}}\n"))
+	e := newTestEngineOpts(t, cfg, newMemStore(), Options{Clock: clk, Extract: func(r io.Reader, opts extractor.Options) (*extractor.Result, error) {
+		extracts.Add(1)
+		return extractor.Extract(r, opts)
+	}})
+	for i, want := range []struct {
+		body     string
+		outcome  string
+		extracts int64
+	}{
+		{page("Site", "a"), OutcomeChanged, 1},
+		{page("Site", "a"), OutcomeUnchanged, 1},                // same bytes: not extracted
+		{page("Site", "a") + "<!-- x -->", OutcomeUnchanged, 2}, // other bytes, same content
+		{page("Site", "a") + "<!-- x -->", OutcomeUnchanged, 2},
+		{page("Site", "b"), OutcomeChanged, 3},
+	} {
+		o.set(want.body)
+		st := pollAtNext(t, e, clk, "r")
+		if st.LastOutcome != want.outcome || extracts.Load() != want.extracts {
+			t.Fatalf("poll %d: outcome %s with %d extractions, want %s with %d", i+1, st.LastOutcome, extracts.Load(), want.outcome, want.extracts)
 		}
 	}
 }

@@ -17,6 +17,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/cespare/xxhash/v2"
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/dynamo-rss/dynamo/config"
@@ -333,6 +334,9 @@ func (e *Engine) apply(ctx context.Context, cfg *config.Config, registered map[s
 		if r.st.URL != b.entry.URL {
 			r.st.Validators, r.st.Last = validators{}, nil // another page: nothing to compare with
 			r.st.URL = b.entry.URL
+		}
+		if r.entry != b.entry {
+			r.st.BodyHash = 0 // extraction settings may differ: the next body is extracted again
 		}
 		r.u, r.host, r.retention, r.entry, r.source = b.u, strings.ToLower(b.u.Host), b.ret, b.entry, b.source
 		if r.policy.Config() != b.policy.Config() {
@@ -663,6 +667,7 @@ type pollResult struct {
 	validators *validators      // nil: keep the old ones
 	version    *lastVersion     // nil: keep the old one
 	doc        *schema.Document // with a Leaser: the extracted document, not yet stored
+	bodyHash   uint64           // the body's hash, kept when the poll stored (or found stored) its document
 }
 
 // poll runs one poll of r, whose busy token the caller holds. With wait, it
@@ -670,7 +675,7 @@ type pollResult struct {
 // its slot and poll returns done=false. done=false also when ctx ended.
 func (e *Engine) poll(ctx context.Context, r *resource, wait bool) (Status, bool) {
 	e.mu.Lock()
-	cfg, f, u, host, val, last, ret := e.cfg, e.fetcher, r.u, r.host, r.st.Validators, r.st.Last, r.retention
+	cfg, f, u, host, val, last, ret, bodyHash := e.cfg, e.fetcher, r.u, r.host, r.st.Validators, r.st.Last, r.retention, r.st.BodyHash
 	e.mu.Unlock()
 	interval := cfg.Poller.PerHostInterval.D()
 
@@ -705,7 +710,7 @@ func (e *Engine) poll(ctx context.Context, r *resource, wait bool) (Status, bool
 	}
 	start := e.clock.Now()
 	t0 := time.Now() // latency is measured on the wall clock, whatever the engine clock
-	res := e.fetchAndStore(ctx, r, f, u, val, last, ret, start)
+	res := e.fetchAndStore(ctx, r, f, u, fetchState{val, last, ret, bodyHash}, start)
 	e.m.latency.Observe(time.Since(t0).Seconds())
 	if res.outcome == OutcomeError && ctx.Err() != nil {
 		return Status{}, false
@@ -752,9 +757,18 @@ func classify(err error) error {
 	return err
 }
 
+// fetchState is what a poll reads of its resource, snapshotted under e.mu
+// (Apply may change it meanwhile).
+type fetchState struct {
+	val      validators
+	last     *lastVersion
+	ret      storage.Retention
+	bodyHash uint64 // of the last body extracted and stored; 0: none
+}
+
 // fetchAndStore fetches, extracts and saves; it decides the outcome.
-// ret is r's retention as snapshotted under e.mu (Apply may change it).
-func (e *Engine) fetchAndStore(ctx context.Context, r *resource, f *retriever, u *url.URL, val validators, last *lastVersion, ret storage.Retention, now time.Time) pollResult {
+func (e *Engine) fetchAndStore(ctx context.Context, r *resource, f *retriever, u *url.URL, fs fetchState, now time.Time) pollResult {
+	val, last, ret := fs.val, fs.last, fs.ret
 	fr, err := f.fetch(ctx, u.String(), val, now)
 	e.m.bytes.Add(float64(fr.Bytes))
 	if err != nil {
@@ -769,6 +783,13 @@ func (e *Engine) fetchAndStore(ctx context.Context, r *resource, f *retriever, u
 		return pollResult{outcome: OutcomeNotModified, notMod: true, floor: fr.MaxAge}
 	}
 	v := fr.Validators
+	bodyHash := xxhash.Sum64(fr.Body) | 1 // never 0, which means "none"
+	if bodyHash == fs.bodyHash {
+		// The same bytes as the last page extracted and stored (an origin
+		// without validators): the same document, so neither extraction
+		// nor storage can find anything new. The cheapest poll there is.
+		return pollResult{outcome: OutcomeUnchanged, floor: fr.MaxAge, validators: &v, bodyHash: bodyHash}
+	}
 	page := u.String()
 	if fr.URL != "" {
 		page = fr.URL // after redirects: relative links resolve against where the page really is
@@ -787,7 +808,7 @@ func (e *Engine) fetchAndStore(ctx context.Context, r *resource, f *retriever, u
 	}
 	doc := out.Document
 	items, version := compareItems(doc, last)
-	res := pollResult{outcome: OutcomeUnchanged, floor: fr.MaxAge, validators: &v, published: newestPublished(doc), items: items, version: version}
+	res := pollResult{outcome: OutcomeUnchanged, floor: fr.MaxAge, validators: &v, published: newestPublished(doc), items: items, version: version, bodyHash: bodyHash}
 	if e.leaser != nil {
 		res.doc = doc // stored by finish, with the poll state, in one transaction
 		return res
@@ -964,6 +985,9 @@ func (e *Engine) decide(r *resource, start time.Time, res *pollResult) (status S
 		}
 		if res.version != nil {
 			st.Last = res.version
+		}
+		if res.outcome == OutcomeChanged || res.outcome == OutcomeUnchanged || res.outcome == OutcomeNotAnnotated {
+			st.BodyHash = res.bodyHash // 0 unless this body's document is stored
 		}
 		wait = r.policy.Observe(&st.Policy, Observation{
 			Time:        start,

@@ -26,6 +26,9 @@ type persisted struct {
 	Changes     int64       `json:"changes"`
 	Errors      int64       `json:"errors"`
 	Failures    int         `json:"failures,omitempty"` // consecutive errors, for the back-off
+	// BodyHash is a hash of the last page body whose document is stored:
+	// the same bytes again need no extraction (0: none).
+	BodyHash uint64 `json:"body_hash,omitempty"`
 	// Since is when the engine first scheduled the resource (its
 	// registration, as far as polling is concerned); empty feeds are dated by it.
 	Since time.Time `json:"since,omitzero"`
