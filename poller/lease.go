@@ -34,37 +34,13 @@ type Leaser interface {
 	Complete(ctx context.Context, id string, doc *schema.Document, commit CommitFunc) (storage.SaveResult, error)
 }
 
-// CommitFunc turns a save's result into the poll state to persist and the
-// resource's next due time; it runs inside the commit's transaction.
-type CommitFunc func(storage.SaveResult) (state []byte, next time.Time, err error)
-
-// LeaseRequest asks for a resource's lease.
-type LeaseRequest struct {
-	ID   string
-	Host string // the page's host, for politeness across nodes
-	Now  time.Time
-	// Lease is how long the lease holds without a Complete: twice the poll
-	// timeout, so a node that died mid-poll frees its resources soon.
-	Lease time.Duration
-	// HostInterval is the politeness gap between two requests to Host,
-	// whichever nodes make them.
-	HostInterval time.Duration
-	// Force grants the lease even before the resource is due (a poll asked
-	// for by an operator), but never while another node holds it.
-	Force bool
-}
-
-// Lease is the store's answer to a [LeaseRequest].
-type Lease struct {
-	Granted bool
-	// State is the resource's poll state as the store has it (written by
-	// whichever node polled last); nil when none was ever stored.
-	State []byte
-	// Retry, when not granted, is when the resource may be asked for again:
-	// its next due time, the end of another node's lease, or its host's
-	// next politeness slot.
-	Retry time.Time
-}
+// The lease's data shapes are the store's (a driver implements [Leaser]
+// without importing the poller).
+type (
+	CommitFunc   = storage.CommitFunc
+	LeaseRequest = storage.LeaseRequest
+	Lease        = storage.Lease
+)
 
 // ErrPolledElsewhere is returned by PollNow when another node holds the
 // resource's lease (it is being polled there).

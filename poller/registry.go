@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/dynamo-rss/dynamo/config"
+	"github.com/dynamo-rss/dynamo/storage"
 )
 
 // Where a resource comes from.
@@ -29,14 +30,9 @@ var ErrDeclaredInFile = errors.New("poller: resource declared in the configurati
 // no [Registry] to keep registrations in.
 var ErrNoRegistry = errors.New("poller: no registry for runtime resources")
 
-// Registration is a resource registered at run time, as the store keeps it:
-// its definition is the JSON of a [config.ResourceEntry].
-type Registration struct {
-	ID         string
-	Definition []byte
-	Registered time.Time // first registered
-	Updated    time.Time // last replaced
-}
+// Registration is a resource registered at run time, as the store keeps
+// it; the type is the store's, so drivers need not import the poller.
+type Registration = storage.Registration
 
 // Registry keeps the resources registered at run time, so that they survive
 // restarts and every node sharing the store sees them.
