@@ -13,26 +13,31 @@ import (
 	"github.com/labstack/echo/v4"
 )
 
-// bearerMatches reports whether an Authorization header carries the token.
-// Both sides are hashed first so that the comparison is constant-time in the
-// token's length as well as its content (subtle.ConstantTimeCompare returns
-// early on a length mismatch).
+// bearerMatches reports whether an Authorization header carries the token:
+// the scheme "Bearer" (any case), one space, then exactly the token's bytes.
+// Nothing is trimmed: a token padded with spaces, NBSP or U+2003 is another
+// token. Both sides are hashed first so that the comparison is constant-time
+// in the token's length as well as its content (subtle.ConstantTimeCompare
+// returns early on a length mismatch).
 func bearerMatches(header, token string) bool {
-	scheme, cred, ok := strings.Cut(strings.TrimSpace(header), " ")
-	if !ok || !strings.EqualFold(scheme, "Bearer") {
+	scheme, cred, ok := strings.Cut(header, " ")
+	if !ok || !strings.EqualFold(scheme, "Bearer") || cred == "" {
 		return false
 	}
-	got := sha256.Sum256([]byte(strings.TrimSpace(cred)))
+	got := sha256.Sum256([]byte(cred))
 	want := sha256.Sum256([]byte(token))
 	return subtle.ConstantTimeCompare(got[:], want[:]) == 1
 }
+
+// adminOff is the 404 of every admin route while no token is configured.
+const adminOff = "the admin API is off; set admin.token or admin.token_file in the configuration and reload to turn it on"
 
 // requireToken lets through only requests with the configured bearer token.
 func (s *Server) requireToken(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		token := *s.token.Load()
 		if token == "" {
-			return echo.ErrNotFound // admin off: the routes do not exist
+			return problemf(http.StatusNotFound, "%s", adminOff)
 		}
 		h := c.Request().Header.Get(echo.HeaderAuthorization)
 		if bearerMatches(h, token) {

@@ -18,7 +18,11 @@ func TestBearerMatches(t *testing.T) {
 	}{
 		{"exact", "Bearer s3cret-token", true},
 		{"scheme is case-insensitive", "bearer s3cret-token", true},
-		{"surrounding space", "  Bearer   s3cret-token ", true},
+		{"two spaces", "Bearer  s3cret-token", false},
+		{"trailing space", "Bearer s3cret-token ", false},
+		{"NBSP padding", "Bearer s3cret-token\u00a0", false},
+		{"em space padding", "Bearer \u2003s3cret-token", false},
+		{"tab instead of space", "Bearer\ts3cret-token", false},
 		{"empty", "", false},
 		{"no scheme", "s3cret-token", false},
 		{"basic scheme", "Basic s3cret-token", false},
@@ -44,7 +48,10 @@ func TestAdminOffWithoutToken(t *testing.T) {
 		{http.MethodPost, "/admin/resources/news/poll"},
 	} {
 		rec := svcDo(s, r.method, r.path, nil, "Authorization", "Bearer anything")
-		svcProblem(t, rec, http.StatusNotFound)
+		p := svcProblem(t, rec, http.StatusNotFound)
+		if !strings.Contains(p.Detail, "admin.token") {
+			t.Errorf("%s %s: detail %q does not say how to turn admin on", r.method, r.path, p.Detail)
+		}
 	}
 	if len(poller.polled) != 0 {
 		t.Errorf("polled %v with admin off", poller.polled)
@@ -187,5 +194,25 @@ func TestAdminTokenRotation(t *testing.T) {
 	s.SetAdminToken("")
 	if code := get("b"); code != http.StatusNotFound {
 		t.Errorf("token removed: %d, want 404", code)
+	}
+}
+
+func TestAdminWrongMethod(t *testing.T) {
+	store, poller := svcFixture()
+	for _, token := range []string{"tok-123", ""} {
+		s := newSvcServer(t, Options{Store: store, Poller: poller, AdminToken: token,
+			Reload: func(context.Context) error { return nil }})
+		for _, r := range []struct{ method, path string }{
+			{http.MethodGet, "/admin/reload"},
+			{http.MethodPost, "/admin/resources"},
+			{http.MethodPatch, "/admin/resources/news"},
+			{http.MethodGet, "/admin/resources/news/poll"},
+		} {
+			rec := svcDo(s, r.method, r.path, nil, "Authorization", "Bearer "+token)
+			svcProblem(t, rec, http.StatusMethodNotAllowed)
+			if rec.Header().Get("Allow") == "" {
+				t.Errorf("token %q: %s %s: 405 without Allow", token, r.method, r.path)
+			}
+		}
 	}
 }

@@ -167,9 +167,14 @@ func svcProblem(t testing.TB, rec *httptest.ResponseRecorder, status int) proble
 
 // svcDoChunked posts a body of unknown length (no Content-Length).
 func svcDoChunked(s *Server, target string, body io.Reader) *httptest.ResponseRecorder {
+	return svcDoChunkedAs(s, target, body, "text/html")
+}
+
+// svcDoChunkedAs is svcDoChunked with a Content-Type.
+func svcDoChunkedAs(s *Server, target string, body io.Reader, contentType string) *httptest.ResponseRecorder {
 	req := httptest.NewRequest(http.MethodPost, target, io.NopCloser(body))
 	req.ContentLength = -1
-	req.Header.Set("Content-Type", "text/html")
+	req.Header.Set("Content-Type", contentType)
 	rec := httptest.NewRecorder()
 	s.ServeHTTP(rec, req)
 	return rec

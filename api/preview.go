@@ -85,7 +85,13 @@ func (s *Server) readPreview(c echo.Context) (previewInput, error) {
 	mt, params, _ := mime.ParseMediaType(req.Header.Get(echo.HeaderContentType)) // unparsable: treat as raw HTML
 	switch mt {
 	case echo.MIMEApplicationForm, echo.MIMEMultipartForm:
-		if err := req.ParseMultipartForm(s.opts.MaxPreviewBytes); err != nil && !errors.Is(err, http.ErrNotMultipart) {
+		// ParseForm for a urlencoded body: ParseMultipartForm would swallow
+		// its error (a body past the limit) behind http.ErrNotMultipart.
+		parse := req.ParseForm
+		if mt == echo.MIMEMultipartForm {
+			parse = func() error { return req.ParseMultipartForm(s.opts.MaxPreviewBytes) }
+		}
+		if err := parse(); err != nil {
 			return previewInput{}, s.previewReadError(err)
 		}
 		if req.MultipartForm != nil {
@@ -132,7 +138,7 @@ func (s *Server) readPreviewFile(fh *multipart.FileHeader, pageURL string) (prev
 
 func (s *Server) previewReadError(err error) error {
 	var mbe *http.MaxBytesError
-	if errors.As(err, &mbe) || errors.Is(err, multipart.ErrMessageTooLarge) {
+	if errors.As(err, &mbe) || errors.Is(err, multipart.ErrMessageTooLarge) || err.Error() == "http: POST too large" {
 		return &Problem{Status: http.StatusRequestEntityTooLarge, Detail: fmt.Sprintf("the page is larger than the limit of %d bytes", s.opts.MaxPreviewBytes), Err: err}
 	}
 	return &Problem{Status: http.StatusBadRequest, Detail: "the page could not be read from the request: " + err.Error(), Err: err}

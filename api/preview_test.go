@@ -199,8 +199,28 @@ func TestPreviewLimits(t *testing.T) {
 			}
 		})
 	}
-	// Without Content-Length (chunked), the limit holds while reading.
-	req := strings.NewReader(big)
-	rec := svcDoChunked(s, "/preview", req)
-	svcProblem(t, rec, http.StatusRequestEntityTooLarge)
+	// Without Content-Length (chunked), the limit holds while reading, in
+	// every encoding: never a 422 for a page that was cut.
+	var mp strings.Builder
+	mw := multipart.NewWriter(&mp)
+	_ = mw.WriteField("page", big)
+	_ = mw.Close()
+	var mpFile strings.Builder
+	mwf := multipart.NewWriter(&mpFile)
+	fw, _ := mwf.CreateFormFile("page", "page.html")
+	_, _ = io.WriteString(fw, big)
+	_ = mwf.Close()
+	for _, tc := range []struct{ name, body, contentType string }{
+		{"raw", big, "text/html"},
+		{"urlencoded", url.Values{"page": {big}}.Encode(), "application/x-www-form-urlencoded"},
+		{"urlencoded, charset", url.Values{"page": {big}}.Encode(), "application/x-www-form-urlencoded; charset=utf-8"},
+		{"multipart field", mp.String(), mw.FormDataContentType()},
+		{"multipart file", mpFile.String(), mwf.FormDataContentType()},
+		{"no content type", big, ""},
+	} {
+		t.Run("chunked "+tc.name, func(t *testing.T) {
+			rec := svcDoChunkedAs(s, "/preview", strings.NewReader(tc.body), tc.contentType)
+			svcProblem(t, rec, http.StatusRequestEntityTooLarge)
+		})
+	}
 }

@@ -165,14 +165,17 @@ func (s *Server) routes() {
 		e.GET("/metrics", s.metricsHandler())
 	}
 
-	// Without a token the admin routes answer 404, as if they did not exist.
-	admin := e.Group("/admin", s.requireToken)
-	admin.POST("/reload", s.postReload)
-	admin.GET("/resources", s.getAdminResources)
-	admin.GET("/resources/:rssId", s.getAdminResource)
-	admin.PUT("/resources/:rssId", s.putAdminResource)
-	admin.DELETE("/resources/:rssId", s.deleteAdminResource)
-	admin.POST("/resources/:rssId/poll", s.postAdminPoll)
+	// Without a token the admin routes answer 404 saying how to turn them
+	// on. The token check is route middleware, not group middleware: echo's
+	// group middleware adds a catch-all route under /admin that would turn a
+	// wrong method's 405 into a 404.
+	admin := e.Group("/admin")
+	admin.POST("/reload", s.postReload, s.requireToken)
+	admin.GET("/resources", s.getAdminResources, s.requireToken)
+	admin.GET("/resources/:rssId", s.getAdminResource, s.requireToken)
+	admin.PUT("/resources/:rssId", s.putAdminResource, s.requireToken)
+	admin.DELETE("/resources/:rssId", s.deleteAdminResource, s.requireToken)
+	admin.POST("/resources/:rssId/poll", s.postAdminPoll, s.requireToken)
 }
 
 // SetAdminToken replaces the admin bearer token ("" turns the admin routes
