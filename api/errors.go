@@ -59,6 +59,12 @@ func errNotFound(cause error, format string, args ...any) error {
 	return p
 }
 
+// errGone is a 410 for what existed and was removed on purpose: a version
+// retention dropped, a resource deleted through the admin API.
+func errGone(detail string) error {
+	return &Problem{Status: http.StatusGone, Detail: detail}
+}
+
 // errUnauthorized is a 401 for the admin routes; the response carries
 // WWW-Authenticate: Bearer.
 func errUnauthorized(detail string) error {

@@ -109,6 +109,24 @@ func (s *Server) getResources(c echo.Context) error {
 
 // getResource serves GET /resources/{rssId} in all its forms.
 func (s *Server) getResource(c echo.Context) error {
+	return s.serveResource(c, 0)
+}
+
+// getVersion serves GET /resources/{rssId}/versions/{seq}: the version whose
+// sequence number is seq, as ?index= renders it (a permalink: seq never
+// moves, whereas index 1 is always the newest). Past the history → 404; a
+// seq retention removed → 410.
+func (s *Server) getVersion(c echo.Context) error {
+	seq, err := strconv.ParseUint(c.Param("seq"), 10, 64)
+	if err != nil || seq == 0 {
+		return errNotFound(nil, "%q is not a version number; versions are numbered 1, 2, 3… in the order they were stored", c.Param("seq"))
+	}
+	return s.serveResource(c, seq)
+}
+
+// serveResource serves a resource's feeds: its versions, a version (by
+// ?index= or, when seq > 0, by its sequence number), or its items.
+func (s *Server) serveResource(c echo.Context, seq uint64) error {
 	req := c.Request()
 	ctx := req.Context()
 	id, err := url.PathUnescape(c.Param("rssId"))
@@ -119,29 +137,50 @@ func (s *Server) getResource(c echo.Context) error {
 	if err != nil {
 		return err
 	}
+	if seq > 0 {
+		q.index = 0 // the path names the version
+	}
 	format := negotiate(q.format, req.Header.Get(echo.HeaderAccept))
 	info, err := s.opts.Store.Resource(ctx, id)
 	switch {
 	case errors.Is(err, storage.ErrNotFound):
+		if st, known := s.knownResource(id); known && seq == 0 && q.index == 0 {
+			return s.serveEmpty(c, q, format, st)
+		}
+		if _, known := s.knownResource(id); known {
+			return errNotFound(err, "%q has no stored version yet", id)
+		}
 		return errNotFound(err, "there is no resource %q; GET /resources lists the resources", id)
 	case err != nil:
 		return fmt.Errorf("read resource %q: %w", id, err)
+	}
+	path := resourcePath(id)
+	if seq > 0 {
+		idx, err := seqIndex(info, seq)
+		if err != nil {
+			return err
+		}
+		q.index = idx
+		path = versionPath(id, seq)
 	}
 	if q.index > info.Versions {
 		return errNotFound(storage.ErrNotFound, "index %d is beyond the history of %q, which has %d versions (index 1 is the newest)", q.index, id, info.Versions)
 	}
 	maxAge, interval := s.resourceFreshness(id)
 	base := s.baseURL(c)
-	key := fmt.Sprintf("resource\x00%s\x00%s\x00%s\x00%s\x00%d\x00%d\x00%d",
-		base, format.name, q.canonical(q.format), id, info.LatestSeq, info.Versions, ttlMinutes(interval))
-	b := &builder{s: s, base: base, q: q, format: format, interval: interval}
+	key := fmt.Sprintf("resource\x00%s\x00%s\x00%s\x00%s\x00%s\x00%d\x00%d\x00%d",
+		base, format.name, q.canonical(q.format), id, path, info.LatestSeq, info.Versions, ttlMinutes(interval))
+	b := &builder{s: s, base: base, q: q, format: format, interval: interval, path: path, seq: seq}
+	lastMod := info.Updated
 	return s.serveFeed(c, feedRequest{
 		key:     key,
-		lastMod: info.Updated,
+		lastMod: lastMod,
 		maxAge:  maxAge,
 		format:  format,
 		build: func(ctx context.Context) (*feedModel, error) {
 			switch {
+			case seq > 0:
+				return b.versionSeq(ctx, info, seq)
 			case q.index > 0:
 				return b.version(ctx, info)
 			case q.max > 0:
@@ -151,6 +190,67 @@ func (s *Server) getResource(c echo.Context) error {
 			}
 		},
 	})
+}
+
+// seqIndex turns a version's sequence number into its index (1 = newest).
+// Retention removes the oldest versions, so the kept ones are the newest
+// info.Versions sequence numbers; a seq below them was removed (410), one
+// past the latest never existed (404).
+func seqIndex(info storage.ResourceInfo, seq uint64) (int, error) {
+	switch {
+	case seq > info.LatestSeq:
+		return 0, errNotFound(storage.ErrNotFound, "%q has no version %d yet; its latest is %d", info.ID, seq, info.LatestSeq)
+	case info.LatestSeq-seq >= uint64(info.Versions):
+		return 0, errGone(fmt.Sprintf("version %d of %q was removed by the retention policy; the oldest kept is %d", seq, info.ID, info.LatestSeq-uint64(info.Versions)+1))
+	}
+	return int(info.LatestSeq-seq) + 1, nil
+}
+
+// knownResource reports whether the poller knows id (declared or
+// registered), with its status.
+func (s *Server) knownResource(id string) (ResourceStatus, bool) {
+	if s.opts.Poller == nil {
+		return ResourceStatus{}, false
+	}
+	return s.opts.Poller.Status(id)
+}
+
+// serveEmpty answers the feed of a known resource that has no stored
+// version yet: 200 with no items, titled by its id, linked to its page,
+// saying why it is empty and dated by when it was registered.
+func (s *Server) serveEmpty(c echo.Context, q *feedQuery, format *feedFormat, st ResourceStatus) error {
+	maxAge, interval := s.resourceFreshness(st.ID)
+	base := s.baseURL(c)
+	since := st.Since
+	if since.IsZero() {
+		since = s.started
+	}
+	why := emptyReason(st)
+	key := fmt.Sprintf("empty\x00%s\x00%s\x00%s\x00%s\x00%s\x00%d\x00%s\x00%d",
+		base, format.name, q.canonical(q.format), st.ID, st.URL, since.UnixNano(), why, ttlMinutes(interval))
+	b := &builder{s: s, base: base, q: q, format: format, interval: interval, path: resourcePath(st.ID)}
+	return s.serveFeed(c, feedRequest{
+		key:     key,
+		lastMod: since,
+		maxAge:  maxAge,
+		format:  format,
+		build: func(context.Context) (*feedModel, error) {
+			m := b.channel(storage.ResourceInfo{ID: st.ID, URL: st.URL, Description: why}, nil, since)
+			return m, nil
+		},
+	})
+}
+
+// emptyReason is the description of an empty feed: why it has no items.
+func emptyReason(st ResourceStatus) string {
+	switch {
+	case st.LastPoll.IsZero():
+		return "No version yet: the page has not been polled yet."
+	case st.LastError != "":
+		return "No version yet: the last poll failed: " + st.LastError
+	default:
+		return "No version yet: the page has not yielded an annotated document."
+	}
 }
 
 // serveFeed sets the validators, answers 304 when the client's copy is

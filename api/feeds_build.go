@@ -27,10 +27,17 @@ type builder struct {
 	q        *feedQuery
 	format   *feedFormat
 	interval time.Duration
+	path     string // the feed's own path, for its self link; "": the resource's
+	seq      uint64 // > 0: the feed is the version permalink path names (its index is not in the self link)
 }
 
 // resourcePath is the path of a resource's feed.
 func resourcePath(id string) string { return "/resources/" + url.PathEscape(id) }
+
+// versionPath is the permalink path of a resource's version.
+func versionPath(id string, seq uint64) string {
+	return resourcePath(id) + "/versions/" + strconv.FormatUint(seq, 10)
+}
 
 // link returns an absolute link to one of our feeds; it keeps an explicit
 // type= so a reader that asked for a format keeps getting it.
@@ -51,13 +58,26 @@ func (b *builder) link(path string, params ...string) string {
 
 // self is the absolute URL of the feed being built, in normal form.
 func (b *builder) self(path string) string {
-	return b.base + path + "?" + b.q.canonical(b.format.name)
+	q := b.q
+	if b.seq > 0 {
+		cp := *q
+		cp.index = 0
+		q = &cp
+	}
+	return b.base + path + "?" + q.canonical(b.format.name)
 }
 
 // feedID is the stable Atom id of the feed at path with this request's selection.
 func (b *builder) feedID(parts ...string) string {
+	q := b.q
+	if b.seq > 0 { // a version permalink: named by its seq, not by the index that moves
+		parts = append(parts, "versions", strconv.FormatUint(b.seq, 10))
+		cp := *q
+		cp.index = 0
+		q = &cp
+	}
 	id := tagURI(b.base, parts...)
-	if cq := b.q.canonical(""); cq != "" {
+	if cq := q.canonical(""); cq != "" {
 		id += "?" + cq
 	}
 	return id
@@ -121,11 +141,14 @@ func (b *builder) versions(ctx context.Context, info storage.ResourceInfo) (*fee
 		if title == "" {
 			title = info.ID
 		}
+		// The permalink is the item's link and id in every format, so a
+		// version keeps its identity when newer ones arrive.
+		permalink := b.base + versionPath(info.ID, v.Seq)
 		cands[i] = schema.Item{
 			Index:       i + 1,
-			ID:          info.ID + "/versions/" + strconv.FormatUint(v.Seq, 10),
+			ID:          permalink,
 			Title:       fmt.Sprintf("%s (%s)", title, v.Timestamp.UTC().Format("2006-01-02 15:04 UTC")),
-			Link:        b.link(resourcePath(info.ID), "index="+strconv.Itoa(i+1)),
+			Link:        permalink,
 			Description: versionDescription(v),
 		}
 	}
@@ -133,12 +156,17 @@ func (b *builder) versions(ctx context.Context, info storage.ResourceInfo) (*fee
 	if err != nil {
 		return nil, err
 	}
-	m := b.channel(info, nil, info.Updated)
+	latest, _, err := b.s.opts.Store.Version(ctx, info.ID, 1)
+	if err != nil {
+		return nil, b.notFound(err, info)
+	}
+	m := b.channel(info, latest, info.Updated)
+	m.Updated = info.Updated.UTC()
 	for _, i := range keep {
 		c := &cands[i]
 		m.Items = append(m.Items, feedItem{
 			GUID:        c.ID,
-			ID:          tagURI(b.base, "resources", info.ID, "versions", strconv.FormatUint(vs[i].Seq, 10)),
+			ID:          c.ID,
 			Title:       c.Title,
 			Link:        c.Link,
 			Description: c.Description,
@@ -161,17 +189,36 @@ func versionDescription(v storage.VersionInfo) string {
 
 // version builds ?index=n: that version's channel and its items in page order.
 func (b *builder) version(ctx context.Context, info storage.ResourceInfo) (*feedModel, error) {
+	m, _, err := b.versionAt(ctx, info)
+	return m, err
+}
+
+// versionAt builds the version at b.q.index and returns its info.
+func (b *builder) versionAt(ctx context.Context, info storage.ResourceInfo) (*feedModel, storage.VersionInfo, error) {
 	doc, vi, err := b.s.opts.Store.Version(ctx, info.ID, b.q.index)
 	if err != nil {
-		return nil, b.notFound(err, info)
+		return nil, vi, b.notFound(err, info)
 	}
 	keep, err := b.q.selectItems(ctx, doc.Items, true, b.q.max)
 	if err != nil {
-		return nil, err
+		return nil, vi, err
 	}
 	m := b.channel(info, doc, vi.Timestamp)
 	for _, i := range keep {
 		m.Items = append(m.Items, b.item(info.ID, &doc.Items[i], vi.Timestamp, m.Link))
+	}
+	return m, vi, nil
+}
+
+// versionSeq builds /resources/{rssId}/versions/{seq}: the version at
+// b.q.index (computed from seq), checked to be seq.
+func (b *builder) versionSeq(ctx context.Context, info storage.ResourceInfo, seq uint64) (*feedModel, error) {
+	m, vi, err := b.versionAt(ctx, info)
+	if err != nil {
+		return nil, err
+	}
+	if vi.Seq != seq { // the history moved since the request started
+		return nil, errNotFound(storage.ErrNotFound, "version %d of %q is no longer at the expected place in the history; retry", seq, info.ID)
 	}
 	return m, nil
 }
@@ -219,7 +266,7 @@ func (b *builder) notFound(err error, info storage.ResourceInfo) error {
 // channel returns the feed-level part of a resource's feed, from doc's channel
 // when there is a document, else from the resource's latest version.
 func (b *builder) channel(info storage.ResourceInfo, doc *schema.Document, updated time.Time) *feedModel {
-	path := resourcePath(info.ID)
+	path := cmp.Or(b.path, resourcePath(info.ID))
 	m := &feedModel{
 		ID:          b.feedID("resources", info.ID),
 		Title:       info.Title,

@@ -18,6 +18,13 @@ var jsonFormat = feedFormat{
 	render:      renderJSON,
 }
 
+// jsonDoc is a JSON Feed whose items are always present: gorilla/feeds
+// omits an empty "items", which JSON Feed requires.
+type jsonDoc struct {
+	*feeds.JSONFeed
+	Items []*feeds.JSONItem `json:"items"` // shadows JSONFeed.Items
+}
+
 func renderJSON(buf *bytes.Buffer, m *feedModel) error {
 	feed := (&feeds.JSON{Feed: m.gorilla()}).JSONFeed()
 	feed.FeedUrl = m.Self
@@ -43,7 +50,11 @@ func renderJSON(buf *bytes.Buffer, m *feedModel) error {
 	enc := json.NewEncoder(buf)
 	enc.SetIndent("", "  ")
 	enc.SetEscapeHTML(false)
-	if err := enc.Encode(feed); err != nil {
+	doc := jsonDoc{JSONFeed: feed, Items: feed.Items}
+	if doc.Items == nil {
+		doc.Items = []*feeds.JSONItem{}
+	}
+	if err := enc.Encode(doc); err != nil {
 		return fmt.Errorf("encode json feed: %w", err)
 	}
 	return nil

@@ -34,6 +34,7 @@ type ResourceStatus struct {
 	Polls       int64         `json:"polls"`
 	Changes     int64         `json:"changes"`
 	Errors      int64         `json:"errors"`
+	Since       time.Time     `json:"since"` // when the resource was first scheduled: declared or registered
 }
 
 // Poller is the api's view of the poller.
@@ -83,6 +84,7 @@ type Server struct {
 	opts    Options
 	log     *slog.Logger
 	now     func() time.Time
+	started time.Time // when New ran: the date of an empty feed whose registration time is unknown
 	e       *echo.Echo
 	metrics *httpMetrics
 	token   atomic.Pointer[string]        // admin bearer token; "" = admin routes off
@@ -110,6 +112,7 @@ func New(opts Options) (*Server, error) {
 	if s.now == nil {
 		s.now = time.Now
 	}
+	s.started = s.now().UTC().Truncate(time.Second)
 	m, err := newHTTPMetrics(opts.Registerer)
 	if err != nil {
 		return nil, fmt.Errorf("register http metrics: %w", err)
@@ -151,6 +154,8 @@ func (s *Server) routes() {
 	e.POST("/resources", s.postResources)
 	e.GET("/resources/:rssId", s.getResource)
 	e.HEAD("/resources/:rssId", s.getResource)
+	e.GET("/resources/:rssId/versions/:seq", s.getVersion)
+	e.HEAD("/resources/:rssId/versions/:seq", s.getVersion)
 
 	e.GET("/", s.getHome)
 	e.HEAD("/", s.getHome)

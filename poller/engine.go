@@ -115,6 +115,7 @@ type Status struct {
 	Polls       int64         `json:"polls"`
 	Changes     int64         `json:"changes"`
 	Errors      int64         `json:"errors"`
+	Since       time.Time     `json:"since"` // when the resource was first scheduled: declared or registered
 }
 
 // Engine schedules and polls resources. Its methods are safe for concurrent
@@ -648,6 +649,7 @@ func (e *Engine) statusLocked(r *resource) Status {
 		Polls:       r.st.Polls,
 		Changes:     r.st.Changes,
 		Errors:      r.st.Errors,
+		Since:       r.st.Since,
 	}
 	if c.Kind == KindSmart {
 		s.Alpha, s.AlphaAuto = r.st.Policy.Alpha, c.AlphaAuto

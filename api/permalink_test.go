@@ -1,0 +1,160 @@
+package api
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/dynamo-rss/dynamo/schema"
+	"github.com/dynamo-rss/dynamo/storage"
+)
+
+// TestVersionPermalinks checks that every item of a resource's versions feed
+// is identified and linked by its permalink in every format, that a
+// permalink renders its version, and that the ids of the old versions do not
+// move when a new version is stored (a reader must never see an old version
+// re-appear as new).
+func TestVersionPermalinks(t *testing.T) {
+	db := openFixtureDB(t)
+	s := newFDServer(t, db)
+	before := map[string][]string{}
+	for _, format := range fdFormats {
+		rec := fdDo(s, http.MethodGet, "/resources/news?type="+format)
+		if rec.Code != http.StatusOK {
+			t.Fatalf("%s: %d %s", format, rec.Code, rec.Body)
+		}
+		feed := parseFeed(t, rec.Body.Bytes())
+		for i, it := range feed.Items {
+			want := fdBase + "/resources/news/versions/" + string(rune('3'-i))
+			if it.Link != want {
+				t.Errorf("%s item %d link = %q, want %q", format, i, it.Link, want)
+			}
+			if format != "rss1" && it.GUID != want { // gofeed has no rdf:about; the golden file shows it
+				t.Errorf("%s item %d id = %q, want %q", format, i, it.GUID, want)
+			}
+			before[format] = append(before[format], it.Link)
+		}
+	}
+	rss1 := fdDo(s, http.MethodGet, "/resources/news?type=rss1").Body.String()
+	if !strings.Contains(rss1, `<item rdf:about="`+fdBase+`/resources/news/versions/1">`) {
+		t.Errorf("RSS 1.0 rdf:about is not the permalink:\n%s", rss1)
+	}
+
+	// A permalink renders that version, as index does.
+	for _, tc := range []struct{ seq, index string }{{"3", "1"}, {"2", "2"}, {"1", "3"}} {
+		perm := fdDo(s, http.MethodGet, "/resources/news/versions/"+tc.seq+"?type=json")
+		idx := fdDo(s, http.MethodGet, "/resources/news?index="+tc.index+"&type=json")
+		if perm.Code != http.StatusOK {
+			t.Fatalf("versions/%s: %d %s", tc.seq, perm.Code, perm.Body)
+		}
+		if g, w := guids(t, perm.Body.Bytes()), guids(t, idx.Body.Bytes()); !slices.Equal(g, w) {
+			t.Errorf("versions/%s items %v, index=%s items %v", tc.seq, g, tc.index, w)
+		}
+		if f := parseFeed(t, perm.Body.Bytes()); f.FeedLink != fdBase+"/resources/news/versions/"+tc.seq+"?type=json" {
+			t.Errorf("versions/%s self link = %q", tc.seq, f.FeedLink)
+		}
+	}
+
+	// A new version: the old versions keep their ids; one new id appears.
+	doc := fdFixture().docs["news"][2] // a fresh copy: the fixture is built per call
+	doc.Timestamp = doc.Timestamp.Add(time.Hour)
+	doc.Items = append(doc.Items, schema.Item{Index: len(doc.Items) + 1, ID: "d", Title: "A fourth story", Link: "https://example.org/news/d.html"})
+	if _, err := db.Save(context.Background(), doc); err != nil {
+		t.Fatal(err)
+	}
+	for _, format := range fdFormats {
+		feed := parseFeed(t, fdDo(s, http.MethodGet, "/resources/news?type="+format).Body.Bytes())
+		var after []string
+		for _, it := range feed.Items {
+			after = append(after, it.Link)
+		}
+		if len(after) != 4 || after[0] != fdBase+"/resources/news/versions/4" || !slices.Equal(after[1:], before[format]) {
+			t.Errorf("%s after a new version: %v, before %v", format, after, before[format])
+		}
+	}
+
+	// Retention removes the oldest: its permalink is 410, past the latest 404.
+	if _, err := db.Prune(context.Background(), "news", storage.Retention{MaxVersions: 2}, time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		path   string
+		status int
+	}{
+		{"/resources/news/versions/1", http.StatusGone},
+		{"/resources/news/versions/2", http.StatusGone},
+		{"/resources/news/versions/3", http.StatusOK},
+		{"/resources/news/versions/4", http.StatusOK},
+		{"/resources/news/versions/5", http.StatusNotFound},
+		{"/resources/news/versions/0", http.StatusNotFound},
+		{"/resources/news/versions/x", http.StatusNotFound},
+		{"/resources/nope/versions/1", http.StatusNotFound},
+	} {
+		rec := fdDo(s, http.MethodGet, tc.path)
+		if rec.Code != tc.status {
+			t.Errorf("GET %s = %d, want %d: %s", tc.path, rec.Code, tc.status, rec.Body)
+		}
+		if tc.status != http.StatusOK && !strings.HasPrefix(rec.Header().Get("Content-Type"), "application/problem+json") {
+			t.Errorf("GET %s: Content-Type %q", tc.path, rec.Header().Get("Content-Type"))
+		}
+	}
+}
+
+// TestEmptyFeed checks the feed of a resource the poller knows but that has
+// no stored version: 200 in every format, no items (JSON "items": []),
+// titled by its id, linked to its page, dated by its registration.
+func TestEmptyFeed(t *testing.T) {
+	store, poller := svcFixture()
+	since := svcNow.Add(-5 * time.Hour).UTC()
+	poller.statuses = append(poller.statuses, ResourceStatus{ID: "fresh", URL: "https://example.org/fresh.html", Policy: "flat", Since: since})
+	s := newSvcServer(t, Options{Store: store, Poller: poller, PublicURL: "https://feeds.example.org"})
+	for _, id := range []string{"fresh", "forum"} {
+		for _, format := range fdFormats {
+			rec := svcDo(s, http.MethodGet, "/resources/"+id+"?type="+format, nil)
+			if rec.Code != http.StatusOK {
+				t.Fatalf("%s %s: %d %s", id, format, rec.Code, rec.Body)
+			}
+			feed := parseFeed(t, rec.Body.Bytes())
+			if feed.Title != id || len(feed.Items) != 0 {
+				t.Errorf("%s %s: title %q, %d items", id, format, feed.Title, len(feed.Items))
+			}
+			if feed.UpdatedParsed != nil && feed.UpdatedParsed.Year() < 2000 {
+				t.Errorf("%s %s: dated %v", id, format, feed.UpdatedParsed)
+			}
+			if lm, _ := http.ParseTime(rec.Header().Get("Last-Modified")); lm.Year() < 2000 {
+				t.Errorf("%s %s: Last-Modified %q", id, format, rec.Header().Get("Last-Modified"))
+			}
+			if id == "fresh" {
+				if lm, _ := http.ParseTime(rec.Header().Get("Last-Modified")); !lm.Equal(since.Truncate(time.Second)) {
+					t.Errorf("fresh %s: Last-Modified %v, want the registration time %v", format, lm, since)
+				}
+				if feed.Link != "https://example.org/fresh.html" {
+					t.Errorf("fresh %s: link %q", format, feed.Link)
+				}
+			}
+			if format == "json" {
+				var raw map[string]json.RawMessage
+				if err := json.Unmarshal(rec.Body.Bytes(), &raw); err != nil {
+					t.Fatal(err)
+				}
+				if string(raw["items"]) != "[]" {
+					t.Errorf("%s json items = %s, want []", id, raw["items"])
+				}
+			}
+			if format == "rss2" && !strings.Contains(feed.Description, "No version yet") {
+				t.Errorf("%s: description %q does not say why it is empty", id, feed.Description)
+			}
+		}
+	}
+	forum := parseFeed(t, svcDo(s, http.MethodGet, "/resources/forum?type=rss2", nil).Body.Bytes())
+	if !strings.Contains(forum.Description, "503") {
+		t.Errorf("forum: description %q does not carry the last error", forum.Description)
+	}
+	// Beyond an empty history, and unknown resources, stay 404.
+	svcProblem(t, svcDo(s, http.MethodGet, "/resources/fresh?index=1", nil), http.StatusNotFound)
+	svcProblem(t, svcDo(s, http.MethodGet, "/resources/unknown", nil), http.StatusNotFound)
+}
