@@ -461,9 +461,9 @@ func TestXPath(t *testing.T) {
 		{"index=1&xpath=" + url.QueryEscape("count(extensions/*)"), []string{"c"}},
 		{"index=1&xpath=" + url.QueryEscape("link") + "&xpath=" + url.QueryEscape("contains(link,'a.html')"), []string{"a"}},
 		{"max=10&xpath=" + url.QueryEscape("contains(description,'week')"), []string{"b"}},
-		{"max=10&xpath=" + url.QueryEscape("contains(description,'rain')"), []string{}},            // "Rain all week.": XPath compares case-sensitively
+		{"max=10&xpath=" + url.QueryEscape("contains(description,'rain')"), []string{}},                                                    // "Rain all week.": XPath compares case-sensitively
 		{"xpath=" + url.QueryEscape("@index > 1"), []string{fdBase + "/resources/news/versions/2", fdBase + "/resources/news/versions/1"}}, // the versions feed
-		{"desc=3+items&op=or&link=versions%2F1", []string{fdBase + "/resources/news/versions/3", fdBase + "/resources/news/versions/1"}},  // the versions feed
+		{"desc=3+items&op=or&link=versions%2F1", []string{fdBase + "/resources/news/versions/3", fdBase + "/resources/news/versions/1"}},   // the versions feed
 	}
 	for _, tt := range tests {
 		t.Run(tt.query, func(t *testing.T) {
