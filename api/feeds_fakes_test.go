@@ -195,6 +195,7 @@ func fdFixture() *fdStore {
 		schema.Extension{URI: schema.DCNamespace, Prefix: "dc", LocalName: "date", Value: "2026-02-28T08:30:00Z"},
 		schema.Extension{URI: schema.DCNamespace, Prefix: "dc", LocalName: "creator", Value: "Town Hall"},
 		schema.Extension{URI: schema.ContentNamespace, Prefix: "content", LocalName: "encoded", Value: "<p>Main street <b>closed</b>.</p>"})
+	c.Image = &schema.Image{URL: "https://example.org/img/works.jpg"}
 	ch := schema.Channel{Title: "Town News", Link: "https://example.org/news/", Description: "News from the town hall",
 		Image: &schema.Image{Title: "Town logo", Link: "https://example.org/", URL: "https://example.org/logo.png"}}
 	doc := func(at time.Duration, items ...schema.Item) *schema.Document {

@@ -3,6 +3,7 @@ package api
 import (
 	"context"
 	"encoding/json"
+	"github.com/mmcdole/gofeed"
 	"net/http"
 	"slices"
 	"strings"
@@ -157,4 +158,53 @@ func TestEmptyFeed(t *testing.T) {
 	// Beyond an empty history, and unknown resources, stay 404.
 	svcProblem(t, svcDo(s, http.MethodGet, "/resources/fresh?index=1", nil), http.StatusNotFound)
 	svcProblem(t, svcDo(s, http.MethodGet, "/resources/unknown", nil), http.StatusNotFound)
+}
+
+// TestImages checks that item and channel images reach every format that
+// can hold them, as gofeed reads them: RSS 2.0 media:content and enclosure,
+// Atom link rel="enclosure" and logo, JSON Feed image and icon, RSS 1.0
+// channel image.
+func TestImages(t *testing.T) {
+	s := newFDServer(t, fdFixture())
+	const itemImg, logo = "https://example.org/img/works.jpg", "https://example.org/logo.png"
+	for _, target := range []string{"/resources/news?index=1", "/resources/news?max=5", "/resources/news"} {
+		for _, format := range fdFormats {
+			rec := fdDo(s, http.MethodGet, target+"&type="+format)
+			if strings.HasSuffix(target, "/news") {
+				rec = fdDo(s, http.MethodGet, target+"?type="+format)
+			}
+			if rec.Code != http.StatusOK {
+				t.Fatalf("%s %s: %d", target, format, rec.Code)
+			}
+			feed := parseFeed(t, rec.Body.Bytes())
+			if feed.Image == nil || feed.Image.URL != logo {
+				t.Errorf("%s %s: channel image %+v, want %s", target, format, feed.Image, logo)
+			}
+			if strings.HasSuffix(target, "/news") {
+				continue // the versions feed's items are versions
+			}
+			var c *gofeed.Item
+			for _, it := range feed.Items {
+				if it.Title == "Straße closed for works" {
+					c = it
+				}
+			}
+			if c == nil {
+				t.Fatalf("%s %s: item c missing", target, format)
+			}
+			switch format {
+			case "rss2", "json":
+				if c.Image == nil || c.Image.URL != itemImg {
+					t.Errorf("%s %s: item image %+v, want %s", target, format, c.Image, itemImg)
+				}
+			case "atom":
+				if len(c.Enclosures) != 1 || c.Enclosures[0].URL != itemImg || c.Enclosures[0].Type != "image/jpeg" {
+					t.Errorf("%s atom: enclosures %+v, want %s", target, c.Enclosures, itemImg)
+				}
+			}
+			if format == "rss2" && (len(c.Enclosures) != 1 || c.Enclosures[0].Type != "image/jpeg") {
+				t.Errorf("%s rss2: enclosures %+v", target, c.Enclosures)
+			}
+		}
+	}
 }

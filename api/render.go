@@ -4,7 +4,9 @@ import (
 	"encoding/xml"
 	"fmt"
 	"math"
+	"mime"
 	"net/url"
+	"path"
 	"strings"
 	"time"
 
@@ -15,10 +17,11 @@ import (
 
 // Namespaces the XML renderers declare.
 const (
-	nsAtom = "http://www.w3.org/2005/Atom"
-	nsRDF  = "http://www.w3.org/1999/02/22-rdf-syntax-ns#"
-	nsRSS1 = "http://purl.org/rss/1.0/"
-	nsSy   = "http://purl.org/rss/1.0/modules/syndication/"
+	nsAtom  = "http://www.w3.org/2005/Atom"
+	nsRDF   = "http://www.w3.org/1999/02/22-rdf-syntax-ns#"
+	nsRSS1  = "http://purl.org/rss/1.0/"
+	nsSy    = "http://purl.org/rss/1.0/modules/syndication/"
+	nsMedia = "http://search.yahoo.com/mrss/"
 )
 
 // feedModel is the neutral feed every renderer reads: built once per request
@@ -85,9 +88,35 @@ func (m *feedModel) gorilla() *feeds.Feed {
 			IsPermaLink: "false",
 			Created:     it.Date,
 			Content:     it.ContentHTML,
+			Enclosure:   enclosure(it.Image),
 		})
 	}
 	return f
+}
+
+// enclosure is an item's image as gorilla/feeds' enclosure: Atom writes it
+// as link rel="enclosure", JSON Feed as the item's image; RSS 2.0 adds
+// media:content and its own enclosure (see renderRSS2). The type comes from
+// the URL's extension ("" when unknown); the length is unknown.
+func enclosure(img *schema.Image) *feeds.Enclosure {
+	if img == nil || img.URL == "" {
+		return nil
+	}
+	return &feeds.Enclosure{Url: img.URL, Type: imageType(img.URL)}
+}
+
+// imageType is the media type of an image URL by its extension, "" when
+// the extension names no image type.
+func imageType(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return ""
+	}
+	t := mime.TypeByExtension(strings.ToLower(path.Ext(u.Path)))
+	if t, _, _ = strings.Cut(t, ";"); strings.HasPrefix(t, "image/") {
+		return t
+	}
+	return ""
 }
 
 // syndication returns the RSS syndication module's hint for an interval:

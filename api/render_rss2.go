@@ -27,6 +27,7 @@ type rss2Doc struct {
 	NSAtom    string   `xml:"xmlns:atom,attr"`
 	NSDC      string   `xml:"xmlns:dc,attr"`
 	NSSy      string   `xml:"xmlns:sy,attr"`
+	NSMedia   string   `xml:"xmlns:media,attr"`
 	Channel   rss2Channel
 }
 
@@ -47,7 +48,16 @@ type atomLink struct {
 
 type rss2Item struct {
 	*feeds.RssItem
-	Ext []xmlExt
+	Media *mediaContent `xml:"media:content"`
+	Ext   []xmlExt
+}
+
+// mediaContent is Media RSS's media:content: an item's image, which RSS 2.0
+// itself can only carry as an enclosure with a length nobody knows.
+type mediaContent struct {
+	URL    string `xml:"url,attr"`
+	Medium string `xml:"medium,attr"`
+	Type   string `xml:"type,attr,omitempty"`
 }
 
 func renderRSS2(buf *bytes.Buffer, m *feedModel) error {
@@ -62,6 +72,7 @@ func renderRSS2(buf *bytes.Buffer, m *feedModel) error {
 		NSAtom:    nsAtom,
 		NSDC:      schema.DCNamespace,
 		NSSy:      nsSy,
+		NSMedia:   nsMedia,
 		Channel: rss2Channel{
 			RssFeed:         ch,
 			Self:            atomLink{Href: m.Self, Rel: "self", Type: "application/rss+xml"},
@@ -71,7 +82,15 @@ func renderRSS2(buf *bytes.Buffer, m *feedModel) error {
 		},
 	}
 	for i, it := range ch.Items {
-		doc.Channel.Items[i] = &rss2Item{RssItem: it, Ext: feedExtensions(m.Items[i].Extensions, nil)}
+		item := &rss2Item{RssItem: it, Ext: feedExtensions(m.Items[i].Extensions, nil)}
+		if img := m.Items[i].Image; img != nil && img.URL != "" {
+			typ := imageType(img.URL)
+			item.Media = &mediaContent{URL: img.URL, Medium: "image", Type: typ}
+			if typ != "" { // an enclosure needs its type; its length is unknown (0, as is usual)
+				it.Enclosure = &feeds.RssEnclosure{Url: img.URL, Type: typ, Length: "0"}
+			}
+		}
+		doc.Channel.Items[i] = item
 	}
 	ch.Items = nil
 	return writeXML(buf, &doc)
