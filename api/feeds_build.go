@@ -304,6 +304,7 @@ func (b *builder) item(resourceID string, it *schema.Item, fallback time.Time, c
 	if !ok {
 		date = fallback.UTC()
 	}
+	ext := datedExtensions(it.Extensions, schema.ParseDate)
 	content, _ := it.Extensions.ContentEncoded()
 	var img *schema.Image
 	if it.Image != nil && it.Image.URL != "" {
@@ -319,6 +320,6 @@ func (b *builder) item(resourceID string, it *schema.Item, fallback time.Time, c
 		ContentHTML: content,
 		Date:        date,
 		Image:       img,
-		Extensions:  it.Extensions,
+		Extensions:  ext,
 	}
 }

@@ -168,8 +168,8 @@ func (x xmlExt) MarshalXML(enc *xml.Encoder, _ xml.StartElement) error {
 
 // feedExtensions returns the extensions a feed item carries as foreign
 // elements: content:encoded is rendered by each format itself, skip drops
-// more (RSS 1.0 writes its own dc:date), names XML reserves are dropped, and
-// a readable dc:date is written as W3CDTF.
+// more (RSS 1.0 writes its own dc:date), names XML reserves are dropped.
+// Dates were normalized when the item was built (see datedExtensions).
 func feedExtensions(ext schema.Extensions, skip func(schema.Extension) bool) []xmlExt {
 	var out []xmlExt
 	for _, x := range ext {
@@ -179,15 +179,35 @@ func feedExtensions(ext schema.Extensions, skip func(schema.Extension) bool) []x
 		case strings.HasPrefix(strings.ToLower(x.Prefix), "xml"):
 		case skip != nil && skip(x):
 		default:
-			if x.URI == schema.DCNamespace && x.LocalName == "date" {
-				// XMLData keeps the page's own wording; feeds write dc:date
-				// as W3CDTF, as the Dublin Core module asks.
-				if t, ok := schema.ParseDate(x.Value); ok {
-					x.Value = t.Format(time.RFC3339)
-				}
-			}
 			out = append(out, xmlExt(x))
 		}
+	}
+	return out
+}
+
+// datedExtensions returns ext with each dc:date written as W3C-DTF, as the
+// Dublin Core module asks (XMLData keeps the page's own wording), and an
+// unreadable dc:date left out: a feed never emits as a date what is not one.
+// ext itself is not modified.
+func datedExtensions(ext schema.Extensions, parse func(string) (time.Time, bool)) schema.Extensions {
+	var out schema.Extensions
+	for i, x := range ext {
+		if x.URI != schema.DCNamespace || x.LocalName != "date" {
+			if out != nil {
+				out = append(out, x)
+			}
+			continue
+		}
+		if out == nil {
+			out = append(make(schema.Extensions, 0, len(ext)), ext[:i]...)
+		}
+		if t, ok := parse(x.Value); ok {
+			x.Value = t.UTC().Format(time.RFC3339)
+			out = append(out, x)
+		}
+	}
+	if out == nil {
+		return ext
 	}
 	return out
 }

@@ -208,3 +208,37 @@ func TestImages(t *testing.T) {
 		}
 	}
 }
+
+// TestUnreadableDateNotEmitted checks that a date the page wrote in a form
+// nobody can read stays out of every feed (the item is dated by when it was
+// first seen), while a readable one goes out as W3C-DTF.
+func TestUnreadableDateNotEmitted(t *testing.T) {
+	f := newFDStore()
+	seen := fdT0.Add(time.Hour)
+	f.save(&schema.Document{URL: "https://example.org/p.html", RSSID: "p", Timestamp: seen,
+		Channel: schema.Channel{Title: "P", Link: "https://example.org/p.html", Description: "d"},
+		Items: []schema.Item{
+			fdItem(1, "odd", "Odd date", "https://example.org/1", "x",
+				schema.Extension{URI: schema.DCNamespace, Prefix: "dc", LocalName: "date", Value: "the day after the fair"}),
+			fdItem(2, "iso", "ISO date", "https://example.org/2", "y",
+				schema.Extension{URI: schema.DCNamespace, Prefix: "dc", LocalName: "date", Value: "2026-02-28 08:30"}),
+		}})
+	s := newFDServer(t, f)
+	for _, format := range fdFormats {
+		rec := fdDo(s, http.MethodGet, "/resources/p?index=1&type="+format)
+		body := rec.Body.String()
+		if rec.Code != http.StatusOK {
+			t.Fatalf("%s: %d %s", format, rec.Code, body)
+		}
+		if strings.Contains(body, "the day after the fair") {
+			t.Errorf("%s: the unreadable date went out:\n%s", format, body)
+		}
+		if format != "json" && !strings.Contains(body, "2026-02-28T08:30:00Z") {
+			t.Errorf("%s: the readable date is not written as W3C-DTF:\n%s", format, body)
+		}
+		feed := parseFeed(t, rec.Body.Bytes())
+		if d := feed.Items[0].PublishedParsed; d == nil || !d.Equal(seen) {
+			t.Errorf("%s: the undated item is dated %v, want when it was seen (%v)", format, d, seen)
+		}
+	}
+}
