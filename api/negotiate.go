@@ -13,6 +13,9 @@ type feedFormat struct {
 	name        string   // the value of type=…
 	label       string   // its name for people (subscribe links on GET /)
 	contentType string   // the Content-Type of responses, charset included
+	// contentTypeHeader is contentType as a header value, shared by responses
+	// (capacity = length, so an Add elsewhere copies it).
+	contentTypeHeader []string
 	accepts     []string // media types in Accept that ask for it, most specific first
 	render      func(buf *bytes.Buffer, m *feedModel) error
 }

@@ -166,6 +166,7 @@ func serve(ctx context.Context, o serveOptions) (err error) {
 	if cfg.Registration == config.RegistrationOpen {
 		return errors.New("registration: open is not available yet in this version; use closed")
 	}
+	logMemory(log, applyMemory(cfg, nil))
 	addr := cfg.Listen
 	if o.Listen != "" {
 		addr = o.Listen
