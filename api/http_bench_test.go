@@ -10,14 +10,14 @@ import (
 	"time"
 
 	"github.com/dynamo-rss/dynamo/schema"
-	"github.com/dynamo-rss/dynamo/storage"
+	"github.com/dynamo-rss/dynamo/storage/badger"
 )
 
 // BenchmarkServeCachedFeed measures a cached feed through the whole
 // middleware chain (log, metrics, recover, gzip check, body limit, deadline)
 // on real storage: the request bench/serve.sh sends with wrk.
 func BenchmarkServeCachedFeed(b *testing.B) {
-	db, err := storage.Open(b.TempDir(), storage.Options{NoSyncWrites: true})
+	db, err := badger.Open(b.TempDir(), badger.Options{NoSyncWrites: true})
 	if err != nil {
 		b.Fatal(err)
 	}
