@@ -12,7 +12,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/dynamo-rss/dynamo/config"
-	"github.com/dynamo-rss/dynamo/storage"
+	"github.com/dynamo-rss/dynamo/storage/badger"
 )
 
 // BenchmarkIdleResources reports the heap an engine keeps per idle resource
@@ -26,7 +26,7 @@ func BenchmarkIdleResources(b *testing.B) {
 		fmt.Fprintf(&sb, "  - {id: r%d, url: \"http://127.0.0.%d/p/%d\", policy: {kind: flat, interval: 1h}}\n", i, 1+i%250, i)
 	}
 	yaml := baseYAML(sb.String())
-	db, err := storage.Open("", storage.Options{InMemory: true})
+	db, err := badger.Open("", badger.Options{InMemory: true})
 	if err != nil {
 		b.Fatal(err)
 	}
