@@ -278,8 +278,12 @@ func (s *Server) serveFeed(c echo.Context, fr feedRequest) error {
 		h.Set("ETag", etag)
 		h.Set(echo.HeaderLastModified, lastMod.Format(http.TimeFormat))
 		h.Set("Cache-Control", "public, max-age="+strconv.FormatInt(int64(fr.maxAge/time.Second), 10))
-		h.Add(echo.HeaderVary, echo.HeaderAccept)
-		h.Add(echo.HeaderVary, echo.HeaderAcceptEncoding)
+		if len(h[echo.HeaderVary]) == 0 {
+			h[echo.HeaderVary] = varyFeed // shared, full: an Add elsewhere copies it
+		} else {
+			h.Add(echo.HeaderVary, echo.HeaderAccept)
+			h.Add(echo.HeaderVary, echo.HeaderAcceptEncoding)
+		}
 	}
 	// Either representation's tag proves the client holds the current feed.
 	if notModified(req, lastMod, identityTag, gzipTag(identityTag)) {
@@ -291,9 +295,9 @@ func (s *Server) serveFeed(c echo.Context, fr feedRequest) error {
 		return err
 	}
 	validators()
-	h.Set(echo.HeaderContentType, fr.format.contentType)
+	h[echo.HeaderContentType] = fr.format.contentTypeHeader
 	if gz {
-		h.Set(echo.HeaderContentEncoding, "gzip")
+		h[echo.HeaderContentEncoding] = gzipEncoding
 	}
 	h.Set(echo.HeaderContentLength, strconv.Itoa(len(body)))
 	c.Response().WriteHeader(http.StatusOK)
@@ -303,6 +307,15 @@ func (s *Server) serveFeed(c echo.Context, fr feedRequest) error {
 	_, _ = c.Response().Write(body) // client gone: nothing left to do
 	return nil
 }
+
+// Header values every feed response shares: assigned, not Set, to spare a
+// slice per response (a cached feed's answer allocates almost nothing). Their
+// capacity equals their length, so an Add elsewhere copies instead of
+// writing into them.
+var (
+	varyFeed     = []string{echo.HeaderAccept, echo.HeaderAcceptEncoding}[:2:2]
+	gzipEncoding = []string{"gzip"}[:1:1]
+)
 
 // gzipTag is the ETag of the gzip representation of the feed tagged etag.
 func gzipTag(etag string) string { return strings.TrimSuffix(etag, `"`) + `-gzip"` }

@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/dynamo-rss/dynamo/schema"
-	"github.com/dynamo-rss/dynamo/storage"
+	"github.com/dynamo-rss/dynamo/storage/badger"
 )
 
 // benchDoc is a page of n items of about 1 KB each (title, link, a long
@@ -71,7 +71,7 @@ func BenchmarkFeedRender(b *testing.B) {
 // 100 versions of 1,000 new items each; the term matches 1 item in 5,000 (20 in all), so
 // the item index is scanned whole for max=20.
 func BenchmarkKeywordQuery100k(b *testing.B) {
-	db, err := storage.Open(b.TempDir(), storage.Options{})
+	db, err := badger.Open(b.TempDir(), badger.Options{})
 	if err != nil {
 		b.Fatal(err)
 	}

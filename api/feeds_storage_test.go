@@ -5,16 +5,16 @@ import (
 	"net/http"
 	"testing"
 
-	"github.com/dynamo-rss/dynamo/storage"
+	"github.com/dynamo-rss/dynamo/storage/badger"
 )
 
-var _ Store = (*storage.DB)(nil)
+var _ Store = (*badger.DB)(nil)
 
 // openFixtureDB opens a real Badger store in a temporary directory and saves
 // the versions of the feed fixture into it, oldest first.
-func openFixtureDB(t testing.TB) *storage.DB {
+func openFixtureDB(t testing.TB) *badger.DB {
 	t.Helper()
-	db, err := storage.Open(t.TempDir(), storage.Options{})
+	db, err := badger.Open(t.TempDir(), badger.Options{})
 	if err != nil {
 		t.Fatalf("open storage: %v", err)
 	}

@@ -10,11 +10,14 @@ import (
 // feedFormat is one output format: adding a format is one render_*.go file
 // that defines a feedFormat, plus its line in [feedFormats].
 type feedFormat struct {
-	name        string   // the value of type=…
-	label       string   // its name for people (subscribe links on GET /)
-	contentType string   // the Content-Type of responses, charset included
-	accepts     []string // media types in Accept that ask for it, most specific first
-	render      func(buf *bytes.Buffer, m *feedModel) error
+	name        string // the value of type=…
+	label       string // its name for people (subscribe links on GET /)
+	contentType string // the Content-Type of responses, charset included
+	// contentTypeHeader is contentType as a header value, shared by responses
+	// (capacity = length, so an Add elsewhere copies it).
+	contentTypeHeader []string
+	accepts           []string // media types in Accept that ask for it, most specific first
+	render            func(buf *bytes.Buffer, m *feedModel) error
 }
 
 // feedFormats lists the formats; the first is the default (RSS 2.0), and on a

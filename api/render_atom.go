@@ -11,11 +11,12 @@ import (
 // feed id, rel=self and rel=alternate links, published dates, plain-text
 // summaries and item extensions.
 var atomFormat = feedFormat{
-	name:        "atom",
-	label:       "Atom",
-	contentType: "application/atom+xml; charset=utf-8",
-	accepts:     []string{"application/atom+xml"},
-	render:      renderAtom,
+	name:              "atom",
+	label:             "Atom",
+	contentType:       "application/atom+xml; charset=utf-8",
+	contentTypeHeader: []string{"application/atom+xml; charset=utf-8"},
+	accepts:           []string{"application/atom+xml"},
+	render:            renderAtom,
 }
 
 type atomDoc struct {

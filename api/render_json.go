@@ -11,11 +11,12 @@ import (
 // jsonFormat is JSON Feed 1.1, built with gorilla/feeds: feed_url is the self
 // link, content_html comes from content:encoded, content_text otherwise.
 var jsonFormat = feedFormat{
-	name:        "json",
-	label:       "JSON Feed",
-	contentType: "application/feed+json; charset=utf-8",
-	accepts:     []string{"application/feed+json", "application/json"},
-	render:      renderJSON,
+	name:              "json",
+	label:             "JSON Feed",
+	contentType:       "application/feed+json; charset=utf-8",
+	contentTypeHeader: []string{"application/feed+json; charset=utf-8"},
+	accepts:           []string{"application/feed+json", "application/json"},
+	render:            renderJSON,
 }
 
 // jsonDoc is a JSON Feed whose items are always present: gorilla/feeds

@@ -14,11 +14,12 @@ import (
 // has no RSS 1.0): every item has a unique rdf:about and a dc:date, HTML
 // content goes in content:encoded.
 var rss1Format = feedFormat{
-	name:        "rss1",
-	label:       "RSS 1.0",
-	contentType: "application/rdf+xml; charset=utf-8",
-	accepts:     []string{"application/rdf+xml"},
-	render:      renderRSS1,
+	name:              "rss1",
+	label:             "RSS 1.0",
+	contentType:       "application/rdf+xml; charset=utf-8",
+	contentTypeHeader: []string{"application/rdf+xml; charset=utf-8"},
+	accepts:           []string{"application/rdf+xml"},
+	render:            renderRSS1,
 }
 
 type rss1Doc struct {

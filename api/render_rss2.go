@@ -13,11 +13,12 @@ import (
 // rss2Format is RSS 2.0, built with gorilla/feeds and extended with the
 // atom:link rel=self, <ttl>, the syndication module and item extensions.
 var rss2Format = feedFormat{
-	name:        "rss2",
-	label:       "RSS 2.0",
-	contentType: "application/rss+xml; charset=utf-8",
-	accepts:     []string{"application/rss+xml", "application/xml", "text/xml"},
-	render:      renderRSS2,
+	name:              "rss2",
+	label:             "RSS 2.0",
+	contentType:       "application/rss+xml; charset=utf-8",
+	contentTypeHeader: []string{"application/rss+xml; charset=utf-8"},
+	accepts:           []string{"application/rss+xml", "application/xml", "text/xml"},
+	render:            renderRSS2,
 }
 
 type rss2Doc struct {

@@ -23,7 +23,7 @@ type History interface {
 }
 
 // Store is what the api reads from storage (declared here, by its consumer);
-// *storage.DB implements it. Implementations must be safe for concurrent use
+// every storage.Store implements it. Implementations must be safe for concurrent use
 // and return errors wrapping [storage.ErrNotFound] for an unknown resource or
 // a version past the history.
 type Store interface {

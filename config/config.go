@@ -18,15 +18,22 @@ import (
 // Obtain one from [Load], [Parse] or [Default]; treat it as read-only
 // afterwards and pass it explicitly.
 type Config struct {
-	Listen       string          `yaml:"listen"`
-	PublicURL    string          `yaml:"public_url"` // base of absolute links in feeds
-	Storage      StorageConfig   `yaml:"storage"`
-	Admin        AdminConfig     `yaml:"admin"`
-	Poller       PollerConfig    `yaml:"poller"`
-	Log          LogConfig       `yaml:"log"`
-	Registration string          `yaml:"registration"` // RegistrationClosed (default) or RegistrationOpen
-	NodeID       string          `yaml:"node_id"`      // postgres: this node's name in leases (default host:pid)
-	Resources    []ResourceEntry `yaml:"resources"`
+	Listen       string        `yaml:"listen"`
+	PublicURL    string        `yaml:"public_url"` // base of absolute links in feeds
+	Storage      StorageConfig `yaml:"storage"`
+	Admin        AdminConfig   `yaml:"admin"`
+	Poller       PollerConfig  `yaml:"poller"`
+	Log          LogConfig     `yaml:"log"`
+	Registration string        `yaml:"registration"` // RegistrationClosed (default) or RegistrationOpen
+	NodeID       string        `yaml:"node_id"`      // postgres: this node's name in leases (default host:pid)
+	// MemoryLimit is the memory the Go runtime keeps the process under (as
+	// GOMEMLIMIT); 0 chooses one: half the machine's (or the container's)
+	// memory, at most 2 GiB. Under a limit the garbage collector runs
+	// rarely (as GOGC=400) until the heap nears it, which keeps the tail
+	// latency of cached feeds low. The GOMEMLIMIT and GOGC environment
+	// variables, when set, win.
+	MemoryLimit Size            `yaml:"memory_limit"`
+	Resources   []ResourceEntry `yaml:"resources"`
 }
 
 // Storage drivers.

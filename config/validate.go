@@ -37,6 +37,9 @@ func (c *Config) Validate() error {
 	default:
 		bad("$.storage.driver", "unknown driver %q (want badger or postgres)", c.Storage.Driver)
 	}
+	if c.MemoryLimit != 0 && c.MemoryLimit < 64<<20 {
+		bad("$.memory_limit", "%d bytes is too little to run dynamo; give at least 64MiB, or 0 to choose automatically", int64(c.MemoryLimit))
+	}
 	if c.Storage.MinFree < 0 {
 		bad("$.storage.min_free", "must not be negative")
 	}

@@ -14,7 +14,7 @@ import (
 	"time"
 
 	"github.com/dynamo-rss/dynamo/config"
-	"github.com/dynamo-rss/dynamo/storage"
+	"github.com/dynamo-rss/dynamo/storage/badger"
 )
 
 const benchResources = 2000
@@ -67,7 +67,7 @@ func benchPolls(b *testing.B, mode benchOrigin, noSync bool) {
 		fmt.Fprint(w, body)
 	}))
 	defer srv.Close()
-	db, err := storage.Open(b.TempDir(), storage.Options{NoSyncWrites: noSync})
+	db, err := badger.Open(b.TempDir(), badger.Options{NoSyncWrites: noSync})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -138,7 +138,7 @@ func BenchmarkPollNotModified(b *testing.B) { benchPolls(b, originNotModified, f
 func BenchmarkPollSame200(b *testing.B)  { benchPolls(b, originSame200, false) }
 func BenchmarkPollNoisy200(b *testing.B) { benchPolls(b, originNoisy200, false) }
 
-// The same with Badger's per-commit sync off (storage.Options.NoSyncWrites).
+// The same with Badger's per-commit sync off (badger.Options.NoSyncWrites).
 func BenchmarkPollChangedNoSync(b *testing.B)     { benchPolls(b, originChanging, true) }
 func BenchmarkPollNotModifiedNoSync(b *testing.B) { benchPolls(b, originNotModified, true) }
 

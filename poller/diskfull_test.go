@@ -11,7 +11,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
 	"github.com/dynamo-rss/dynamo/extractor"
-	"github.com/dynamo-rss/dynamo/storage"
+	"github.com/dynamo-rss/dynamo/storage/badger"
 )
 
 // A full disk is an outcome, not a crash: the poll reports disk_full, the
@@ -20,7 +20,7 @@ import (
 func TestDiskFullOutcomeAndResume(t *testing.T) {
 	var free atomic.Uint64
 	free.Store(1 << 40)
-	db, err := storage.Open(t.TempDir(), storage.Options{
+	db, err := badger.Open(t.TempDir(), badger.Options{
 		MemTableSize: 8 << 20,
 		MinFree:      1 << 30,
 		FreeSpace:    func(string) (uint64, error) { return free.Load(), nil },

@@ -70,7 +70,7 @@ type StateStore interface {
 	SavePollState(ctx context.Context, id string, state []byte) error
 }
 
-// Store is what the engine needs from storage; *storage.DB satisfies it.
+// Store is what the engine needs from storage; every storage.Store satisfies it.
 type Store interface {
 	VersionSaver
 	StateStore

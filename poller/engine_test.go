@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"github.com/dynamo-rss/dynamo/config"
-	"github.com/dynamo-rss/dynamo/storage"
+	"github.com/dynamo-rss/dynamo/storage/badger"
 )
 
 func TestVersionsStoredOnlyOnChange(t *testing.T) {
@@ -642,13 +642,13 @@ func TestRestartResumesFromStore(t *testing.T) {
 func TestRestartResumesFromBadger(t *testing.T) {
 	dir := t.TempDir()
 	restartTest(t, func() Store {
-		db, err := storage.Open(dir, storage.Options{})
+		db, err := badger.Open(dir, badger.Options{})
 		if err != nil {
-			t.Fatalf("storage.Open: %v", err)
+			t.Fatalf("badger.Open: %v", err)
 		}
 		return db
 	}, func(s Store) {
-		if err := s.(*storage.DB).Close(); err != nil {
+		if err := s.(*badger.DB).Close(); err != nil {
 			t.Errorf("close: %v", err)
 		}
 	})

@@ -15,13 +15,14 @@ import (
 	"github.com/dynamo-rss/dynamo/config"
 	"github.com/dynamo-rss/dynamo/schema"
 	"github.com/dynamo-rss/dynamo/storage"
+	"github.com/dynamo-rss/dynamo/storage/badger"
 )
 
 func TestMain(m *testing.M) {
 	goleak.VerifyTestMain(m)
 }
 
-var _ Store = (*storage.DB)(nil)
+var _ Store = (*badger.DB)(nil)
 
 var t0 = time.Date(2026, 11, 21, 8, 0, 0, 0, time.UTC)
 

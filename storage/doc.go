@@ -1,121 +1,14 @@
-// Package storage is Dynamo's DataManager: versioned XMLData documents on
-// Badger (github.com/dgraph-io/badger/v4), with an item index that answers the
-// aggregated "newest items" and keyword queries without parsing documents.
+// Package storage declares what Dynamo's storage drivers share: the
+// [Store] interface, its data shapes ([SaveResult], [ResourceInfo],
+// [VersionInfo], [Item], [Registration], the lease shapes) and its sentinel
+// errors ([ErrNotFound], [ErrInvalid], [ErrInconsistent], [ErrDiskFull],
+// [ErrLeaseLost]). It holds nothing driver-specific and does no I/O.
 //
-// # Usage
+// The drivers live in sub-packages: storage/badger (embedded, the default,
+// for one node) and storage/postgres (several nodes sharing one database).
+// storage/storagetest is the contract suite every driver's tests run, so
+// the two behave alike wherever this package documents a behaviour.
 //
-// [Open] a directory, [DB.Save] each document the poller retrieves (a document
-// whose informational content equals the latest version's is not stored),
-// read with [DB.Resources], [DB.Version], [DB.Versions] and [DB.Items], bound
-// history with [DB.Prune], verify a store with [DB.Check], and [DB.Close] it.
-// A *DB is safe for concurrent use. Consumers (poller, api) declare their own
-// small interfaces that *DB satisfies; another backend only has to implement
-// those.
-//
-// # Key layout
-//
-// Every key starts with a one-byte prefix naming its family, then the resource
-// id, then a 0x00 separator (ids are validated: 1–[MaxIDLen] bytes of UTF-8,
-// no 0x00 and no control characters, so "id|0x00" never is a prefix of
-// another resource's keys), then a fixed-width suffix. Integers are big-endian
-// and fixed-width, so byte order is numeric order; a timestamp T is 12 bytes:
-// uint64(T.Unix()) with the sign bit flipped, then uint32(T.Nanosecond()),
-// so byte order is time order for every time.Time. "|" below only separates
-// fields for the reader; it is not a byte.
-//
-//	m | id                          metadata: url, created, updated, latest seq,
-//	                                oldest kept seq, version count, content hash
-//	                                (schema.ContentHash) of the latest version,
-//	                                latest channel title and description, and
-//	                                the latest version's items (id, slot,
-//	                                index, digest)
-//	v | id | 00 | seq(8)            one version: a header (timestamp, channel
-//	                                title, description, item count) then the
-//	                                S2-compressed schema.Marshal bytes
-//	x | id | 00 | itemID            item index entry: the item's slot (below),
-//	                                whether it is in the latest version, else
-//	                                last seen, the seq it was last seen in, its
-//	                                index there and a digest of its content
-//	f | id | 00 | slot(24)          the item's latest content: the full
-//	                                schema.Item (extensions included) but its
-//	                                index, which moves whenever items are added
-//	                                above it and so is kept in m and x
-//	s | id | 00 | page(20)          search page: for each item whose slot starts
-//	                                with this page id, its position, then for
-//	                                title, link and description a 128-bit set
-//	                                of hashed byte pairs and the folded
-//	                                (schema.Fold) text; scanned by keyword queries
-//	p | id                          the poller's opaque state, in a second
-//	                                Badger under <dir>/pollstate whose writes
-//	                                are not synced (see Durability)
-//
-// An item's slot is ^firstSeen(12) | ^firstSeq(8) | position(4): when it
-// was first seen and the version it was first seen in, both with every bit
-// inverted, then its position in that version's item list. The first 20
-// bytes are its search page id: the items a version brought share one s
-// page, so a keyword scan reads one Badger entry per such version instead of
-// one per item (iteration, not matching, dominated per-item entries). A slot
-// never changes once assigned, so x maps an item id to a fixed f key and s
-// page. Because of the inversion a forward prefix scan over f (or s) yields
-// items newest first by first seen; ties (same timestamp) go to the later
-// version first, then to page order. This is the "reverse scan" of a
-// time-ordered key, done forward because Badger iterates forward faster (its
-// memtable skiplist has no back links: each reverse step is a search). Items
-// with Max=n read n f entries; a keyword query scans the s pages (no
-// documents decoded, nothing folded per item), skips the items whose pair
-// sets show that the terms, combined left to right, cannot match (a field
-// containing a term contains all of its byte pairs; and/or are monotone),
-// runs schema.Terms.MatchFolded on the rest, and reads f and x of the
-// matches only.
-//
-// The metadata lists the items of the latest version (id, slot, index,
-// content digest), so a save that sees an item again writes nothing for it
-// unless its content changed; its x entry says "present" and takes last
-// seen, seq and index from the metadata. When an item drops out of the
-// latest version, its x entry gets its last seen, last seq, index and digest.
-//
-// Item ids need no separator: they end the key, and XML text never holds 0x00.
-// Badger's own MVCC versions are not history: NumVersionsToKeep stays 1 and
-// every version is its own key.
-//
-// # Invariants
-//
-// Versions of a resource are the contiguous range oldest..latest of seq
-// (1 = the first ever stored); the count in m equals the number of v keys.
-// Every item id present in a kept version has exactly one x entry, one f
-// entry and one entry in its s page, and nothing else has any; its last seq
-// is the newest kept version containing it, its content is that version's
-// item; m lists exactly the latest version's items. [DB.Check] verifies all
-// of this.
-//
-// # Writes, concurrency and durability
-//
-// A save reads m and the x entries of items not in the previous version,
-// then writes m, v, x of items that appear or disappear, f of new or changed
-// items and their s pages, all in one Badger transaction. Saves and prunes
-// of one resource are serialized by a per-resource lock (so Badger's
-// conflict detection is switched off; saves of different resources run in
-// parallel and Badger commits their transactions in groups). With the default
-// options version writes are synced (SyncWrites): a save that returned is
-// durable, through kill -9 and through an OS crash or power loss;
-// [Options.NoSyncWrites] trades the latter for speed (Badger writes through
-// mmap, so kill -9 alone loses nothing either way: TestCrashDurability).
-// Poll states live in their own unsynced store: one is written per poll, a
-// synced commit costs an msync (most of the CPU of a 304 poll), and losing
-// the last ones to an OS crash only makes the poller poll a little early.
-//
-// # Retention
-//
-// [DB.Prune] drops the oldest versions, never the latest, and keeps the kept
-// range contiguous: it stops at the first version that the retention keeps,
-// so with timestamps that go backwards an old version may survive behind a
-// younger one. Items whose every version was pruned (last seq below the new
-// oldest) leave the index; the others keep their first seen, even when the
-// version they were first seen in is gone: first seen records when Dynamo
-// discovered the item, which pruning does not change.
-//
-// # Security
-//
-// Ids and documents are validated before anything is written; invalid input
-// fails with [ErrInvalid]. Stored documents are XML made by schema.Marshal.
+// Consumers (poller, api) keep declaring the few methods they use; cmd
+// opens the configured driver and hands the [Store] to them.
 package storage

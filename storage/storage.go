@@ -1,23 +1,15 @@
 package storage
 
-// The exported API below is what poller and api code against; signatures
-// change only by agreement. Implementation: db.go, save.go, query.go, prune.go, check.go.
-
 import (
 	"context"
 	"errors"
-	"fmt"
-	"log/slog"
-	"sync"
 	"time"
-
-	"github.com/dgraph-io/badger/v4"
 
 	"github.com/dynamo-rss/dynamo/schema"
 )
 
 // ErrNotFound is returned for an unknown resource, a version past the history,
-// or absent poll state.
+// absent poll state, or an unknown registration.
 var ErrNotFound = errors.New("storage: not found")
 
 // ErrInvalid is wrapped by errors about input the store refuses: a resource
@@ -25,102 +17,66 @@ var ErrNotFound = errors.New("storage: not found")
 // (those errors also wrap [schema.ErrInvalid]), a negative offset.
 var ErrInvalid = errors.New("storage: invalid input")
 
-// ErrInconsistent is wrapped by every finding of [DB.Check].
+// ErrInconsistent is wrapped by every finding of [Store.Check].
 var ErrInconsistent = errors.New("storage: inconsistent store")
 
-// Options configure a DB; the zero value is valid.
-type Options struct {
-	Logger     *slog.Logger  // badger's and the store's logs; nil discards
-	GCInterval time.Duration // value-log GC period; 0 means a default
-	InMemory   bool          // for tests: no files
+// ErrDiskFull is returned by writes while the store has no room for them
+// (for Badger: the free space of its file system is below its minimum).
+// Nothing is written; the store stays consistent and readable, and writes
+// succeed again by themselves once space returns.
+var ErrDiskFull = errors.New("storage: disk full")
 
-	// NoSyncWrites acknowledges saves before they reach the disk: faster,
-	// but a crash may lose the last acknowledged saves (never corrupt the store).
-	NoSyncWrites bool
-	// MemTableSize is Badger's memtable size in bytes; 0 means Badger's default (64 MiB).
-	MemTableSize int64
+// Store is what every storage driver implements (storage/badger, the
+// default, and storage/postgres); storage/storagetest is the contract suite
+// both pass. Consumers (poller, api) still declare the few methods they use;
+// cmd opens a driver and hands it to them. Implementations are safe for
+// concurrent use.
+type Store interface {
+	// Save stores doc as the newest version of resource doc.RSSID unless its
+	// informational content equals the latest version's (Changed false,
+	// nothing written). An invalid document or id fails with an error
+	// wrapping [ErrInvalid]. Saves of one resource are serialized; a nil
+	// error means the version is durable as the driver promises.
+	Save(ctx context.Context, doc *schema.Document) (SaveResult, error)
 
-	// MinFree is the free space, in bytes, below which writes are refused
-	// with [ErrDiskFull] instead of risking Badger's SIGBUS on a full disk;
-	// 0 turns the check off. FreeSpace reads the free space (nil:
-	// [StatfsFree]); SpaceInterval is how often it is re-read in the
-	// background (0: 10 s). Writes check it themselves as well.
-	MinFree       uint64
-	FreeSpace     FreeSpaceFunc
-	SpaceInterval time.Duration
-}
+	// Resources lists every resource with stored versions, sorted by id.
+	Resources(ctx context.Context) ([]ResourceInfo, error)
+	// Resource describes one resource; [ErrNotFound] if it has no versions.
+	Resource(ctx context.Context, id string) (ResourceInfo, error)
+	// Version returns the n-th newest version (1 = newest); [ErrNotFound]
+	// past the history.
+	Version(ctx context.Context, id string, n int) (*schema.Document, VersionInfo, error)
+	// Versions lists versions newest first, skipping offset and returning at
+	// most limit (limit <= 0: all). [ErrNotFound] for an unknown resource; a
+	// negative offset wraps [ErrInvalid].
+	Versions(ctx context.Context, id string, offset, limit int) ([]VersionInfo, error)
+	// Items returns items newest first by FirstSeen, one per item id,
+	// aggregated over the resource's whole kept history.
+	Items(ctx context.Context, id string, q ItemQuery) ([]Item, error)
 
-// DB is the Badger-backed store. Safe for concurrent use.
-type DB struct {
-	bdb   *badger.DB
-	poll  *badger.DB // poll states, not synced: see openPollStore
-	log   *slog.Logger
-	locks keyedLocks
-	infos infoCache   // ResourceInfo of resources read lately; see infoCache
-	space *spaceGuard // nil: no free-space check
+	// PollState returns the poller's opaque persisted state; [ErrNotFound] if none.
+	PollState(ctx context.Context, id string) ([]byte, error)
+	// SavePollState replaces the poller's persisted state for a resource.
+	SavePollState(ctx context.Context, id string, state []byte) error
 
-	stop      chan struct{}
-	wg        sync.WaitGroup
-	closeOnce sync.Once
-	closeErr  error
-}
+	// Prune drops versions beyond the retention (never the latest), keeping
+	// the item index consistent; it returns how many versions it removed.
+	// Sequence numbers are never reused.
+	Prune(ctx context.Context, id string, r Retention, now time.Time) (int, error)
+	// Check verifies the whole store; findings wrap [ErrInconsistent].
+	Check(ctx context.Context) error
 
-// Open opens (creating if needed) the store in dir. The caller owns the DB
-// and must [DB.Close] it, which stops its value-log GC goroutine.
-func Open(dir string, opts Options) (*DB, error) {
-	log := opts.Logger
-	if log == nil {
-		log = slog.New(slog.DiscardHandler)
-	}
-	bdb, err := openBadger(dir, opts, log)
-	if err != nil {
-		return nil, err
-	}
-	poll, err := openPollStore(dir, opts, log)
-	if err != nil {
-		return nil, errors.Join(err, bdb.Close())
-	}
-	db := &DB{bdb: bdb, poll: poll, log: log, stop: make(chan struct{})}
-	if !opts.InMemory && opts.MinFree > 0 {
-		free := opts.FreeSpace
-		if free == nil {
-			free = StatfsFree
-		}
-		db.space = &spaceGuard{dir: dir, min: opts.MinFree, free: free, log: log}
-		_ = db.space.check() // know the state from the start; writers check again
-		every := opts.SpaceInterval
-		if every <= 0 {
-			every = defaultSpaceInterval
-		}
-		db.wg.Add(1)
-		go db.space.run(every, db.stop, db.wg.Done)
-	}
-	if !opts.InMemory {
-		interval := opts.GCInterval
-		if interval <= 0 {
-			interval = defaultGCInterval
-		}
-		db.wg.Add(1)
-		go db.runGC(interval, db.stop)
-	}
-	return db, nil
-}
+	// Registrations lists every resource registered at run time, sorted by id.
+	Registrations(ctx context.Context) ([]Registration, error)
+	// Register stores reg, replacing a registration of the same id (whose
+	// Registered time is kept); created reports a new id.
+	Register(ctx context.Context, reg Registration) (created bool, err error)
+	// Unregister removes the registration and everything stored for the
+	// resource; [ErrNotFound] when it is not registered.
+	Unregister(ctx context.Context, id string) error
 
-// Close stops background work and closes Badger. Calls after the first return its result.
-func (db *DB) Close() error {
-	db.closeOnce.Do(func() {
-		close(db.stop)
-		db.wg.Wait()
-		var errs []error
-		if err := db.bdb.Close(); err != nil {
-			errs = append(errs, fmt.Errorf("close badger: %w", err))
-		}
-		if err := db.poll.Close(); err != nil {
-			errs = append(errs, fmt.Errorf("close poll-state badger: %w", err))
-		}
-		db.closeErr = errors.Join(errs...)
-	})
-	return db.closeErr
+	// Close releases the store; calls after the first return its result.
+	Close() error
 }
 
 // SaveResult says what Save did.
@@ -128,15 +84,6 @@ type SaveResult struct {
 	Changed  bool   // false: same informational content as the latest version, nothing written
 	Seq      uint64 // sequence number of the latest version after the save (1 = the first ever stored)
 	Versions int    // versions now kept for the resource
-}
-
-// Save stores doc as the newest version of resource doc.RSSID unless its
-// informational content equals the latest version's. An invalid document or
-// id fails with an error wrapping [ErrInvalid]. Saves of one resource are
-// serialized; a nil error means the version is durable (unless
-// [Options.NoSyncWrites]).
-func (db *DB) Save(ctx context.Context, doc *schema.Document) (SaveResult, error) {
-	return db.save(ctx, doc)
 }
 
 // ResourceInfo describes a resource (a collection) and its latest version.
@@ -152,14 +99,6 @@ type ResourceInfo struct {
 	Hash        schema.Hash
 }
 
-// Resources lists every resource with stored versions, sorted by id.
-func (db *DB) Resources(ctx context.Context) ([]ResourceInfo, error) { return db.resources(ctx) }
-
-// Resource describes one resource; ErrNotFound if it has no versions.
-func (db *DB) Resource(ctx context.Context, id string) (ResourceInfo, error) {
-	return db.resource(ctx, id)
-}
-
 // VersionInfo describes one stored version without its document.
 type VersionInfo struct {
 	Seq         uint64
@@ -167,18 +106,6 @@ type VersionInfo struct {
 	Title       string // channel title
 	Description string // channel description
 	Items       int
-}
-
-// Version returns the n-th newest version (1 = newest); ErrNotFound past the history.
-func (db *DB) Version(ctx context.Context, id string, n int) (*schema.Document, VersionInfo, error) {
-	return db.version(ctx, id, n)
-}
-
-// Versions lists versions newest first, skipping offset and returning at most
-// limit (limit <= 0: all). ErrNotFound for an unknown resource; a negative
-// offset wraps ErrInvalid.
-func (db *DB) Versions(ctx context.Context, id string, offset, limit int) ([]VersionInfo, error) {
-	return db.versions(ctx, id, offset, limit)
 }
 
 // ItemQuery selects items aggregated over a resource's whole history.
@@ -196,38 +123,8 @@ type Item struct {
 	Seq       uint64 // the version its latest content came from
 }
 
-// Items returns items newest first by FirstSeen, one per item id, answered from the item index.
-func (db *DB) Items(ctx context.Context, id string, q ItemQuery) ([]Item, error) {
-	return db.items(ctx, id, q)
-}
-
-// PollState returns the poller's opaque persisted state; ErrNotFound if none.
-func (db *DB) PollState(ctx context.Context, id string) ([]byte, error) {
-	return db.pollState(ctx, id)
-}
-
-// SavePollState replaces the poller's persisted state for a resource. Unlike
-// versions, poll states are not synced to disk: they survive a process crash
-// but an OS crash or power loss may lose the last ones (a restarted poller
-// then polls a little early), which keeps a 304 poll free of an fsync.
-func (db *DB) SavePollState(ctx context.Context, id string, state []byte) error {
-	return db.savePollState(ctx, id, state)
-}
-
 // Retention bounds a resource's history; zero fields mean unbounded.
 type Retention struct {
 	MaxVersions int
 	MaxAge      time.Duration
 }
-
-// Prune drops versions beyond the retention (never the latest), keeping the
-// item index consistent; it returns how many versions it removed.
-func (db *DB) Prune(ctx context.Context, id string, r Retention, now time.Time) (int, error) {
-	return db.prune(ctx, id, r, now)
-}
-
-// Check verifies the whole store: every resource's metadata agrees with its
-// versions (count, seq range, latest hash and channel), and its item index
-// agrees with what those versions contain. It reads and parses every stored
-// document, so it is slow on large stores; findings wrap [ErrInconsistent].
-func (db *DB) Check(ctx context.Context) error { return db.check(ctx) }

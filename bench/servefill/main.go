@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/dynamo-rss/dynamo/schema"
-	"github.com/dynamo-rss/dynamo/storage"
+	"github.com/dynamo-rss/dynamo/storage/badger"
 )
 
 func main() {
@@ -36,7 +36,7 @@ func main() {
 var filler = strings.Repeat("The council met on Tuesday evening to discuss the harbour budget, the summer festival and the tram extension. ", 6)
 
 func fill(ctx context.Context, dir string, versions, bigItems, perVersion int) error {
-	db, err := storage.Open(dir, storage.Options{NoSyncWrites: true})
+	db, err := badger.Open(dir, badger.Options{NoSyncWrites: true})
 	if err != nil {
 		return err
 	}

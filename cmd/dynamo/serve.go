@@ -23,6 +23,7 @@ import (
 	"github.com/dynamo-rss/dynamo/config"
 	"github.com/dynamo-rss/dynamo/poller"
 	"github.com/dynamo-rss/dynamo/storage"
+	"github.com/dynamo-rss/dynamo/storage/badger"
 )
 
 // defaultConfig is the configuration of `dynamo serve` without --config.
@@ -166,12 +167,13 @@ func serve(ctx context.Context, o serveOptions) (err error) {
 	if cfg.Registration == config.RegistrationOpen {
 		return errors.New("registration: open is not available yet in this version; use closed")
 	}
+	logMemory(log, applyMemory(cfg, nil))
 	addr := cfg.Listen
 	if o.Listen != "" {
 		addr = o.Listen
 	}
 
-	db, err := storage.Open(cfg.Storage.Path, storage.Options{
+	db, err := badger.Open(cfg.Storage.Path, badger.Options{
 		Logger:       log.With(slog.String("component", "storage")),
 		NoSyncWrites: !cfg.Storage.SyncWrites,
 		MinFree:      uint64(cfg.Storage.MinFree), //nolint:gosec // validated non-negative

@@ -20,7 +20,7 @@ import (
 	"github.com/mmcdole/gofeed"
 	"go.uber.org/goleak"
 
-	"github.com/dynamo-rss/dynamo/storage"
+	"github.com/dynamo-rss/dynamo/storage/badger"
 )
 
 // serveBuffer is a bytes.Buffer safe for a writer and a reader at once.
@@ -341,7 +341,7 @@ func TestServeEndToEnd(t *testing.T) {
 		}
 		last = i
 	}
-	db, err := storage.Open(dataDir, storage.Options{})
+	db, err := badger.Open(dataDir, badger.Options{})
 	if err != nil {
 		t.Fatalf("reopen storage: %v", err)
 	}

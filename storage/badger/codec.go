@@ -1,4 +1,4 @@
-package storage
+package badger
 
 import (
 	"encoding/binary"
@@ -10,6 +10,7 @@ import (
 	"github.com/klauspost/compress/s2"
 
 	"github.com/dynamo-rss/dynamo/schema"
+	"github.com/dynamo-rss/dynamo/storage"
 )
 
 // Record format versions, the first byte of every m, v, x, f and s value, so a
@@ -193,8 +194,8 @@ func decodeMeta(b []byte) (meta, error) {
 	return m, nil
 }
 
-func (m *meta) info(id string) ResourceInfo {
-	return ResourceInfo{
+func (m *meta) info(id string) storage.ResourceInfo {
+	return storage.ResourceInfo{
 		ID: id, URL: m.URL, Created: m.Created, Updated: m.Updated,
 		Versions: int(m.Count), LatestSeq: m.Latest,
 		Title: m.Title, Description: m.Description, Hash: m.Hash,
@@ -216,32 +217,32 @@ func encodeVersion(doc *schema.Document, xmlData []byte) []byte {
 }
 
 // decodeVersionHeader returns the header of a v value and the compressed document after it.
-func decodeVersionHeader(seq uint64, b []byte) (VersionInfo, []byte, error) {
+func decodeVersionHeader(seq uint64, b []byte) (storage.VersionInfo, []byte, error) {
 	d := dec{b: b}
 	d.format("version")
-	vi := VersionInfo{Seq: seq}
+	vi := storage.VersionInfo{Seq: seq}
 	vi.Timestamp = d.time()
 	vi.Title = d.str()
 	vi.Description = d.str()
 	vi.Items = int(d.uvar())
 	if d.err != nil {
-		return VersionInfo{}, nil, fmt.Errorf("decode version %d: %w", seq, d.err)
+		return storage.VersionInfo{}, nil, fmt.Errorf("decode version %d: %w", seq, d.err)
 	}
 	return vi, d.b, nil
 }
 
-func decodeVersion(seq uint64, b []byte) (*schema.Document, VersionInfo, error) {
+func decodeVersion(seq uint64, b []byte) (*schema.Document, storage.VersionInfo, error) {
 	vi, z, err := decodeVersionHeader(seq, b)
 	if err != nil {
-		return nil, VersionInfo{}, err
+		return nil, storage.VersionInfo{}, err
 	}
 	xmlData, err := s2.Decode(nil, z)
 	if err != nil {
-		return nil, VersionInfo{}, fmt.Errorf("decompress version %d: %w", seq, err)
+		return nil, storage.VersionInfo{}, fmt.Errorf("decompress version %d: %w", seq, err)
 	}
 	doc, err := schema.Unmarshal(xmlData)
 	if err != nil {
-		return nil, VersionInfo{}, fmt.Errorf("version %d: %w", seq, err)
+		return nil, storage.VersionInfo{}, fmt.Errorf("version %d: %w", seq, err)
 	}
 	return doc, vi, nil
 }

@@ -1,4 +1,4 @@
-package storage_test
+package badger_test
 
 import (
 	"context"

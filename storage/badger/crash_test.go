@@ -1,4 +1,4 @@
-package storage_test
+package badger_test
 
 import (
 	"bufio"
@@ -14,7 +14,7 @@ import (
 	"time"
 
 	"github.com/dynamo-rss/dynamo/schema"
-	"github.com/dynamo-rss/dynamo/storage"
+	"github.com/dynamo-rss/dynamo/storage/badger"
 )
 
 // crashChildEnv switches TestMain into the child of TestCrashDurability; its
@@ -40,7 +40,7 @@ func crashDoc(w, i int) *schema.Document {
 // crashChild saves versions from several goroutines until it is killed,
 // printing "ack <writer> <i> <seq>" once Save returned.
 func crashChild(dir string) int {
-	db, err := storage.Open(dir, storage.Options{NoSyncWrites: os.Getenv(crashNoSyncEnv) != ""})
+	db, err := badger.Open(dir, badger.Options{NoSyncWrites: os.Getenv(crashNoSyncEnv) != ""})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 2
@@ -146,7 +146,7 @@ func crashAndVerify(t *testing.T, env string) {
 	}
 	t.Logf("child acknowledged %d saves before SIGKILL", total)
 
-	db, err := storage.Open(dir, storage.Options{})
+	db, err := badger.Open(dir, badger.Options{})
 	if err != nil {
 		t.Fatalf("reopen after kill: %v", err)
 	}

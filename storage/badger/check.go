@@ -1,4 +1,4 @@
-package storage
+package badger
 
 import (
 	"bytes"
@@ -6,9 +6,10 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/dgraph-io/badger/v4"
+	bdg "github.com/dgraph-io/badger/v4"
 
 	"github.com/dynamo-rss/dynamo/schema"
+	"github.com/dynamo-rss/dynamo/storage"
 )
 
 // maxFindings bounds the findings Check reports.
@@ -30,10 +31,10 @@ func (db *DB) check(ctx context.Context) error {
 	var findings []error
 	bad := func(format string, args ...any) {
 		if len(findings) < maxFindings {
-			findings = append(findings, fmt.Errorf("%w: "+format, append([]any{ErrInconsistent}, args...)...))
+			findings = append(findings, fmt.Errorf("%w: "+format, append([]any{storage.ErrInconsistent}, args...)...))
 		}
 	}
-	err := db.view(ctx, func(txn *badger.Txn) error {
+	err := db.view(ctx, func(txn *bdg.Txn) error {
 		metas := map[string]meta{}
 		if err := scanPrefix(ctx, txn, []byte{prefixMeta}, func(k, v []byte) error {
 			m, err := decodeMeta(v)
@@ -73,7 +74,7 @@ func (db *DB) check(ctx context.Context) error {
 	return errors.Join(findings...)
 }
 
-func (db *DB) checkResource(ctx context.Context, txn *badger.Txn, id string, m meta, bad func(string, ...any)) error {
+func (db *DB) checkResource(ctx context.Context, txn *bdg.Txn, id string, m meta, bad func(string, ...any)) error {
 	if m.Count == 0 || m.Latest-m.Oldest+1 != m.Count {
 		bad("resource %q: count %d does not match seq range %d..%d", id, m.Count, m.Oldest, m.Latest)
 	}
@@ -241,7 +242,7 @@ func (db *DB) checkResource(ctx context.Context, txn *badger.Txn, id string, m m
 	return nil
 }
 
-func getValue(txn *badger.Txn, key []byte) ([]byte, error) {
+func getValue(txn *bdg.Txn, key []byte) ([]byte, error) {
 	item, err := txn.Get(key)
 	if err != nil {
 		return nil, err
@@ -251,8 +252,8 @@ func getValue(txn *badger.Txn, key []byte) ([]byte, error) {
 
 // scanPrefix calls fn for every key with the prefix, in order; k and v are
 // valid only during the call.
-func scanPrefix(ctx context.Context, txn *badger.Txn, prefix []byte, fn func(k, v []byte) error) error {
-	opts := badger.DefaultIteratorOptions
+func scanPrefix(ctx context.Context, txn *bdg.Txn, prefix []byte, fn func(k, v []byte) error) error {
+	opts := bdg.DefaultIteratorOptions
 	opts.Prefix = prefix
 	it := txn.NewIterator(opts)
 	defer it.Close()

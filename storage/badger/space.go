@@ -1,21 +1,15 @@
-package storage
+package badger
 
 import (
-	"errors"
 	"fmt"
 	"log/slog"
 	"sync"
 	"sync/atomic"
 	"time"
 
+	"github.com/dynamo-rss/dynamo/storage"
 	"golang.org/x/sys/unix"
 )
-
-// ErrDiskFull is returned by writes while the free space of the store's
-// file system is below [Options.MinFree]. Nothing is written; the store
-// stays consistent and readable, and writes succeed again by themselves once
-// space returns.
-var ErrDiskFull = errors.New("storage: disk full")
 
 // FreeSpaceFunc reports the bytes available to unprivileged writers on the
 // file system holding dir.
@@ -52,7 +46,7 @@ type spaceGuard struct {
 	checks atomic.Uint64
 }
 
-// check reads the free space now and returns ErrDiskFull (wrapped with the
+// check reads the free space now and returns storage.ErrDiskFull (wrapped with the
 // figures) when it is below the minimum. A failing statfs is not taken as
 // a full disk: the write goes ahead, and the error is logged.
 func (g *spaceGuard) check() error {
@@ -79,7 +73,7 @@ func (g *spaceGuard) check() error {
 		}
 	}
 	if low {
-		return fmt.Errorf("%w: %d bytes free in %s, below storage.min_free (%d)", ErrDiskFull, n, g.dir, g.min)
+		return fmt.Errorf("%w: %d bytes free in %s, below storage.min_free (%d)", storage.ErrDiskFull, n, g.dir, g.min)
 	}
 	return nil
 }

@@ -1,4 +1,4 @@
-package storage_test
+package badger_test
 
 import (
 	"context"
@@ -8,6 +8,7 @@ import (
 
 	"github.com/dynamo-rss/dynamo/schema"
 	"github.com/dynamo-rss/dynamo/storage"
+	"github.com/dynamo-rss/dynamo/storage/badger"
 )
 
 func Example() {
@@ -16,7 +17,7 @@ func Example() {
 		panic(err)
 	}
 	defer func() { _ = os.RemoveAll(dir) }() // a temporary directory: nothing to do on failure
-	db, err := storage.Open(dir, storage.Options{MemTableSize: 8 << 20})
+	db, err := badger.Open(dir, badger.Options{MemTableSize: 8 << 20})
 	if err != nil {
 		panic(err)
 	}

@@ -1,4 +1,4 @@
-package storage_test
+package badger_test
 
 import (
 	"context"
@@ -6,10 +6,11 @@ import (
 
 	"github.com/dynamo-rss/dynamo/schema"
 	"github.com/dynamo-rss/dynamo/storage"
+	"github.com/dynamo-rss/dynamo/storage/badger"
 )
 
 // Look-alikes of the small interfaces storage's consumers declare (storage
-// may not import them): *storage.DB must satisfy each, and another backend
+// may not import them): *badger.DB must satisfy each, and another backend
 // only has to implement these to replace Badger.
 
 // versionSaver is the poller's: store a retrieved version.
@@ -46,10 +47,10 @@ type pruner interface {
 }
 
 var (
-	_ versionSaver   = (*storage.DB)(nil)
-	_ pollStateStore = (*storage.DB)(nil)
-	_ resourceLister = (*storage.DB)(nil)
-	_ versionReader  = (*storage.DB)(nil)
-	_ itemQuerier    = (*storage.DB)(nil)
-	_ pruner         = (*storage.DB)(nil)
+	_ versionSaver   = (*badger.DB)(nil)
+	_ pollStateStore = (*badger.DB)(nil)
+	_ resourceLister = (*badger.DB)(nil)
+	_ versionReader  = (*badger.DB)(nil)
+	_ itemQuerier    = (*badger.DB)(nil)
+	_ pruner         = (*badger.DB)(nil)
 )

@@ -1,4 +1,4 @@
-package storage
+package badger
 
 import (
 	"cmp"
@@ -9,7 +9,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	"github.com/dgraph-io/badger/v4"
+	bdg "github.com/dgraph-io/badger/v4"
 
 	"github.com/dynamo-rss/dynamo/schema"
 )
@@ -170,16 +170,16 @@ func (pe *pageEdits) remove(slot []byte) {
 
 // apply reads, merges and writes every touched page (deleting emptied ones) through write.
 // txn returns the transaction to read from (write may have committed and replaced one).
-func (pe *pageEdits) apply(txn func() *badger.Txn, write func(key, value []byte) error) error {
+func (pe *pageEdits) apply(txn func() *bdg.Txn, write func(key, value []byte) error) error {
 	for page, edit := range pe.pages {
 		key := pageKey(pe.id, []byte(page))
 		var entries []folded
-		item, err := (*badger.Item)(nil), badger.ErrKeyNotFound
+		item, err := (*bdg.Item)(nil), bdg.ErrKeyNotFound
 		if !edit.fresh {
 			item, err = txn().Get(key)
 		}
 		switch {
-		case errors.Is(err, badger.ErrKeyNotFound):
+		case errors.Is(err, bdg.ErrKeyNotFound):
 		case err != nil:
 			return fmt.Errorf("read search page: %w", err)
 		default:
@@ -247,7 +247,7 @@ func (p prefilter) mayMatch(e *pageEntry) bool {
 }
 
 // setOrDelete is the write function of a plain transaction.
-func setOrDelete(txn *badger.Txn) func(key, value []byte) error {
+func setOrDelete(txn *bdg.Txn) func(key, value []byte) error {
 	return func(key, value []byte) error {
 		if value == nil {
 			return txn.Delete(key)

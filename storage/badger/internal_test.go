@@ -1,4 +1,4 @@
-package storage
+package badger
 
 import (
 	"bytes"
@@ -10,9 +10,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/dgraph-io/badger/v4"
+	bdg "github.com/dgraph-io/badger/v4"
 
 	"github.com/dynamo-rss/dynamo/schema"
+	"github.com/dynamo-rss/dynamo/storage"
 )
 
 func openInternal(t *testing.T) *DB {
@@ -97,24 +98,24 @@ func TestCheckFindsDamage(t *testing.T) {
 	ts := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	tests := []struct {
 		name   string
-		damage func(txn *badger.Txn) error
+		damage func(txn *bdg.Txn) error
 		want   string
 	}{
-		{"version deleted", func(txn *badger.Txn) error { return txn.Delete(versionKey("r", 1)) }, "found where 1 was expected"},
-		{"item entry deleted", func(txn *badger.Txn) error { return txn.Delete(itemKey("r", "b")) }, `item "b" of version 2 is not indexed`},
-		{"orphan item", func(txn *badger.Txn) error {
+		{"version deleted", func(txn *bdg.Txn) error { return txn.Delete(versionKey("r", 1)) }, "found where 1 was expected"},
+		{"item entry deleted", func(txn *bdg.Txn) error { return txn.Delete(itemKey("r", "b")) }, `item "b" of version 2 is not indexed`},
+		{"orphan item", func(txn *bdg.Txn) error {
 			x := itemEntry{Slot: makeSlot(ts, 1, 9), LastSeq: 1}
 			return txn.Set(itemKey("r", "ghost"), x.encode())
 		}, `"ghost" is indexed but in no kept version`},
-		{"search page deleted", func(txn *badger.Txn) error {
+		{"search page deleted", func(txn *bdg.Txn) error {
 			return txn.Delete(pageKey("r", slotPage(makeSlot(ts.Add(time.Minute), 2, 1))))
 		}, "search page"},
-		{"gone item with a wrong index", func(txn *badger.Txn) error {
-			// Item "a" is present in both versions: mark it gone, last seen in 2 at index 9.
+		{"gone item with a wrong index", func(txn *bdg.Txn) error {
+			// storage.Item "a" is present in both versions: mark it gone, last seen in 2 at index 9.
 			x := itemEntry{Slot: makeSlot(ts, 1, 0), LastSeen: ts.Add(time.Minute), LastSeq: 2, Index: 9}
 			return txn.Set(itemKey("r", "a"), x.encode())
 		}, `in the latest version but not marked present`},
-		{"orphan version", func(txn *badger.Txn) error { return txn.Set(versionKey("gone", 1), []byte{1}) }, "without metadata"},
+		{"orphan version", func(txn *bdg.Txn) error { return txn.Set(versionKey("gone", 1), []byte{1}) }, "without metadata"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -132,8 +133,8 @@ func TestCheckFindsDamage(t *testing.T) {
 				t.Fatal(err)
 			}
 			err := db.Check(ctx)
-			if !errors.Is(err, ErrInconsistent) || !strings.Contains(err.Error(), tt.want) {
-				t.Fatalf("Check = %v, want ErrInconsistent mentioning %q", err, tt.want)
+			if !errors.Is(err, storage.ErrInconsistent) || !strings.Contains(err.Error(), tt.want) {
+				t.Fatalf("Check = %v, want storage.ErrInconsistent mentioning %q", err, tt.want)
 			}
 		})
 	}

@@ -1,4 +1,4 @@
-package storage_test
+package badger_test
 
 import (
 	"context"
@@ -11,6 +11,7 @@ import (
 
 	"github.com/dynamo-rss/dynamo/schema"
 	"github.com/dynamo-rss/dynamo/storage"
+	"github.com/dynamo-rss/dynamo/storage/badger"
 )
 
 func TestMain(m *testing.M) {
@@ -23,10 +24,10 @@ func TestMain(m *testing.M) {
 // t0 is the base of test timestamps.
 var t0 = time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
 
-func openTest(t testing.TB) (*storage.DB, string) {
+func openTest(t testing.TB) (*badger.DB, string) {
 	t.Helper()
 	dir := t.TempDir()
-	db, err := storage.Open(dir, storage.Options{MemTableSize: 8 << 20})
+	db, err := badger.Open(dir, badger.Options{MemTableSize: 8 << 20})
 	if err != nil {
 		t.Fatalf("Open: %v", err)
 	}
@@ -58,7 +59,7 @@ func doc(id string, minutes int, items ...schema.Item) *schema.Document {
 	return d
 }
 
-func mustSave(t testing.TB, db *storage.DB, d *schema.Document) storage.SaveResult {
+func mustSave(t testing.TB, db *badger.DB, d *schema.Document) storage.SaveResult {
 	t.Helper()
 	res, err := db.Save(context.Background(), d)
 	if err != nil {
@@ -67,7 +68,7 @@ func mustSave(t testing.TB, db *storage.DB, d *schema.Document) storage.SaveResu
 	return res
 }
 
-func mustCheck(t testing.TB, db *storage.DB) {
+func mustCheck(t testing.TB, db *badger.DB) {
 	t.Helper()
 	if err := db.Check(context.Background()); err != nil {
 		t.Fatalf("Check: %v", err)

@@ -1,4 +1,4 @@
-package storage_test
+package badger_test
 
 import (
 	"context"
@@ -10,11 +10,12 @@ import (
 
 	"github.com/dynamo-rss/dynamo/schema"
 	"github.com/dynamo-rss/dynamo/storage"
+	"github.com/dynamo-rss/dynamo/storage/badger"
 )
 
 // history saves 10 versions, one a minute: item "keep" in all, "early" only in
 // versions 1–3, "late" from 8 on, and "v<i>" only in version i.
-func history(t *testing.T, db *storage.DB) {
+func history(t *testing.T, db *badger.DB) {
 	t.Helper()
 	for i := 1; i <= 10; i++ {
 		d := doc("news", i, it("keep", "Keep"), it(fmt.Sprintf("v%d", i), fmt.Sprintf("Only in %d", i)))

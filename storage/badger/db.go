@@ -1,4 +1,4 @@
-package storage
+package badger
 
 import (
 	"context"
@@ -9,7 +9,8 @@ import (
 	"sync"
 	"time"
 
-	"github.com/dgraph-io/badger/v4"
+	bdg "github.com/dgraph-io/badger/v4"
+	"github.com/dynamo-rss/dynamo/storage"
 )
 
 // defaultGCInterval is how often the value log is garbage-collected when
@@ -22,8 +23,8 @@ const gcDiscardRatio = 0.5
 // maxConflictRetries bounds the retries of a transaction Badger reports as conflicting.
 const maxConflictRetries = 16
 
-func openBadger(dir string, opts Options, log *slog.Logger) (*badger.DB, error) {
-	bo := badger.DefaultOptions(dir).
+func openBadger(dir string, opts Options, log *slog.Logger) (*bdg.DB, error) {
+	bo := bdg.DefaultOptions(dir).
 		WithLogger(slogLogger{log: log}).
 		WithSyncWrites(!opts.NoSyncWrites).
 		// Saves of a resource are serialized by DB.locks and every
@@ -44,7 +45,7 @@ func openBadger(dir string, opts Options, log *slog.Logger) (*badger.DB, error) 
 	if opts.InMemory {
 		bo = bo.WithDir("").WithValueDir("").WithInMemory(true)
 	}
-	bdb, err := badger.Open(bo)
+	bdb, err := bdg.Open(bo)
 	if err != nil {
 		return nil, fmt.Errorf("open badger in %q: %w", dir, err)
 	}
@@ -58,9 +59,9 @@ const pollStateDir = "pollstate"
 // because its writes are not synced (one per poll, cheap to lose on an OS
 // crash, while a synced commit costs an msync: most of a 304 poll's CPU).
 // Its WAL is an mmap'd file, so a process crash loses nothing.
-func openPollStore(dir string, opts Options, log *slog.Logger) (*badger.DB, error) {
+func openPollStore(dir string, opts Options, log *slog.Logger) (*bdg.DB, error) {
 	path := filepath.Join(dir, pollStateDir)
-	bo := badger.DefaultOptions(path).
+	bo := bdg.DefaultOptions(path).
 		WithLogger(slogLogger{log: log}).
 		WithSyncWrites(false).
 		WithDetectConflicts(false).
@@ -72,7 +73,7 @@ func openPollStore(dir string, opts Options, log *slog.Logger) (*badger.DB, erro
 	if opts.InMemory {
 		bo = bo.WithDir("").WithValueDir("").WithInMemory(true)
 	}
-	bdb, err := badger.Open(bo)
+	bdb, err := bdg.Open(bo)
 	if err != nil {
 		return nil, fmt.Errorf("open poll-state badger in %q: %w", path, err)
 	}
@@ -103,7 +104,7 @@ func (db *DB) runGC(interval time.Duration, stop <-chan struct{}) {
 					continue
 				}
 			}
-			if !errors.Is(err, badger.ErrNoRewrite) && !errors.Is(err, badger.ErrRejected) {
+			if !errors.Is(err, bdg.ErrNoRewrite) && !errors.Is(err, bdg.ErrRejected) {
 				db.log.Warn("value log gc", slog.Any("error", err))
 			}
 			break
@@ -111,7 +112,7 @@ func (db *DB) runGC(interval time.Duration, stop <-chan struct{}) {
 	}
 }
 
-// slogLogger adapts log/slog to badger.Logger. Badger's messages are format
+// slogLogger adapts log/slog to bdg.Logger. Badger's messages are format
 // strings, so they go into the "detail" attribute under a constant message.
 type slogLogger struct{ log *slog.Logger }
 
@@ -176,31 +177,31 @@ func (k *keyedLocks) lock(id string) func() {
 
 // update runs fn in a read-write transaction and commits it, retrying on
 // conflicts. fn may run more than once.
-func (db *DB) update(ctx context.Context, fn func(txn *badger.Txn) error) error {
+func (db *DB) update(ctx context.Context, fn func(txn *bdg.Txn) error) error {
 	for attempt := 0; ; attempt++ {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
 		err := db.bdb.Update(fn)
-		if !errors.Is(err, badger.ErrConflict) || attempt == maxConflictRetries {
+		if !errors.Is(err, bdg.ErrConflict) || attempt == maxConflictRetries {
 			return err
 		}
 	}
 }
 
 // view runs fn in a read-only transaction.
-func (db *DB) view(ctx context.Context, fn func(txn *badger.Txn) error) error {
+func (db *DB) view(ctx context.Context, fn func(txn *bdg.Txn) error) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
 	return db.bdb.View(fn)
 }
 
-// getMeta reads a resource's metadata; ErrNotFound if it has none.
-func getMeta(txn *badger.Txn, id string) (meta, error) {
+// getMeta reads a resource's metadata; storage.ErrNotFound if it has none.
+func getMeta(txn *bdg.Txn, id string) (meta, error) {
 	it, err := txn.Get(metaKey(id))
-	if errors.Is(err, badger.ErrKeyNotFound) {
-		return meta{}, fmt.Errorf("resource %q: %w", id, ErrNotFound)
+	if errors.Is(err, bdg.ErrKeyNotFound) {
+		return meta{}, fmt.Errorf("resource %q: %w", id, storage.ErrNotFound)
 	}
 	if err != nil {
 		return meta{}, fmt.Errorf("read metadata of %q: %w", id, err)
@@ -217,10 +218,10 @@ func getMeta(txn *badger.Txn, id string) (meta, error) {
 }
 
 // readID validates an id given to a read; an invalid id names no resource,
-// so the error wraps both ErrInvalid and ErrNotFound.
+// so the error wraps both storage.ErrInvalid and storage.ErrNotFound.
 func readID(id string) error {
-	if err := ValidateID(id); err != nil {
-		return fmt.Errorf("%w (%w)", ErrNotFound, err)
+	if err := storage.ValidateID(id); err != nil {
+		return fmt.Errorf("%w (%w)", storage.ErrNotFound, err)
 	}
 	return nil
 }

@@ -1,4 +1,4 @@
-package storage
+package badger
 
 import (
 	"context"
@@ -6,9 +6,10 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/dgraph-io/badger/v4"
+	bdg "github.com/dgraph-io/badger/v4"
 
 	"github.com/dynamo-rss/dynamo/schema"
+	"github.com/dynamo-rss/dynamo/storage"
 )
 
 // prepared is what a save writes, computed once outside retries.
@@ -34,39 +35,39 @@ func (db *DB) prepare(doc *schema.Document) (*prepared, error) {
 	return p, nil
 }
 
-func (db *DB) save(ctx context.Context, doc *schema.Document) (SaveResult, error) {
+func (db *DB) save(ctx context.Context, doc *schema.Document) (storage.SaveResult, error) {
 	if doc == nil {
-		return SaveResult{}, fmt.Errorf("save: %w: nil document", ErrInvalid)
+		return storage.SaveResult{}, fmt.Errorf("save: %w: nil document", storage.ErrInvalid)
 	}
 	id := doc.RSSID
-	if err := ValidateID(id); err != nil {
-		return SaveResult{}, fmt.Errorf("save: %w", err)
+	if err := storage.ValidateID(id); err != nil {
+		return storage.SaveResult{}, fmt.Errorf("save: %w", err)
 	}
 	if err := doc.Validate(); err != nil {
-		return SaveResult{}, fmt.Errorf("save %q: %w: %w", id, ErrInvalid, err)
+		return storage.SaveResult{}, fmt.Errorf("save %q: %w: %w", id, storage.ErrInvalid, err)
 	}
 	hash := schema.ContentHash(doc)
 	ts := doc.Timestamp.UTC()
 
 	if err := db.space.check(); err != nil {
-		return SaveResult{}, fmt.Errorf("save %q: %w", id, err)
+		return storage.SaveResult{}, fmt.Errorf("save %q: %w", id, err)
 	}
 	unlock := db.locks.lock(id)
 	defer unlock()
 	defer db.infos.invalidate(id) // after the commit, before the unlock
 
 	var (
-		res SaveResult
+		res storage.SaveResult
 		p   *prepared
 	)
-	err := db.update(ctx, func(txn *badger.Txn) error {
+	err := db.update(ctx, func(txn *bdg.Txn) error {
 		m, err := getMeta(txn, id)
 		existed := err == nil
-		if err != nil && !errors.Is(err, ErrNotFound) {
+		if err != nil && !errors.Is(err, storage.ErrNotFound) {
 			return err
 		}
 		if existed && m.Hash == hash {
-			res = SaveResult{Changed: false, Seq: m.Latest, Versions: int(m.Count)}
+			res = storage.SaveResult{Changed: false, Seq: m.Latest, Versions: int(m.Count)}
 			return nil
 		}
 		if m.Latest >= maxSeq {
@@ -99,11 +100,11 @@ func (db *DB) save(ctx context.Context, doc *schema.Document) (SaveResult, error
 		if err := txn.Set(metaKey(id), m.encode()); err != nil {
 			return fmt.Errorf("write metadata: %w", err)
 		}
-		res = SaveResult{Changed: true, Seq: seq, Versions: int(m.Count)}
+		res = storage.SaveResult{Changed: true, Seq: seq, Versions: int(m.Count)}
 		return nil
 	})
 	if err != nil {
-		return SaveResult{}, fmt.Errorf("save %q: %w", id, err)
+		return storage.SaveResult{}, fmt.Errorf("save %q: %w", id, err)
 	}
 	return res, nil
 }
@@ -113,7 +114,7 @@ func (db *DB) save(ctx context.Context, doc *schema.Document) (SaveResult, error
 // and costs a write only if its content changed; a new id gets a slot (first
 // seen now) and an x entry; a returning id keeps its slot; an item that is
 // gone gets its last seen, seq and digest written to its x entry.
-func putItems(txn *badger.Txn, id string, m *meta, doc *schema.Document, seq uint64, ts time.Time, p *prepared) ([]present, error) {
+func putItems(txn *bdg.Txn, id string, m *meta, doc *schema.Document, seq uint64, ts time.Time, p *prepared) ([]present, error) {
 	prev := make(map[string]int, len(m.Present))
 	for i := range m.Present {
 		prev[m.Present[i].ID] = i
@@ -161,15 +162,15 @@ func putItems(txn *badger.Txn, id string, m *meta, doc *schema.Document, seq uin
 			return nil, fmt.Errorf("write item %q: %w", old.ID, err)
 		}
 	}
-	if err := pages.apply(func() *badger.Txn { return txn }, setOrDelete(txn)); err != nil {
+	if err := pages.apply(func() *bdg.Txn { return txn }, setOrDelete(txn)); err != nil {
 		return nil, err
 	}
 	return now, nil
 }
 
-func getItemEntry(txn *badger.Txn, key []byte) (itemEntry, bool, error) {
+func getItemEntry(txn *bdg.Txn, key []byte) (itemEntry, bool, error) {
 	item, err := txn.Get(key)
-	if errors.Is(err, badger.ErrKeyNotFound) {
+	if errors.Is(err, bdg.ErrKeyNotFound) {
 		return itemEntry{}, false, nil
 	}
 	if err != nil {

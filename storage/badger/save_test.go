@@ -1,4 +1,4 @@
-package storage_test
+package badger_test
 
 import (
 	"context"
@@ -11,6 +11,7 @@ import (
 
 	"github.com/dynamo-rss/dynamo/schema"
 	"github.com/dynamo-rss/dynamo/storage"
+	"github.com/dynamo-rss/dynamo/storage/badger"
 )
 
 func TestSaveDedup(t *testing.T) {
@@ -186,7 +187,7 @@ func TestConcurrentSaves(t *testing.T) {
 func TestReopenAfterClose(t *testing.T) {
 	dir := t.TempDir()
 	ctx := context.Background()
-	db, err := storage.Open(dir, storage.Options{MemTableSize: 8 << 20})
+	db, err := badger.Open(dir, badger.Options{MemTableSize: 8 << 20})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -201,7 +202,7 @@ func TestReopenAfterClose(t *testing.T) {
 	if err := db.Close(); err != nil {
 		t.Fatalf("second Close: %v", err)
 	}
-	db, err = storage.Open(dir, storage.Options{MemTableSize: 8 << 20})
+	db, err = badger.Open(dir, badger.Options{MemTableSize: 8 << 20})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -250,7 +251,7 @@ func TestPollState(t *testing.T) {
 }
 
 func TestInMemory(t *testing.T) {
-	db, err := storage.Open("", storage.Options{InMemory: true, MemTableSize: 8 << 20})
+	db, err := badger.Open("", badger.Options{InMemory: true, MemTableSize: 8 << 20})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -285,7 +286,7 @@ func TestCanceledContext(t *testing.T) {
 // TestGCWhileWriting runs the value-log GC goroutine every millisecond while
 // saves and prunes rewrite the store; Close must stop it (goleak checks).
 func TestGCWhileWriting(t *testing.T) {
-	db, err := storage.Open(t.TempDir(), storage.Options{MemTableSize: 8 << 20, GCInterval: time.Millisecond})
+	db, err := badger.Open(t.TempDir(), badger.Options{MemTableSize: 8 << 20, GCInterval: time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,12 +1,9 @@
-package storage
+package badger
 
 import (
 	"encoding/binary"
-	"fmt"
 	"math"
 	"time"
-	"unicode"
-	"unicode/utf8"
 )
 
 // Key family prefixes; see the package documentation for the layout.
@@ -19,9 +16,6 @@ const (
 	prefixPoll    byte = 'p'
 )
 
-// MaxIDLen bounds a resource id, in bytes.
-const MaxIDLen = 256
-
 const (
 	timeLen   = 12                 // sec(8) with the sign bit flipped, nsec(4)
 	pageIDLen = timeLen + 8        // ^firstSeen, ^firstSeq: a search page
@@ -29,25 +23,6 @@ const (
 	seqLen    = 8                  // version sequence number
 	maxSeq    = math.MaxUint64 - 1 // never reached; keeps latest+1 from wrapping
 )
-
-// ValidateID reports whether id can name a resource: 1 to [MaxIDLen] bytes of
-// UTF-8 without 0x00 or other control characters. The error wraps [ErrInvalid].
-func ValidateID(id string) error {
-	switch {
-	case id == "":
-		return fmt.Errorf("%w: empty resource id", ErrInvalid)
-	case len(id) > MaxIDLen:
-		return fmt.Errorf("%w: resource id is %d bytes, more than %d", ErrInvalid, len(id), MaxIDLen)
-	case !utf8.ValidString(id):
-		return fmt.Errorf("%w: resource id %q is not UTF-8", ErrInvalid, id)
-	}
-	for i, r := range id {
-		if unicode.IsControl(r) {
-			return fmt.Errorf("%w: resource id %q has control character %U at byte %d", ErrInvalid, id, r, i)
-		}
-	}
-	return nil
-}
 
 func metaKey(id string) []byte {
 	return append([]byte{prefixMeta}, id...)

@@ -1,4 +1,4 @@
-package storage
+package badger
 
 import (
 	"context"
@@ -8,18 +8,19 @@ import (
 	"sort"
 	"time"
 
-	"github.com/dgraph-io/badger/v4"
+	bdg "github.com/dgraph-io/badger/v4"
+	"github.com/dynamo-rss/dynamo/storage"
 )
 
 // pruneChunk is how many versions one prune transaction drops at most.
 const pruneChunk = 256
 
-func (db *DB) prune(ctx context.Context, id string, r Retention, now time.Time) (int, error) {
+func (db *DB) prune(ctx context.Context, id string, r storage.Retention, now time.Time) (int, error) {
 	if err := readID(id); err != nil {
 		return 0, err
 	}
 	if r.MaxVersions < 0 || r.MaxAge < 0 {
-		return 0, fmt.Errorf("prune %q: %w: negative retention %+v", id, ErrInvalid, r)
+		return 0, fmt.Errorf("prune %q: %w: negative retention %+v", id, storage.ErrInvalid, r)
 	}
 	if r.MaxVersions == 0 && r.MaxAge == 0 {
 		return 0, nil
@@ -33,7 +34,7 @@ func (db *DB) prune(ctx context.Context, id string, r Retention, now time.Time) 
 		drop uint64 // versions to drop, from the oldest
 	)
 	cutoff := now.Add(-r.MaxAge)
-	err := db.view(ctx, func(txn *badger.Txn) error {
+	err := db.view(ctx, func(txn *bdg.Txn) error {
 		var err error
 		if m, err = getMeta(txn, id); err != nil {
 			return err
@@ -46,7 +47,7 @@ func (db *DB) prune(ctx context.Context, id string, r Retention, now time.Time) 
 			return nil
 		}
 		// Walk from the first version the count keeps while versions are too old.
-		opts := badger.DefaultIteratorOptions
+		opts := bdg.DefaultIteratorOptions
 		opts.PrefetchValues = false
 		opts.Prefix = familyPrefix(prefixVersion, id)
 		it := txn.NewIterator(opts)
@@ -55,7 +56,7 @@ func (db *DB) prune(ctx context.Context, id string, r Retention, now time.Time) 
 			if err := ctx.Err(); err != nil {
 				return err
 			}
-			var vi VersionInfo
+			var vi storage.VersionInfo
 			err := it.Item().Value(func(v []byte) error {
 				var err error
 				vi, _, err = decodeVersionHeader(0, v)
@@ -109,8 +110,8 @@ type unindexed struct {
 // itemsBelow lists the items last seen before seq, by last seq.
 func (db *DB) itemsBelow(ctx context.Context, id string, seq uint64) ([]unindexed, error) {
 	var out []unindexed
-	err := db.view(ctx, func(txn *badger.Txn) error {
-		opts := badger.DefaultIteratorOptions
+	err := db.view(ctx, func(txn *bdg.Txn) error {
+		opts := bdg.DefaultIteratorOptions
 		opts.Prefix = familyPrefix(prefixItem, id)
 		it := txn.NewIterator(opts)
 		defer it.Close()
@@ -154,7 +155,7 @@ func (db *DB) pruneStep(ctx context.Context, id string, m *meta, n uint64, del [
 	defer func() { txn.Discard() }()
 	write := func(k, v []byte) error {
 		err := setOrDelete(txn)(k, v)
-		if errors.Is(err, badger.ErrTxnTooBig) {
+		if errors.Is(err, bdg.ErrTxnTooBig) {
 			if err := txn.Commit(); err != nil {
 				return fmt.Errorf("commit partial prune: %w", err)
 			}
@@ -173,7 +174,7 @@ func (db *DB) pruneStep(ctx context.Context, id string, m *meta, n uint64, del [
 		}
 		pages.remove(u.slot)
 	}
-	if err := pages.apply(func() *badger.Txn { return txn }, write); err != nil {
+	if err := pages.apply(func() *bdg.Txn { return txn }, write); err != nil {
 		return err
 	}
 	for seq := m.Oldest; seq < m.Oldest+n; seq++ {

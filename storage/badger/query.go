@@ -1,4 +1,4 @@
-package storage
+package badger
 
 import (
 	"bytes"
@@ -8,18 +8,19 @@ import (
 	"fmt"
 	"unsafe"
 
-	"github.com/dgraph-io/badger/v4"
+	bdg "github.com/dgraph-io/badger/v4"
 
 	"github.com/dynamo-rss/dynamo/schema"
+	"github.com/dynamo-rss/dynamo/storage"
 )
 
 // ctxCheckEvery is how many keys a scan reads between two ctx.Err() checks.
 const ctxCheckEvery = 1024
 
-func (db *DB) resources(ctx context.Context) ([]ResourceInfo, error) {
-	var out []ResourceInfo
-	err := db.view(ctx, func(txn *badger.Txn) error {
-		opts := badger.DefaultIteratorOptions
+func (db *DB) resources(ctx context.Context) ([]storage.ResourceInfo, error) {
+	var out []storage.ResourceInfo
+	err := db.view(ctx, func(txn *bdg.Txn) error {
+		opts := bdg.DefaultIteratorOptions
 		opts.Prefix = []byte{prefixMeta}
 		it := txn.NewIterator(opts)
 		defer it.Close()
@@ -51,15 +52,15 @@ func (db *DB) resources(ctx context.Context) ([]ResourceInfo, error) {
 	return out, nil
 }
 
-func (db *DB) resource(ctx context.Context, id string) (ResourceInfo, error) {
+func (db *DB) resource(ctx context.Context, id string) (storage.ResourceInfo, error) {
 	if err := readID(id); err != nil {
-		return ResourceInfo{}, err
+		return storage.ResourceInfo{}, err
 	}
 	info, gen, ok := db.infos.get(id)
 	if ok {
 		return info, nil
 	}
-	err := db.view(ctx, func(txn *badger.Txn) error {
+	err := db.view(ctx, func(txn *bdg.Txn) error {
 		m, err := getMeta(txn, id)
 		if err != nil {
 			return err
@@ -73,26 +74,26 @@ func (db *DB) resource(ctx context.Context, id string) (ResourceInfo, error) {
 	return info, err
 }
 
-func (db *DB) version(ctx context.Context, id string, n int) (*schema.Document, VersionInfo, error) {
+func (db *DB) version(ctx context.Context, id string, n int) (*schema.Document, storage.VersionInfo, error) {
 	if err := readID(id); err != nil {
-		return nil, VersionInfo{}, err
+		return nil, storage.VersionInfo{}, err
 	}
 	var (
 		doc *schema.Document
-		vi  VersionInfo
+		vi  storage.VersionInfo
 	)
-	err := db.view(ctx, func(txn *badger.Txn) error {
+	err := db.view(ctx, func(txn *bdg.Txn) error {
 		m, err := getMeta(txn, id)
 		if err != nil {
 			return err
 		}
 		if n < 1 || uint64(n) > m.Count {
-			return fmt.Errorf("version %d of %q (%d kept): %w", n, id, m.Count, ErrNotFound)
+			return fmt.Errorf("version %d of %q (%d kept): %w", n, id, m.Count, storage.ErrNotFound)
 		}
 		seq := m.Latest - uint64(n) + 1
 		item, err := txn.Get(versionKey(id, seq))
-		if errors.Is(err, badger.ErrKeyNotFound) {
-			return fmt.Errorf("%w: version %d of %q is missing", ErrInconsistent, seq, id)
+		if errors.Is(err, bdg.ErrKeyNotFound) {
+			return fmt.Errorf("%w: version %d of %q is missing", storage.ErrInconsistent, seq, id)
 		}
 		if err != nil {
 			return fmt.Errorf("read version %d of %q: %w", seq, id, err)
@@ -103,20 +104,20 @@ func (db *DB) version(ctx context.Context, id string, n int) (*schema.Document, 
 		})
 	})
 	if err != nil {
-		return nil, VersionInfo{}, err
+		return nil, storage.VersionInfo{}, err
 	}
 	return doc, vi, nil
 }
 
-func (db *DB) versions(ctx context.Context, id string, offset, limit int) ([]VersionInfo, error) {
+func (db *DB) versions(ctx context.Context, id string, offset, limit int) ([]storage.VersionInfo, error) {
 	if err := readID(id); err != nil {
 		return nil, err
 	}
 	if offset < 0 {
-		return nil, fmt.Errorf("versions of %q: %w: negative offset %d", id, ErrInvalid, offset)
+		return nil, fmt.Errorf("versions of %q: %w: negative offset %d", id, storage.ErrInvalid, offset)
 	}
-	var out []VersionInfo
-	err := db.view(ctx, func(txn *badger.Txn) error {
+	var out []storage.VersionInfo
+	err := db.view(ctx, func(txn *bdg.Txn) error {
 		m, err := getMeta(txn, id)
 		if err != nil {
 			return err
@@ -128,8 +129,8 @@ func (db *DB) versions(ctx context.Context, id string, offset, limit int) ([]Ver
 		if limit > 0 && uint64(limit) < n {
 			n = uint64(limit)
 		}
-		out = make([]VersionInfo, 0, n)
-		opts := badger.DefaultIteratorOptions
+		out = make([]storage.VersionInfo, 0, n)
+		opts := bdg.DefaultIteratorOptions
 		opts.Reverse = true
 		opts.PrefetchValues = false
 		opts.Prefix = familyPrefix(prefixVersion, id)
@@ -157,12 +158,12 @@ func (db *DB) versions(ctx context.Context, id string, offset, limit int) ([]Ver
 	return out, nil
 }
 
-func (db *DB) items(ctx context.Context, id string, q ItemQuery) ([]Item, error) {
+func (db *DB) items(ctx context.Context, id string, q storage.ItemQuery) ([]storage.Item, error) {
 	if err := readID(id); err != nil {
 		return nil, err
 	}
-	var out []Item
-	err := db.view(ctx, func(txn *badger.Txn) error {
+	var out []storage.Item
+	err := db.view(ctx, func(txn *bdg.Txn) error {
 		m, err := getMeta(txn, id)
 		if err != nil {
 			return err
@@ -181,8 +182,8 @@ func (db *DB) items(ctx context.Context, id string, q ItemQuery) ([]Item, error)
 // newestFirst iterates one family of a resource's slot-keyed entries, newest
 // slot first: slots are inverted, so this is a forward scan, which Badger does
 // faster than a reverse one (its memtable skiplist has no back links).
-func newestFirst(txn *badger.Txn, p byte, id string, prefetch int) (*badger.Iterator, int) {
-	opts := badger.DefaultIteratorOptions
+func newestFirst(txn *bdg.Txn, p byte, id string, prefetch int) (*bdg.Iterator, int) {
+	opts := bdg.DefaultIteratorOptions
 	opts.Prefix = familyPrefix(p, id)
 	opts.PrefetchValues = prefetch > 0
 	if prefetch > 0 {
@@ -192,7 +193,7 @@ func newestFirst(txn *badger.Txn, p byte, id string, prefetch int) (*badger.Iter
 }
 
 // scanContent appends up to max items (0: all), newest first.
-func scanContent(ctx context.Context, txn *badger.Txn, id string, m *meta, max int, out *[]Item) error {
+func scanContent(ctx context.Context, txn *bdg.Txn, id string, m *meta, max int, out *[]storage.Item) error {
 	it, plen := newestFirst(txn, prefixContent, id, max)
 	defer it.Close()
 	n := 0
@@ -213,7 +214,7 @@ func scanContent(ctx context.Context, txn *badger.Txn, id string, m *meta, max i
 
 // scanSearch matches the folded fields of every item, page by page, newest
 // first, and reads the content of matches only, up to q.Max.
-func scanSearch(ctx context.Context, txn *badger.Txn, id string, m *meta, q ItemQuery, out *[]Item) error {
+func scanSearch(ctx context.Context, txn *bdg.Txn, id string, m *meta, q storage.ItemQuery, out *[]storage.Item) error {
 	it, plen := newestFirst(txn, prefixSearch, id, 0)
 	defer it.Close()
 	var matches []uint32 // positions matched in the current page
@@ -252,8 +253,8 @@ func scanSearch(ctx context.Context, txn *badger.Txn, id string, m *meta, q Item
 			}
 			slot := binary.BigEndian.AppendUint32(bytes.Clone(page), pos)
 			fi, err := txn.Get(slotKey(prefixContent, id, slot))
-			if errors.Is(err, badger.ErrKeyNotFound) {
-				return fmt.Errorf("%w: search entry %x/%d has no content", ErrInconsistent, page, pos)
+			if errors.Is(err, bdg.ErrKeyNotFound) {
+				return fmt.Errorf("%w: search entry %x/%d has no content", storage.ErrInconsistent, page, pos)
 			}
 			if err != nil {
 				return fmt.Errorf("read matched item: %w", err)
@@ -276,7 +277,7 @@ func unsafeString(b []byte) string {
 }
 
 // readItem decodes the content entry ci of the item at slot and completes it.
-func readItem(txn *badger.Txn, id string, m *meta, slot []byte, ci *badger.Item) (Item, error) {
+func readItem(txn *bdg.Txn, id string, m *meta, slot []byte, ci *bdg.Item) (storage.Item, error) {
 	var si schema.Item
 	err := ci.Value(func(v []byte) error {
 		var err error
@@ -284,27 +285,27 @@ func readItem(txn *badger.Txn, id string, m *meta, slot []byte, ci *badger.Item)
 		return err
 	})
 	if err != nil {
-		return Item{}, err
+		return storage.Item{}, err
 	}
 	return completeItem(txn, id, m, slot, si)
 }
 
 // completeItem adds first seen (from the slot), last seen and seq (from x,
 // or from the metadata while the item is in the latest version).
-func completeItem(txn *badger.Txn, id string, m *meta, slot []byte, si schema.Item) (Item, error) {
+func completeItem(txn *bdg.Txn, id string, m *meta, slot []byte, si schema.Item) (storage.Item, error) {
 	x, found, err := getItemEntry(txn, itemKey(id, si.ID))
 	if err != nil {
-		return Item{}, err
+		return storage.Item{}, err
 	}
 	if !found {
-		return Item{}, fmt.Errorf("%w: item %q has content but no index entry", ErrInconsistent, si.ID)
+		return storage.Item{}, fmt.Errorf("%w: item %q has content but no index entry", storage.ErrInconsistent, si.ID)
 	}
 	if x.Present {
 		x.LastSeen, x.LastSeq = m.Updated, m.Latest
 		x.Index = m.presentIndex(si.ID)
 	}
 	si.Index = x.Index
-	return Item{Item: si, FirstSeen: slotFirstSeen(slot), LastSeen: x.LastSeen, Seq: x.LastSeq}, nil
+	return storage.Item{Item: si, FirstSeen: slotFirstSeen(slot), LastSeen: x.LastSeen, Seq: x.LastSeq}, nil
 }
 
 func (db *DB) pollState(ctx context.Context, id string) ([]byte, error) {
@@ -315,10 +316,10 @@ func (db *DB) pollState(ctx context.Context, id string) ([]byte, error) {
 		return nil, err
 	}
 	var state []byte
-	err := db.poll.View(func(txn *badger.Txn) error {
+	err := db.poll.View(func(txn *bdg.Txn) error {
 		item, err := txn.Get(pollKey(id))
-		if errors.Is(err, badger.ErrKeyNotFound) {
-			return fmt.Errorf("poll state of %q: %w", id, ErrNotFound)
+		if errors.Is(err, bdg.ErrKeyNotFound) {
+			return fmt.Errorf("poll state of %q: %w", id, storage.ErrNotFound)
 		}
 		if err != nil {
 			return fmt.Errorf("read poll state of %q: %w", id, err)
@@ -330,7 +331,7 @@ func (db *DB) pollState(ctx context.Context, id string) ([]byte, error) {
 }
 
 func (db *DB) savePollState(ctx context.Context, id string, state []byte) error {
-	if err := ValidateID(id); err != nil {
+	if err := storage.ValidateID(id); err != nil {
 		return fmt.Errorf("save poll state: %w", err)
 	}
 	if err := ctx.Err(); err != nil {
@@ -339,7 +340,7 @@ func (db *DB) savePollState(ctx context.Context, id string, state []byte) error 
 	if err := db.space.check(); err != nil {
 		return fmt.Errorf("save poll state of %q: %w", id, err)
 	}
-	err := db.poll.Update(func(txn *badger.Txn) error {
+	err := db.poll.Update(func(txn *bdg.Txn) error {
 		return txn.Set(pollKey(id), bytes.Clone(state))
 	})
 	if err != nil {

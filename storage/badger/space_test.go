@@ -1,4 +1,4 @@
-package storage_test
+package badger_test
 
 import (
 	"context"
@@ -16,6 +16,7 @@ import (
 
 	"github.com/dynamo-rss/dynamo/schema"
 	"github.com/dynamo-rss/dynamo/storage"
+	"github.com/dynamo-rss/dynamo/storage/badger"
 )
 
 // With an injected free-space function: below MinFree every write is
@@ -24,7 +25,7 @@ func TestDiskFullRefusesWritesAndResumes(t *testing.T) {
 	var free atomic.Uint64
 	free.Store(1 << 30)
 	dir := t.TempDir()
-	db, err := storage.Open(dir, storage.Options{
+	db, err := badger.Open(dir, badger.Options{
 		MemTableSize: 8 << 20,
 		MinFree:      64 << 20,
 		FreeSpace:    func(string) (uint64, error) { return free.Load(), nil },
@@ -78,8 +79,8 @@ func TestDiskFullOnRealFilesystem(t *testing.T) {
 		t.Fatal(err)
 	}
 	data := filepath.Join(dir, "data")
-	opts := storage.Options{MemTableSize: 4 << 20, MinFree: 24 << 20, SpaceInterval: time.Hour}
-	db, err := storage.Open(data, opts)
+	opts := badger.Options{MemTableSize: 4 << 20, MinFree: 24 << 20, SpaceInterval: time.Hour}
+	db, err := badger.Open(data, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -108,7 +109,7 @@ func TestDiskFullOnRealFilesystem(t *testing.T) {
 		t.Fatalf("close on a nearly full disk: %v", err)
 	}
 
-	db, err = storage.Open(data, opts)
+	db, err = badger.Open(data, opts)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package storage_test
+package badger_test
 
 import (
 	"bytes"
@@ -23,6 +23,7 @@ import (
 
 	"github.com/dynamo-rss/dynamo/schema"
 	"github.com/dynamo-rss/dynamo/storage"
+	"github.com/dynamo-rss/dynamo/storage/badger"
 )
 
 // Benchmarks of the targets (figures in BENCHMARKS.md, "## Storage").
@@ -150,7 +151,7 @@ func diskUsage(tb testing.TB, dir string) int64 {
 }
 
 // ingest saves versions of resources feeds from workers goroutines and returns the versions stored.
-func ingest(tb testing.TB, db *storage.DB, resources, versions, workers, newPerVersion int) int {
+func ingest(tb testing.TB, db *badger.DB, resources, versions, workers, newPerVersion int) int {
 	var (
 		wg      sync.WaitGroup
 		mu      sync.Mutex
@@ -206,7 +207,7 @@ func BenchmarkIngest(b *testing.B) {
 		b.Run(mode.name, func(b *testing.B) {
 			for b.Loop() {
 				dir := b.TempDir()
-				db, err := storage.Open(dir, storage.Options{NoSyncWrites: mode.noSync})
+				db, err := badger.Open(dir, badger.Options{NoSyncWrites: mode.noSync})
 				if err != nil {
 					b.Fatal(err)
 				}
@@ -227,7 +228,7 @@ func BenchmarkIngest(b *testing.B) {
 
 // naiveItems answers an items query the way a store without an index would:
 // parse every stored version and aggregate items by id.
-func naiveItems(tb testing.TB, db *storage.DB, id string, q storage.ItemQuery) []storage.Item {
+func naiveItems(tb testing.TB, db *badger.DB, id string, q storage.ItemQuery) []storage.Item {
 	ctx := context.Background()
 	info, err := db.Resource(ctx, id)
 	if err != nil {
@@ -287,7 +288,7 @@ func BenchmarkQuery(b *testing.B) {
 	if fullSize() {
 		versions = 5000 // × 20 new items = 100,000 distinct items
 	}
-	db, err := storage.Open(b.TempDir(), storage.Options{NoSyncWrites: true})
+	db, err := badger.Open(b.TempDir(), badger.Options{NoSyncWrites: true})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -403,7 +404,7 @@ func ingestWorkers() int {
 
 // BenchmarkSavePollState: one poll-state write, as the poller does after every poll.
 func BenchmarkSavePollState(b *testing.B) {
-	db, err := storage.Open(b.TempDir(), storage.Options{})
+	db, err := badger.Open(b.TempDir(), badger.Options{})
 	if err != nil {
 		b.Fatal(err)
 	}

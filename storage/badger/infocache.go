@@ -1,8 +1,11 @@
-package storage
+package badger
 
-import "sync"
+import (
+	"github.com/dynamo-rss/dynamo/storage"
+	"sync"
+)
 
-// infoCache keeps the ResourceInfo of resources recently read, so that the
+// infoCache keeps the storage.ResourceInfo of resources recently read, so that the
 // REST layer's per-request Resource call (which computes the ETag before any
 // rendering) costs a map lookup instead of a Badger read.
 //
@@ -13,11 +16,11 @@ import "sync"
 type infoCache struct {
 	mu  sync.RWMutex
 	gen uint64
-	m   map[string]ResourceInfo
+	m   map[string]storage.ResourceInfo
 }
 
 // get returns the cached info and the generation to hand to fill on a miss.
-func (c *infoCache) get(id string) (ResourceInfo, uint64, bool) {
+func (c *infoCache) get(id string) (storage.ResourceInfo, uint64, bool) {
 	c.mu.RLock()
 	defer c.mu.RUnlock()
 	info, ok := c.m[id]
@@ -25,14 +28,14 @@ func (c *infoCache) get(id string) (ResourceInfo, uint64, bool) {
 }
 
 // fill caches info read at generation gen, unless an invalidation came since.
-func (c *infoCache) fill(id string, info ResourceInfo, gen uint64) {
+func (c *infoCache) fill(id string, info storage.ResourceInfo, gen uint64) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.gen != gen {
 		return
 	}
 	if c.m == nil {
-		c.m = make(map[string]ResourceInfo)
+		c.m = make(map[string]storage.ResourceInfo)
 	}
 	c.m[id] = info
 }
