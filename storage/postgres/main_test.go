@@ -90,3 +90,5 @@ func mustCheck(t testing.TB, s *postgres.Store) {
 		t.Fatalf("Check: %v", err)
 	}
 }
+
+var _ storage.Store = (*postgres.Store)(nil)

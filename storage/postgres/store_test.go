@@ -12,6 +12,7 @@ import (
 
 	"github.com/dynamo-rss/dynamo/schema"
 	"github.com/dynamo-rss/dynamo/storage"
+	"github.com/dynamo-rss/dynamo/storage/badger"
 	"github.com/dynamo-rss/dynamo/storage/postgres"
 	"github.com/dynamo-rss/dynamo/storage/postgres/pgtest"
 )
@@ -35,7 +36,7 @@ type reader interface {
 func TestAnswersAsTheBadgerStoreDoes(t *testing.T) {
 	ctx := context.Background()
 	pg := openTest(t)
-	bdb, err := storage.Open(t.TempDir(), storage.Options{MemTableSize: 8 << 20})
+	bdb, err := badger.Open(t.TempDir(), badger.Options{MemTableSize: 8 << 20})
 	if err != nil {
 		t.Fatal(err)
 	}
