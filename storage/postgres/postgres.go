@@ -139,9 +139,9 @@ func (s *Store) inTx(ctx context.Context, fn func(tx pgx.Tx) error) error {
 		return err
 	}
 	if err := fn(tx); err != nil {
-		return errors.Join(err, rollback(ctx, tx))
+		return classify(errors.Join(err, rollback(ctx, tx)))
 	}
-	return tx.Commit(ctx)
+	return classify(tx.Commit(ctx))
 }
 
 func rollback(ctx context.Context, tx pgx.Tx) error {

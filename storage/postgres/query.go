@@ -312,7 +312,7 @@ func (s *Store) SavePollState(ctx context.Context, id string, state []byte) erro
 	tag, err := s.pool.Exec(ctx, `insert into dynamo_resources (id, poll_state) values ($1, $2)
 		on conflict (id) do update set poll_state = excluded.poll_state where not dynamo_resources.gone`, id, state)
 	if err != nil {
-		return fmt.Errorf("save poll state of %q: %w", id, err)
+		return fmt.Errorf("save poll state of %q: %w", id, classify(err))
 	}
 	if tag.RowsAffected() == 0 {
 		return fmt.Errorf("save poll state: %w", gone(id))

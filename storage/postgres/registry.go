@@ -78,8 +78,12 @@ func (s *Store) Unregister(ctx context.Context, id string) error {
 		return err
 	}
 	err := s.inTx(ctx, func(tx pgx.Tx) error {
-		if _, err := lockResource(ctx, tx, id, true); err != nil {
+		cur, err := lockResource(ctx, tx, id, true)
+		if err != nil {
 			return err
+		}
+		if cur.gone {
+			return gone(id)
 		}
 		tag, err := tx.Exec(ctx, `delete from dynamo_registrations where id = $1`, id)
 		if err != nil {
