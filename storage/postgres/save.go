@@ -46,7 +46,9 @@ type prepared struct {
 	doc  *schema.Document
 	hash schema.Hash
 	ts   int64
-	xml  string
+	// filled by fill:
+	filled bool
+	xml    string
 	// the items, column by column, for one unnest insert
 	itemIDs               []string
 	pos, idx              []int32
@@ -68,26 +70,35 @@ func prepare(doc *schema.Document) (*prepared, error) {
 	if err != nil {
 		return nil, err
 	}
+	return &prepared{id: doc.RSSID, doc: doc, hash: schema.ContentHash(doc), ts: ts}, nil
+}
+
+// fill computes what a changed save writes: only a save whose content
+// differs from the latest version's needs it.
+func (p *prepared) fill() error {
+	if p.filled {
+		return nil
+	}
+	doc := p.doc
 	xmlData, err := schema.Marshal(doc)
 	if err != nil {
-		return nil, fmt.Errorf("%w: %w", storage.ErrInvalid, err)
+		return fmt.Errorf("%w: %w", storage.ErrInvalid, err)
 	}
 	n := len(doc.Items)
-	p := &prepared{
-		id: doc.RSSID, doc: doc, hash: schema.ContentHash(doc), ts: ts, xml: string(xmlData),
-		itemIDs: make([]string, n), pos: make([]int32, n), idx: make([]int32, n),
-		content: make([]string, n), titleF: make([]string, n), linkF: make([]string, n), descrF: make([]string, n),
-	}
+	p.xml = string(xmlData)
+	p.itemIDs, p.pos, p.idx = make([]string, n), make([]int32, n), make([]int32, n)
+	p.content, p.titleF, p.linkF, p.descrF = make([]string, n), make([]string, n), make([]string, n), make([]string, n)
 	for i := range doc.Items {
 		it := &doc.Items[i]
 		c, err := json.Marshal(toStored(it))
 		if err != nil {
-			return nil, fmt.Errorf("encode item %q: %w", it.ID, err)
+			return fmt.Errorf("encode item %q: %w", it.ID, err)
 		}
 		p.itemIDs[i], p.pos[i], p.idx[i], p.content[i] = it.ID, int32(i), int32(it.Index), string(c)
 		p.titleF[i], p.linkF[i], p.descrF[i] = fold(it.Title), fold(it.Link), fold(it.Description)
 	}
-	return p, nil
+	p.filled = true
+	return nil
 }
 
 // fold is [schema.Fold] with a fast path: on ASCII, full Unicode case
@@ -148,6 +159,9 @@ func saveLocked(ctx context.Context, tx pgx.Tx, p *prepared, cur current) (stora
 	}
 	if cur.versions > 0 && string(cur.hash) == string(p.hash[:]) {
 		return storage.SaveResult{Changed: false, Seq: uint64(cur.latest), Versions: cur.versions}, nil
+	}
+	if err := p.fill(); err != nil {
+		return storage.SaveResult{}, err
 	}
 	seq := cur.latest + 1
 	oldest := cur.oldest
