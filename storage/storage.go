@@ -20,6 +20,21 @@ var ErrInvalid = errors.New("storage: invalid input")
 // ErrInconsistent is wrapped by every finding of [Store.Check].
 var ErrInconsistent = errors.New("storage: inconsistent store")
 
+// ErrGone is wrapped by the errors about a resource that was unregistered
+// ([Store.Unregister]): its reads (Resource, Version, Versions, Items,
+// PollState) and its writes (Save, SavePollState, Prune) fail with it until
+// the id is registered again, so its feeds can answer 410 Gone and an
+// in-flight poll cannot bring it back. An error that wraps ErrGone also
+// matches [ErrNotFound] (errors.Is), so a caller that knows nothing of
+// tombstones treats the resource as absent; check ErrGone first.
+var ErrGone error = goneError{}
+
+// goneError is ErrGone's type: comparable, and Is ErrNotFound.
+type goneError struct{}
+
+func (goneError) Error() string        { return "storage: resource gone" }
+func (goneError) Is(target error) bool { return target == ErrNotFound } //nolint:errorlint // identity of the sentinel is what Is compares
+
 // ErrDiskFull is returned by writes while the store has no room for them
 // (for Badger: the free space of its file system is below its minimum).
 // Nothing is written; the store stays consistent and readable, and writes
@@ -72,7 +87,14 @@ type Store interface {
 	// Registered time is kept); created reports a new id.
 	Register(ctx context.Context, reg Registration) (created bool, err error)
 	// Unregister removes the registration and everything stored for the
-	// resource; [ErrNotFound] when it is not registered.
+	// resource (versions, item index, poll state) and leaves a tombstone:
+	// from then on the id's reads and writes fail with [ErrGone] and
+	// [Store.Resources] omits it, until Register clears the tombstone. The
+	// tombstone keeps only the last sequence number used, so a resource
+	// registered again continues after it: seq numbers (the GUIDs and
+	// permalinks of versions) are never reused for an id. [ErrNotFound]
+	// when the id is not registered; an id already unregistered fails with
+	// [ErrGone] (which matches ErrNotFound too).
 	Unregister(ctx context.Context, id string) error
 
 	// Close releases the store; calls after the first return its result.

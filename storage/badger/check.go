@@ -61,6 +61,9 @@ func (db *DB) check(ctx context.Context) error {
 				return err
 			}
 		}
+		if err := checkRegistry(ctx, txn, metas, bad); err != nil {
+			return err
+		}
 		for id, m := range metas {
 			if err := db.checkResource(ctx, txn, id, m, bad); err != nil {
 				return err
@@ -72,6 +75,39 @@ func (db *DB) check(ctx context.Context) error {
 		return fmt.Errorf("check: %w", err)
 	}
 	return errors.Join(findings...)
+}
+
+// checkRegistry checks registrations and g records: each decodes, a
+// tombstone has neither metadata nor a registration, and a seq floor (a g
+// record that is no tombstone) exists only until the id's first save.
+func checkRegistry(ctx context.Context, txn *bdg.Txn, metas map[string]meta, bad func(string, ...any)) error {
+	registered := map[string]bool{}
+	if err := scanPrefix(ctx, txn, []byte{prefixReg}, func(k, v []byte) error {
+		id := string(k[1:])
+		if _, err := decodeRegistration(id, v); err != nil {
+			bad("%v", err)
+		}
+		registered[id] = true
+		return nil
+	}); err != nil {
+		return err
+	}
+	return scanPrefix(ctx, txn, []byte{prefixGone}, func(k, v []byte) error {
+		id := string(k[1:])
+		g, err := decodeGone(v)
+		m, hasMeta := metas[id]
+		switch {
+		case err != nil:
+			bad("resource %q: %v", id, err)
+		case g.Gone && hasMeta:
+			bad("resource %q is unregistered but has metadata", id)
+		case g.Gone && registered[id]:
+			bad("resource %q is unregistered but has a registration", id)
+		case !g.Gone && hasMeta:
+			bad("resource %q has a seq floor %d beside its metadata (latest %d)", id, g.LastSeq, m.Latest)
+		}
+		return nil
+	})
 }
 
 func (db *DB) checkResource(ctx context.Context, txn *bdg.Txn, id string, m meta, bad func(string, ...any)) error {

@@ -54,3 +54,5 @@ var (
 	_ itemQuerier    = (*badger.DB)(nil)
 	_ pruner         = (*badger.DB)(nil)
 )
+
+var _ storage.Store = (*badger.DB)(nil)

@@ -197,11 +197,20 @@ func (db *DB) view(ctx context.Context, fn func(txn *bdg.Txn) error) error {
 	return db.bdb.View(fn)
 }
 
-// getMeta reads a resource's metadata; storage.ErrNotFound if it has none.
+// getMeta reads a resource's metadata; storage.ErrGone if it was
+// unregistered, else storage.ErrNotFound if it has none, with a meta whose
+// Latest is the last seq the id used before (0 for a new id).
 func getMeta(txn *bdg.Txn, id string) (meta, error) {
 	it, err := txn.Get(metaKey(id))
 	if errors.Is(err, bdg.ErrKeyNotFound) {
-		return meta{}, fmt.Errorf("resource %q: %w", id, storage.ErrNotFound)
+		g, _, err := getGone(txn, id)
+		if err != nil {
+			return meta{}, err
+		}
+		if g.Gone {
+			return meta{}, fmt.Errorf("resource %q: %w", id, storage.ErrGone)
+		}
+		return meta{Latest: g.LastSeq}, fmt.Errorf("resource %q: %w", id, storage.ErrNotFound)
 	}
 	if err != nil {
 		return meta{}, fmt.Errorf("read metadata of %q: %w", id, err)

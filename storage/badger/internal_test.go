@@ -111,11 +111,24 @@ func TestCheckFindsDamage(t *testing.T) {
 			return txn.Delete(pageKey("r", slotPage(makeSlot(ts.Add(time.Minute), 2, 1))))
 		}, "search page"},
 		{"gone item with a wrong index", func(txn *bdg.Txn) error {
-			// storage.Item "a" is present in both versions: mark it gone, last seen in 2 at index 9.
+			// Item "a" is present in both versions: mark it gone, last seen in 2 at index 9.
 			x := itemEntry{Slot: makeSlot(ts, 1, 0), LastSeen: ts.Add(time.Minute), LastSeq: 2, Index: 9}
 			return txn.Set(itemKey("r", "a"), x.encode())
 		}, `in the latest version but not marked present`},
 		{"orphan version", func(txn *bdg.Txn) error { return txn.Set(versionKey("gone", 1), []byte{1}) }, "without metadata"},
+		{"tombstone beside metadata", func(txn *bdg.Txn) error {
+			return txn.Set(goneKey("r"), gone{Gone: true, LastSeq: 2}.encode())
+		}, `"r" is unregistered but has metadata`},
+		{"seq floor beside metadata", func(txn *bdg.Txn) error {
+			return txn.Set(goneKey("r"), gone{LastSeq: 7}.encode())
+		}, "seq floor 7 beside its metadata"},
+		{"tombstone beside a registration", func(txn *bdg.Txn) error {
+			if err := txn.Set(regKey("x"), encodeRegistration(storage.Registration{ID: "x"})); err != nil {
+				return err
+			}
+			return txn.Set(goneKey("x"), gone{Gone: true}.encode())
+		}, `"x" is unregistered but has a registration`},
+		{"undecodable registration", func(txn *bdg.Txn) error { return txn.Set(regKey("x"), []byte{1, 2}) }, "decode registration"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

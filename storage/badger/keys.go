@@ -14,6 +14,8 @@ const (
 	prefixContent byte = 'f'
 	prefixSearch  byte = 's'
 	prefixPoll    byte = 'p'
+	prefixReg     byte = 'r'
+	prefixGone    byte = 'g'
 )
 
 const (
@@ -26,6 +28,14 @@ const (
 
 func metaKey(id string) []byte {
 	return append([]byte{prefixMeta}, id...)
+}
+
+func regKey(id string) []byte {
+	return append([]byte{prefixReg}, id...)
+}
+
+func goneKey(id string) []byte {
+	return append([]byte{prefixGone}, id...)
 }
 
 func pollKey(id string) []byte {

@@ -1,17 +1,15 @@
 package badger_test
 
 import (
-	"context"
-	"fmt"
 	"os"
 	"testing"
-	"time"
 
 	"go.uber.org/goleak"
 
 	"github.com/dynamo-rss/dynamo/schema"
 	"github.com/dynamo-rss/dynamo/storage"
 	"github.com/dynamo-rss/dynamo/storage/badger"
+	"github.com/dynamo-rss/dynamo/storage/storagetest"
 )
 
 func TestMain(m *testing.M) {
@@ -22,7 +20,7 @@ func TestMain(m *testing.M) {
 }
 
 // t0 is the base of test timestamps.
-var t0 = time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+var t0 = storagetest.T0
 
 func openTest(t testing.TB) (*badger.DB, string) {
 	t.Helper()
@@ -39,60 +37,29 @@ func openTest(t testing.TB) (*badger.DB, string) {
 	return db, dir
 }
 
-// it makes an item whose fields derive from id and title.
-func it(id, title string) schema.Item {
-	return schema.Item{ID: id, Title: title, Link: "https://example.org/a/" + id, Description: "about " + title}
-}
+// The suite's helpers under the names the Badger-only tests use.
+func it(id, title string) schema.Item { return storagetest.Item(id, title) }
 
-// doc makes a valid document of resource id at t0+minutes with the items, indexed in order.
 func doc(id string, minutes int, items ...schema.Item) *schema.Document {
-	d := &schema.Document{
-		URL:       "https://example.org/" + id + ".html",
-		RSSID:     id,
-		Timestamp: t0.Add(time.Duration(minutes) * time.Minute),
-		Channel:   schema.Channel{Title: "Channel " + id, Link: "https://example.org/", Description: "News of " + id},
-	}
-	for i, x := range items {
-		x.Index = i + 1
-		d.Items = append(d.Items, x)
-	}
-	return d
+	return storagetest.Doc(id, minutes, items...)
 }
 
-func mustSave(t testing.TB, db *badger.DB, d *schema.Document) storage.SaveResult {
+func mustSave(t testing.TB, db storage.Store, d *schema.Document) storage.SaveResult {
 	t.Helper()
-	res, err := db.Save(context.Background(), d)
-	if err != nil {
-		t.Fatalf("Save(%s @%v): %v", d.RSSID, d.Timestamp, err)
-	}
-	return res
+	return storagetest.MustSave(t, db, d)
 }
 
-func mustCheck(t testing.TB, db *badger.DB) {
+func mustCheck(t testing.TB, db storage.Store) {
 	t.Helper()
-	if err := db.Check(context.Background()); err != nil {
-		t.Fatalf("Check: %v", err)
-	}
+	storagetest.MustCheck(t, db)
 }
 
-func ids(items []storage.Item) string {
-	s := ""
-	for i, x := range items {
-		if i > 0 {
-			s += ","
-		}
-		s += x.ID
-	}
-	return s
-}
+func ids(items []storage.Item) string { return storagetest.IDs(items) }
 
-func seqs(vs []storage.VersionInfo) string {
-	s := ""
-	for i, v := range vs {
-		if i > 0 {
-			s += ","
-		}
-		s += fmt.Sprint(v.Seq)
-	}
-	return s
+// TestContract runs the drivers' contract suite on Badger in a temporary directory.
+func TestContract(t *testing.T) {
+	storagetest.Run(t, func(t *testing.T) storage.Store {
+		db, _ := openTest(t)
+		return db
+	})
 }

@@ -319,7 +319,7 @@ func (db *DB) pollState(ctx context.Context, id string) ([]byte, error) {
 	err := db.poll.View(func(txn *bdg.Txn) error {
 		item, err := txn.Get(pollKey(id))
 		if errors.Is(err, bdg.ErrKeyNotFound) {
-			return fmt.Errorf("poll state of %q: %w", id, storage.ErrNotFound)
+			return db.noPollState(ctx, id)
 		}
 		if err != nil {
 			return fmt.Errorf("read poll state of %q: %w", id, err)
@@ -340,11 +340,37 @@ func (db *DB) savePollState(ctx context.Context, id string, state []byte) error 
 	if err := db.space.check(); err != nil {
 		return fmt.Errorf("save poll state of %q: %w", id, err)
 	}
-	err := db.poll.Update(func(txn *bdg.Txn) error {
-		return txn.Set(pollKey(id), bytes.Clone(state))
+	unlock := db.locks.lock(id) // an Unregister deletes the state under it
+	defer unlock()
+	err := db.view(ctx, func(txn *bdg.Txn) error {
+		g, _, err := getGone(txn, id)
+		if err == nil && g.Gone {
+			err = fmt.Errorf("resource %q: %w", id, storage.ErrGone)
+		}
+		return err
 	})
+	if err == nil {
+		err = db.poll.Update(func(txn *bdg.Txn) error {
+			return txn.Set(pollKey(id), bytes.Clone(state))
+		})
+	}
 	if err != nil {
 		return fmt.Errorf("save poll state of %q: %w", id, err)
 	}
 	return nil
+}
+
+// noPollState is the error for an id without poll state: ErrGone if it was
+// unregistered, else ErrNotFound.
+func (db *DB) noPollState(ctx context.Context, id string) error {
+	return db.view(ctx, func(txn *bdg.Txn) error {
+		g, _, err := getGone(txn, id)
+		switch {
+		case err != nil:
+			return err
+		case g.Gone:
+			return fmt.Errorf("poll state of %q: %w", id, storage.ErrGone)
+		}
+		return fmt.Errorf("poll state of %q: %w", id, storage.ErrNotFound)
+	})
 }

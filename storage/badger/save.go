@@ -63,7 +63,7 @@ func (db *DB) save(ctx context.Context, doc *schema.Document) (storage.SaveResul
 	err := db.update(ctx, func(txn *bdg.Txn) error {
 		m, err := getMeta(txn, id)
 		existed := err == nil
-		if err != nil && !errors.Is(err, storage.ErrNotFound) {
+		if errors.Is(err, storage.ErrGone) || err != nil && !errors.Is(err, storage.ErrNotFound) {
 			return err
 		}
 		if existed && m.Hash == hash {
@@ -88,6 +88,11 @@ func (db *DB) save(ctx context.Context, doc *schema.Document) (storage.SaveResul
 		}
 		if !existed {
 			m = meta{Created: ts, Oldest: seq}
+			// The history starts after the id's last seq, if it had one;
+			// from now on m keeps it.
+			if err := txn.Delete(goneKey(id)); err != nil {
+				return fmt.Errorf("delete seq floor: %w", err)
+			}
 		}
 		m.URL = doc.URL
 		m.Updated = ts

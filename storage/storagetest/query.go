@@ -1,4 +1,4 @@
-package badger_test
+package storagetest
 
 import (
 	"context"
@@ -14,17 +14,17 @@ import (
 	"github.com/dynamo-rss/dynamo/storage"
 )
 
-func TestVersionsAndBounds(t *testing.T) {
-	db, _ := openTest(t)
+func testVersionsAndBounds(t *testing.T, open Opener) {
+	db := open(t)
 	ctx := context.Background()
 	var saved []*schema.Document
 	for i := range 5 {
-		d := doc("news", i, it("a", "A"), it("v", "version "+string(rune('1'+i))))
+		d := Doc("news", i, Item("a", "A"), Item("v", "version "+string(rune('1'+i))))
 		d.Items[0].Extensions = schema.Extensions{
 			{URI: schema.ContentNamespace, Prefix: "content", LocalName: "encoded", Value: "<p>A</p>"},
 		}
 		d.Items[1].Image = &schema.Image{Title: "pic", URL: "https://example.org/p.png", Link: "https://example.org/"}
-		mustSave(t, db, d)
+		MustSave(t, db, d)
 		saved = append(saved, d)
 	}
 	for n := 1; n <= 5; n++ {
@@ -66,7 +66,7 @@ func TestVersionsAndBounds(t *testing.T) {
 		if err != nil {
 			t.Fatalf("Versions(%d,%d): %v", p.offset, p.limit, err)
 		}
-		if got := seqs(vs); got != p.want {
+		if got := Seqs(vs); got != p.want {
 			t.Errorf("Versions(%d,%d) = %s, want %s", p.offset, p.limit, got, p.want)
 		}
 	}
@@ -81,14 +81,14 @@ func TestVersionsAndBounds(t *testing.T) {
 	}
 }
 
-func TestResources(t *testing.T) {
-	db, _ := openTest(t)
+func testResources(t *testing.T, open Opener) {
+	db := open(t)
 	ctx := context.Background()
-	mustSave(t, db, doc("zeta", 0, it("a", "A")))
-	mustSave(t, db, doc("alpha", 1, it("a", "A")))
-	d := doc("alpha", 5, it("a", "A"), it("b", "B"))
+	MustSave(t, db, Doc("zeta", 0, Item("a", "A")))
+	MustSave(t, db, Doc("alpha", 1, Item("a", "A")))
+	d := Doc("alpha", 5, Item("a", "A"), Item("b", "B"))
 	d.Channel.Title, d.Channel.Description = "Latest title", "Latest description"
-	mustSave(t, db, d)
+	MustSave(t, db, d)
 	rs, err := db.Resources(ctx)
 	if err != nil {
 		t.Fatal(err)
@@ -98,7 +98,7 @@ func TestResources(t *testing.T) {
 	}
 	a := rs[0]
 	want := storage.ResourceInfo{
-		ID: "alpha", URL: d.URL, Created: t0.Add(time.Minute), Updated: t0.Add(5 * time.Minute),
+		ID: "alpha", URL: d.URL, Created: T0.Add(time.Minute), Updated: T0.Add(5 * time.Minute),
 		Versions: 2, LatestSeq: 2, Title: "Latest title", Description: "Latest description", Hash: schema.ContentHash(d),
 	}
 	if !reflect.DeepEqual(a, want) {
@@ -107,27 +107,27 @@ func TestResources(t *testing.T) {
 }
 
 // TestItemAggregation follows items through edits, disappearance, return and reordering.
-func TestItemAggregation(t *testing.T) {
-	db, _ := openTest(t)
+func testItemAggregation(t *testing.T, open Opener) {
+	db := open(t)
 	ctx := context.Background()
-	rich := it("a", "Alpha")
+	rich := Item("a", "Alpha")
 	rich.Extensions = schema.Extensions{
 		{URI: schema.ContentNamespace, Prefix: "content", LocalName: "encoded", Value: "<p>Alpha <b>body</b></p>"},
 		{URI: schema.DCNamespace, Prefix: "dc", LocalName: "date", Value: "2026-02-28T09:00:00Z"},
 	}
-	mustSave(t, db, doc("news", 0, rich, it("b", "Beta"), it("c", "Gamma")))                 // seq 1
-	mustSave(t, db, doc("news", 10, it("c", "Gamma"), it("b", "Beta v2"), it("d", "Delta"))) // seq 2: a gone, b edited, reordered
-	mustSave(t, db, doc("news", 20, it("d", "Delta"), rich))                                 // seq 3: a back, b and c gone
+	MustSave(t, db, Doc("news", 0, rich, Item("b", "Beta"), Item("c", "Gamma")))                   // seq 1
+	MustSave(t, db, Doc("news", 10, Item("c", "Gamma"), Item("b", "Beta v2"), Item("d", "Delta"))) // seq 2: a gone, b edited, reordered
+	MustSave(t, db, Doc("news", 20, Item("d", "Delta"), rich))                                     // seq 3: a back, b and c gone
 
 	items, err := db.Items(ctx, "news", storage.ItemQuery{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	// d first seen at +10; a, b, c at +0 in page order.
-	if got := ids(items); got != "d,a,b,c" {
+	if got := IDs(items); got != "d,a,b,c" {
 		t.Fatalf("Items = %s, want d,a,b,c", got)
 	}
-	at := func(m int) time.Time { return t0.Add(time.Duration(m) * time.Minute) }
+	at := func(m int) time.Time { return T0.Add(time.Duration(m) * time.Minute) }
 	want := []struct {
 		title       string
 		index       int
@@ -156,8 +156,8 @@ func TestItemAggregation(t *testing.T) {
 		title, want string
 	}{{"beta v2", "b"}, {"beta", "b"}, {"alpha", "a"}, {"a", "d,a,b,c"}, {"v2", "b"}, {"zeta", ""}} {
 		got, err := db.Items(ctx, "news", storage.ItemQuery{Terms: schema.Terms{schema.NewTerm(schema.And, schema.FieldTitle, tc.title)}})
-		if err != nil || ids(got) != tc.want {
-			t.Errorf("Items(title=%q) = %s, %v; want %s", tc.title, ids(got), err, tc.want)
+		if err != nil || IDs(got) != tc.want {
+			t.Errorf("Items(title=%q) = %s, %v; want %s", tc.title, IDs(got), err, tc.want)
 		}
 	}
 	for _, tc := range []struct {
@@ -165,28 +165,28 @@ func TestItemAggregation(t *testing.T) {
 		want string
 	}{{1, "d"}, {2, "d,a"}, {4, "d,a,b,c"}, {9, "d,a,b,c"}} {
 		got, err := db.Items(ctx, "news", storage.ItemQuery{Max: tc.max})
-		if err != nil || ids(got) != tc.want {
-			t.Errorf("Items(Max=%d) = %s, %v; want %s", tc.max, ids(got), err, tc.want)
+		if err != nil || IDs(got) != tc.want {
+			t.Errorf("Items(Max=%d) = %s, %v; want %s", tc.max, IDs(got), err, tc.want)
 		}
 	}
-	mustCheck(t, db)
+	MustCheck(t, db)
 }
 
 // TestItemsTieBreak: items first seen at the same instant list later versions
 // first, then page order; an out-of-order timestamp sorts by time.
-func TestItemsTieBreak(t *testing.T) {
-	db, _ := openTest(t)
-	mustSave(t, db, doc("news", 5, it("a", "A"), it("b", "B")))
-	mustSave(t, db, doc("news", 5, it("c", "C"), it("a", "A"), it("b", "B")))
-	mustSave(t, db, doc("news", 1, it("old", "Old"), it("c", "C"), it("a", "A"), it("b", "B")))
+func testItemsTieBreak(t *testing.T, open Opener) {
+	db := open(t)
+	MustSave(t, db, Doc("news", 5, Item("a", "A"), Item("b", "B")))
+	MustSave(t, db, Doc("news", 5, Item("c", "C"), Item("a", "A"), Item("b", "B")))
+	MustSave(t, db, Doc("news", 1, Item("old", "Old"), Item("c", "C"), Item("a", "A"), Item("b", "B")))
 	items, err := db.Items(context.Background(), "news", storage.ItemQuery{})
-	if err != nil || ids(items) != "c,a,b,old" {
-		t.Fatalf("Items = %s, %v; want c,a,b,old", ids(items), err)
+	if err != nil || IDs(items) != "c,a,b,old" {
+		t.Fatalf("Items = %s, %v; want c,a,b,old", IDs(items), err)
 	}
 }
 
-func TestItemsKeywords(t *testing.T) {
-	db, _ := openTest(t)
+func testItemsKeywords(t *testing.T, open Opener) {
+	db := open(t)
 	ctx := context.Background()
 	items := []schema.Item{
 		{ID: "1", Title: "Budget approved", Link: "https://example.org/budget", Description: "The council voted"},
@@ -196,7 +196,7 @@ func TestItemsKeywords(t *testing.T) {
 		{ID: "5", Title: "ΣΊΣΥΦΟΣ returns", Link: "https://example.org/greek", Description: "Mythology"},
 		{ID: "6", Title: "Budget concert", Link: "https://example.org/fund", Description: "Jazz fundraiser"},
 	}
-	mustSave(t, db, doc("news", 0, items...))
+	MustSave(t, db, Doc("news", 0, items...))
 	T := schema.NewTerm
 	tests := []struct {
 		name  string
@@ -226,8 +226,8 @@ func TestItemsKeywords(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if ids(got) != tt.want {
-				t.Errorf("Items = %q, want %q", ids(got), tt.want)
+			if IDs(got) != tt.want {
+				t.Errorf("Items = %q, want %q", IDs(got), tt.want)
 			}
 			// Oracle: the unfolded matcher over the same items.
 			var oracle []string
@@ -236,21 +236,21 @@ func TestItemsKeywords(t *testing.T) {
 					oracle = append(oracle, x.ID)
 				}
 			}
-			if ids(got) != strings.Join(oracle, ",") {
-				t.Errorf("Items = %q, Terms.Match says %q", ids(got), strings.Join(oracle, ","))
+			if IDs(got) != strings.Join(oracle, ",") {
+				t.Errorf("Items = %q, Terms.Match says %q", IDs(got), strings.Join(oracle, ","))
 			}
 		})
 	}
 	got, err := db.Items(ctx, "news", storage.ItemQuery{Max: 1, Terms: schema.Terms{T(schema.And, schema.FieldTitle, "budget")}})
-	if err != nil || ids(got) != "1" {
-		t.Errorf("Max=1 keyword = %s, %v", ids(got), err)
+	if err != nil || IDs(got) != "1" {
+		t.Errorf("Max=1 keyword = %s, %v", IDs(got), err)
 	}
 }
 
 // TestItemsKeywordsRandom compares keyword queries with Terms.Match over the
 // same items, for random items and random left-to-right term chains.
-func TestItemsKeywordsRandom(t *testing.T) {
-	db, _ := openTest(t)
+func testItemsKeywordsRandom(t *testing.T, open Opener) {
+	db := open(t)
 	ctx := context.Background()
 	vocab := []string{"Budget", "budget", "STRASSE", "straße", "ΣΊΣΥΦΟΣ", "σίσυφος", "jazz", "Jazz park", "road", "roads", "a", "ß", "Ǆ", "k", "K"}
 	rng := rand.New(rand.NewPCG(1, 2))
@@ -270,7 +270,7 @@ func TestItemsKeywordsRandom(t *testing.T) {
 				Link: "https://example.org/" + strings.ReplaceAll(text(1), " ", "-"), Description: text(rng.IntN(6)),
 			})
 		}
-		mustSave(t, db, doc("r", v, items...))
+		MustSave(t, db, Doc("r", v, items...))
 		all = append(items, all...)
 	}
 	fields := []schema.Field{schema.FieldTitle, schema.FieldLink, schema.FieldDescription}
@@ -297,8 +297,8 @@ func TestItemsKeywordsRandom(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if ids(got) != strings.Join(want, ",") {
-			t.Fatalf("terms %+v: Items = %s, Terms.Match = %s", terms, ids(got), strings.Join(want, ","))
+		if IDs(got) != strings.Join(want, ",") {
+			t.Fatalf("terms %+v: Items = %s, Terms.Match = %s", terms, IDs(got), strings.Join(want, ","))
 		}
 	}
 }

@@ -1,4 +1,4 @@
-package badger_test
+package storagetest
 
 import (
 	"context"
@@ -10,27 +10,26 @@ import (
 
 	"github.com/dynamo-rss/dynamo/schema"
 	"github.com/dynamo-rss/dynamo/storage"
-	"github.com/dynamo-rss/dynamo/storage/badger"
 )
 
 // history saves 10 versions, one a minute: item "keep" in all, "early" only in
 // versions 1–3, "late" from 8 on, and "v<i>" only in version i.
-func history(t *testing.T, db *badger.DB) {
+func history(t *testing.T, db storage.Store) {
 	t.Helper()
 	for i := 1; i <= 10; i++ {
-		d := doc("news", i, it("keep", "Keep"), it(fmt.Sprintf("v%d", i), fmt.Sprintf("Only in %d", i)))
+		d := Doc("news", i, Item("keep", "Keep"), Item(fmt.Sprintf("v%d", i), fmt.Sprintf("Only in %d", i)))
 		if i <= 3 {
-			d = doc("news", i, it("keep", "Keep"), it(fmt.Sprintf("v%d", i), fmt.Sprintf("Only in %d", i)), it("early", "Early"))
+			d = Doc("news", i, Item("keep", "Keep"), Item(fmt.Sprintf("v%d", i), fmt.Sprintf("Only in %d", i)), Item("early", "Early"))
 		}
 		if i >= 8 {
-			d = doc("news", i, it("late", "Late"), it("keep", "Keep"), it(fmt.Sprintf("v%d", i), fmt.Sprintf("Only in %d", i)))
+			d = Doc("news", i, Item("late", "Late"), Item("keep", "Keep"), Item(fmt.Sprintf("v%d", i), fmt.Sprintf("Only in %d", i)))
 		}
-		mustSave(t, db, d)
+		MustSave(t, db, d)
 	}
 }
 
-func TestPrune(t *testing.T) {
-	now := t0.Add(10 * time.Minute)
+func testPrune(t *testing.T, open Opener) {
+	now := T0.Add(10 * time.Minute)
 	tests := []struct {
 		name     string
 		r        storage.Retention
@@ -49,7 +48,7 @@ func TestPrune(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			db, _ := openTest(t)
+			db := open(t)
 			ctx := context.Background()
 			history(t, db)
 			before, err := db.Items(ctx, "news", storage.ItemQuery{})
@@ -67,15 +66,15 @@ func TestPrune(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if seqs(vs) != tt.versions {
-				t.Errorf("versions = %s, want %s", seqs(vs), tt.versions)
+			if Seqs(vs) != tt.versions {
+				t.Errorf("versions = %s, want %s", Seqs(vs), tt.versions)
 			}
 			items, err := db.Items(ctx, "news", storage.ItemQuery{})
 			if err != nil {
 				t.Fatal(err)
 			}
-			if ids(items) != tt.items {
-				t.Errorf("items = %s, want %s", ids(items), tt.items)
+			if IDs(items) != tt.items {
+				t.Errorf("items = %s, want %s", IDs(items), tt.items)
 			}
 			// Keyword queries agree with the pruned index.
 			kw, err := db.Items(ctx, "news", storage.ItemQuery{Terms: schema.Terms{schema.NewTerm(schema.And, schema.FieldTitle, "only in")}})
@@ -88,8 +87,8 @@ func TestPrune(t *testing.T) {
 					only = append(only, x.ID)
 				}
 			}
-			if ids(kw) != strings.Join(only, ",") {
-				t.Errorf("keyword items = %s, want %s", ids(kw), strings.Join(only, ","))
+			if IDs(kw) != strings.Join(only, ",") {
+				t.Errorf("keyword items = %s, want %s", IDs(kw), strings.Join(only, ","))
 			}
 			// Surviving items keep their first seen.
 			first := map[string]time.Time{}
@@ -108,27 +107,27 @@ func TestPrune(t *testing.T) {
 			if _, _, err := db.Version(ctx, "news", len(vs)+1); !errors.Is(err, storage.ErrNotFound) {
 				t.Errorf("Version past pruned history = %v", err)
 			}
-			if d, _, err := db.Version(ctx, "news", len(vs)); err != nil || d.Timestamp.Sub(t0) != time.Duration(11-len(vs))*time.Minute {
+			if d, _, err := db.Version(ctx, "news", len(vs)); err != nil || d.Timestamp.Sub(T0) != time.Duration(11-len(vs))*time.Minute {
 				t.Errorf("oldest kept version = %v, %v", d, err)
 			}
-			mustCheck(t, db)
+			MustCheck(t, db)
 			// Saving after a prune continues the sequence.
-			if res := mustSave(t, db, doc("news", 11, it("new", "New"))); res.Seq != 11 || res.Versions != len(vs)+1 {
+			if res := MustSave(t, db, Doc("news", 11, Item("new", "New"))); res.Seq != 11 || res.Versions != len(vs)+1 {
 				t.Errorf("save after prune = %+v", res)
 			}
-			mustCheck(t, db)
+			MustCheck(t, db)
 		})
 	}
 }
 
-func TestPruneErrors(t *testing.T) {
-	db, _ := openTest(t)
+func testPruneErrors(t *testing.T, open Opener) {
+	db := open(t)
 	ctx := context.Background()
-	if _, err := db.Prune(ctx, "nope", storage.Retention{MaxVersions: 1}, t0); !errors.Is(err, storage.ErrNotFound) {
+	if _, err := db.Prune(ctx, "nope", storage.Retention{MaxVersions: 1}, T0); !errors.Is(err, storage.ErrNotFound) {
 		t.Errorf("Prune unknown = %v", err)
 	}
-	mustSave(t, db, doc("news", 0, it("a", "A")))
-	if _, err := db.Prune(ctx, "news", storage.Retention{MaxVersions: -1}, t0); !errors.Is(err, storage.ErrInvalid) {
+	MustSave(t, db, Doc("news", 0, Item("a", "A")))
+	if _, err := db.Prune(ctx, "news", storage.Retention{MaxVersions: -1}, T0); !errors.Is(err, storage.ErrInvalid) {
 		t.Errorf("Prune negative = %v", err)
 	}
 }

@@ -1,0 +1,258 @@
+package badger
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	bdg "github.com/dgraph-io/badger/v4"
+
+	"github.com/dynamo-rss/dynamo/storage"
+)
+
+// Registrations lists the resources registered at run time, sorted by id.
+func (db *DB) Registrations(ctx context.Context) ([]storage.Registration, error) {
+	var out []storage.Registration
+	err := db.view(ctx, func(txn *bdg.Txn) error {
+		return scanPrefix(ctx, txn, []byte{prefixReg}, func(k, v []byte) error {
+			reg, err := decodeRegistration(string(k[1:]), v)
+			if err != nil {
+				return err
+			}
+			out = append(out, reg)
+			return nil
+		})
+	})
+	if err != nil {
+		return nil, fmt.Errorf("list registrations: %w", err)
+	}
+	return out, nil
+}
+
+// Register stores reg, replacing a registration of the same id but keeping
+// its Registered time; created reports a new id. Registering an id that was
+// unregistered clears its tombstone (the id starts with no versions; its
+// sequence numbers continue after the last one it had).
+func (db *DB) Register(ctx context.Context, reg storage.Registration) (created bool, err error) {
+	if err := storage.ValidateID(reg.ID); err != nil {
+		return false, fmt.Errorf("register: %w", err)
+	}
+	if err := db.space.check(); err != nil {
+		return false, fmt.Errorf("register %q: %w", reg.ID, err)
+	}
+	unlock := db.locks.lock(reg.ID)
+	defer unlock()
+	var wasGone bool
+	err = db.update(ctx, func(txn *bdg.Txn) error {
+		old, err := getValue(txn, regKey(reg.ID))
+		switch {
+		case errors.Is(err, bdg.ErrKeyNotFound):
+			created = true
+		case err != nil:
+			return fmt.Errorf("read registration: %w", err)
+		default:
+			prev, err := decodeRegistration(reg.ID, old)
+			if err != nil {
+				return err
+			}
+			reg.Registered = prev.Registered
+		}
+		g, found, err := getGone(txn, reg.ID)
+		if err != nil {
+			return err
+		}
+		wasGone = found && g.Gone
+		return txn.Set(regKey(reg.ID), encodeRegistration(reg))
+	})
+	if err != nil {
+		return false, fmt.Errorf("register %q: %w", reg.ID, err)
+	}
+	if wasGone {
+		// Leftovers of an Unregister interrupted by a crash would mix with
+		// the new history: remove them before the tombstone goes.
+		if err := db.purge(ctx, reg.ID); err != nil {
+			return false, fmt.Errorf("register %q: %w", reg.ID, err)
+		}
+		err := db.update(ctx, func(txn *bdg.Txn) error {
+			g, found, err := getGone(txn, reg.ID)
+			if err != nil || !found {
+				return err
+			}
+			g.Gone = false // keep the seq floor for the next Save
+			return txn.Set(goneKey(reg.ID), g.encode())
+		})
+		if err != nil {
+			return false, fmt.Errorf("register %q: clear tombstone: %w", reg.ID, err)
+		}
+	}
+	return created, nil
+}
+
+// Unregister removes id's registration, versions, item index and poll state,
+// and leaves a tombstone (see [storage.Store.Unregister]).
+func (db *DB) Unregister(ctx context.Context, id string) error {
+	if err := readID(id); err != nil {
+		return fmt.Errorf("unregister: %w", err)
+	}
+	unlock := db.locks.lock(id)
+	defer unlock()
+	defer db.infos.invalidate(id) // after the commit, before the unlock
+
+	// The poll state first: between the two writes the resource merely has
+	// no poll state, and SavePollState waits for the lock we hold.
+	var registered bool
+	err := db.view(ctx, func(txn *bdg.Txn) error {
+		_, err := txn.Get(regKey(id))
+		registered = err == nil
+		if err != nil && !errors.Is(err, bdg.ErrKeyNotFound) {
+			return fmt.Errorf("read registration: %w", err)
+		}
+		if registered {
+			return nil
+		}
+		g, found, err := getGone(txn, id)
+		if err != nil {
+			return err
+		}
+		if found && g.Gone {
+			return fmt.Errorf("resource %q: %w", id, storage.ErrGone)
+		}
+		return fmt.Errorf("registration of %q: %w", id, storage.ErrNotFound)
+	})
+	if err != nil {
+		return fmt.Errorf("unregister: %w", err)
+	}
+	if err := db.poll.Update(func(txn *bdg.Txn) error { return txn.Delete(pollKey(id)) }); err != nil {
+		return fmt.Errorf("unregister %q: delete poll state: %w", id, err)
+	}
+	err = db.update(ctx, func(txn *bdg.Txn) error {
+		g, _, err := getGone(txn, id)
+		if err != nil {
+			return err
+		}
+		m, err := getMeta(txn, id)
+		if err != nil && !errors.Is(err, storage.ErrNotFound) {
+			return err
+		}
+		g.Gone = true
+		g.LastSeq = max(g.LastSeq, m.Latest)
+		if err := txn.Set(goneKey(id), g.encode()); err != nil {
+			return err
+		}
+		if err := txn.Delete(metaKey(id)); err != nil {
+			return err
+		}
+		return txn.Delete(regKey(id))
+	})
+	if err != nil {
+		return fmt.Errorf("unregister %q: %w", id, err)
+	}
+	// Without metadata nothing reads the rest; delete it in batches.
+	if err := db.purge(ctx, id); err != nil {
+		return fmt.Errorf("unregister %q: %w", id, err)
+	}
+	return nil
+}
+
+// purge deletes id's versions, item index, contents and search pages:
+// every family key but m. The caller holds id's lock.
+func (db *DB) purge(ctx context.Context, id string) error {
+	wb := db.bdb.NewWriteBatch()
+	defer wb.Cancel()
+	err := db.view(ctx, func(txn *bdg.Txn) error {
+		for _, p := range []byte{prefixVersion, prefixItem, prefixContent, prefixSearch} {
+			opts := bdg.DefaultIteratorOptions
+			opts.Prefix = familyPrefix(p, id)
+			opts.PrefetchValues = false
+			it := txn.NewIterator(opts)
+			n := 0
+			for it.Rewind(); it.Valid(); it.Next() {
+				if n++; n%ctxCheckEvery == 0 {
+					if err := ctx.Err(); err != nil {
+						it.Close()
+						return err
+					}
+				}
+				if err := wb.Delete(it.Item().KeyCopy(nil)); err != nil {
+					it.Close()
+					return fmt.Errorf("delete: %w", err)
+				}
+			}
+			it.Close()
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("purge: %w", err)
+	}
+	if err := wb.Flush(); err != nil {
+		return fmt.Errorf("purge: %w", err)
+	}
+	return nil
+}
+
+// gone is the g record of an id: whether it is a tombstone (unregistered,
+// not registered again) and the last seq it ever used, which outlives the
+// tombstone so that a new history continues after it.
+type gone struct {
+	Gone    bool
+	LastSeq uint64
+}
+
+func (g gone) encode() []byte {
+	e := enc{b: make([]byte, 0, 10)}
+	e.byte1(formatV1)
+	if g.Gone {
+		e.byte1(1)
+	} else {
+		e.byte1(0)
+	}
+	e.u64(g.LastSeq)
+	return e.b
+}
+
+func decodeGone(b []byte) (gone, error) {
+	d := dec{b: b}
+	d.format("tombstone")
+	g := gone{Gone: d.byte1() == 1, LastSeq: d.u64()}
+	if d.err != nil {
+		return gone{}, fmt.Errorf("decode tombstone: %w", d.err)
+	}
+	return g, nil
+}
+
+// getGone reads id's g record; found is false when it has none.
+func getGone(txn *bdg.Txn, id string) (g gone, found bool, err error) {
+	v, err := getValue(txn, goneKey(id))
+	if errors.Is(err, bdg.ErrKeyNotFound) {
+		return gone{}, false, nil
+	}
+	if err != nil {
+		return gone{}, false, fmt.Errorf("read tombstone of %q: %w", id, err)
+	}
+	g, err = decodeGone(v)
+	if err != nil {
+		return gone{}, false, fmt.Errorf("resource %q: %w", id, err)
+	}
+	return g, true, nil
+}
+
+func encodeRegistration(reg storage.Registration) []byte {
+	e := enc{b: make([]byte, 0, 32+len(reg.Definition))}
+	e.byte1(formatV1)
+	e.time(reg.Registered)
+	e.time(reg.Updated)
+	e.str(string(reg.Definition))
+	return e.b
+}
+
+func decodeRegistration(id string, b []byte) (storage.Registration, error) {
+	d := dec{b: b}
+	d.format("registration")
+	reg := storage.Registration{ID: id, Registered: d.time(), Updated: d.time(), Definition: d.bytes()}
+	if d.err != nil {
+		return storage.Registration{}, fmt.Errorf("decode registration of %q: %w", id, d.err)
+	}
+	reg.Definition = append([]byte(nil), reg.Definition...) // out of the transaction's memory
+	return reg, nil
+}

@@ -1,0 +1,334 @@
+package storagetest
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/dynamo-rss/dynamo/storage"
+)
+
+// reg makes a registration of id whose definition names url.
+func reg(id, url string, at time.Time) storage.Registration {
+	return storage.Registration{ID: id, Definition: []byte(`{"id":"` + id + `","url":"` + url + `"}`), Registered: at, Updated: at}
+}
+
+func mustRegister(t *testing.T, db storage.Store, r storage.Registration) bool {
+	t.Helper()
+	created, err := db.Register(context.Background(), r)
+	if err != nil {
+		t.Fatalf("Register(%s): %v", r.ID, err)
+	}
+	return created
+}
+
+func mustUnregister(t *testing.T, db storage.Store, id string) {
+	t.Helper()
+	if err := db.Unregister(context.Background(), id); err != nil {
+		t.Fatalf("Unregister(%s): %v", id, err)
+	}
+}
+
+func regIDs(regs []storage.Registration) []string {
+	out := make([]string, len(regs))
+	for i, r := range regs {
+		out[i] = r.ID
+	}
+	return out
+}
+
+// testRegistry: registrations are listed by id, a replacement keeps the
+// first Registered time, and a registration alone is no resource.
+func testRegistry(t *testing.T, open Opener) {
+	db := open(t)
+	ctx := context.Background()
+	if regs, err := db.Registrations(ctx); err != nil || len(regs) != 0 {
+		t.Fatalf("Registrations of an empty store = %v, %v", regs, err)
+	}
+	first := T0
+	if !mustRegister(t, db, reg("zeta", "https://example.org/z", first)) {
+		t.Error("Register(zeta) created = false, want true")
+	}
+	if !mustRegister(t, db, reg("alpha", "https://example.org/a", first.Add(time.Minute))) {
+		t.Error("Register(alpha) created = false, want true")
+	}
+	later := first.Add(time.Hour)
+	replaced := reg("zeta", "https://example.org/z2", later)
+	if mustRegister(t, db, replaced) {
+		t.Error("Register(zeta) again: created = true, want false")
+	}
+	regs, err := db.Registrations(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := regIDs(regs); !slices.Equal(got, []string{"alpha", "zeta"}) {
+		t.Fatalf("Registrations = %v, want [alpha zeta]", got)
+	}
+	z := regs[1]
+	if string(z.Definition) != string(replaced.Definition) || !z.Registered.Equal(first) || !z.Updated.Equal(later) {
+		t.Errorf("replaced registration = {%s registered %v updated %v}, want {%s registered %v updated %v}",
+			z.Definition, z.Registered, z.Updated, replaced.Definition, first, later)
+	}
+	// A registration is no resource until a version is saved.
+	if rs, err := db.Resources(ctx); err != nil || len(rs) != 0 {
+		t.Errorf("Resources = %v, %v; want none", rs, err)
+	}
+	if _, err := db.Resource(ctx, "zeta"); !errors.Is(err, storage.ErrNotFound) || errors.Is(err, storage.ErrGone) {
+		t.Errorf("Resource(registered, never saved) = %v, want ErrNotFound and not ErrGone", err)
+	}
+
+	mustUnregister(t, db, "alpha")
+	if regs, err := db.Registrations(ctx); err != nil || !slices.Equal(regIDs(regs), []string{"zeta"}) {
+		t.Errorf("Registrations after Unregister = %v, %v; want [zeta]", regIDs(regs), err)
+	}
+	if err := db.Unregister(ctx, "alpha"); !errors.Is(err, storage.ErrGone) || !errors.Is(err, storage.ErrNotFound) {
+		t.Errorf("Unregister twice = %v, want ErrGone (and ErrNotFound)", err)
+	}
+	if err := db.Unregister(ctx, "never"); !errors.Is(err, storage.ErrNotFound) || errors.Is(err, storage.ErrGone) {
+		t.Errorf("Unregister(unknown) = %v, want ErrNotFound and not ErrGone", err)
+	}
+	// A resource with versions but no registration (the file's) is not the
+	// registry's to remove.
+	MustSave(t, db, Doc("file", 0, Item("a", "A")))
+	if err := db.Unregister(ctx, "file"); !errors.Is(err, storage.ErrNotFound) || errors.Is(err, storage.ErrGone) {
+		t.Errorf("Unregister(unregistered resource with versions) = %v, want ErrNotFound", err)
+	}
+	if info, err := db.Resource(ctx, "file"); err != nil || info.Versions != 1 {
+		t.Errorf("Resource(file) after refused Unregister = %+v, %v", info, err)
+	}
+	MustCheck(t, db)
+}
+
+func testRegistryErrors(t *testing.T, open Opener) {
+	db := open(t)
+	ctx := context.Background()
+	for _, id := range []string{"", "a\x00b", "a\nb", "a\xffb", string(make([]byte, storage.MaxIDLen+1))} {
+		t.Run(fmt.Sprintf("%q", id), func(t *testing.T) {
+			if _, err := db.Register(ctx, reg(id, "https://example.org/", T0)); !errors.Is(err, storage.ErrInvalid) {
+				t.Errorf("Register = %v, want ErrInvalid", err)
+			}
+			if err := db.Unregister(ctx, id); !errors.Is(err, storage.ErrInvalid) {
+				t.Errorf("Unregister = %v, want ErrInvalid", err)
+			}
+		})
+	}
+	if regs, err := db.Registrations(ctx); err != nil || len(regs) != 0 {
+		t.Errorf("Registrations after refused registrations = %v, %v", regIDs(regs), err)
+	}
+}
+
+// history3 registers id and saves three versions and a poll state.
+func history3(t *testing.T, db storage.Store, id string) {
+	t.Helper()
+	mustRegister(t, db, reg(id, "https://example.org/"+id, T0))
+	for i := range 3 {
+		MustSave(t, db, Doc(id, i, Item("keep", "Keep"), Item(fmt.Sprint("v", i), fmt.Sprint("Version ", i))))
+	}
+	if err := db.SavePollState(context.Background(), id, []byte("state of "+id)); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// testTombstone: after Unregister every read and write of the id fails
+// with ErrGone (which also matches ErrNotFound), Resources omits it, and
+// other resources are untouched.
+func testTombstone(t *testing.T, open Opener) {
+	db := open(t)
+	ctx := context.Background()
+	history3(t, db, "gone")
+	history3(t, db, "kept")
+	MustSave(t, db, Doc("file", 0, Item("a", "A"))) // never registered
+	mustUnregister(t, db, "gone")
+
+	ops := []struct {
+		name string
+		op   func() error
+	}{
+		{"Resource", func() error { _, err := db.Resource(ctx, "gone"); return err }},
+		{"Version", func() error { _, _, err := db.Version(ctx, "gone", 1); return err }},
+		{"Versions", func() error { _, err := db.Versions(ctx, "gone", 0, 0); return err }},
+		{"Items", func() error { _, err := db.Items(ctx, "gone", storage.ItemQuery{}); return err }},
+		{"Items with terms", func() error {
+			_, err := db.Items(ctx, "gone", storage.ItemQuery{Max: 1, Terms: titleTerm("keep")})
+			return err
+		}},
+		{"PollState", func() error { _, err := db.PollState(ctx, "gone"); return err }},
+		{"Save", func() error { _, err := db.Save(ctx, Doc("gone", 9, Item("new", "New"))); return err }},
+		{"SavePollState", func() error { return db.SavePollState(ctx, "gone", []byte("late")) }},
+		{"Prune", func() error { _, err := db.Prune(ctx, "gone", storage.Retention{MaxVersions: 1}, T0); return err }},
+		{"Unregister", func() error { return db.Unregister(ctx, "gone") }},
+	}
+	for _, tt := range ops {
+		t.Run(tt.name, func(t *testing.T) {
+			err := tt.op()
+			if !errors.Is(err, storage.ErrGone) {
+				t.Fatalf("%s = %v, want ErrGone", tt.name, err)
+			}
+			if !errors.Is(err, storage.ErrNotFound) {
+				t.Errorf("%s = %v, which does not match ErrNotFound", tt.name, err)
+			}
+		})
+	}
+	// The refused writes wrote nothing: still gone after all of them.
+	if _, err := db.PollState(ctx, "gone"); !errors.Is(err, storage.ErrGone) {
+		t.Errorf("PollState after refused writes = %v, want ErrGone", err)
+	}
+	rs, err := db.Resources(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, r := range rs {
+		got = append(got, r.ID)
+	}
+	if !slices.Equal(got, []string{"file", "kept"}) {
+		t.Errorf("Resources = %v, want [file kept]", got)
+	}
+	if regs, err := db.Registrations(ctx); err != nil || !slices.Equal(regIDs(regs), []string{"kept"}) {
+		t.Errorf("Registrations = %v, %v; want [kept]", regIDs(regs), err)
+	}
+	// The other resources are whole.
+	if vs, err := db.Versions(ctx, "kept", 0, 0); err != nil || Seqs(vs) != "3,2,1" {
+		t.Errorf("Versions(kept) = %s, %v", Seqs(vs), err)
+	}
+	if items, err := db.Items(ctx, "kept", storage.ItemQuery{}); err != nil || IDs(items) != "v2,v1,keep,v0" {
+		t.Errorf("Items(kept) = %s, %v", IDs(items), err)
+	}
+	if st, err := db.PollState(ctx, "kept"); err != nil || string(st) != "state of kept" {
+		t.Errorf("PollState(kept) = %q, %v", st, err)
+	}
+	MustCheck(t, db)
+}
+
+// testReRegister: registering an unregistered id clears its tombstone; the
+// id starts without versions, items or poll state, and its sequence numbers
+// continue after the last one it had.
+func testReRegister(t *testing.T, open Opener) {
+	db := open(t)
+	ctx := context.Background()
+	history3(t, db, "news")
+	mustUnregister(t, db, "news")
+	if !mustRegister(t, db, reg("news", "https://example.org/news2", T0.Add(time.Hour))) {
+		t.Error("Register after Unregister: created = false, want true")
+	}
+	regs, err := db.Registrations(ctx)
+	if err != nil || len(regs) != 1 || !regs[0].Registered.Equal(T0.Add(time.Hour)) {
+		t.Fatalf("Registrations = %+v, %v; want news registered anew at T0+1h", regs, err)
+	}
+	for name, err := range map[string]error{
+		"Resource":  func() error { _, err := db.Resource(ctx, "news"); return err }(),
+		"Items":     func() error { _, err := db.Items(ctx, "news", storage.ItemQuery{}); return err }(),
+		"PollState": func() error { _, err := db.PollState(ctx, "news"); return err }(),
+	} {
+		if !errors.Is(err, storage.ErrNotFound) || errors.Is(err, storage.ErrGone) {
+			t.Errorf("%s after Register = %v, want ErrNotFound and not ErrGone", name, err)
+		}
+	}
+	res := MustSave(t, db, Doc("news", 10, Item("fresh", "Fresh")))
+	if !res.Changed || res.Seq != 4 || res.Versions != 1 {
+		t.Fatalf("first save after re-registering = %+v, want changed, seq 4, 1 version", res)
+	}
+	if items, err := db.Items(ctx, "news", storage.ItemQuery{}); err != nil || IDs(items) != "fresh" {
+		t.Errorf("Items = %s, %v; want only the new history's", IDs(items), err)
+	}
+	if items, err := db.Items(ctx, "news", storage.ItemQuery{Terms: titleTerm("keep")}); err != nil || len(items) != 0 {
+		t.Errorf("keyword Items for an old item = %s, %v; want none", IDs(items), err)
+	}
+	info, err := db.Resource(ctx, "news")
+	if err != nil || info.Versions != 1 || info.LatestSeq != 4 || !info.Created.Equal(T0.Add(10*time.Minute)) {
+		t.Errorf("Resource = %+v, %v", info, err)
+	}
+	if _, _, err := db.Version(ctx, "news", 2); !errors.Is(err, storage.ErrNotFound) {
+		t.Errorf("Version(2) = %v, want ErrNotFound", err)
+	}
+	MustCheck(t, db)
+
+	// Again, and once without any save in between: the floor holds.
+	mustUnregister(t, db, "news")
+	mustRegister(t, db, reg("news", "https://example.org/news", T0))
+	mustUnregister(t, db, "news")
+	mustRegister(t, db, reg("news", "https://example.org/news", T0))
+	if res := MustSave(t, db, Doc("news", 20, Item("a", "A"))); res.Seq != 5 {
+		t.Errorf("save after two more cycles: seq %d, want 5", res.Seq)
+	}
+	MustCheck(t, db)
+}
+
+// testUnregisterRacesSaves: saves and poll-state writes racing an
+// Unregister either land before it (and are removed with the rest) or fail
+// with ErrGone; none brings the resource back, and a new registration
+// continues after the highest seq any save was given.
+func testUnregisterRacesSaves(t *testing.T, open Opener) {
+	const workers = 4
+	db := open(t)
+	ctx := context.Background()
+	mustRegister(t, db, reg("news", "https://example.org/news", T0))
+	var (
+		wg      sync.WaitGroup
+		mu      sync.Mutex
+		maxSeq  uint64
+		saved   = make(chan struct{}, 1)
+		failure = make(chan error, workers)
+	)
+	for w := range workers {
+		wg.Go(func() {
+			for i := 0; ; i++ {
+				if i > 100000 {
+					failure <- errors.New("saves never saw the Unregister")
+					return
+				}
+				res, err := db.Save(ctx, Doc("news", i, Item("w", fmt.Sprint("worker ", w, " save ", i))))
+				if errors.Is(err, storage.ErrGone) {
+					return
+				}
+				if err != nil {
+					failure <- err
+					return
+				}
+				mu.Lock()
+				maxSeq = max(maxSeq, res.Seq)
+				mu.Unlock()
+				select {
+				case saved <- struct{}{}:
+				default:
+				}
+				if err := db.SavePollState(ctx, "news", []byte(fmt.Sprint(w, i))); err != nil && !errors.Is(err, storage.ErrGone) {
+					failure <- err
+					return
+				}
+			}
+		})
+	}
+	<-saved // unregister while the saves go on
+	unregErr := db.Unregister(ctx, "news")
+	wg.Wait()
+	close(failure)
+	for err := range failure {
+		t.Error(err)
+	}
+	if unregErr != nil {
+		t.Fatalf("Unregister: %v", unregErr)
+	}
+	for name, err := range map[string]error{
+		"Resource":  func() error { _, err := db.Resource(ctx, "news"); return err }(),
+		"Items":     func() error { _, err := db.Items(ctx, "news", storage.ItemQuery{}); return err }(),
+		"PollState": func() error { _, err := db.PollState(ctx, "news"); return err }(),
+	} {
+		if !errors.Is(err, storage.ErrGone) {
+			t.Errorf("%s after the race = %v, want ErrGone", name, err)
+		}
+	}
+	if rs, err := db.Resources(ctx); err != nil || len(rs) != 0 {
+		t.Errorf("Resources after the race = %+v, %v; want none", rs, err)
+	}
+	MustCheck(t, db)
+	mustRegister(t, db, reg("news", "https://example.org/news", T0))
+	if res := MustSave(t, db, Doc("news", 0, Item("again", "Again"))); res.Seq != maxSeq+1 {
+		t.Errorf("save after re-registering: seq %d, want %d (after the highest given)", res.Seq, maxSeq+1)
+	}
+	MustCheck(t, db)
+}
