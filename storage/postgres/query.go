@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/jackc/pgx/v5"
 
@@ -245,11 +246,15 @@ func (s *Store) Items(ctx context.Context, id string, q storage.ItemQuery) ([]st
 }
 
 // itemsQuery builds the items query: the terms become a condition combined
-// strictly left to right, as schema.Terms evaluates them.
+// strictly left to right, as schema.Terms evaluates them. A term PostgreSQL
+// cannot compare (invalid UTF-8, NUL) becomes true, which only widens the
+// condition (and/or are monotone); the rows are then filtered by
+// MatchFolded alone and the query has no LIMIT.
 func itemsQuery(id string, q storage.ItemQuery) (string, []any) {
 	args := []any{id}
 	var b strings.Builder
 	b.WriteString(`select first_seen_ns, last_seen_ns, last_seq, idx, content, title_f, link_f, description_f from dynamo_items where resource_id = $1`)
+	exact := true
 	if len(q.Terms) > 0 {
 		cond := ""
 		for i, t := range q.Terms {
@@ -260,8 +265,15 @@ func itemsQuery(id string, q storage.ItemQuery) (string, []any) {
 			case schema.FieldDescription:
 				col = "description_f"
 			}
-			args = append(args, fold(t.Value))
-			term := "strpos(" + col + ", $" + strconv.Itoa(len(args)) + ") > 0"
+			term := "true"
+			if v := fold(t.Value); utf8.ValidString(v) && !strings.ContainsRune(v, 0) {
+				args = append(args, v)
+				term = "strpos(" + col + ", $" + strconv.Itoa(len(args)) + ") > 0"
+			} else {
+				// PostgreSQL text cannot hold it, yet it may be a byte
+				// substring of a field: leave it to MatchFolded.
+				exact = false
+			}
 			switch {
 			case i == 0:
 				cond = term
@@ -274,7 +286,7 @@ func itemsQuery(id string, q storage.ItemQuery) (string, []any) {
 		b.WriteString(" and " + cond)
 	}
 	b.WriteString(` order by first_seen_ns desc, first_seq desc, first_pos`)
-	if q.Max > 0 {
+	if q.Max > 0 && exact {
 		b.WriteString(" limit " + strconv.Itoa(q.Max))
 	}
 	return b.String(), args

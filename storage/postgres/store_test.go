@@ -119,6 +119,7 @@ func TestAnswersAsTheBadgerStoreDoes(t *testing.T) {
 				{}, {Max: 3},
 				{Terms: schema.Terms{schema.NewTerm(schema.And, schema.FieldTitle, "strasse")}},
 				{Max: 2, Terms: schema.Terms{schema.NewTerm(schema.And, schema.FieldTitle, "PARK"), schema.NewTerm(schema.Or, schema.FieldDescription, "σίσυφος")}},
+				{Max: 1, Terms: schema.Terms{schema.NewTerm(schema.And, schema.FieldTitle, "\xbc"), schema.NewTerm(schema.Or, schema.FieldTitle, "park")}},
 				{Terms: schema.Terms{schema.NewTerm(schema.And, schema.FieldLink, "i1"), schema.NewTerm(schema.And, schema.FieldTitle, "news"), schema.NewTerm(schema.Or, schema.FieldTitle, "")}},
 			}
 			for _, q := range queries {
