@@ -9,14 +9,9 @@ import (
 	"github.com/dynamo-rss/dynamo/storage"
 )
 
-// errGone marks an unregistered resource (a tombstone); like the store
-// interface's sentinel, it also matches storage.ErrNotFound.
-var errGone error = goneError{}
-
-type goneError struct{}
-
-func (goneError) Error() string        { return "storage: resource gone" }
-func (goneError) Is(target error) bool { return target == storage.ErrNotFound } //nolint:errorlint // sentinel identity
+// errGone marks an unregistered resource (a tombstone); it matches
+// storage.ErrNotFound too.
+var errGone = storage.ErrGone
 
 func gone(id string) error { return fmt.Errorf("resource %q: %w", id, errGone) }
 

@@ -47,8 +47,8 @@ func TestRegistryAndTombstones(t *testing.T) {
 	}
 	gone := func(what string, err error) {
 		t.Helper()
-		if !errors.Is(err, storage.ErrNotFound) || err.Error() == "" {
-			t.Errorf("%s after Unregister = %v, want gone (matching ErrNotFound)", what, err)
+		if !errors.Is(err, storage.ErrGone) || !errors.Is(err, storage.ErrNotFound) {
+			t.Errorf("%s after Unregister = %v, want ErrGone (matching ErrNotFound)", what, err)
 		}
 	}
 	_, err = a.Resource(ctx, "r")
