@@ -124,6 +124,8 @@ func toProblem(err error) *Problem {
 		return &Problem{Status: http.StatusConflict, Detail: "this resource is declared in the configuration file; change it there", Err: err}
 	case errors.As(err, &fe):
 		return badDefinition(err)
+	case errors.Is(err, storage.ErrGone): // before ErrNotFound, which it also matches
+		return &Problem{Status: http.StatusGone, Detail: "this resource was deleted; its feeds are gone for good", Err: err}
 	case errors.Is(err, storage.ErrNotFound):
 		return &Problem{Status: http.StatusNotFound, Detail: "not found; GET /resources lists the resources", Err: err}
 	}

@@ -143,6 +143,8 @@ func (s *Server) serveResource(c echo.Context, seq uint64) error {
 	format := negotiate(q.format, req.Header.Get(echo.HeaderAccept))
 	info, err := s.opts.Store.Resource(ctx, id)
 	switch {
+	case errors.Is(err, storage.ErrGone):
+		return &Problem{Status: http.StatusGone, Detail: fmt.Sprintf("the resource %q was deleted; its feeds are gone for good", id), Err: err}
 	case errors.Is(err, storage.ErrNotFound):
 		if st, known := s.knownResource(id); known && seq == 0 && q.index == 0 {
 			return s.serveEmpty(c, q, format, st)

@@ -257,6 +257,9 @@ func (b *builder) items(ctx context.Context, info storage.ResourceInfo) (*feedMo
 // notFound turns a storage ErrNotFound met while building (the resource or
 // version vanished since the validators were computed) into a 404.
 func (b *builder) notFound(err error, info storage.ResourceInfo) error {
+	if errors.Is(err, storage.ErrGone) {
+		return err // 410, see toProblem
+	}
 	if errors.Is(err, storage.ErrNotFound) {
 		return errNotFound(err, "resource %q or the version asked for is no longer stored", info.ID)
 	}

@@ -471,6 +471,11 @@ func (e *Engine) Run(ctx context.Context) error {
 
 	jobs := make(chan *resource)
 	var wg sync.WaitGroup
+	if e.leaser != nil && e.registry != nil {
+		// Several nodes: resources registered through another node reach
+		// this one by the shared registry.
+		wg.Go(func() { e.syncRegistry(ctx) })
+	}
 	for range workers {
 		wg.Go(func() {
 			for r := range jobs {

@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"maps"
 	"net/url"
+	"reflect"
 	"slices"
 	"strings"
 	"time"
@@ -66,18 +67,78 @@ type Definition struct {
 
 // loadRegistered reads the registry at start-up.
 func (e *Engine) loadRegistered(ctx context.Context) error {
+	regs, err := e.readRegistry(ctx)
+	if err != nil {
+		return err
+	}
+	e.registered = regs
+	return nil
+}
+
+// readRegistry reads and decodes every registration; undecodable ones are
+// logged and left out.
+func (e *Engine) readRegistry(ctx context.Context) (map[string]registration, error) {
 	regs, err := e.registry.Registrations(ctx)
 	if err != nil {
-		return fmt.Errorf("read registered resources: %w", err)
+		return nil, fmt.Errorf("read registered resources: %w", err)
 	}
+	out := make(map[string]registration, len(regs))
 	for _, reg := range regs {
 		entry, err := config.DecodeResource(reg.Definition)
 		if err != nil || entry.ID != reg.ID {
 			e.log.WarnContext(ctx, "registered resource undecodable; not polled", slog.String("resource", reg.ID), slog.Any("error", err))
 			continue
 		}
-		e.registered[reg.ID] = registration{entry: entry, registered: reg.Registered}
+		out[reg.ID] = registration{entry: entry, registered: reg.Registered}
 	}
+	return out, nil
+}
+
+// registrySyncInterval is how often a node of several re-reads the shared
+// registry, so that a resource registered, replaced or deleted through
+// another node is polled (or no longer) here within that time.
+const registrySyncInterval = 5 * time.Second
+
+// syncRegistry re-reads the registry every registrySyncInterval until ctx
+// ends (several nodes only: a single node's registry changes only through
+// its own Register and Unregister).
+func (e *Engine) syncRegistry(ctx context.Context) {
+	for {
+		t := e.clock.NewTimer(registrySyncInterval)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return
+		case <-t.C():
+		}
+		if err := e.SyncRegistry(ctx); err != nil && ctx.Err() == nil {
+			e.log.WarnContext(ctx, "registry not re-read", slog.Any("error", err))
+		}
+	}
+}
+
+// SyncRegistry re-reads the registry and applies what changed since it was
+// last read: new registrations are scheduled, replaced ones re-applied,
+// deleted ones stop being polled.
+func (e *Engine) SyncRegistry(ctx context.Context) error {
+	next, err := e.readRegistry(ctx)
+	if err != nil {
+		return err
+	}
+	e.regMu.Lock()
+	defer e.regMu.Unlock()
+	if maps.EqualFunc(next, e.registered, func(a, b registration) bool {
+		return a.registered.Equal(b.registered) && reflect.DeepEqual(a.entry, b.entry)
+	}) {
+		return nil
+	}
+	e.mu.Lock()
+	cfg := e.cfg
+	e.mu.Unlock()
+	if err := e.apply(ctx, cfg, next); err != nil {
+		return err
+	}
+	e.registered = next
 	return nil
 }
 

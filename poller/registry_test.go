@@ -151,3 +151,60 @@ func TestFetchPageGoesThroughTheGuard(t *testing.T) {
 		t.Fatal("a loopback page was fetched without allow_private")
 	}
 }
+
+// TestSyncRegistryAcrossNodes checks that a node sees what another node
+// registered, replaced and deleted in the shared registry once it re-reads it.
+func TestSyncRegistryAcrossNodes(t *testing.T) {
+	o := newOrigin(t)
+	clk := newFakeClock(t0)
+	store, reg := newMemStore(), newMemRegistry()
+	cfg := testConfig(t, baseYAML(""))
+	a, err := New(t.Context(), cfg, store, Options{Clock: clk, Registry: reg})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(a.fetcher.close)
+	b, err := New(t.Context(), cfg, store, Options{Clock: clk, Registry: reg})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(b.fetcher.close)
+
+	entry, err := config.ParseResource([]byte(`{"url": "`+o.url("/x")+`", "policy": {"kind": "flat", "interval": "15m"}}`), "x", cfg.Poller)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := a.Register(t.Context(), entry); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := b.Status("x"); ok {
+		t.Fatal("b knows x before re-reading the registry")
+	}
+	if err := b.SyncRegistry(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	if st, ok := b.Status("x"); !ok || st.Policy != "flat" || st.URL != o.url("/x") {
+		t.Fatalf("after sync, b's x = %+v, %v", st, ok)
+	}
+	// Replaced on a: b follows.
+	entry.URL = o.url("/y")
+	if _, err := a.Register(t.Context(), entry); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.SyncRegistry(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	if st, _ := b.Status("x"); st.URL != o.url("/y") {
+		t.Errorf("after replace and sync, b polls %q", st.URL)
+	}
+	// Deleted on a: b stops polling it.
+	if err := a.Unregister(t.Context(), "x"); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.SyncRegistry(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := b.Status("x"); ok {
+		t.Error("b still polls x after it was deleted on a")
+	}
+}

@@ -74,12 +74,13 @@ func TestThreeNodes(t *testing.T) {
 	for !org.inFlight("n2") && time.Now().Before(deadline) {
 		time.Sleep(5 * time.Millisecond)
 	}
+	midPoll := org.inFlight("n2")
 	killedAt := time.Now()
 	if err := victim.cmd.Process.Kill(); err != nil {
 		t.Fatal(err)
 	}
 	_ = victim.cmd.Wait()
-	t.Logf("n2 killed at %s (in flight: %v)", killedAt.Format(time.TimeOnly), org.inFlight("n2"))
+	t.Logf("n2 killed at %s, mid-poll: %v", killedAt.Format(time.TimeOnly), midPoll)
 	time.Sleep(phase)
 
 	rejoinedAt := time.Now()
@@ -98,11 +99,12 @@ func TestThreeNodes(t *testing.T) {
 				break
 			}
 			if attempt == 3 { // a new version may land between two requests; not three times
-				t.Errorf("%s differs between nodes: ETags %v", path, etags)
+				t.Errorf("%s differs between nodes: ETags %v\nn1:\n%s\nn3:\n%s", path, etags, bodies[0], bodies[2])
 				break
 			}
 		}
 	}
+	stored := storedMarkers(t, nodes["n1"])
 	end := time.Now()
 	for _, n := range nodes {
 		n.stop(t)
@@ -128,7 +130,6 @@ func TestThreeNodes(t *testing.T) {
 	}
 
 	// 2. Every change fetched by a live node is stored, once.
-	stored := storedMarkers(t, nodes["n1"])
 	for p := range pages {
 		got := stored[p]
 		if !slices.IsSorted(got) || len(slices.Compact(slices.Clone(got))) != len(got) {
@@ -415,4 +416,3 @@ func (o *origin) requests() []request {
 }
 
 func (o *origin) close() { _ = o.srv.Close() }
-
