@@ -249,7 +249,9 @@ func Parse(data []byte) (*Config, error) {
 		return nil, &FieldError{Err: errors.New("want one YAML document, got several")}
 	}
 	if len(f.Docs) == 1 && f.Docs[0].Body != nil { // an empty file is the default
-		if err := yaml.UnmarshalWithOptions(data, &cfg, yaml.DisallowUnknownField()); err != nil {
+		// Decoded from the tree already parsed: parsing is most of the cost
+		// of a file with many resources.
+		if err := yaml.NodeToValue(f.Docs[0].Body, &cfg, yaml.DisallowUnknownField()); err != nil {
 			return nil, yamlError(err)
 		}
 	}

@@ -187,6 +187,11 @@ func New(ctx context.Context, cfg *config.Config, store Store, opts Options) (*E
 		resources:  make(map[string]*resource),
 		registered: make(map[string]registration),
 	}
+	if opts.Registerer != nil {
+		if err := opts.Registerer.Register(estimates{e}); err != nil {
+			return nil, fmt.Errorf("register poller metrics: %w", err)
+		}
+	}
 	e.leaser = opts.Leaser
 	if opts.Registry != nil {
 		e.registry = opts.Registry
@@ -360,15 +365,12 @@ func (e *Engine) apply(ctx context.Context, cfg *config.Config, registered map[s
 				r.st.NextPoll = at
 				e.queue.Update(id, at)
 			}
-			e.gauges(r)
 		}
 	}
 	for id := range e.resources {
 		if !keep[id] {
 			e.queue.Remove(id)
 			delete(e.resources, id)
-			e.m.tau.DeleteLabelValues(id)
-			e.m.interval.DeleteLabelValues(id)
 		}
 	}
 	e.order = order
@@ -394,7 +396,6 @@ func (e *Engine) scheduleFirst(r *resource, now time.Time) {
 	}
 	r.st.NextPoll = at
 	e.queue.Push(r.id, at)
-	e.gauges(r)
 }
 
 func (e *Engine) loadState(ctx context.Context, id string) (persisted, bool) {
@@ -448,11 +449,6 @@ func (e *Engine) poke() {
 	case e.wake <- struct{}{}:
 	default:
 	}
-}
-
-func (e *Engine) gauges(r *resource) {
-	e.m.tau.WithLabelValues(r.id).Set(r.st.Policy.Tau.Seconds())
-	e.m.interval.WithLabelValues(r.id).Set(r.st.Policy.Wait.Seconds())
 }
 
 // Run polls resources as they fall due with a pool of poller.workers
@@ -1004,7 +1000,6 @@ func (e *Engine) decide(r *resource, start time.Time, res *pollResult) (status S
 	next := e.clock.Now().Add(wait)
 	st.NextPoll = next
 	e.queue.Push(r.id, next)
-	e.gauges(r)
 	data, err = st.marshal()
 	return e.statusLocked(r), data, true, err
 }

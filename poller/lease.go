@@ -103,7 +103,6 @@ func (e *Engine) adopt(r *resource, st persisted) {
 		st.Since = r.st.Since
 	}
 	r.st = st
-	e.gauges(r)
 }
 
 // finishLeased is finish under a lease: the version, the state and the

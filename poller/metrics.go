@@ -13,8 +13,6 @@ type metrics struct {
 	versions prometheus.Counter
 	bytes    prometheus.Counter
 	latency  prometheus.Histogram
-	tau      *prometheus.GaugeVec // by resource
-	interval *prometheus.GaugeVec // by resource
 }
 
 func newMetrics(reg prometheus.Registerer) (*metrics, error) {
@@ -32,12 +30,6 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 			Name: "dynamo_poller_poll_duration_seconds", Help: "Time to poll one resource (fetch, extract, store).",
 			Buckets: prometheus.ExponentialBuckets(0.001, 2.5, 12),
 		}),
-		tau: prometheus.NewGaugeVec(prometheus.GaugeOpts{
-			Name: "dynamo_poller_tau_seconds", Help: "Smart policy estimate τ of the time between updates.",
-		}, []string{"resource"}),
-		interval: prometheus.NewGaugeVec(prometheus.GaugeOpts{
-			Name: "dynamo_poller_interval_seconds", Help: "Wait the policy chose before the next poll.",
-		}, []string{"resource"}),
 	}
 	for _, o := range Outcomes() {
 		m.polls.WithLabelValues(o) // export zeros so rates work from the start
@@ -45,10 +37,62 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 	if reg == nil {
 		return m, nil
 	}
-	for _, c := range []prometheus.Collector{m.polls, m.versions, m.bytes, m.latency, m.tau, m.interval} {
+	for _, c := range []prometheus.Collector{m.polls, m.versions, m.bytes, m.latency} {
 		if err := reg.Register(c); err != nil {
 			return nil, fmt.Errorf("register poller metrics: %w", err)
 		}
 	}
 	return m, nil
+}
+
+// maxResourceSeries bounds the per-resource series (τ and the interval)
+// an engine exports: past it, a scrape would carry millions of lines and
+// the time series database a cardinality it cannot afford, so only the
+// per-policy counts are exported. The admin API and /view show every
+// resource's estimates whatever the number.
+const maxResourceSeries = 10_000
+
+var (
+	tauDesc = prometheus.NewDesc("dynamo_poller_tau_seconds",
+		"Smart policy estimate τ of the time between updates (per resource, up to 10,000 resources).", []string{"resource"}, nil)
+	intervalDesc = prometheus.NewDesc("dynamo_poller_interval_seconds",
+		"Wait the policy chose before the next poll (per resource, up to 10,000 resources).", []string{"resource"}, nil)
+	resourcesDesc = prometheus.NewDesc("dynamo_poller_resources",
+		"Resources scheduled, by policy kind.", []string{"policy"}, nil)
+)
+
+// estimates exports every resource's interval estimates at scrape time,
+// read from the engine: no series is kept per resource between scrapes,
+// so an idle resource costs the metrics nothing.
+type estimates struct{ e *Engine }
+
+func (c estimates) Describe(ch chan<- *prometheus.Desc) {
+	ch <- tauDesc
+	ch <- intervalDesc
+	ch <- resourcesDesc
+}
+
+func (c estimates) Collect(ch chan<- prometheus.Metric) {
+	type est struct {
+		id        string
+		tau, wait float64
+	}
+	c.e.mu.Lock()
+	kinds := map[string]int{}
+	var per []est
+	each := len(c.e.resources) <= maxResourceSeries
+	for id, r := range c.e.resources {
+		kinds[r.st.Kind]++
+		if each {
+			per = append(per, est{id, r.st.Policy.Tau.Seconds(), r.st.Policy.Wait.Seconds()})
+		}
+	}
+	c.e.mu.Unlock()
+	for kind, n := range kinds {
+		ch <- prometheus.MustNewConstMetric(resourcesDesc, prometheus.GaugeValue, float64(n), kind)
+	}
+	for _, x := range per {
+		ch <- prometheus.MustNewConstMetric(tauDesc, prometheus.GaugeValue, x.tau, x.id)
+		ch <- prometheus.MustNewConstMetric(intervalDesc, prometheus.GaugeValue, x.wait, x.id)
+	}
 }

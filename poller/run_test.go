@@ -158,12 +158,25 @@ func TestMetrics(t *testing.T) {
 		{e.m.polls.WithLabelValues(OutcomeChanged), 1},
 		{e.m.polls.WithLabelValues(OutcomeNotModified), 1},
 		{e.m.versions, 1},
-		{e.m.tau.WithLabelValues("r"), 600},
-		{e.m.interval.WithLabelValues("r"), 900}, // 10m × 1.5 after the unchanged (304) poll
 	} {
 		if got := testutil.ToFloat64(tc.c); got != tc.want {
 			t.Errorf("%v = %v, want %v", tc.c, got, tc.want)
 		}
+	}
+	// The estimates are read from the engine at scrape time.
+	want := `
+# HELP dynamo_poller_interval_seconds Wait the policy chose before the next poll (per resource, up to 10,000 resources).
+# TYPE dynamo_poller_interval_seconds gauge
+dynamo_poller_interval_seconds{resource="r"} 900
+# HELP dynamo_poller_resources Resources scheduled, by policy kind.
+# TYPE dynamo_poller_resources gauge
+dynamo_poller_resources{policy="smart"} 1
+# HELP dynamo_poller_tau_seconds Smart policy estimate τ of the time between updates (per resource, up to 10,000 resources).
+# TYPE dynamo_poller_tau_seconds gauge
+dynamo_poller_tau_seconds{resource="r"} 600
+`
+	if err := testutil.GatherAndCompare(reg, strings.NewReader(want), "dynamo_poller_tau_seconds", "dynamo_poller_interval_seconds", "dynamo_poller_resources"); err != nil {
+		t.Error(err) // interval: 10m × 1.5 after the unchanged (304) poll
 	}
 	if testutil.ToFloat64(e.m.bytes) <= 0 {
 		t.Error("no bytes counted")

@@ -161,25 +161,14 @@ func serve(ctx context.Context, o serveOptions) (err error) {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	if cfg.Storage.Driver != config.DriverBadger {
-		return fmt.Errorf("storage.driver %q is not available yet in this version; use badger", cfg.Storage.Driver)
-	}
-	if cfg.Registration == config.RegistrationOpen {
-		return errors.New("registration: open is not available yet in this version; use closed")
-	}
-	logMemory(log, applyMemory(cfg, nil))
 	addr := cfg.Listen
 	if o.Listen != "" {
 		addr = o.Listen
 	}
 
-	db, err := badger.Open(cfg.Storage.Path, badger.Options{
-		Logger:       log.With(slog.String("component", "storage")),
-		NoSyncWrites: !cfg.Storage.SyncWrites,
-		MinFree:      uint64(cfg.Storage.MinFree), //nolint:gosec // validated non-negative
-	})
+	db, err := openStore(ctx, cfg, log)
 	if err != nil {
-		return fmt.Errorf("open storage %s: %w", cfg.Storage.Path, err)
+		return err
 	}
 	pollerStuck := false // set when workers outlive the shutdown bound
 	defer func() {
@@ -204,12 +193,18 @@ func serve(ctx context.Context, o serveOptions) (err error) {
 	popts := o.Poller
 	popts.Logger = log.With(slog.String("component", "poller"))
 	popts.Registerer = reg
+	popts.Registry = db
+	if db.leaser != nil {
+		popts.Leaser = db.leaser
+	}
 	engine, err := poller.New(ctx, cfg, db, popts)
 	if err != nil {
 		return fmt.Errorf("start poller: %w", err)
 	}
 	var srv *api.Server // built below, before the reloader runs
-	last := cfg         // the last configuration applied; only the reloader goroutine touches it after start
+	var inForce atomic.Pointer[config.Config]
+	inForce.Store(cfg)
+	last := cfg // the last configuration applied; only the reloader goroutine touches it after start
 	reloader := config.NewReloader(o.ConfigPath, config.ReloaderOptions{
 		Logger: log.With(slog.String("component", "reload")),
 		Load:   o.Load,
@@ -220,6 +215,7 @@ func serve(ctx context.Context, o serveOptions) (err error) {
 			log.Warn("listen, storage, public_url and poller.workers changes take effect at the next restart")
 		}
 		last = next
+		inForce.Store(next)
 		return nil
 	})
 
@@ -238,19 +234,19 @@ func serve(ctx context.Context, o serveOptions) (err error) {
 
 	var pollerRunning atomic.Bool
 	srv, err = api.New(api.Options{
-		Store:      db,
-		Poller:     apiPoller{engine},
-		Reload:     reloader.Reload,
-		AdminToken: cfg.Admin.Token,
-		PublicURL:  publicURL,
-		Logger:     log.With(slog.String("component", "api")),
-		AccessLog:  cfg.Log.Access,
-		DiskSpace: func() api.DiskSpace {
-			sp := db.Space()
-			return api.DiskSpace{Low: sp.Low, Free: sp.Free, MinFree: sp.MinFree}
-		},
-		Registerer: reg,
-		Gatherer:   reg,
+		Store:            db,
+		Poller:           apiPoller{engine},
+		Reload:           reloader.Reload,
+		AdminToken:       cfg.Admin.Token,
+		PublicURL:        publicURL,
+		Logger:           log.With(slog.String("component", "api")),
+		AccessLog:        cfg.Log.Access,
+		DiskSpace:        db.space,
+		Registry:         apiRegistry{e: engine, cfg: &inForce},
+		Fetch:            apiFetcher{e: engine},
+		OpenRegistration: cfg.Registration == config.RegistrationOpen,
+		Registerer:       reg,
+		Gatherer:         reg,
 		Ready: func(ctx context.Context) error {
 			if !pollerRunning.Load() {
 				return errors.New("the poller is not running")
@@ -286,7 +282,7 @@ func serve(ctx context.Context, o serveOptions) (err error) {
 	wg.Go(func() { rerr = reloader.Run(pctx, o.Hup) })
 
 	log.Info("dynamo serving", slog.String("addr", ln.Addr().String()), slog.String("url", base),
-		slog.Int("resources", len(cfg.Resources)), slog.String("storage", cfg.Storage.Path))
+		slog.Int("resources", len(cfg.Resources)), slog.String("storage", db.where))
 	fmt.Fprintf(o.Stdout, "dynamo: listening on %s\n", base)
 	if o.Ready != nil {
 		o.Ready(base)

@@ -1,0 +1,53 @@
+package main
+
+import (
+	"fmt"
+
+	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/plotutil"
+	"gonum.org/v1/plot/vg"
+	"gonum.org/v1/plot/vg/draw"
+	"gonum.org/v1/plot/vg/vgimg"
+)
+
+// plotResults draws cost against size, log-log, one panel per cost.
+func plotResults(path string, rs []result) error {
+	panels := []struct {
+		title, unit string
+		y           func(result) float64
+	}{
+		{"Memory per idle resource", "bytes", func(r result) float64 { return r.BytesPerIdleResource }},
+		{"Start-up to ready (state stored)", "seconds", func(r result) float64 { return r.StartStored }},
+		{"Disk per stored version", "bytes", func(r result) float64 { return r.DiskPerVersion }},
+		{"CPU per poll", "µs", func(r result) float64 { return r.ChangedCPU }},
+	}
+	const cols, rows = 2, 2
+	img := vgimg.New(vg.Points(900), vg.Points(650))
+	dc := draw.New(img)
+	tiles := draw.Tiles{Rows: rows, Cols: cols, PadX: vg.Millimeter * 4, PadY: vg.Millimeter * 4,
+		PadTop: vg.Millimeter * 2, PadBottom: vg.Millimeter * 2, PadLeft: vg.Millimeter * 2, PadRight: vg.Millimeter * 2}
+	canvases := plot.Align([][]*plot.Plot{make([]*plot.Plot, cols), make([]*plot.Plot, cols)}, tiles, dc)
+	for i, pn := range panels {
+		p := plot.New()
+		p.Title.Text = pn.title
+		p.X.Label.Text = "resources"
+		p.Y.Label.Text = pn.unit
+		p.X.Scale = plot.LogScale{}
+		p.X.Tick.Marker = plot.LogTicks{Prec: -1}
+		var pts plotter.XYs
+		for _, r := range rs {
+			if v := pn.y(r); v > 0 {
+				pts = append(pts, plotter.XY{X: float64(r.Resources), Y: v})
+			}
+		}
+		if len(pts) > 0 {
+			if err := plotutil.AddLinePoints(p, pts); err != nil {
+				return fmt.Errorf("plot %s: %w", pn.title, err)
+			}
+		}
+		p.Y.Min = 0
+		p.Draw(canvases[i/cols][i%cols])
+	}
+	return savePNG(path, img)
+}

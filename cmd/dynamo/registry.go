@@ -1,0 +1,62 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync/atomic"
+
+	"github.com/dynamo-rss/dynamo/api"
+	"github.com/dynamo-rss/dynamo/config"
+	"github.com/dynamo-rss/dynamo/poller"
+)
+
+// apiRegistry shows the engine's runtime registry to the api: definitions
+// convert field for field, the poller's sentinel errors become the api's.
+type apiRegistry struct {
+	e   *poller.Engine
+	cfg *atomic.Pointer[config.Config] // the configuration in force (updated on reload)
+}
+
+func (r apiRegistry) Definitions() []api.ResourceDefinition {
+	defs := r.e.Definitions()
+	out := make([]api.ResourceDefinition, len(defs))
+	for i, d := range defs {
+		out[i] = api.ResourceDefinition{Resource: d.Resource, Source: d.Source, Registered: d.Registered,
+			Status: api.ResourceStatus(d.Status), Polled: d.Polled}
+	}
+	return out
+}
+
+func (r apiRegistry) Register(ctx context.Context, entry config.ResourceEntry) (bool, error) {
+	created, err := r.e.Register(ctx, entry)
+	return created, apiError(err)
+}
+
+func (r apiRegistry) Unregister(ctx context.Context, id string) error {
+	return apiError(r.e.Unregister(ctx, id))
+}
+
+func (r apiRegistry) PollerConfig() config.PollerConfig { return r.cfg.Load().Poller }
+
+// apiError maps the poller's registry errors onto the api's.
+func apiError(err error) error {
+	if errors.Is(err, poller.ErrDeclaredInFile) {
+		return fmt.Errorf("%w: %w", api.ErrDeclaredInFile, err)
+	}
+	return err
+}
+
+// apiFetcher lets self-registration fetch a page through the poller's
+// guarded retriever.
+type apiFetcher struct{ e *poller.Engine }
+
+func (f apiFetcher) FetchPage(ctx context.Context, url string) (api.Page, error) {
+	p, err := f.e.FetchPage(ctx, url)
+	return api.Page(p), err
+}
+
+var (
+	_ api.Registry    = apiRegistry{}
+	_ api.PageFetcher = apiFetcher{}
+)

@@ -1,0 +1,80 @@
+// Package postgres is Dynamo's PostgreSQL store, for several nodes sharing
+// one database (storage.driver: postgres). It keeps what the Badger store
+// (package storage) keeps, with the same semantics, and adds what several
+// nodes need: leases dividing the polling among nodes (the poller's
+// Leaser), host politeness across nodes, and the runtime registry (the
+// poller's Registry) every node sees.
+//
+// # Usage
+//
+// [Open] a DSN (a libpq URL or key=value string, as pgx parses it; pgx
+// also reads PG* environment variables and ~/.pgpass), use the *Store like
+// a storage.DB, and [Store.Close] it. [Options.NodeID] names the node in
+// leases (default hostname:pid). Statements are prepared and cached per
+// connection (pgx's default); behind a transaction-mode pooler such as
+// PgBouncer, add default_query_exec_mode=exec to the DSN.
+//
+// # Schema
+//
+// The schema is migrations/*.sql, embedded in the binary and applied by
+// [Open] with tern (github.com/jackc/tern/v2/migrate), which holds an
+// advisory lock while it migrates, so nodes starting together apply each
+// migration once; its version is in dynamo_schema_version. A database whose
+// schema is newer than the binary's is refused. Tables:
+//
+//	dynamo_resources      one row per resource: the latest version's
+//	                      metadata (url, created, updated, latest and oldest
+//	                      kept seq, count, content hash, channel title and
+//	                      description), the poll state, the lease (owner,
+//	                      until), the next due time and the tombstone flag
+//	dynamo_versions       one row per version: seq, timestamp, channel
+//	                      title and description, item count, content hash
+//	                      and the XMLData document (schema.Marshal's text;
+//	                      PostgreSQL compresses it when it is large)
+//	dynamo_items          the item index: per item id its first seen (time,
+//	                      seq, position), last seen (time, seq, index), its
+//	                      latest content (JSON) and its folded title, link
+//	                      and description for keyword queries
+//	dynamo_registrations  resources registered at run time
+//	dynamo_hosts          per host, when it may next be requested
+//
+// Times are int64 nanoseconds since the Unix epoch (exact, like the Badger
+// store's; years 1678–2262, others are refused with storage.ErrInvalid).
+// Ids sort byte-wise (collation "C").
+//
+// # Transactions
+//
+// A save is one transaction: it locks the resource's row (SELECT … FOR
+// UPDATE), so saves of one resource are serialized across all nodes, and
+// writes the version, the items (one upsert of every item of the document:
+// an item seen again gets its last seen, seq, index and content), and the
+// row. An unchanged save (same schema.ContentHash as the latest version)
+// writes nothing. Prune and Unregister are one transaction each, too.
+// Reads of several statements run in one repeatable-read snapshot.
+//
+// # Leases
+//
+// [Store.Acquire] takes the resource's row with SELECT … FOR UPDATE SKIP
+// LOCKED: a row another transaction holds (another node acquiring or
+// committing it) is refused at once with a retry a second later, never
+// waited for. Otherwise it grants the lease when no other node holds an
+// unexpired one, the resource is due (or the request is forced) and the
+// host's next allowed time has come, in that order of checks; a refusal's
+// Retry is the other lease's end, the due time or the host's slot. A grant
+// moves the host's next allowed time to now + HostInterval and sets the
+// lease's owner and end. All times are the request's (the poller's clock),
+// never the database's, so nodes need synchronized clocks (NTP), as any
+// lease scheme does. [Store.Complete] checks in one transaction that the
+// lease is still this node's (else storage.ErrLeaseLost and nothing is
+// written), saves, asks the poller for the poll state and next due time,
+// writes them and releases the lease. A lease that expired but that no
+// other node took is still this node's: its Complete succeeds.
+//
+// # Tombstones
+//
+// Unregister deletes the versions, items, poll state and lease and marks
+// the row gone: reads fail as gone, Save, SavePollState, Prune and Acquire
+// are refused, until the id is registered again. The row keeps its latest
+// seq, so a re-registered resource's versions go on numbering from there
+// and a version number never names two documents.
+package postgres

@@ -1,0 +1,153 @@
+package postgres
+
+import (
+	"context"
+	"embed"
+	"errors"
+	"fmt"
+	"io/fs"
+	"log/slog"
+	"os"
+	"strconv"
+	"sync"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/jackc/tern/v2/migrate"
+)
+
+//go:embed migrations/*.sql
+var migrations embed.FS
+
+// versionTable is where tern records the schema version.
+const versionTable = "dynamo_schema_version"
+
+// Options configure a Store; the zero value is valid.
+type Options struct {
+	// NodeID names this node in leases; "" means hostname:pid.
+	NodeID string
+	// Logger receives the store's logs; nil discards them.
+	Logger *slog.Logger
+	// MaxConns bounds the connection pool; 0 means pgxpool's default
+	// (the larger of 4 and the number of CPUs), unless the DSN sets
+	// pool_max_conns.
+	MaxConns int32
+}
+
+// Store is the PostgreSQL-backed store. Safe for concurrent use, by any
+// number of Stores in any number of processes sharing one database.
+type Store struct {
+	pool *pgxpool.Pool
+	node string
+	log  *slog.Logger
+
+	closeOnce sync.Once
+}
+
+// Open connects to the database dsn names (a libpq URL or key=value string,
+// as pgx parses it), brings its schema up to date (migrations embedded in
+// the binary, applied under an advisory lock, so nodes starting together
+// are safe) and returns the store. The caller must [Store.Close] it.
+func Open(ctx context.Context, dsn string, opts Options) (*Store, error) {
+	cfg, err := pgxpool.ParseConfig(dsn)
+	if err != nil {
+		return nil, fmt.Errorf("postgres: parse dsn: %w", err) // pgx's message never repeats the password
+	}
+	if opts.MaxConns > 0 {
+		cfg.MaxConns = opts.MaxConns
+	}
+	pool, err := pgxpool.NewWithConfig(ctx, cfg)
+	if err != nil {
+		return nil, fmt.Errorf("postgres: connect: %w", err)
+	}
+	s := &Store{pool: pool, node: opts.NodeID, log: opts.Logger}
+	if s.log == nil {
+		s.log = slog.New(slog.DiscardHandler)
+	}
+	if s.node == "" {
+		s.node = DefaultNodeID()
+	}
+	if err := s.migrate(ctx); err != nil {
+		pool.Close()
+		return nil, err
+	}
+	return s, nil
+}
+
+// DefaultNodeID is hostname:pid, the node id when none is configured.
+func DefaultNodeID() string {
+	host, err := os.Hostname()
+	if err != nil {
+		host = "unknown"
+	}
+	return host + ":" + strconv.Itoa(os.Getpid())
+}
+
+// NodeID is the name this store's leases carry.
+func (s *Store) NodeID() string { return s.node }
+
+// Close closes the connection pool; calls after the first do nothing.
+func (s *Store) Close() error {
+	s.closeOnce.Do(s.pool.Close)
+	return nil
+}
+
+// migrate applies the embedded migrations not yet applied. tern takes a
+// session advisory lock for the whole run, so concurrent Opens apply each
+// migration once.
+func (s *Store) migrate(ctx context.Context) error {
+	conn, err := s.pool.Acquire(ctx)
+	if err != nil {
+		return fmt.Errorf("postgres: connect: %w", err)
+	}
+	defer conn.Release()
+	m, err := migrate.NewMigrator(ctx, conn.Conn(), versionTable)
+	if err != nil {
+		return fmt.Errorf("postgres: migrations: %w", err)
+	}
+	sub, err := fs.Sub(migrations, "migrations")
+	if err != nil {
+		return fmt.Errorf("postgres: migrations: %w", err)
+	}
+	if err := m.LoadMigrations(sub); err != nil {
+		return fmt.Errorf("postgres: load migrations: %w", err)
+	}
+	before, err := m.GetCurrentVersion(ctx)
+	if err != nil {
+		return fmt.Errorf("postgres: schema version: %w", err)
+	}
+	if int(before) > len(m.Migrations) {
+		return fmt.Errorf("postgres: the database's schema is version %d, newer than this dynamo's %d: upgrade dynamo", before, len(m.Migrations))
+	}
+	if err := m.Migrate(ctx); err != nil {
+		return fmt.Errorf("postgres: migrate: %w", err)
+	}
+	after, err := m.GetCurrentVersion(ctx)
+	if err != nil {
+		return fmt.Errorf("postgres: schema version: %w", err)
+	}
+	if after != before {
+		s.log.InfoContext(ctx, "database schema migrated", slog.Int("from", int(before)), slog.Int("to", int(after)))
+	}
+	return nil
+}
+
+// inTx runs fn in a transaction, committing when it returns nil.
+func (s *Store) inTx(ctx context.Context, fn func(tx pgx.Tx) error) error {
+	tx, err := s.pool.Begin(ctx)
+	if err != nil {
+		return err
+	}
+	if err := fn(tx); err != nil {
+		return classify(errors.Join(err, rollback(ctx, tx)))
+	}
+	return classify(tx.Commit(ctx))
+}
+
+func rollback(ctx context.Context, tx pgx.Tx) error {
+	err := tx.Rollback(context.WithoutCancel(ctx))
+	if errors.Is(err, pgx.ErrTxClosed) {
+		return nil
+	}
+	return err
+}

@@ -1,0 +1,107 @@
+package postgres
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/dynamo-rss/dynamo/storage"
+)
+
+// Registrations lists every resource registered at run time, by id.
+func (s *Store) Registrations(ctx context.Context) ([]storage.Registration, error) {
+	rows, err := s.pool.Query(ctx, `select id, definition, registered_ns, updated_ns from dynamo_registrations order by id`)
+	if err != nil {
+		return nil, fmt.Errorf("list registrations: %w", err)
+	}
+	defer rows.Close()
+	var out []storage.Registration
+	for rows.Next() {
+		var (
+			r        storage.Registration
+			reg, upd *int64
+		)
+		if err := rows.Scan(&r.ID, &r.Definition, &reg, &upd); err != nil {
+			return nil, fmt.Errorf("list registrations: %w", err)
+		}
+		r.Registered, r.Updated = fromNullNS(reg), fromNullNS(upd)
+		out = append(out, r)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("list registrations: %w", err)
+	}
+	return out, nil
+}
+
+// Register stores reg, replacing a registration of the same id (whose
+// Registered time is kept); created reports a new id. It lifts the
+// tombstone of a resource unregistered before.
+func (s *Store) Register(ctx context.Context, reg storage.Registration) (bool, error) {
+	if err := storage.ValidateID(reg.ID); err != nil {
+		return false, fmt.Errorf("register: %w", err)
+	}
+	registered, err1 := nullNS("registration time", reg.Registered)
+	updated, err2 := nullNS("update time", reg.Updated)
+	if err := errors.Join(err1, err2); err != nil {
+		return false, fmt.Errorf("register %q: %w", reg.ID, err)
+	}
+	def := reg.Definition
+	if def == nil {
+		def = []byte{}
+	}
+	var created bool
+	err := s.inTx(ctx, func(tx pgx.Tx) error {
+		err := tx.QueryRow(ctx, `insert into dynamo_registrations as r (id, definition, registered_ns, updated_ns) values ($1, $2, $3, $4)
+			on conflict (id) do update set definition = excluded.definition, updated_ns = excluded.updated_ns
+			returning (xmax = 0)`, reg.ID, def, registered, updated).Scan(&created)
+		if err != nil {
+			return err
+		}
+		_, err = tx.Exec(ctx, `update dynamo_resources set gone = false where id = $1 and gone`, reg.ID)
+		return err
+	})
+	if err != nil {
+		return false, fmt.Errorf("register %q: %w", reg.ID, err)
+	}
+	return created, nil
+}
+
+// Unregister removes the registration and everything stored for the
+// resource (versions, items, poll state, lease), leaving a tombstone: reads
+// then fail as gone, saves and leases are refused, until it is registered
+// again. Sequence numbers go on from where they were, so a version number
+// never names two documents. ErrNotFound when id is not registered.
+func (s *Store) Unregister(ctx context.Context, id string) error {
+	if err := readID(id); err != nil {
+		return err
+	}
+	err := s.inTx(ctx, func(tx pgx.Tx) error {
+		cur, err := lockResource(ctx, tx, id, true)
+		if err != nil {
+			return err
+		}
+		if cur.gone {
+			return gone(id)
+		}
+		tag, err := tx.Exec(ctx, `delete from dynamo_registrations where id = $1`, id)
+		if err != nil {
+			return err
+		}
+		if tag.RowsAffected() == 0 {
+			return fmt.Errorf("registration of %q: %w", id, storage.ErrNotFound)
+		}
+		b := &pgx.Batch{}
+		b.Queue(`delete from dynamo_items where resource_id = $1`, id)
+		b.Queue(`delete from dynamo_versions where resource_id = $1`, id)
+		b.Queue(`update dynamo_resources set url = '', created_ns = 0, updated_ns = 0, oldest_seq = 0, versions = 0, hash = null,
+			title = '', description = '', poll_state = null, due_ns = null, lease_owner = null, lease_until_ns = null, gone = true
+			where id = $1`, id)
+		return tx.SendBatch(ctx, b).Close()
+	})
+	if err != nil {
+		return fmt.Errorf("unregister %q: %w", id, err)
+	}
+	return nil
+}

@@ -1,0 +1,66 @@
+package postgres
+
+import (
+	"fmt"
+	"math"
+	"time"
+
+	"github.com/dynamo-rss/dynamo/storage"
+)
+
+// Times are stored as int64 nanoseconds since the Unix epoch: exact, as the
+// Badger store keeps them, and ordered; the range is the years 1678–2262.
+var (
+	minTime = time.Unix(0, math.MinInt64)
+	maxTime = time.Unix(0, math.MaxInt64)
+)
+
+// toNS converts t, refusing times out of range with ErrInvalid.
+func toNS(what string, t time.Time) (int64, error) {
+	if t.Before(minTime) || t.After(maxTime) {
+		return 0, fmt.Errorf("%w: %s %v outside the years 1678–2262", storage.ErrInvalid, what, t)
+	}
+	return t.UnixNano(), nil
+}
+
+// clampNS converts t, saturating at the ends of the range.
+func clampNS(t time.Time) int64 {
+	switch {
+	case t.Before(minTime):
+		return math.MinInt64
+	case t.After(maxTime):
+		return math.MaxInt64
+	}
+	return t.UnixNano()
+}
+
+// fromNS is toNS's inverse, in UTC.
+func fromNS(ns int64) time.Time { return time.Unix(0, ns).UTC() }
+
+// nullNS is toNS with the zero time as NULL.
+func nullNS(what string, t time.Time) (*int64, error) {
+	if t.IsZero() {
+		return nil, nil
+	}
+	ns, err := toNS(what, t)
+	return &ns, err
+}
+
+// fromNullNS is nullNS's inverse.
+func fromNullNS(ns *int64) time.Time {
+	if ns == nil {
+		return time.Time{}
+	}
+	return fromNS(*ns)
+}
+
+// addNS is ns + d, saturating.
+func addNS(ns int64, d time.Duration) int64 {
+	if d > 0 && ns > math.MaxInt64-int64(d) {
+		return math.MaxInt64
+	}
+	if d < 0 && ns < math.MinInt64-int64(d) {
+		return math.MinInt64
+	}
+	return ns + int64(d)
+}
