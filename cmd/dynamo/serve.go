@@ -23,7 +23,6 @@ import (
 	"github.com/dynamo-rss/dynamo/config"
 	"github.com/dynamo-rss/dynamo/poller"
 	"github.com/dynamo-rss/dynamo/storage"
-	"github.com/dynamo-rss/dynamo/storage/badger"
 )
 
 // defaultConfig is the configuration of `dynamo serve` without --config.
