@@ -1,8 +1,15 @@
 // Package storage declares what Dynamo's storage drivers share: the
 // [Store] interface, its data shapes ([SaveResult], [ResourceInfo],
 // [VersionInfo], [Item], [Registration], the lease shapes) and its sentinel
-// errors ([ErrNotFound], [ErrInvalid], [ErrInconsistent], [ErrDiskFull],
-// [ErrLeaseLost]). It holds nothing driver-specific and does no I/O.
+// errors ([ErrNotFound], [ErrGone], [ErrInvalid], [ErrInconsistent],
+// [ErrDiskFull], [ErrLeaseLost]) and the id rule every driver applies
+// ([ValidateID]). It holds nothing driver-specific and does no I/O.
+//
+// A resource is removed with [Store.Unregister], which leaves a tombstone:
+// its reads and writes then fail with [ErrGone] (the api answers 410 Gone)
+// until it is registered again. The tombstone keeps only the last sequence
+// number the id used, so a new history continues after it and a seq never
+// names two different versions of one id.
 //
 // The drivers live in sub-packages: storage/badger (embedded, the default,
 // for one node) and storage/postgres (several nodes sharing one database).

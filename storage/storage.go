@@ -50,8 +50,9 @@ type Store interface {
 	// Save stores doc as the newest version of resource doc.RSSID unless its
 	// informational content equals the latest version's (Changed false,
 	// nothing written). An invalid document or id fails with an error
-	// wrapping [ErrInvalid]. Saves of one resource are serialized; a nil
-	// error means the version is durable as the driver promises.
+	// wrapping [ErrInvalid], a resource that was unregistered with
+	// [ErrGone]. Saves of one resource are serialized; a nil error means
+	// the version is durable as the driver promises.
 	Save(ctx context.Context, doc *schema.Document) (SaveResult, error)
 
 	// Resources lists every resource with stored versions, sorted by id.

@@ -8,8 +8,9 @@
 // [Open] a directory, [DB.Save] each document the poller retrieves (a document
 // whose informational content equals the latest version's is not stored),
 // read with [DB.Resources], [DB.Version], [DB.Versions] and [DB.Items], bound
-// history with [DB.Prune], verify a store with [DB.Check], and [DB.Close] it.
-// A *DB is safe for concurrent use and implements [storage.Store]; its
+// history with [DB.Prune], verify a store with [DB.Check], keep resources
+// registered at run time with [DB.Register], [DB.Registrations] and
+// [DB.Unregister], and [DB.Close] it. A *DB is safe for concurrent use and implements [storage.Store]; its
 // behaviour is the contract in storage/storagetest, which this package's
 // tests run. [DB.Space] (free disk space, see [Options.MinFree]) is
 // Badger's own: callers reach it by a type assertion.
@@ -47,6 +48,13 @@
 //	                                title, link and description a 128-bit set
 //	                                of hashed byte pairs and the folded
 //	                                (schema.Fold) text; scanned by keyword queries
+//	r | id                          a registration (resource registered at
+//	                                run time): registered and updated times,
+//	                                the definition (JSON)
+//	g | id                          a tombstone (see Tombstones) or, after
+//	                                Register cleared it and until the id's
+//	                                first save, its seq floor: gone flag and
+//	                                the last seq the id ever used
 //	p | id                          the poller's opaque state, in a second
 //	                                Badger under <dir>/pollstate whose writes
 //	                                are not synced (see Durability)
@@ -115,6 +123,24 @@
 // oldest) leave the index; the others keep their first seen, even when the
 // version they were first seen in is gone: first seen records when Dynamo
 // discovered the item, which pruning does not change.
+//
+// # Tombstones
+//
+// [DB.Unregister] takes the resource's lock, deletes its poll state, then in
+// one transaction writes the tombstone (g, gone) with the last seq the id
+// used and deletes its metadata (m) and registration (r); then it deletes v,
+// x, f and s in write batches. Every read and write goes through m, and
+// finding none looks at g, so from the tombstone's commit on the id answers
+// [storage.ErrGone]; saves and poll-state writes hold the same lock and check
+// g, so one racing the Unregister either lands before it (and is removed
+// with the rest) or fails. The tombstone keeps nothing of the history but
+// the last seq: the feeds need only know that the resource was removed (410
+// Gone), and the seq lets a resource registered again continue after it, so
+// a version's seq (its GUID and permalink) never names two documents.
+// [DB.Register] of a tombstoned id first deletes any v, x, f or s key an
+// interrupted Unregister left, then turns g into the seq floor, which the
+// id's first save reads and deletes. Tombstones are kept until then: their
+// cost is one small key per removed id.
 //
 // # Security
 //

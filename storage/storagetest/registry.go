@@ -142,6 +142,16 @@ func testTombstone(t *testing.T, open Opener) {
 	history3(t, db, "gone")
 	history3(t, db, "kept")
 	MustSave(t, db, Doc("file", 0, Item("a", "A"))) // never registered
+	// Read everything once first: a driver's caches must not outlive the Unregister.
+	if _, err := db.Resource(ctx, "gone"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.Items(ctx, "gone", storage.ItemQuery{Max: 1}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.PollState(ctx, "gone"); err != nil {
+		t.Fatal(err)
+	}
 	mustUnregister(t, db, "gone")
 
 	ops := []struct {
@@ -329,6 +339,56 @@ func testUnregisterRacesSaves(t *testing.T, open Opener) {
 	mustRegister(t, db, reg("news", "https://example.org/news", T0))
 	if res := MustSave(t, db, Doc("news", 0, Item("again", "Again"))); res.Seq != maxSeq+1 {
 		t.Errorf("save after re-registering: seq %d, want %d (after the highest given)", res.Seq, maxSeq+1)
+	}
+	MustCheck(t, db)
+}
+
+// testConcurrentRegister: of many concurrent first registrations of one id,
+// exactly one reports created, and the registration is one of theirs.
+func testConcurrentRegister(t *testing.T, open Opener) {
+	const workers = 8
+	db := open(t)
+	ctx := context.Background()
+	var (
+		wg      sync.WaitGroup
+		created = make(chan bool, workers)
+	)
+	for w := range workers {
+		wg.Go(func() {
+			c, err := db.Register(ctx, reg("news", fmt.Sprint("https://example.org/", w), T0.Add(time.Duration(w)*time.Second)))
+			if err != nil {
+				t.Error(err)
+			}
+			created <- c
+		})
+	}
+	wg.Wait()
+	close(created)
+	n := 0
+	for c := range created {
+		if c {
+			n++
+		}
+	}
+	if n != 1 {
+		t.Errorf("%d registrations reported created, want 1", n)
+	}
+	regs, err := db.Registrations(ctx)
+	if err != nil || len(regs) != 1 {
+		t.Fatalf("Registrations = %+v, %v", regs, err)
+	}
+	// The last writer's definition and Updated, the first one's Registered:
+	// each from one of the calls, the first two from the same one.
+	r := regs[0]
+	var w int
+	if _, err := fmt.Sscanf(string(r.Definition), `{"id":"news","url":"https://example.org/%d"}`, &w); err != nil {
+		t.Fatalf("definition %s: %v", r.Definition, err)
+	}
+	if !r.Updated.Equal(T0.Add(time.Duration(w) * time.Second)) {
+		t.Errorf("definition of call %d with Updated %v, not that call's", w, r.Updated)
+	}
+	if d := r.Registered.Sub(T0); d < 0 || d >= workers*time.Second || d%time.Second != 0 {
+		t.Errorf("Registered %v is no call's", r.Registered)
 	}
 	MustCheck(t, db)
 }

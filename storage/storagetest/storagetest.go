@@ -44,6 +44,7 @@ func Run(t *testing.T, open Opener) {
 		{"CheckHealthy", testCheckHealthy},
 		{"Registry", testRegistry},
 		{"RegistryErrors", testRegistryErrors},
+		{"ConcurrentRegister", testConcurrentRegister},
 		{"Tombstone", testTombstone},
 		{"ReRegister", testReRegister},
 		{"UnregisterRacesSaves", testUnregisterRacesSaves},
