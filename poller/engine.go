@@ -316,56 +316,10 @@ func (e *Engine) apply(ctx context.Context, cfg *config.Config, registered map[s
 	keep := make(map[string]bool, len(bs))
 	order := make([]string, 0, len(bs))
 	for _, b := range bs {
-		id := b.entry.ID
-		keep[id] = true
-		order = append(order, id)
-		r, ok := e.resources[id]
-		if !ok {
-			r = &resource{id: id, busy: make(chan struct{}, 1)}
-			if st, ok := loaded[id]; ok {
-				r.st = st
-			}
-			e.resources[id] = r
-			r.u, r.host, r.policy, r.retention, r.entry, r.source = b.u, strings.ToLower(b.u.Host), b.policy, b.ret, b.entry, b.source
-			if r.st.Since.IsZero() {
-				r.st.Since = now
-			}
-			if r.st.URL != b.entry.URL {
-				r.st.Validators, r.st.Last = validators{}, nil // another page: nothing to compare with
-			}
-			r.st.URL, r.st.Kind = b.entry.URL, b.policy.Config().Kind
-			e.scheduleFirst(r, now)
-			continue
-		}
-		if r.st.URL != b.entry.URL {
-			r.st.Validators, r.st.Last = validators{}, nil // another page: nothing to compare with
-			r.st.URL = b.entry.URL
-		}
-		if r.entry != b.entry {
-			r.st.BodyHash = 0 // extraction settings may differ: the next body is extracted again
-		}
-		r.u, r.host, r.retention, r.entry, r.source = b.u, strings.ToLower(b.u.Host), b.ret, b.entry, b.source
-		if r.policy.Config() != b.policy.Config() {
-			r.policy = b.policy
-			r.st.Kind = b.policy.Config().Kind
-			wait := r.policy.Start(&r.st.Policy)
-			if _, queued := e.queue.At(id); queued {
-				var at time.Time
-				if r.st.LastPoll.IsZero() {
-					at = now.Add(spread(id, wait))
-				} else {
-					at = r.st.LastPoll.Add(wait)
-					if at.Before(now) {
-						at = now
-					}
-				}
-				if r.st.Failures > 0 && r.st.NextPoll.After(at) {
-					at = r.st.NextPoll // keep an error back-off in force
-				}
-				r.st.NextPoll = at
-				e.queue.Update(id, at)
-			}
-		}
+		keep[b.entry.ID] = true
+		order = append(order, b.entry.ID)
+		st, ok := loaded[b.entry.ID]
+		e.upsertLocked(b, st, ok, now)
 	}
 	for id := range e.resources {
 		if !keep[id] {
@@ -376,6 +330,61 @@ func (e *Engine) apply(ctx context.Context, cfg *config.Config, registered map[s
 	e.order = order
 	e.cfg = cfg
 	return nil
+}
+
+// upsertLocked adds the resource b (with its stored poll state st when
+// stored) or brings an existing one up to b's definition: its page,
+// retention and policy (a policy change reschedules it from its last poll).
+// e.mu must be held.
+func (e *Engine) upsertLocked(b built, st persisted, stored bool, now time.Time) {
+	id := b.entry.ID
+	r, ok := e.resources[id]
+	if !ok {
+		r = &resource{id: id, busy: make(chan struct{}, 1)}
+		if stored {
+			r.st = st
+		}
+		e.resources[id] = r
+		r.u, r.host, r.policy, r.retention, r.entry, r.source = b.u, strings.ToLower(b.u.Host), b.policy, b.ret, b.entry, b.source
+		if r.st.Since.IsZero() {
+			r.st.Since = now
+		}
+		if r.st.URL != b.entry.URL {
+			r.st.Validators, r.st.Last = validators{}, nil // another page: nothing to compare with
+		}
+		r.st.URL, r.st.Kind = b.entry.URL, b.policy.Config().Kind
+		e.scheduleFirst(r, now)
+		return
+	}
+	if r.st.URL != b.entry.URL {
+		r.st.Validators, r.st.Last = validators{}, nil // another page: nothing to compare with
+		r.st.URL = b.entry.URL
+	}
+	if r.entry != b.entry {
+		r.st.BodyHash = 0 // extraction settings may differ: the next body is extracted again
+	}
+	r.u, r.host, r.retention, r.entry, r.source = b.u, strings.ToLower(b.u.Host), b.ret, b.entry, b.source
+	if r.policy.Config() != b.policy.Config() {
+		r.policy = b.policy
+		r.st.Kind = b.policy.Config().Kind
+		wait := r.policy.Start(&r.st.Policy)
+		if _, queued := e.queue.At(id); queued {
+			var at time.Time
+			if r.st.LastPoll.IsZero() {
+				at = now.Add(spread(id, wait))
+			} else {
+				at = r.st.LastPoll.Add(wait)
+				if at.Before(now) {
+					at = now
+				}
+			}
+			if r.st.Failures > 0 && r.st.NextPoll.After(at) {
+				at = r.st.NextPoll // keep an error back-off in force
+			}
+			r.st.NextPoll = at
+			e.queue.Update(id, at)
+		}
+	}
 }
 
 // scheduleFirst queues a resource just added (at start-up or by reload).
