@@ -28,6 +28,9 @@ import (
 type Registry interface {
 	// Definitions lists every resource, declared and registered, by id.
 	Definitions() []ResourceDefinition
+	// Definition is one resource's definition, as Definitions lists it
+	// (the registered one when the file shadows it).
+	Definition(id string) (ResourceDefinition, bool)
 	// Register registers or replaces a resource; created reports a new id.
 	Register(ctx context.Context, entry config.ResourceEntry) (created bool, err error)
 	// Unregister stops polling a registered resource and removes it and
@@ -139,10 +142,8 @@ func (s *Server) putAdminResource(c echo.Context) error {
 		code = http.StatusCreated
 		c.Response().Header().Set(echo.HeaderLocation, s.feedURL(id))
 	}
-	for _, d := range reg.Definitions() {
-		if d.Resource.ID == id && d.Source == "api" {
-			return c.JSON(code, s.definitionJSON(d))
-		}
+	if d, ok := reg.Definition(id); ok && d.Source == "api" {
+		return c.JSON(code, s.definitionJSON(d))
 	}
 	return c.JSON(code, definitionJSON{ID: id, Source: "api", Resource: entry, Feed: s.feedURL(id)})
 }
@@ -314,10 +315,8 @@ func (s *Server) postResources(c echo.Context) error {
 		return err // errors.go maps ErrDeclaredInFile (409), config errors (400), storage.ErrNotFound (404)
 	}
 	c.Response().Header().Set(echo.HeaderLocation, s.feedURL(id))
-	for _, d := range reg.Definitions() {
-		if d.Resource.ID == id {
-			return c.JSON(http.StatusCreated, s.definitionJSON(d))
-		}
+	if d, ok := reg.Definition(id); ok {
+		return c.JSON(http.StatusCreated, s.definitionJSON(d))
 	}
 	return c.JSON(http.StatusCreated, definitionJSON{ID: id, Source: "api", Resource: entry, Feed: s.feedURL(id)})
 }

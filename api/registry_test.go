@@ -41,6 +41,13 @@ func (f *fakeRegistry) Definitions() []ResourceDefinition {
 	return out
 }
 
+func (f *fakeRegistry) Definition(id string) (ResourceDefinition, bool) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	d, ok := f.defs[id]
+	return d, ok
+}
+
 func (f *fakeRegistry) Register(_ context.Context, e config.ResourceEntry) (bool, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()

@@ -314,6 +314,27 @@ func (e *Engine) Definitions() []Definition {
 	return out
 }
 
+// Definition is one resource's definition as Definitions lists it; a
+// registration the file shadows is returned as the file's resource.
+func (e *Engine) Definition(id string) (Definition, bool) {
+	e.regMu.Lock()
+	reg, registered := e.registered[id]
+	e.regMu.Unlock()
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if r, ok := e.resources[id]; ok {
+		d := Definition{Resource: r.entry, Source: r.source, Registered: r.st.Since, Status: e.statusLocked(r), Polled: true}
+		if registered && r.source == SourceAPI {
+			d.Registered = reg.registered
+		}
+		return d, true
+	}
+	if registered {
+		return Definition{Resource: reg.entry, Source: SourceAPI, Registered: reg.registered, Status: Status{ID: id, URL: reg.entry.URL}}, true
+	}
+	return Definition{}, false
+}
+
 // Page is a page fetched once, outside any schedule.
 type Page struct {
 	Body        []byte

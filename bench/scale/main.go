@@ -1,18 +1,18 @@
 // Command scale measures how dynamo's cost grows with the number of
-// resources: it runs the real binary against a loopback origin with 1,000 to
-// 1,000,000 generated resources and reports, per size, resident memory and
-// bytes per resource, start-up time to ready (fresh, and again with every
-// resource's poll state stored), disk bytes per stored version, and poll
-// throughput and CPU per poll for polls that store a version and for polls
-// that find the same bytes. Run it through bench/scale.sh, which builds the
-// binary; results go to a JSON file and a PNG plot.
+// resources: it runs the real binary against a loopback origin, registers
+// 1,000 to 1,000,000 generated resources through the admin API, and
+// reports, per size, the registration rate, resident memory and bytes per
+// resource, start-up time to ready with every resource registered (and
+// again once each has its poll state stored), disk bytes per stored
+// version, and poll throughput and CPU per poll for polls that store a
+// version and for polls that find the same bytes. Run it through
+// bench/scale.sh, which builds the binary; results go to a JSON file and a
+// PNG plot.
 package main
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
-	"errors"
 	"flag"
 	"fmt"
 	"io/fs"
@@ -20,20 +20,24 @@ import (
 	"net"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"syscall"
 	"time"
+
+	"github.com/dynamo-rss/dynamo/bench/internal/node"
 )
 
 func main() {
 	bin := flag.String("dynamo", "", "path of the dynamo binary (required)")
 	sizesFlag := flag.String("sizes", "1000,10000,100000,1000000", "numbers of resources, comma-separated")
-	window := flag.Duration("window", 15*time.Second, "how long each poll-throughput window lasts")
-	roundCap := flag.Duration("round-cap", 90*time.Second, "longest wait for a first round of polls (larger sizes are measured on the polls done by then)")
+	window := flag.Duration("window", 15*time.Second, "how long the same-bytes poll window lasts")
+	roundCap := flag.Duration("round-cap", 3*time.Minute, "longest wait for the first round of polls after registering (larger sizes are measured on the polls done by then)")
+	clients := flag.Int("clients", 16, "concurrent registration clients")
 	out := flag.String("out", "bench/scale/results.json", "results file")
 	plot := flag.String("plot", "bench/scale/scale.png", "plot file")
 	workDir := flag.String("dir", "", "working directory (default: a temporary one, removed at the end)")
@@ -64,17 +68,19 @@ func main() {
 	}
 	defer org.close()
 
-	base, err := measure(*bin, filepath.Join(dir, "n0"), org, 0, *window, *roundCap)
+	m := measurer{bin: *bin, org: org, window: *window, roundCap: *roundCap, clients: *clients}
+	base, err := m.run(filepath.Join(dir, "n0"), 0)
 	if err != nil {
 		log.Fatalf("baseline: %v", err)
 	}
+	fmt.Printf("baseline (no resource): RSS %s after restart\n", mib(base.RSSStored))
 	results := []result{base}
 	for _, n := range sizes {
-		r, err := measure(*bin, filepath.Join(dir, "n"+strconv.Itoa(n)), org, n, *window, *roundCap)
+		r, err := m.run(filepath.Join(dir, "n"+strconv.Itoa(n)), n)
 		if err != nil {
 			log.Fatalf("%d resources: %v", n, err)
 		}
-		r.BytesPerIdleResource = float64(r.RSSReady-base.RSSReady) / float64(n)
+		r.BytesPerIdleResource = float64(r.RSSStored-base.RSSStored) / float64(n)
 		results = append(results, r)
 		_ = os.RemoveAll(filepath.Join(dir, "n"+strconv.Itoa(n)))
 		printResult(r)
@@ -92,11 +98,11 @@ func main() {
 // result is one size's figures.
 type result struct {
 	Resources            int     `json:"resources"`
-	StartFresh           float64 `json:"start_fresh_seconds"`  // to /readyz, no poll state stored
-	StartStored          float64 `json:"start_stored_seconds"` // to /readyz, every resource's state stored
-	RSSReady             int64   `json:"rss_ready_bytes"`      // after start-up, before polling much
-	RSSStored            int64   `json:"rss_after_restart_bytes"`
-	BytesPerIdleResource float64 `json:"bytes_per_idle_resource"`
+	RegistrationsPerSec  float64 `json:"registrations_per_second"`
+	StartStored          float64 `json:"start_seconds"`           // to /readyz, every resource registered and polled once
+	RSSStored            int64   `json:"rss_after_start_bytes"`   // right after that start, before polls fall due
+	BytesPerIdleResource float64 `json:"bytes_per_idle_resource"` // (RSS − RSS with no resource) ÷ resources
+	RSSPolled            int64   `json:"rss_after_first_round_bytes"`
 	Versions             int64   `json:"versions_stored"`
 	DiskBytes            int64   `json:"disk_bytes"`
 	DiskPerVersion       float64 `json:"disk_bytes_per_version"`
@@ -105,211 +111,162 @@ type result struct {
 	SamePolls            float64 `json:"same_polls_per_second"`
 	SameCPU              float64 `json:"same_cpu_us_per_poll"`
 	FirstRoundComplete   bool    `json:"first_round_complete"`
+	Max20P99             float64 `json:"max20_p99_ms"`
+	KeywordP99           float64 `json:"keyword_p99_ms"`
 }
 
 func printResult(r result) {
-	fmt.Printf("%9d resources: start %.2fs fresh / %.2fs stored; RSS %s (%.0f B/resource idle); %d versions, %.0f B/version on disk; changed %.0f polls/s (%.0f µs CPU/poll), same-bytes %.0f polls/s (%.0f µs CPU/poll)\n",
-		r.Resources, r.StartFresh, r.StartStored, mib(r.RSSReady), r.BytesPerIdleResource, r.Versions, r.DiskPerVersion,
-		r.ChangedPolls, r.ChangedCPU, r.SamePolls, r.SameCPU)
+	fmt.Printf("%9d resources: %.0f registrations/s; start %.2fs; RSS %s (%.0f B/resource idle), %s after a first round; %d versions, %.0f B/version on disk; changed %.0f polls/s (%.0f µs CPU/poll), same-bytes %.0f polls/s (%.0f µs CPU/poll); max=20 p99 %.2f ms, keyword p99 %.2f ms\n",
+		r.Resources, r.RegistrationsPerSec, r.StartStored, mib(r.RSSStored), r.BytesPerIdleResource, mib(r.RSSPolled), r.Versions, r.DiskPerVersion,
+		r.ChangedPolls, r.ChangedCPU, r.SamePolls, r.SameCPU, r.Max20P99, r.KeywordP99)
 }
 
 func mib(b int64) string { return fmt.Sprintf("%.1f MiB", float64(b)/(1<<20)) }
 
-// measure runs one size: a fresh start, a first round of polls (each stores
-// a version), a restart with the stored state, a window of same-bytes polls.
-func measure(bin, dir string, org *origin, n int, window, roundCap time.Duration) (result, error) {
+const token = "scale-token"
+
+type measurer struct {
+	bin              string
+	org              *origin
+	window, roundCap time.Duration
+	clients          int
+}
+
+// run measures one size: register n resources (each is polled at once and
+// stores a first version), restart with everything stored, then a window
+// of polls that find the same bytes.
+func (m measurer) run(dir string, n int) (result, error) {
 	r := result{Resources: n}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return r, err
 	}
 	cfg := filepath.Join(dir, "dynamo.yaml")
-	if err := writeConfig(cfg, filepath.Join(dir, "data"), org.base, n); err != nil {
+	if err := writeConfig(cfg, filepath.Join(dir, "data")); err != nil {
 		return r, err
 	}
-	org.reset()
-	p, err := start(bin, cfg, dir)
+	m.org.reset()
+	p, err := node.Start(m.bin, cfg, dir, "first", 10*time.Minute)
 	if err != nil {
 		return r, err
 	}
-	r.StartFresh = p.ready.Seconds()
-	r.RSSReady = p.rss()
 	if n > 0 {
-		// First round: every poll stores a first version.
-		c0, t0 := org.hits.Load(), time.Now()
-		cpu0 := p.cpu()
-		deadline := t0.Add(roundCap)
-		for org.hits.Load() < int64(n) && time.Now().Before(deadline) {
-			time.Sleep(200 * time.Millisecond)
+		c0, cpu0, t0 := m.org.hits.Load(), p.CPU(), time.Now()
+		if err := m.register(p, n); err != nil {
+			p.Kill()
+			return r, err
 		}
-		// The throughput is measured where the scheduler is saturated:
-		// the last window of the round, or all of it when short.
-		polls := org.hits.Load() - c0
-		el := time.Since(t0)
-		r.ChangedPolls = float64(polls) / el.Seconds()
+		r.RegistrationsPerSec = float64(n) / time.Since(t0).Seconds()
+		deadline := time.Now().Add(m.roundCap)
+		for m.org.hits.Load() < int64(n) && time.Now().Before(deadline) {
+			time.Sleep(100 * time.Millisecond)
+		}
+		polls := m.org.hits.Load() - c0
+		r.ChangedPolls = float64(polls) / time.Since(t0).Seconds()
 		if polls > 0 {
-			r.ChangedCPU = (p.cpu() - cpu0).Seconds() * 1e6 / float64(polls)
+			r.ChangedCPU = (p.CPU() - cpu0).Seconds() * 1e6 / float64(polls) // registration included
 		}
-		r.FirstRoundComplete = org.hits.Load() >= int64(n)
+		r.FirstRoundComplete = m.org.hits.Load() >= int64(n)
+		r.RSSPolled = p.RSS()
 	}
-	if err := p.stop(); err != nil {
+	if err := p.Stop(); err != nil {
 		return r, err
 	}
-	r.Versions = min(org.hits.Load(), int64(n))
+	r.Versions = min(m.org.hits.Load(), int64(n))
 	r.DiskBytes = du(filepath.Join(dir, "data"))
 	if r.Versions > 0 {
 		r.DiskPerVersion = float64(r.DiskBytes) / float64(r.Versions)
 	}
-	// Restart: every polled resource has its state stored.
-	p, err = start(bin, cfg, dir)
+	// Restart: every resource is registered and has its state stored.
+	p, err = node.Start(m.bin, cfg, dir, "second", 10*time.Minute)
 	if err != nil {
 		return r, err
 	}
-	r.StartStored = p.ready.Seconds()
-	r.RSSStored = p.rss()
+	r.StartStored = p.Ready.Seconds()
+	r.RSSStored = p.RSS()
 	if n > 0 {
-		// Overdue resources are polled within the first minute; the origin
-		// answers the same bytes, so each poll ends at the body hash.
-		time.Sleep(2 * time.Second)
-		c0, cpu0, t0 := org.hits.Load(), p.cpu(), time.Now()
-		time.Sleep(window)
-		polls := org.hits.Load() - c0
+		r.Max20P99 = p99(p, "/resources/r1?max=20", 200)
+		r.KeywordP99 = p99(p, "/resources/r1?max=20&title=story", 200)
+		// Polls fall due 30 s after the first ones; the origin answers the
+		// same bytes, so each poll ends at the body hash. The window opens
+		// once they have started.
+		start := m.org.hits.Load()
+		for wait := time.Now().Add(90 * time.Second); m.org.hits.Load()-start < int64(min(n/20, 200)) && time.Now().Before(wait); {
+			time.Sleep(100 * time.Millisecond)
+		}
+		c0, cpu0, t0 := m.org.hits.Load(), p.CPU(), time.Now()
+		time.Sleep(m.window)
+		polls := m.org.hits.Load() - c0
 		r.SamePolls = float64(polls) / time.Since(t0).Seconds()
 		if polls > 0 {
-			r.SameCPU = (p.cpu() - cpu0).Seconds() * 1e6 / float64(polls)
+			r.SameCPU = (p.CPU() - cpu0).Seconds() * 1e6 / float64(polls)
 		}
 	}
-	return r, p.stop()
+	return r, p.Stop()
 }
 
-// writeConfig writes a configuration of n resources on the origin, spread
-// over loopback addresses so per-host politeness is off the critical path.
-func writeConfig(path, data, originBase string, n int) error {
-	f, err := os.Create(path)
-	if err != nil {
-		return err
+// register PUTs n resources through the admin API with m.clients
+// concurrent clients.
+func (m measurer) register(p *node.Proc, n int) error {
+	ids := make(chan int)
+	errs := make(chan error, m.clients)
+	var wg sync.WaitGroup
+	for range m.clients {
+		wg.Go(func() {
+			for i := range ids {
+				body := fmt.Sprintf(`{"url": "%s/p/%d", "policy": {"kind": "flat", "interval": "30s"}}`, m.org.hostURL(i), i)
+				code, b, err := p.Do(context.Background(), http.MethodPut, "/admin/resources/r"+strconv.Itoa(i), token, body)
+				if err == nil && code != http.StatusCreated {
+					err = fmt.Errorf("PUT r%d: %d %s", i, code, b)
+				}
+				if err != nil {
+					errs <- err
+					return
+				}
+			}
+		})
 	}
-	w := bufio.NewWriter(f)
-	fmt.Fprintf(w, `listen: "127.0.0.1:0"
+	var ferr error
+	for i := 0; i < n && ferr == nil; i++ {
+		select {
+		case ids <- i:
+		case ferr = <-errs:
+		}
+	}
+	close(ids)
+	wg.Wait()
+	if ferr == nil && len(errs) > 0 {
+		ferr = <-errs
+	}
+	return ferr
+}
+
+// p99 requests path k times and returns the 99th percentile in ms.
+func p99(p *node.Proc, path string, k int) float64 {
+	ds := make([]time.Duration, 0, k)
+	for range k {
+		t0 := time.Now()
+		code, _, err := p.Do(context.Background(), http.MethodGet, path, "", "")
+		if err != nil || code != http.StatusOK {
+			return -1
+		}
+		ds = append(ds, time.Since(t0))
+	}
+	slices.Sort(ds)
+	return float64(ds[len(ds)*99/100]) / 1e6
+}
+
+// writeConfig writes the configuration: resources come from the admin API.
+func writeConfig(path, data string) error {
+	return os.WriteFile(path, fmt.Appendf(nil, `listen: "127.0.0.1:0"
 storage: {path: %q, sync_writes: false}
+admin: {token: %q}
 log: {level: warn}
 poller:
   workers: 32
   per_host_interval: 0s
   robots: false
   allow_private: true
-  policy: {kind: flat, interval: 2m}
-resources:
-`, data)
-	for i := range n {
-		fmt.Fprintf(w, "  - {id: r%d, url: \"%s/p/%d\"}\n", i, originBase, i)
-	}
-	if err := w.Flush(); err != nil {
-		return err
-	}
-	return f.Close()
-}
-
-// proc is a running dynamo.
-type proc struct {
-	cmd   *exec.Cmd
-	ready time.Duration
-}
-
-func start(bin, cfg, dir string) (*proc, error) {
-	cmd := exec.Command(bin, "serve", "--config", cfg)
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		return nil, err
-	}
-	errLog, err := os.Create(filepath.Join(dir, "dynamo.err"))
-	if err != nil {
-		return nil, err
-	}
-	cmd.Stderr = errLog
-	t0 := time.Now()
-	if err := cmd.Start(); err != nil {
-		return nil, err
-	}
-	// "dynamo: listening on URL" tells the port; then /readyz says when
-	// the store is open and the poller runs.
-	sc := bufio.NewScanner(stdout)
-	var base string
-	for sc.Scan() {
-		if u, ok := strings.CutPrefix(sc.Text(), "dynamo: listening on "); ok {
-			base = u
-			break
-		}
-	}
-	go func() {
-		for sc.Scan() {
-		}
-	}()
-	if base == "" {
-		_ = cmd.Process.Kill()
-		_ = cmd.Wait()
-		return nil, errors.New("dynamo exited before listening; see dynamo.err")
-	}
-	for {
-		resp, err := http.Get(base + "/readyz")
-		if err == nil {
-			resp.Body.Close()
-			if resp.StatusCode == http.StatusOK {
-				break
-			}
-		}
-		if time.Since(t0) > 10*time.Minute {
-			return nil, errors.New("not ready after 10 minutes")
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	return &proc{cmd: cmd, ready: time.Since(t0)}, nil
-}
-
-func (p *proc) stop() error {
-	_ = p.cmd.Process.Signal(syscall.SIGTERM)
-	done := make(chan error, 1)
-	go func() { done <- p.cmd.Wait() }()
-	select {
-	case err := <-done:
-		var ee *exec.ExitError
-		if errors.As(err, &ee) {
-			return fmt.Errorf("dynamo exited: %w", err)
-		}
-		return err
-	case <-time.After(2 * time.Minute):
-		_ = p.cmd.Process.Kill()
-		return errors.New("dynamo did not stop within 2 minutes")
-	}
-}
-
-// rss is the process's resident memory (VmRSS).
-func (p *proc) rss() int64 {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", p.cmd.Process.Pid))
-	if err != nil {
-		return 0
-	}
-	for line := range strings.Lines(string(b)) {
-		if rest, ok := strings.CutPrefix(line, "VmRSS:"); ok {
-			f := strings.Fields(rest)
-			if kb, err := strconv.ParseInt(f[0], 10, 64); err == nil {
-				return kb << 10
-			}
-		}
-	}
-	return 0
-}
-
-// cpu is the CPU time the process used so far (user + system).
-func (p *proc) cpu() time.Duration {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", p.cmd.Process.Pid))
-	if err != nil {
-		return 0
-	}
-	s := string(b)
-	f := strings.Fields(s[strings.LastIndexByte(s, ')')+2:])
-	ut, _ := strconv.ParseInt(f[11], 10, 64)
-	st, _ := strconv.ParseInt(f[12], 10, 64)
-	return time.Duration(ut+st) * time.Second / 100 // USER_HZ
+`, data, token), 0o600)
 }
 
 func du(dir string) int64 {
@@ -356,6 +313,10 @@ func startOrigin() (*origin, error) {
 }
 
 func (o *origin) reset() { o.hits.Store(0) }
+
+// hostURL is the origin's base URL for page i: one loopback host for all
+// (the configuration turns per-host politeness off).
+func (o *origin) hostURL(int) string { return o.base }
 
 func (o *origin) close() { _ = o.srv.Shutdown(context.Background()) }
 

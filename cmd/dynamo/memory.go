@@ -3,11 +3,14 @@ package main
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"log/slog"
 	"os"
 	"runtime/debug"
+	"runtime/metrics"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/dynamo-rss/dynamo/config"
 )
@@ -15,7 +18,15 @@ import (
 // Memory defaults: see config.Config.MemoryLimit.
 const (
 	maxAutoMemoryLimit = 2 << 30 // an automatic limit never exceeds this
-	limitedGCPercent   = 400     // GOGC under a memory limit
+	limitedGCPercent   = 400     // GOGC under a memory limit, while the live heap is small
+	// heapFloor is the heap size below which collecting is not worth its
+	// latency: GOGC is set so that the heap may grow to it (at most
+	// limitedGCPercent), and falls back to Go's 100 once the live heap is
+	// half of it, so that many resources do not cost 5× their memory.
+	heapFloor     = 256 << 20
+	tuneGCEvery   = time.Second
+	minGCPercent  = 100
+	liveHeapGauge = "/gc/heap/live:bytes"
 )
 
 // memorySettings is what applyMemory decided, for the start-up log line.
@@ -50,6 +61,43 @@ func applyMemory(cfg *config.Config, total func() int64) memorySettings {
 		st.GCPercent = limitedGCPercent
 	}
 	return st
+}
+
+// gcPercentFor is the GOGC that lets a heap whose live part is live grow to
+// heapFloor, between minGCPercent and limitedGCPercent.
+func gcPercentFor(live uint64) int {
+	if live == 0 {
+		return limitedGCPercent
+	}
+	p := int((heapFloor - int64(min(live, heapFloor))) * 100 / int64(live))
+	return max(minGCPercent, min(limitedGCPercent, p))
+}
+
+// tuneGC adjusts GOGC to the live heap every tuneGCEvery until ctx ends
+// (only when applyMemory chose GOGC itself).
+func tuneGC(ctx context.Context, st memorySettings) {
+	if st.GCPercent == 0 {
+		return
+	}
+	sample := []metrics.Sample{{Name: liveHeapGauge}}
+	t := time.NewTicker(tuneGCEvery)
+	defer t.Stop()
+	last := st.GCPercent
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		metrics.Read(sample)
+		if sample[0].Value.Kind() != metrics.KindUint64 {
+			return
+		}
+		if p := gcPercentFor(sample[0].Value.Uint64()); p != last {
+			debug.SetGCPercent(p)
+			last = p
+		}
+	}
 }
 
 // logMemory writes the memory settings at start-up.

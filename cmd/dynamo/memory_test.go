@@ -53,3 +53,21 @@ func TestApplyMemory(t *testing.T) {
 		t.Log("no memory size readable here (not Linux?)")
 	}
 }
+
+func TestGCPercentFor(t *testing.T) {
+	for _, tc := range []struct {
+		live uint64
+		want int
+	}{
+		{0, limitedGCPercent},
+		{10 << 20, limitedGCPercent},  // a small heap grows to 5×, not to the floor
+		{64 << 20, 300},               // 64 MiB may grow to 256 MiB
+		{128 << 20, minGCPercent},     // half the floor: Go's default
+		{1 << 30, minGCPercent},       // many resources: never below Go's default
+		{heapFloor + 1, minGCPercent}, // past the floor
+	} {
+		if got := gcPercentFor(tc.live); got != tc.want {
+			t.Errorf("gcPercentFor(%d MiB) = %d, want %d", tc.live>>20, got, tc.want)
+		}
+	}
+}

@@ -22,10 +22,20 @@ func (r apiRegistry) Definitions() []api.ResourceDefinition {
 	defs := r.e.Definitions()
 	out := make([]api.ResourceDefinition, len(defs))
 	for i, d := range defs {
-		out[i] = api.ResourceDefinition{Resource: d.Resource, Source: d.Source, Registered: d.Registered,
-			Status: api.ResourceStatus(d.Status), Polled: d.Polled}
+		out[i] = apiDefinition(d)
 	}
 	return out
+}
+
+func (r apiRegistry) Definition(id string) (api.ResourceDefinition, bool) {
+	d, ok := r.e.Definition(id)
+	return apiDefinition(d), ok
+}
+
+// apiDefinition converts a poller definition for the api.
+func apiDefinition(d poller.Definition) api.ResourceDefinition {
+	return api.ResourceDefinition{Resource: d.Resource, Source: d.Source, Registered: d.Registered,
+		Status: api.ResourceStatus(d.Status), Polled: d.Polled}
 }
 
 func (r apiRegistry) Register(ctx context.Context, entry config.ResourceEntry) (bool, error) {
