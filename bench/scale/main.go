@@ -17,19 +17,17 @@ import (
 	"fmt"
 	"io/fs"
 	"log"
-	"net"
 	"net/http"
 	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"syscall"
 	"time"
 
 	"github.com/dynamo-rss/dynamo/bench/internal/node"
+	"github.com/dynamo-rss/dynamo/bench/internal/origin"
 )
 
 func main() {
@@ -62,11 +60,11 @@ func main() {
 		defer os.RemoveAll(d)
 		dir = d
 	}
-	org, err := startOrigin()
+	org, err := origin.Start()
 	if err != nil {
 		log.Fatal(err)
 	}
-	defer org.close()
+	defer org.Close()
 
 	m := measurer{bin: *bin, org: org, window: *window, roundCap: *roundCap, clients: *clients}
 	base, err := m.run(filepath.Join(dir, "n0"), 0)
@@ -127,7 +125,7 @@ const token = "scale-token"
 
 type measurer struct {
 	bin              string
-	org              *origin
+	org              *origin.Origin
 	window, roundCap time.Duration
 	clients          int
 }
@@ -144,34 +142,37 @@ func (m measurer) run(dir string, n int) (result, error) {
 	if err := writeConfig(cfg, filepath.Join(dir, "data")); err != nil {
 		return r, err
 	}
-	m.org.reset()
+	m.org.Reset()
 	p, err := node.Start(m.bin, cfg, dir, "first", 10*time.Minute)
 	if err != nil {
 		return r, err
 	}
 	if n > 0 {
-		c0, cpu0, t0 := m.org.hits.Load(), p.CPU(), time.Now()
-		if err := m.register(p, n); err != nil {
+		c0, cpu0, t0 := m.org.Hits.Load(), p.CPU(), time.Now()
+		body := func(i int) string {
+			return fmt.Sprintf(`{"url": "%s/p/%d", "policy": {"kind": "flat", "interval": "30s"}}`, m.org.HostURL(i), i)
+		}
+		if err := p.RegisterAll(n, m.clients, token, body); err != nil {
 			p.Kill()
 			return r, err
 		}
 		r.RegistrationsPerSec = float64(n) / time.Since(t0).Seconds()
 		deadline := time.Now().Add(m.roundCap)
-		for m.org.hits.Load() < int64(n) && time.Now().Before(deadline) {
+		for m.org.Hits.Load() < int64(n) && time.Now().Before(deadline) {
 			time.Sleep(100 * time.Millisecond)
 		}
-		polls := m.org.hits.Load() - c0
+		polls := m.org.Hits.Load() - c0
 		r.ChangedPolls = float64(polls) / time.Since(t0).Seconds()
 		if polls > 0 {
 			r.ChangedCPU = (p.CPU() - cpu0).Seconds() * 1e6 / float64(polls) // registration included
 		}
-		r.FirstRoundComplete = m.org.hits.Load() >= int64(n)
+		r.FirstRoundComplete = m.org.Hits.Load() >= int64(n)
 		r.RSSPolled = p.RSS()
 	}
 	if err := p.Stop(); err != nil {
 		return r, err
 	}
-	r.Versions = min(m.org.hits.Load(), int64(n))
+	r.Versions = min(m.org.Hits.Load(), int64(n))
 	r.DiskBytes = du(filepath.Join(dir, "data"))
 	if r.Versions > 0 {
 		r.DiskPerVersion = float64(r.DiskBytes) / float64(r.Versions)
@@ -189,55 +190,19 @@ func (m measurer) run(dir string, n int) (result, error) {
 		// Polls fall due 30 s after the first ones; the origin answers the
 		// same bytes, so each poll ends at the body hash. The window opens
 		// once they have started.
-		start := m.org.hits.Load()
-		for wait := time.Now().Add(90 * time.Second); m.org.hits.Load()-start < int64(min(n/20, 200)) && time.Now().Before(wait); {
+		start := m.org.Hits.Load()
+		for wait := time.Now().Add(90 * time.Second); m.org.Hits.Load()-start < int64(min(n/20, 200)) && time.Now().Before(wait); {
 			time.Sleep(100 * time.Millisecond)
 		}
-		c0, cpu0, t0 := m.org.hits.Load(), p.CPU(), time.Now()
+		c0, cpu0, t0 := m.org.Hits.Load(), p.CPU(), time.Now()
 		time.Sleep(m.window)
-		polls := m.org.hits.Load() - c0
+		polls := m.org.Hits.Load() - c0
 		r.SamePolls = float64(polls) / time.Since(t0).Seconds()
 		if polls > 0 {
 			r.SameCPU = (p.CPU() - cpu0).Seconds() * 1e6 / float64(polls)
 		}
 	}
 	return r, p.Stop()
-}
-
-// register PUTs n resources through the admin API with m.clients
-// concurrent clients.
-func (m measurer) register(p *node.Proc, n int) error {
-	ids := make(chan int)
-	errs := make(chan error, m.clients)
-	var wg sync.WaitGroup
-	for range m.clients {
-		wg.Go(func() {
-			for i := range ids {
-				body := fmt.Sprintf(`{"url": "%s/p/%d", "policy": {"kind": "flat", "interval": "30s"}}`, m.org.hostURL(i), i)
-				code, b, err := p.Do(context.Background(), http.MethodPut, "/admin/resources/r"+strconv.Itoa(i), token, body)
-				if err == nil && code != http.StatusCreated {
-					err = fmt.Errorf("PUT r%d: %d %s", i, code, b)
-				}
-				if err != nil {
-					errs <- err
-					return
-				}
-			}
-		})
-	}
-	var ferr error
-	for i := 0; i < n && ferr == nil; i++ {
-		select {
-		case ids <- i:
-		case ferr = <-errs:
-		}
-	}
-	close(ids)
-	wg.Wait()
-	if ferr == nil && len(errs) > 0 {
-		ferr = <-errs
-	}
-	return ferr
 }
 
 // p99 requests path k times and returns the 99th percentile in ms.
@@ -285,52 +250,3 @@ func du(dir string) int64 {
 	})
 	return total
 }
-
-// origin serves annotated pages /p/{i}: the same bytes for a page every
-// time (no validators), so a second poll finds nothing new.
-type origin struct {
-	srv  *http.Server
-	base string
-	hits atomic.Int64
-}
-
-func startOrigin() (*origin, error) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return nil, err
-	}
-	o := &origin{base: "http://" + ln.Addr().String()}
-	mux := http.NewServeMux()
-	mux.HandleFunc("GET /p/{i}", func(w http.ResponseWriter, r *http.Request) {
-		o.hits.Add(1)
-		i := r.PathValue("i")
-		w.Header().Set("Content-Type", "text/html; charset=utf-8")
-		fmt.Fprintf(w, page, i, i, i, i, i, i, i, i)
-	})
-	o.srv = &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
-	go func() { _ = o.srv.Serve(ln) }()
-	return o, nil
-}
-
-func (o *origin) reset() { o.hits.Store(0) }
-
-// hostURL is the origin's base URL for page i: one loopback host for all
-// (the configuration turns per-host politeness off).
-func (o *origin) hostURL(int) string { return o.base }
-
-func (o *origin) close() { _ = o.srv.Shutdown(context.Background()) }
-
-// page is a small annotated legacy page with three items.
-const page = `<html><head><title>Page %s</title></head><body>
-<!-- <channel:title> -->Page %s news<!-- </channel:title> -->
-<table>
-<tr><td><!-- <item:title index="1"> -->First story of page %s<!-- </item:title> --></td>
-<td><!-- <item:description index="1"> -->The council met on Tuesday to discuss the harbour budget and the new school.<!-- </item:description> --></td>
-<td><!-- <item:link index="1"> --><a href="/s/%s/1">more</a><!-- </item:link> --></td></tr>
-<tr><td><!-- <item:title index="2"> -->Second story of page %s<!-- </item:title> --></td>
-<td><!-- <item:description index="2"> -->Roadworks on the main street will last until the end of the month.<!-- </item:description> --></td>
-<td><!-- <item:link index="2"> --><a href="/s/%s/2">more</a><!-- </item:link> --></td></tr>
-<tr><td><!-- <item:title index="3"> -->Third story of page %s<!-- </item:title> --></td>
-<td><!-- <item:description index="3"> -->The library opens on Sundays from next week.<!-- </item:description> --></td>
-<td><!-- <item:link index="3"> --><a href="/s/%s/3">more</a><!-- </item:link> --></td></tr>
-</table></body></html>`

@@ -15,6 +15,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 )
@@ -150,4 +151,39 @@ func (p *Proc) Do(ctx context.Context, method, path, token, body string) (int, [
 	defer resp.Body.Close()
 	b, err := io.ReadAll(resp.Body)
 	return resp.StatusCode, b, err
+}
+
+// RegisterAll PUTs resources r0 … r(n−1), whose JSON definitions body
+// gives, through the admin API with clients concurrent clients.
+func (p *Proc) RegisterAll(n, clients int, token string, body func(i int) string) error {
+	ids := make(chan int)
+	errs := make(chan error, clients)
+	var wg sync.WaitGroup
+	for range clients {
+		wg.Go(func() {
+			for i := range ids {
+				code, b, err := p.Do(context.Background(), http.MethodPut, "/admin/resources/r"+strconv.Itoa(i), token, body(i))
+				if err == nil && code != http.StatusCreated && code != http.StatusOK {
+					err = fmt.Errorf("PUT r%d: %d %s", i, code, b)
+				}
+				if err != nil {
+					errs <- err
+					return
+				}
+			}
+		})
+	}
+	var ferr error
+	for i := 0; i < n && ferr == nil; i++ {
+		select {
+		case ids <- i:
+		case ferr = <-errs:
+		}
+	}
+	close(ids)
+	wg.Wait()
+	if ferr == nil && len(errs) > 0 {
+		ferr = <-errs
+	}
+	return ferr
 }
