@@ -2,6 +2,7 @@ package poller
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -231,6 +232,7 @@ func (e *Engine) Apply(ctx context.Context, cfg *config.Config) error {
 
 // built is a resource ready to apply.
 type built struct {
+	since  time.Time // a registered resource: when it was registered (the same on every node)
 	entry  config.ResourceEntry
 	source string
 	u      *url.URL
@@ -281,6 +283,7 @@ func (e *Engine) apply(ctx context.Context, cfg *config.Config, registered map[s
 			e.log.WarnContext(ctx, "registered resource not polled", slog.String("resource", id), slog.Any("error", err))
 			continue
 		}
+		b.since = reg.registered
 		bs = append(bs, b)
 	}
 	// Read the persisted state of new resources before taking the lock.
@@ -347,7 +350,7 @@ func (e *Engine) upsertLocked(b built, st persisted, stored bool, now time.Time)
 		e.resources[id] = r
 		r.u, r.host, r.policy, r.retention, r.entry, r.source = b.u, strings.ToLower(b.u.Host), b.policy, b.ret, b.entry, b.source
 		if r.st.Since.IsZero() {
-			r.st.Since = now
+			r.st.Since = cmp.Or(b.since, now)
 		}
 		if r.st.URL != b.entry.URL {
 			r.st.Validators, r.st.Last = validators{}, nil // another page: nothing to compare with

@@ -110,6 +110,7 @@ func (e *Engine) applyRegistered(ctx context.Context, cfg *config.Config, id str
 			err = errors.Join(errs...)
 		} else {
 			b, err = build(cfg.Poller, reg.entry, SourceAPI, "$")
+			b.since = reg.registered
 		}
 		if err != nil {
 			e.log.WarnContext(ctx, "registered resource not polled", slog.String("resource", id), slog.Any("error", err))
