@@ -305,3 +305,70 @@ func hasPrefixFold(b []byte, prefix string) bool {
 	}
 	return true
 }
+
+// knownTags are the annotation tag names, for suggestions.
+var knownTags = [...]string{
+	"channel:title", "channel:link", "channel:description", "channel:image", "channel:extension",
+	"item:title", "item:link", "item:description", "item:image", "item:extension",
+}
+
+// unknownTag is the error for an unknown channel:/item: tag, suggesting the
+// closest known one (a typo such as item:titel).
+func unknownTag(name string, closing bool) string {
+	slash := ""
+	if closing {
+		slash = "/"
+	}
+	best, dist := "", 3 // suggest only near misses
+	for _, k := range knownTags {
+		if d := editDistance(name, k); d < dist {
+			best, dist = k, d
+		}
+	}
+	msg := "unknown annotation <" + slash + name + "> ignored with its region"
+	if best != "" {
+		msg += "; did you mean <" + slash + best + ">?"
+	} else {
+		msg += "; known tags are " + strings.Join(knownTags[:], ", ")
+	}
+	return msg
+}
+
+// editDistance is the Levenshtein distance between two short ASCII names.
+func editDistance(a, b string) int {
+	prev := make([]int, len(b)+1)
+	cur := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(b)]
+}
+
+// tagText writes an annotation tag as a person would, with its index when
+// it has one: <item:link index="1">, </item:title index="2">.
+func tagText(a annotation, closing bool) string {
+	var b strings.Builder
+	b.WriteByte('<')
+	if closing {
+		b.WriteByte('/')
+	}
+	b.WriteString(a.name)
+	if v, ok := a.attr("index"); ok {
+		b.WriteString(` index="`)
+		b.WriteString(v)
+		b.WriteByte('"')
+	}
+	b.WriteByte('>')
+	return b.String()
+}

@@ -382,7 +382,8 @@ func (b *builder) comment(body []byte, at pos) {
 		b.scratch = a.attrs[:0]
 	}
 	if !ok {
-		b.warn(at, fmt.Sprintf("malformed annotation ignored (%s): %q", reason, shorten(strings.TrimSpace(string(body)))))
+		// The region it meant to open or close is lost: an error.
+		b.fail(at, fmt.Sprintf("annotation %q does not parse: %s; expected a tag such as <!-- <item:title index=\"1\"> -->; it is ignored", shorten(strings.TrimSpace(string(body))), reason))
 		return
 	}
 	if a.closing {
@@ -411,7 +412,7 @@ func (b *builder) open(a annotation, at pos) {
 	}
 	r.text.limit = b.limits.MaxValueBytes
 	if a.kind == tagUnknown {
-		b.warn(at, fmt.Sprintf("unknown annotation <%s> ignored", a.name))
+		b.fail(at, unknownTag(a.name, false))
 		r.ignored = true
 	} else if msg := b.checkAttrs(r); msg != "" {
 		b.fail(at, fmt.Sprintf("<%s> ignored: %s", a.name, msg))
@@ -505,7 +506,7 @@ func (b *builder) close(a annotation, at pos) {
 	}
 	if i < 0 {
 		if a.kind == tagUnknown {
-			b.warn(at, fmt.Sprintf("unknown annotation </%s> ignored", a.name))
+			b.fail(at, unknownTag(a.name, true))
 		} else {
 			b.warn(at, fmt.Sprintf("closing </%s> has no open region; ignored", a.name))
 		}
@@ -513,14 +514,14 @@ func (b *builder) close(a annotation, at pos) {
 	}
 	if i != len(b.stack)-1 {
 		inner := b.stack[len(b.stack)-1]
-		b.warn(at, fmt.Sprintf("closing </%s> does not match the innermost open region <%s> (opened at %d:%d); closing both",
-			a.name, inner.a.name, inner.at.line, inner.at.col))
+		b.fail(at, fmt.Sprintf("closing %s at %d:%d does not match %s opened at %d:%d; both are closed here",
+			tagText(a, true), at.line, at.col, tagText(inner.a, false), inner.at.line, inner.at.col))
 	}
 	r := b.stack[i]
 	if s, ok := a.attr("index"); ok && r.a.kind.isItem() && !r.ignored {
 		if n, err := strconv.Atoi(strings.TrimSpace(s)); err != nil || n != r.index {
-			b.warn(at, fmt.Sprintf("closing </%s index=%q> does not agree with the opening index %d (at %d:%d)",
-				a.name, shorten(s), r.index, r.at.line, r.at.col))
+			b.fail(at, fmt.Sprintf("closing %s at %d:%d does not match %s opened at %d:%d",
+				tagText(a, true), at.line, at.col, tagText(r.a, false), r.at.line, r.at.col))
 		}
 	}
 	for j := len(b.stack) - 1; j >= i; j-- {
@@ -536,7 +537,7 @@ func (b *builder) close(a annotation, at pos) {
 func (b *builder) closeAll() {
 	for j := len(b.stack) - 1; j >= 0; j-- {
 		r := b.stack[j]
-		b.warn(r.at, fmt.Sprintf("unclosed <%s> is closed at the end of the page", r.a.name))
+		b.fail(r.at, fmt.Sprintf("unclosed %s opened at %d:%d: expected </%s>; it is closed at the end of the page", tagText(r.a, false), r.at.line, r.at.col, r.a.name))
 		b.commit(r)
 		b.release(r)
 		b.stack[j] = nil
@@ -593,7 +594,7 @@ func (b *builder) commit(r *region) {
 		}
 	case tagChannelImage, tagItemImage:
 		if f.image != nil {
-			b.fail(r.at, fmt.Sprintf("%s given twice (first at %d:%d): the first wins", b.what(r), f.image.at.line, f.image.at.col))
+			b.warn(r.at, fmt.Sprintf("%s given twice (first at %d:%d): the first wins", b.what(r), f.image.at.line, f.image.at.col))
 			return
 		}
 		u, _ := r.a.attr("url")
@@ -642,7 +643,7 @@ func (b *builder) set(r *region, f *field, v, html string) bool {
 		return false
 	}
 	if f.set {
-		b.fail(r.at, fmt.Sprintf("%s given twice (first at %d:%d): the first wins", b.what(r), f.at.line, f.at.col))
+		b.warn(r.at, fmt.Sprintf("%s given twice (first at %d:%d): the first wins", b.what(r), f.at.line, f.at.col))
 		return false
 	}
 	*f = field{set: true, val: v, html: html, at: r.at}

@@ -40,5 +40,5 @@ func ExampleExtract() {
 	// 1 Budget approved | https://example.org/news/1.html | "The council approved it."
 	// 2 Unclosed | https://example.org/news.html | ""
 	// The council <b>approved</b> it.
-	// 6:1: warning: unclosed <item:title> is closed at the end of the page
+	// 6:1: error: unclosed <item:title index="2"> opened at 6:1: expected </item:title>; it is closed at the end of the page
 }

@@ -80,7 +80,7 @@ func TestExtractDiagnosticsOnStderr(t *testing.T) {
 	if code != 0 || !strings.HasPrefix(stdout, "<?xml") {
 		t.Fatalf("exit %d, stdout %q", code, stdout)
 	}
-	want := "../../testdata/extractor/unclosed.html:5:5: warning: unclosed <item:title> is closed at the end of the page\n"
+	want := "../../testdata/extractor/unclosed.html:5:5: error: unclosed <item:title index=\"2\"> opened at 5:5: expected </item:title>; it is closed at the end of the page\n"
 	if !strings.HasPrefix(stderr, want) {
 		t.Errorf("stderr %q, want it to start with %q", stderr, want)
 	}
@@ -107,9 +107,18 @@ func TestLintCommand(t *testing.T) {
 		stdout string
 	}{
 		{"clean page", []string{"lint", filepath.Join(extractTestdata, "theserverside.html")}, "", 0, ""},
-		{"warnings only", []string{"lint", filepath.Join(extractTestdata, "unclosed.html")}, "", 0,
-			"../../testdata/extractor/unclosed.html:5:5: warning: unclosed <item:title> is closed at the end of the page\n" +
-				"../../testdata/extractor/unclosed.html:7:18: warning: unclosed <item:description> is closed at the end of the page\n"},
+		{"warnings only", []string{"lint", "-"}, "<!-- <channel:title> -->T<!-- </channel:title> -->\n<!-- <channel:title> -->U<!-- </channel:title> -->", 0,
+			"<stdin>:2:1: warning: channel:title given twice (first at 1:1): the first wins\n"},
+		{"unclosed regions are errors", []string{"lint", filepath.Join(extractTestdata, "unclosed.html")}, "", 1,
+			"../../testdata/extractor/unclosed.html:5:5: error: unclosed <item:title index=\"2\"> opened at 5:5: expected </item:title>; it is closed at the end of the page\n" +
+				"../../testdata/extractor/unclosed.html:7:18: error: unclosed <item:description index=\"2\"> opened at 7:18: expected </item:description>; it is closed at the end of the page\n"},
+		{"a typo'd tag is an error", []string{"lint", "-"}, "<!-- <channel:title> -->T<!-- </channel:title> -->\n<!-- <item:titel index=\"1\"> -->x<!-- </item:titel> -->", 1,
+			"<stdin>:2:1: error: unknown annotation <item:titel> ignored with its region; did you mean <item:title>?\n"},
+		{"a missing > is an error", []string{"lint", "-"}, "<!-- <channel:title> -->T<!-- </channel:title> -->\n<!-- <item:title index=\"1\" -->x", 1,
+			"<stdin>:2:1: error: annotation \"<item:title index=\\\"1\\\"\" does not parse: annotation does not end with '>'; expected a tag such as <!-- <item:title index=\"1\"> -->; it is ignored\n"},
+		{"a mismatched close names both tags and positions", []string{"lint", "-"},
+			"<!-- <channel:title> -->T<!-- </channel:title> -->\n<!-- <item:link index=\"1\"> -->https://example.org/1\n<!-- <item:title index=\"2\"> -->x<!-- </item:link index=\"1\"> --><!-- <item:title index=\"1\"> -->y<!-- </item:title> -->", 1,
+			"<stdin>:3:33: error: closing </item:link index=\"1\"> at 3:33 does not match <item:title index=\"2\"> opened at 3:1; both are closed here\n"},
 		{"errors", []string{"lint", "-"}, "<!-- <channel:title> -->T<!-- </channel:title> -->\n<!-- <item:title> -->x<!-- </item:title> -->", 1,
 			"<stdin>:2:1: error: <item:title> ignored: missing required attribute index\n"},
 		{"not annotated", []string{"lint", "-"}, "<p>no annotations</p>", 1, "<stdin>:1:1: error: page is not annotated: no channel:title\n"},
