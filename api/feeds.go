@@ -19,6 +19,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"golang.org/x/sync/singleflight"
 
+	"github.com/dynamo-rss/dynamo/schema"
 	"github.com/dynamo-rss/dynamo/storage"
 )
 
@@ -172,7 +173,7 @@ func (s *Server) serveResource(c echo.Context, seq uint64) error {
 	base := s.baseURL(c)
 	key := fmt.Sprintf("resource\x00%s\x00%s\x00%s\x00%s\x00%s\x00%d\x00%d\x00%d",
 		base, format.name, q.canonical(q.format), id, path, info.LatestSeq, info.Versions, ttlMinutes(interval))
-	b := &builder{s: s, base: base, q: q, format: format, interval: interval, path: path, seq: seq}
+	b := &builder{s: s, base: base, q: q, format: format, interval: interval, path: path, seq: seq, dates: s.dateRules(id)}
 	lastMod := info.Updated
 	return s.serveFeed(c, feedRequest{
 		key:     key,
@@ -206,6 +207,15 @@ func seqIndex(info storage.ResourceInfo, seq uint64) (int, error) {
 		return 0, errGone(fmt.Sprintf("version %d of %q was removed by the retention policy; the oldest kept is %d", seq, info.ID, info.LatestSeq-uint64(info.Versions)+1))
 	}
 	return int(info.LatestSeq-seq) + 1, nil
+}
+
+// dateRules are the date rules of resource id (Options.DateRules; zero:
+// the lenient defaults).
+func (s *Server) dateRules(id string) schema.DateRules {
+	if s.opts.DateRules == nil {
+		return schema.DateRules{}
+	}
+	return s.opts.DateRules(id)
 }
 
 // knownResource reports whether the poller knows id (declared or

@@ -27,8 +27,9 @@ type builder struct {
 	q        *feedQuery
 	format   *feedFormat
 	interval time.Duration
-	path     string // the feed's own path, for its self link; "": the resource's
-	seq      uint64 // > 0: the feed is the version permalink path names (its index is not in the self link)
+	path     string           // the feed's own path, for its self link; "": the resource's
+	seq      uint64           // > 0: the feed is the version permalink path names (its index is not in the self link)
+	dates    schema.DateRules // how the resource's dates are read (its date_format and timezone)
 }
 
 // resourcePath is the path of a resource's feed.
@@ -303,11 +304,11 @@ func (b *builder) channel(info storage.ResourceInfo, doc *schema.Document, updat
 // item turns a stored item into a feed item: dated by its date extension when
 // it has one, else by fallback; linked to its page, else to the channel's.
 func (b *builder) item(resourceID string, it *schema.Item, fallback time.Time, channelLink string) feedItem {
-	date, ok := it.Extensions.Published()
+	date, ok := b.dates.Published(it.Extensions)
 	if !ok {
 		date = fallback.UTC()
 	}
-	ext := datedExtensions(it.Extensions, schema.ParseDate)
+	ext := datedExtensions(it.Extensions, b.dates.Parse)
 	content, _ := it.Extensions.ContentEncoded()
 	var img *schema.Image
 	if it.Image != nil && it.Image.URL != "" {

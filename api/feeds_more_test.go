@@ -242,3 +242,39 @@ func TestUnreadableDateNotEmitted(t *testing.T) {
 		}
 	}
 }
+
+// TestResourceDateRules checks that feeds read a resource's dates with its
+// date_format and timezone: a day-first date in the page's zone is the
+// item's date, written as W3C-DTF in UTC.
+func TestResourceDateRules(t *testing.T) {
+	rome, err := time.LoadLocation("Europe/Rome")
+	if err != nil {
+		t.Skipf("no time zone database: %v", err)
+	}
+	f := newFDStore()
+	f.save(&schema.Document{URL: "https://example.org/p.html", RSSID: "p", Timestamp: fdT0,
+		Channel: schema.Channel{Title: "P", Link: "https://example.org/p.html", Description: "d"},
+		Items: []schema.Item{
+			fdItem(1, "a", "Dated the Italian way", "https://example.org/1", "x",
+				schema.Extension{URI: schema.DCNamespace, Prefix: "dc", LocalName: "date", Value: "21 nov. 26, ore 14:30"}),
+		}})
+	s := newFDServer(t, f, func(o *Options) {
+		o.DateRules = func(id string) schema.DateRules {
+			if id != "p" {
+				t.Errorf("date rules asked for %q", id)
+			}
+			return schema.DateRules{Layout: "2 Jan. 06, ore 15:04", Location: rome}
+		}
+	})
+	want := time.Date(2026, 11, 21, 13, 30, 0, 0, time.UTC)
+	for _, format := range fdFormats {
+		rec := fdDo(s, http.MethodGet, "/resources/p?index=1&type="+format)
+		feed := parseFeed(t, rec.Body.Bytes())
+		if d := feed.Items[0].PublishedParsed; d == nil || !d.Equal(want) {
+			t.Errorf("%s: item dated %v, want %v", format, d, want)
+		}
+		if format != "json" && !strings.Contains(rec.Body.String(), "2026-11-21T13:30:00Z") {
+			t.Errorf("%s: dc:date not written as W3C-DTF:\n%s", format, rec.Body)
+		}
+	}
+}

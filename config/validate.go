@@ -3,6 +3,7 @@ package config
 import (
 	"errors"
 	"fmt"
+	"github.com/dynamo-rss/dynamo/schema"
 	"net/url"
 	"regexp"
 	"time"
@@ -123,13 +124,11 @@ func (p PollerConfig) ValidateResource(at string, r ResourceEntry) []error {
 	if r.Retention.MaxVersions < 0 {
 		bad(".retention.max_versions", "must not be negative")
 	}
-	if r.Timezone != "" {
-		if _, err := time.LoadLocation(r.Timezone); err != nil {
-			bad(".timezone", "unknown time zone %q (want an IANA name such as Europe/Rome)", r.Timezone)
-		}
+	if err := CheckTimezone(r.Timezone); err != nil {
+		bad(".timezone", "%v", err)
 	}
-	if r.DateFormat != "" && !validLayout(r.DateFormat) {
-		bad(".date_format", "%q is not a Go time layout (write the reference time Mon Jan 2 15:04:05 MST 2006 the way the page writes dates, e.g. 02.01.2006 15:04)", r.DateFormat)
+	if err := CheckDateFormat(r.DateFormat); err != nil {
+		bad(".date_format", "%v", err)
 	}
 	return errs
 }
@@ -149,6 +148,31 @@ func (r ResourceEntry) Location() *time.Location {
 		return time.UTC // validated before; unreachable unless the zone database changed under us
 	}
 	return loc
+}
+
+// CheckTimezone checks a timezone setting: "" or an IANA zone name.
+func CheckTimezone(tz string) error {
+	if tz == "" {
+		return nil
+	}
+	if _, err := time.LoadLocation(tz); err != nil {
+		return fmt.Errorf("unknown time zone %q (want an IANA name such as Europe/Rome)", tz)
+	}
+	return nil
+}
+
+// CheckDateFormat checks a date_format setting: "" or a Go time layout.
+func CheckDateFormat(layout string) error {
+	if layout != "" && !validLayout(layout) {
+		return fmt.Errorf("%q is not a Go time layout (write the reference time Mon Jan 2 15:04:05 MST 2006 the way the page writes dates, e.g. 02.01.2006 15:04)", layout)
+	}
+	return nil
+}
+
+// DateRules are the rules for reading this resource's dates: its
+// date_format first, its timezone for dates without a zone.
+func (r ResourceEntry) DateRules() schema.DateRules {
+	return schema.DateRules{Layout: r.DateFormat, Location: r.Location()}
 }
 
 // validLayout reports whether s is a Go layout that names at least a day, a

@@ -34,6 +34,9 @@ type Options struct {
 	ContentType string    // the HTTP Content-Type, whose charset wins over the page's own
 	Timestamp   time.Time // retrieval time, written as the document's timestamp
 	Limits      Limits    // caps on hostile input; zero fields take the defaults
+	// Dates are the resource's date rules (date_format, timezone): a date
+	// extension they cannot read is reported (its text is kept as written).
+	Dates schema.DateRules
 }
 
 // Limits cap what a hostile page can make the extractor do. A zero field takes

@@ -261,9 +261,14 @@ func (b *builder) extensions(f *fields) schema.Extensions {
 		}
 		if x.local == "date" || x.local == "pubDate" {
 			// The value stays as the page wrote it (ANNOTATIONS.md: v becomes
-			// the element); readers take the time with schema.ParseDate.
-			if _, ok := schema.ParseDate(x.val); !ok {
-				b.warn(x.at, fmt.Sprintf("unreadable date %q in %s:%s: kept as text, not a publication time", shorten(x.val), x.prefix, x.local))
+			// the element); readers take the time with the resource's
+			// schema.DateRules.
+			if _, ok := b.opts.Dates.Parse(x.val); !ok {
+				msg := fmt.Sprintf("unreadable date %q in %s:%s: kept as text, not a publication time", shorten(x.val), x.prefix, x.local)
+				if b.opts.Dates.Layout != "" {
+					msg += fmt.Sprintf(" (neither the date_format %q nor the usual forms read it)", b.opts.Dates.Layout)
+				}
+				b.warn(x.at, msg)
 			}
 		}
 		out = append(out, schema.Extension{URI: x.uri, Prefix: x.prefix, LocalName: x.local, Value: x.val})

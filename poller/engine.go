@@ -157,6 +157,7 @@ type resource struct {
 	host      string
 	policy    Policy
 	retention storage.Retention
+	dates     schema.DateRules     // how its page's dates are read (date_format, timezone)
 	entry     config.ResourceEntry // its definition, as the file or the admin API gave it
 	source    string               // SourceFile or SourceAPI
 	st        persisted
@@ -233,6 +234,7 @@ func (e *Engine) Apply(ctx context.Context, cfg *config.Config) error {
 // built is a resource ready to apply.
 type built struct {
 	since  time.Time // a registered resource: when it was registered (the same on every node)
+	dates  schema.DateRules
 	entry  config.ResourceEntry
 	source string
 	u      *url.URL
@@ -252,7 +254,7 @@ func build(p config.PollerConfig, r config.ResourceEntry, source, at string) (bu
 		return built{}, &config.FieldError{Path: at + ".policy", Err: err}
 	}
 	rc := p.ResolveRetention(r.Retention)
-	return built{entry: r, source: source, u: u, policy: pol, ret: storage.Retention{MaxVersions: rc.MaxVersions, MaxAge: rc.MaxAge.D()}}, nil
+	return built{entry: r, source: source, u: u, policy: pol, ret: storage.Retention{MaxVersions: rc.MaxVersions, MaxAge: rc.MaxAge.D()}, dates: r.DateRules()}, nil
 }
 
 // apply makes the engine poll cfg's resources and the registered ones (an id
@@ -348,7 +350,7 @@ func (e *Engine) upsertLocked(b built, st persisted, stored bool, now time.Time)
 			r.st = st
 		}
 		e.resources[id] = r
-		r.u, r.host, r.policy, r.retention, r.entry, r.source = b.u, strings.ToLower(b.u.Host), b.policy, b.ret, b.entry, b.source
+		r.u, r.host, r.policy, r.retention, r.entry, r.source, r.dates = b.u, strings.ToLower(b.u.Host), b.policy, b.ret, b.entry, b.source, b.dates
 		if r.st.Since.IsZero() {
 			r.st.Since = cmp.Or(b.since, now)
 		}
@@ -366,7 +368,7 @@ func (e *Engine) upsertLocked(b built, st persisted, stored bool, now time.Time)
 	if r.entry != b.entry {
 		r.st.BodyHash = 0 // extraction settings may differ: the next body is extracted again
 	}
-	r.u, r.host, r.retention, r.entry, r.source = b.u, strings.ToLower(b.u.Host), b.ret, b.entry, b.source
+	r.u, r.host, r.retention, r.entry, r.source, r.dates = b.u, strings.ToLower(b.u.Host), b.ret, b.entry, b.source, b.dates
 	if r.policy.Config() != b.policy.Config() {
 		r.policy = b.policy
 		r.st.Kind = b.policy.Config().Kind
@@ -691,6 +693,7 @@ type pollResult struct {
 func (e *Engine) poll(ctx context.Context, r *resource, wait bool) (Status, bool) {
 	e.mu.Lock()
 	cfg, f, u, host, val, last, ret, bodyHash := e.cfg, e.fetcher, r.u, r.host, r.st.Validators, r.st.Last, r.retention, r.st.BodyHash
+	dates := r.dates
 	e.mu.Unlock()
 	interval := cfg.Poller.PerHostInterval.D()
 
@@ -725,7 +728,7 @@ func (e *Engine) poll(ctx context.Context, r *resource, wait bool) (Status, bool
 	}
 	start := e.clock.Now()
 	t0 := time.Now() // latency is measured on the wall clock, whatever the engine clock
-	res := e.fetchAndStore(ctx, r, f, u, fetchState{val, last, ret, bodyHash}, start)
+	res := e.fetchAndStore(ctx, r, f, u, fetchState{val, last, ret, bodyHash, dates}, start)
 	e.m.latency.Observe(time.Since(t0).Seconds())
 	if res.outcome == OutcomeError && ctx.Err() != nil {
 		return Status{}, false
@@ -779,11 +782,12 @@ type fetchState struct {
 	last     *lastVersion
 	ret      storage.Retention
 	bodyHash uint64 // of the last body extracted and stored; 0: none
+	dates    schema.DateRules
 }
 
 // fetchAndStore fetches, extracts and saves; it decides the outcome.
 func (e *Engine) fetchAndStore(ctx context.Context, r *resource, f *retriever, u *url.URL, fs fetchState, now time.Time) pollResult {
-	val, last, ret := fs.val, fs.last, fs.ret
+	val, last, ret, dates := fs.val, fs.last, fs.ret, fs.dates
 	fr, err := f.fetch(ctx, u.String(), val, now)
 	e.m.bytes.Add(float64(fr.Bytes))
 	if err != nil {
@@ -814,6 +818,7 @@ func (e *Engine) fetchAndStore(ctx context.Context, r *resource, f *retriever, u
 		RSSID:       r.id,
 		ContentType: fr.ContentType,
 		Timestamp:   now,
+		Dates:       dates,
 	})
 	if errors.Is(err, extractor.ErrNotAnnotated) || (err == nil && (out == nil || out.Document == nil)) {
 		return pollResult{outcome: OutcomeNotAnnotated, err: extractor.ErrNotAnnotated, floor: fr.MaxAge, validators: &v}
@@ -822,8 +827,8 @@ func (e *Engine) fetchAndStore(ctx context.Context, r *resource, f *retriever, u
 		return pollResult{outcome: OutcomeError, err: fmt.Errorf("extract: %w", err), floor: fr.MaxAge}
 	}
 	doc := out.Document
-	items, version := compareItems(doc, last)
-	res := pollResult{outcome: OutcomeUnchanged, floor: fr.MaxAge, validators: &v, published: newestPublished(doc), items: items, version: version, bodyHash: bodyHash}
+	items, version := compareItems(doc, last, dates)
+	res := pollResult{outcome: OutcomeUnchanged, floor: fr.MaxAge, validators: &v, published: newestPublished(doc, dates), items: items, version: version, bodyHash: bodyHash}
 	if e.leaser != nil {
 		res.doc = doc // stored by finish, with the poll state, in one transaction
 		return res
@@ -846,10 +851,10 @@ func (e *Engine) fetchAndStore(ctx context.Context, r *resource, f *retriever, u
 
 // newestPublished is the latest publication date the page carries, on its
 // channel or on any item (the newest item's); zero when none.
-func newestPublished(doc *schema.Document) time.Time {
-	t, _ := doc.Channel.Extensions.Published()
+func newestPublished(doc *schema.Document, rules schema.DateRules) time.Time {
+	t, _ := rules.Published(doc.Channel.Extensions)
 	for i := range doc.Items {
-		if it, ok := doc.Items[i].Extensions.Published(); ok && it.After(t) {
+		if it, ok := rules.Published(doc.Items[i].Extensions); ok && it.After(t) {
 			t = it
 		}
 	}
@@ -866,7 +871,7 @@ type itemChanges struct {
 // compareItems compares doc's items with last (nil: unknown) and returns the
 // changes and the record of doc for the next comparison. Only the first
 // maxItemIDs items (in document order) are compared by id.
-func compareItems(doc *schema.Document, last *lastVersion) (itemChanges, *lastVersion) {
+func compareItems(doc *schema.Document, last *lastVersion, rules schema.DateRules) (itemChanges, *lastVersion) {
 	var ch itemChanges
 	next := &lastVersion{Items: make([]uint64, 0, min(len(doc.Items), maxItemIDs))}
 	var prev map[uint64]bool
@@ -878,7 +883,7 @@ func compareItems(doc *schema.Document, last *lastVersion) (itemChanges, *lastVe
 	}
 	for i := range doc.Items {
 		it := &doc.Items[i]
-		if d, ok := it.Extensions.Published(); ok {
+		if d, ok := rules.Published(it.Extensions); ok {
 			if last == nil || d.After(last.Newest) {
 				ch.dates = append(ch.dates, d)
 			}

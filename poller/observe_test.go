@@ -26,7 +26,7 @@ func docOf(ids []string, dates []time.Time) *schema.Document {
 
 func TestCompareItems(t *testing.T) {
 	at := func(m int) time.Time { return t0.Add(time.Duration(m) * time.Minute) }
-	_, v1 := compareItems(docOf([]string{"c", "b", "a"}, []time.Time{at(20), at(10), at(0)}), nil)
+	_, v1 := compareItems(docOf([]string{"c", "b", "a"}, []time.Time{at(20), at(10), at(0)}), nil, schema.DateRules{})
 	tests := []struct {
 		name     string
 		doc      *schema.Document
@@ -43,7 +43,7 @@ func TestCompareItems(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			ch, next := compareItems(tt.doc, tt.last)
+			ch, next := compareItems(tt.doc, tt.last, schema.DateRules{})
 			if ch.newItems != tt.newItems || !slices.Equal(ch.dates, tt.dates) {
 				t.Fatalf("new %d dates %v, want %d %v", ch.newItems, ch.dates, tt.newItems, tt.dates)
 			}
@@ -60,7 +60,7 @@ func TestCompareItems(t *testing.T) {
 	for i := range ids {
 		ids[i] = fmt.Sprintf("id%d", i)
 	}
-	if _, v := compareItems(docOf(ids, nil), nil); len(v.Items) != maxItemIDs {
+	if _, v := compareItems(docOf(ids, nil), nil, schema.DateRules{}); len(v.Items) != maxItemIDs {
 		t.Errorf("recorded %d ids, want at most %d", len(v.Items), maxItemIDs)
 	}
 }
@@ -142,7 +142,7 @@ func TestOldStateLoads(t *testing.T) {
 	if p.Policy.Tau != 20*time.Minute || p.Polls != 7 || p.Last != nil || len(p.Policy.Intervals) != 1 {
 		t.Fatalf("decoded %+v", p)
 	}
-	_, last := compareItems(docOf([]string{"a", "b"}, nil), p.Last)
+	_, last := compareItems(docOf([]string{"a", "b"}, nil), p.Last, schema.DateRules{})
 	pol, _ := NewPolicy(PolicyConfig{Kind: KindSmart, Alpha: 0.5, Initial: 10 * time.Minute, Min: time.Minute, Max: time.Hour})
 	pol.Start(&p.Policy)
 	pol.Observe(&p.Policy, Observation{Time: t0, Changed: true}) // NewItems unknown: 0

@@ -1,6 +1,8 @@
 package schema
 
 import (
+	"regexp"
+	"strconv"
 	"strings"
 	"time"
 
@@ -19,11 +21,91 @@ var rfc822Zones = map[string]string{
 	"MST": "-0700", "MDT": "-0600", "PST": "-0800", "PDT": "-0700",
 }
 
+// DateRules say how a resource's dates are read: Layout (its date_format,
+// a Go time layout) is tried first, then the lenient parser; Location is the
+// zone of dates that carry none (nil: UTC). The zero value reads as
+// [ParseDate] does.
+type DateRules struct {
+	Layout   string
+	Location *time.Location
+}
+
 // ParseDate reads a date leniently ("December 08, 2005 @ 08:25 AM", RFC 1123
-// with RFC 822 zone names, RFC 3339, ISO dates, and what
+// with RFC 822 zone names, RFC 3339, ISO dates, day-first numeric dates
+// such as 21.11.2026 and 21/11/2026 14:30, and what
 // github.com/araddon/dateparse reads); a date without a zone is UTC. It never
 // panics, whatever the parser does with strange input.
-func ParseDate(s string) (t time.Time, ok bool) {
+func ParseDate(s string) (t time.Time, ok bool) { return DateRules{}.Parse(s) }
+
+// Published reads the publication time of extensions under these rules:
+// the first extension named date or pubDate whose value is a date.
+func (r DateRules) Published(e Extensions) (time.Time, bool) {
+	for _, x := range e {
+		if x.LocalName != "date" && x.LocalName != "pubDate" {
+			continue
+		}
+		if t, ok := r.Parse(x.Value); ok {
+			return t, true
+		}
+	}
+	return time.Time{}, false
+}
+
+// Parse reads a date under the rules: the layout first (in Location when
+// the layout has no zone), then as [ParseDate] does, with Location for dates
+// without a zone. The result is in UTC.
+func (r DateRules) Parse(s string) (t time.Time, ok bool) {
+	loc := r.Location
+	if loc == nil {
+		loc = time.UTC
+	}
+	if r.Layout != "" {
+		if t, err := time.ParseInLocation(r.Layout, strings.TrimSpace(s), loc); err == nil {
+			return checkYear(t.UTC())
+		}
+	}
+	return parseLenient(s, loc)
+}
+
+// dayFirst matches numeric dates written day first, the European way:
+// 21.11.2026, 21/11/2026 14:30, 21-11-2026 14:30:05.
+var dayFirst = regexp.MustCompile(`^(\d{1,2})[./-](\d{1,2})[./-](\d{4})(?:[ T,]+(\d{1,2}):(\d{2})(?::(\d{2}))?)?$`)
+
+// parseDayFirst reads a numeric d.m.yyyy date. The day comes first unless
+// that cannot be (11/21/2026: the second number is over 12, a US date);
+// 03/04/2026 is the 3rd of April.
+func parseDayFirst(s string, loc *time.Location) (time.Time, bool) {
+	m := dayFirst.FindStringSubmatch(s)
+	if m == nil {
+		return time.Time{}, false
+	}
+	n := func(i int) int {
+		v, _ := strconv.Atoi(m[i])
+		return v
+	}
+	day, month, year := n(1), n(2), n(3)
+	if month > 12 && day <= 12 {
+		day, month = month, day
+	}
+	hour, minute, sec := 0, 0, 0
+	if m[4] != "" {
+		hour, minute = n(4), n(5)
+		if m[6] != "" {
+			sec = n(6)
+		}
+	}
+	if month < 1 || month > 12 || day < 1 || hour > 23 || minute > 59 || sec > 59 {
+		return time.Time{}, false
+	}
+	t := time.Date(year, time.Month(month), day, hour, minute, sec, 0, loc)
+	if t.Day() != day { // 31.02.2026 does not exist
+		return time.Time{}, false
+	}
+	return checkYear(t.UTC())
+}
+
+// parseLenient is ParseDate with loc for dates that carry no zone.
+func parseLenient(s string, loc *time.Location) (t time.Time, ok bool) {
 	s = strings.TrimSpace(strings.TrimRight(strings.TrimSpace(s), ".,;"))
 	if strings.Contains(s, "@") || strings.Contains(s, " at ") || strings.Contains(s, " h ") {
 		s = dateCleaner.Replace(s)
@@ -50,9 +132,12 @@ func ParseDate(s string) (t time.Time, ok bool) {
 	layouts := dateLayoutsAlpha
 	if s[0] >= '0' && s[0] <= '9' {
 		layouts = dateLayoutsDigit
+		if t, ok := parseDayFirst(s, loc); ok {
+			return t, true
+		}
 	}
 	for _, layout := range layouts {
-		if t, err := time.ParseInLocation(layout, s, time.UTC); err == nil {
+		if t, err := time.ParseInLocation(layout, s, loc); err == nil {
 			return checkYear(t.UTC())
 		}
 	}
@@ -61,7 +146,7 @@ func ParseDate(s string) (t time.Time, ok bool) {
 			t, ok = time.Time{}, false
 		}
 	}()
-	t, err := dateparse.ParseIn(s, time.UTC)
+	t, err := dateparse.ParseIn(s, loc, dateparse.PreferMonthFirst(false))
 	if err != nil {
 		return time.Time{}, false
 	}

@@ -2,6 +2,7 @@ package schema_test
 
 import (
 	"testing"
+	"time"
 
 	"github.com/dynamo-rss/dynamo/schema"
 )
@@ -14,7 +15,15 @@ func TestParseDate(t *testing.T) {
 		"Thu, 08 Dec 2005 08:25:00 PDT":   "2005-12-08T15:25:00Z",
 		"2005-12-08T08:25:00Z":            "2005-12-08T08:25:00Z",
 		"2005-12-08 08:25":                "2005-12-08T08:25:00Z",
-		"12/08/2005":                      "2005-12-08T00:00:00Z",
+		"12/08/2005":                      "2005-08-12T00:00:00Z", // numeric dates are day first when they can be
+		"11/21/2026":                      "2026-11-21T00:00:00Z", // … and month first when they cannot
+		"21.11.2026":                      "2026-11-21T00:00:00Z",
+		"21/11/2026 14:30":                "2026-11-21T14:30:00Z",
+		"21-11-2026 14:30:05":             "2026-11-21T14:30:05Z",
+		"3.4.2026":                        "2026-04-03T00:00:00Z",
+		"31.02.2026":                      "",
+		"21.13.2026":                      "",
+		"21.11.2026 25:00":                "",
 		"yesterday":                       "",
 		"":                                "",
 		"@@@":                             "",
@@ -31,4 +40,56 @@ func TestParseDate(t *testing.T) {
 			t.Errorf("ParseDate(%q) = %q, want %q", in, got, want)
 		}
 	}
+}
+
+func TestDateRules(t *testing.T) {
+	rome, err := time.LoadLocation("Europe/Rome")
+	if err != nil {
+		t.Skipf("no time zone database: %v", err)
+	}
+	for _, tc := range []struct {
+		rules schema.DateRules
+		in    string
+		want  string
+	}{
+		{schema.DateRules{Layout: "02.01.2006 15:04"}, "21.11.2026 14:30", "2026-11-21T14:30:00Z"},
+		{schema.DateRules{Layout: "02.01.2006 15:04", Location: rome}, "21.11.2026 14:30", "2026-11-21T13:30:00Z"},
+		{schema.DateRules{Location: rome}, "21/11/2026 14:30", "2026-11-21T13:30:00Z"},     // no layout: lenient, in the zone
+		{schema.DateRules{Location: rome}, "2026-11-21T14:30:00Z", "2026-11-21T14:30:00Z"}, // a zone in the date wins
+		{schema.DateRules{Layout: "Jan 2 '06", Location: rome}, "Nov 21 '26", "2026-11-20T23:00:00Z"},
+		{schema.DateRules{Layout: "02.01.2006"}, "2026-11-21", "2026-11-21T00:00:00Z"}, // the layout fails: lenient
+		{schema.DateRules{Layout: "02.01.2006"}, "the day after the fair", ""},
+	} {
+		tm, ok := tc.rules.Parse(tc.in)
+		got := ""
+		if ok {
+			got = tm.Format(time.RFC3339)
+		}
+		if got != tc.want {
+			t.Errorf("%+v.Parse(%q) = %q, want %q", tc.rules, tc.in, got, tc.want)
+		}
+	}
+	ext := schema.Extensions{{URI: schema.DCNamespace, Prefix: "dc", LocalName: "date", Value: "21.11.2026 14:30"}}
+	if tm, ok := (schema.DateRules{Location: rome}).Published(ext); !ok || !tm.Equal(time.Date(2026, 11, 21, 13, 30, 0, 0, time.UTC)) {
+		t.Errorf("Published = %v, %v", tm, ok)
+	}
+}
+
+func FuzzParseDate(f *testing.F) {
+	for _, s := range []string{"21.11.2026", "21/11/2026 14:30", "2026-11-21T14:30:00Z", "December 08, 2005 @ 08:25 AM", "Thu, 08 Dec 2005 08:25:00 GMT", "", "99/99/9999"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		tm, ok := schema.ParseDate(s)
+		if !ok {
+			return
+		}
+		if tm.Location() != time.UTC || tm.Year() < 1 || tm.Year() > 9999 {
+			t.Fatalf("ParseDate(%q) = %v: not a UTC time RFC 3339 can write", s, tm)
+		}
+		back, ok := schema.ParseDate(tm.Format(time.RFC3339Nano))
+		if !ok || !back.Equal(tm) {
+			t.Fatalf("ParseDate(%q) = %v does not round-trip through RFC 3339: %v %v", s, tm, back, ok)
+		}
+	})
 }

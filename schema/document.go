@@ -88,17 +88,7 @@ func (e Extensions) ContentEncoded() (string, bool) {
 // extension (local name "date" or "pubDate", any namespace) whose value
 // [ParseDate] can read. The extractor keeps such values as the page wrote
 // them; an unreadable one is text, not a time.
-func (e Extensions) Published() (time.Time, bool) {
-	for _, x := range e {
-		if x.LocalName != "date" && x.LocalName != "pubDate" {
-			continue
-		}
-		if t, ok := ParseDate(x.Value); ok {
-			return t, true
-		}
-	}
-	return time.Time{}, false
-}
+func (e Extensions) Published() (time.Time, bool) { return DateRules{}.Published(e) }
 
 // MarshalXML writes each extension as a prefixed element that declares its own namespace,
 // so the document stays valid whatever its parent declares.

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/dynamo-rss/dynamo/config"
 	"github.com/dynamo-rss/dynamo/extractor"
 	"github.com/dynamo-rss/dynamo/schema"
 )
@@ -18,6 +19,7 @@ import (
 // pageFlags are the flags extract and lint share.
 type pageFlags struct {
 	url, rssID, contentType, timestamp string
+	dateFormat, timezone               string
 }
 
 const pageHelp = `
@@ -29,6 +31,8 @@ func (p *pageFlags) parse(name, synopsis string, args []string, stdout io.Writer
 	fs := newFlagSet(name, synopsis+"\n"+strings.TrimSpace(pageHelp), stdout)
 	fs.StringVar(&p.url, "url", "", "the page's URL: base of relative links, default channel and item link (default http://localhost/FILE)")
 	fs.StringVar(&p.contentType, "content-type", "", "the HTTP Content-Type of the page, whose charset wins over the page's own (e.g. 'text/html; charset=ISO-8859-1')")
+	fs.StringVar(&p.dateFormat, "date-format", "", "the page's date layout, as the resource's date_format: a Go layout tried first (e.g. '02.01.2006 15:04')")
+	fs.StringVar(&p.timezone, "timezone", "", "the zone of dates without one, as the resource's timezone (e.g. Europe/Rome; default UTC)")
 	if withDoc {
 		fs.StringVar(&p.rssID, "rssid", "", "the resource id written as rssId (default: the file name without extension, 'page' for standard input)")
 		fs.StringVar(&p.timestamp, "timestamp", "", "the retrieval time written in the document, RFC 3339 (default: now, UTC)")
@@ -56,6 +60,13 @@ func (p *pageFlags) options(path string) (extractor.Options, error) {
 	if opts.RSSID == "" && !stdin {
 		opts.RSSID = strings.TrimSuffix(base, filepath.Ext(base))
 	}
+	if err := config.CheckDateFormat(p.dateFormat); err != nil {
+		return opts, &exitError{code: 2, err: fmt.Errorf("--date-format: %w", err)}
+	}
+	if err := config.CheckTimezone(p.timezone); err != nil {
+		return opts, &exitError{code: 2, err: fmt.Errorf("--timezone: %w", err)}
+	}
+	opts.Dates = config.ResourceEntry{DateFormat: p.dateFormat, Timezone: p.timezone}.DateRules()
 	if p.timestamp != "" {
 		t, err := time.Parse(time.RFC3339, p.timestamp)
 		if err != nil {
