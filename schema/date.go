@@ -148,6 +148,10 @@ func parseLenient(s string, loc *time.Location) (t time.Time, ok bool) {
 	}()
 	t, err := dateparse.ParseIn(s, loc, dateparse.PreferMonthFirst(false))
 	if err != nil {
+		// Month and weekday names in the page's language (21 novembre 2026).
+		if en, ok := translateDate(s); ok && en != "" && en != s {
+			return parseLenient(en, loc)
+		}
 		return time.Time{}, false
 	}
 	return checkYear(t.UTC())
@@ -181,6 +185,6 @@ func checkYear(t time.Time) (time.Time, bool) {
 // dateLayouts are tried, in UTC, before the lenient parser: the common forms
 // are read faster and exactly.
 var (
-	dateLayoutsDigit = []string{time.RFC3339, "2006-01-02"}
+	dateLayoutsDigit = []string{time.RFC3339, "2006-01-02", "2 January 2006 15:04", "2 January 2006 15:04:05", "2 Jan 2006 15:04"}
 	dateLayoutsAlpha = []string{"January 2, 2006 3:04 PM", "January 2, 2006 15:04", time.RFC1123Z}
 )
