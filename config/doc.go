@@ -1,4 +1,4 @@
-// Package config is dynamo's configuration: one YAML file (API.md
+// Package config is dynamo's configuration: one YAML file (docs/configuration.md
 // "Configuration"), read strictly, defaulted and validated, and reloaded at
 // run time.
 //
