@@ -52,6 +52,34 @@
 // writes nothing. Prune and Unregister are one transaction each, too.
 // Reads of several statements run in one repeatable-read snapshot.
 //
+// # Info cache
+//
+// [Store.Resource] (which the REST layer calls on every feed request, for
+// the ETag and the render cache key) and [Store.Resources] are served from
+// memory. Every transaction that changes a resource's info (a save that
+// stores a version, Complete storing one, Prune, Unregister, Register
+// lifting a tombstone) runs pg_notify('dynamo_resources', id), which
+// PostgreSQL sends on commit; each Store keeps one connection, outside the
+// pool, LISTENing on that channel (in a goroutine the Store owns, stopped
+// by Close) and drops the entry when the notification arrives. A node's
+// own writes drop its entry at once; another node's write reaches it as
+// soon as the notification is delivered (milliseconds): the cached ETag of
+// a feed may lag another node's commit by that much, never more. Entries
+// are served and kept only while the listener is connected: when its
+// connection is lost, the whole cache is dropped, reads go to the database
+// (never stale, only slower) and the listener reconnects with exponential
+// backoff (100 ms to 10 s); behind a transaction-mode pooler, which does
+// not support LISTEN, point the DSN at the server itself. A read fills
+// the cache only if no invalidation came while it read (a generation
+// check), so a read racing another node's commit leaves no stale entry.
+//
+// # Connections
+//
+// The pool holds [DefaultMaxConns] connections (4 per CPU, 8 to 32) unless
+// Options.MaxConns or the DSN's pool_max_conns says otherwise, plus the
+// listener's: N nodes need N × (pool + 1) under the server's
+// max_connections.
+//
 // # Leases
 //
 // [Store.Acquire] takes the resource's row with SELECT … FOR UPDATE SKIP

@@ -149,5 +149,8 @@ func (s *Store) Complete(ctx context.Context, id string, doc *schema.Document, c
 	if err != nil {
 		return storage.SaveResult{}, fmt.Errorf("complete %q: %w", id, err)
 	}
+	if sr.Changed {
+		s.cache.invalidate(id)
+	}
 	return sr, nil
 }
