@@ -82,15 +82,21 @@
 //
 // # Leases
 //
-// [Store.Acquire] takes the resource's row with SELECT … FOR UPDATE SKIP
-// LOCKED: a row another transaction holds (another node acquiring or
-// committing it) is refused at once with a retry a second later, never
-// waited for. Otherwise it grants the lease when no other node holds an
-// unexpired one, the resource is due (or the request is forced) and the
-// host's next allowed time has come, in that order of checks; a refusal's
-// Retry is the other lease's end, the due time or the host's slot. A grant
-// moves the host's next allowed time to now + HostInterval and sets the
-// lease's owner and end. All times are the request's (the poller's clock),
+// [Store.Acquire] first reads the resource's committed row and its host's
+// slot with one plain SELECT (no transaction, no lock): a lease another
+// node holds, a resource not due yet (unless the request is forced) or a
+// host slot not free yet is refused there, in that order of checks, with
+// Retry = the other lease's end, the due time or the host's slot, so that
+// a losing node's queue follows the winner's schedule. Only a resource that
+// looks due and free is taken, in one statement that locks its row with
+// SELECT … FOR UPDATE SKIP LOCKED, checks the same conditions under the
+// lock, reserves the host's slot and writes the lease: a row another transaction holds (another
+// node acquiring or committing it) is refused at once, never waited for,
+// with Retry = now + the lease (when the lease being granted there ends,
+// the earliest this node could have to take over). A grant moves the
+// host's next allowed time to now + HostInterval (with no interval the
+// host's row is only read, so it is no hot row every grant waits for) and
+// sets the lease's owner and end. All times are the request's (the poller's clock),
 // never the database's, so nodes need synchronized clocks (NTP), as any
 // lease scheme does. [Store.Complete] checks in one transaction that the
 // lease is still this node's (else storage.ErrLeaseLost and nothing is
