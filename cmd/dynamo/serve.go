@@ -161,6 +161,12 @@ func serve(ctx context.Context, o serveOptions) (err error) {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
+	mem := applyMemory(cfg, nil)
+	logMemory(log, mem)
+	tctx, stopTuning := context.WithCancel(ctx)
+	var tuning sync.WaitGroup
+	tuning.Go(func() { tuneGC(tctx, mem) })
+	defer func() { stopTuning(); tuning.Wait() }()
 	addr := cfg.Listen
 	if o.Listen != "" {
 		addr = o.Listen
