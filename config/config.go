@@ -14,7 +14,7 @@ import (
 	"github.com/goccy/go-yaml/parser"
 )
 
-// Config is the whole dynamo configuration file (API.md "Configuration").
+// Config is the whole dynamo configuration file (docs/configuration.md).
 // Obtain one from [Load], [Parse] or [Default]; treat it as read-only
 // afterwards and pass it explicitly.
 type Config struct {

@@ -1,5 +1,5 @@
 // Package extractor is Dynamo's Wrapper: it turns an annotated legacy HTML page
-// into an XMLData document (see ANNOTATIONS.md) plus diagnostics.
+// into an XMLData document (see docs/annotations.md) plus diagnostics.
 //
 // # Usage
 //
