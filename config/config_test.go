@@ -269,7 +269,7 @@ func TestReloaderWithoutFileReappliesDefault(t *testing.T) {
 	}
 }
 
-// apiExample is the example of API.md "Configuration", verbatim.
+// apiExample is the example of docs/configuration.md, verbatim.
 var apiExample = func() string {
 	b, err := os.ReadFile("../testdata/config/api-example.yaml")
 	if err != nil {

@@ -1,5 +1,5 @@
-// Package config is dynamo's configuration: one YAML file
-// (docs/configuration.md), read strictly, defaulted and validated, and reloaded at
+// Package config is dynamo's configuration: one YAML file (docs/configuration.md
+// "Configuration"), read strictly, defaulted and validated, and reloaded at
 // run time.
 //
 // # Reading

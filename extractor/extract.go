@@ -37,6 +37,9 @@ type Options struct {
 	// Dates are the resource's date rules (date_format, timezone): a date
 	// extension they cannot read is reported (its text is kept as written).
 	Dates schema.DateRules
+	// Descriptions, when set, caches sanitized descriptions across
+	// extractions (see [DescriptionCache]); nil sanitizes every time.
+	Descriptions *DescriptionCache
 }
 
 // Limits cap what a hostile page can make the extractor do. A zero field takes

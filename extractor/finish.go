@@ -96,7 +96,7 @@ func (b *builder) finish() (*Result, error) {
 			descs = append(descs, &it.description)
 		}
 	}
-	b.san.all(descs, base)
+	b.san.all(descs, base, b.opts.Descriptions)
 
 	c := &b.channel
 	doc.Channel.Title = c.title.val

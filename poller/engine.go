@@ -127,6 +127,7 @@ type Engine struct {
 	log     *slog.Logger
 	m       *metrics
 	extract ExtractFunc
+	descs   *extractor.DescriptionCache // sanitized descriptions, shared by every poll
 	opts    Options
 	robots  robotsCache
 	hosts   hostGate
@@ -184,6 +185,7 @@ func New(ctx context.Context, cfg *config.Config, store Store, opts Options) (*E
 		log:        opts.Logger,
 		m:          m,
 		extract:    opts.Extract,
+		descs:      extractor.NewDescriptionCache(0),
 		opts:       opts,
 		wake:       make(chan struct{}, 1),
 		resources:  make(map[string]*resource),
@@ -814,11 +816,12 @@ func (e *Engine) fetchAndStore(ctx context.Context, r *resource, f *retriever, u
 		page = fr.URL // after redirects: relative links resolve against where the page really is
 	}
 	out, err := e.extract(bytes.NewReader(fr.Body), extractor.Options{
-		URL:         page,
-		RSSID:       r.id,
-		ContentType: fr.ContentType,
-		Timestamp:   now,
-		Dates:       dates,
+		URL:          page,
+		RSSID:        r.id,
+		ContentType:  fr.ContentType,
+		Timestamp:    now,
+		Dates:        dates,
+		Descriptions: e.descs,
 	})
 	if errors.Is(err, extractor.ErrNotAnnotated) || (err == nil && (out == nil || out.Document == nil)) {
 		return pollResult{outcome: OutcomeNotAnnotated, err: extractor.ErrNotAnnotated, floor: fr.MaxAge, validators: &v}

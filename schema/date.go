@@ -13,12 +13,15 @@ import (
 // lenient parser does not know ("December 08, 2005 @ 08:25 AM").
 var dateCleaner = strings.NewReplacer(" @ ", " ", "@", " ", " at ", " ", " h ", ":")
 
-// rfc822Zones are the zone names of RFC 822 dates (RFC 1123 keeps them) with
-// their offsets.
+// rfc822Zones are the zone names of RFC 822 dates (RFC 1123 keeps them), and
+// the common European ones, with their offsets.
 var rfc822Zones = map[string]string{
 	"UT": "+0000", "GMT": "+0000", "UTC": "+0000", "Z": "+0000",
 	"EST": "-0500", "EDT": "-0400", "CST": "-0600", "CDT": "-0500",
 	"MST": "-0700", "MDT": "-0600", "PST": "-0800", "PDT": "-0700",
+	// European zones legacy pages write after the time.
+	"WET": "+0000", "WEST": "+0100", "BST": "+0100", "CET": "+0100", "CEST": "+0200",
+	"MEZ": "+0100", "MESZ": "+0200", "EET": "+0200", "EEST": "+0300", "MSK": "+0300",
 }
 
 // DateRules say how a resource's dates are read: Layout (its date_format,

@@ -210,9 +210,8 @@ func serve(ctx context.Context, o serveOptions) (err error) {
 		Load:   o.Load,
 	}, engine.Apply, func(_ context.Context, next *config.Config) error {
 		srv.SetAdminToken(next.Admin.Token) // rotated token (or admin turned on/off) at once
-		if next.Listen != last.Listen || next.Storage != last.Storage || next.PublicURL != last.PublicURL ||
-			next.Poller.Workers != last.Poller.Workers {
-			log.Warn("listen, storage, public_url and poller.workers changes take effect at the next restart")
+		if changed := restartOnly(last, next); len(changed) > 0 {
+			log.Warn("these settings take effect at the next restart", slog.String("fields", strings.Join(changed, ", ")))
 		}
 		last = next
 		inForce.Store(next)
@@ -353,3 +352,27 @@ func (p apiPoller) PollNow(ctx context.Context, id string) (api.ResourceStatus, 
 }
 
 var _ api.Poller = apiPoller{}
+
+// restartOnly lists the settings that changed from last to next and that
+// only a restart applies.
+func restartOnly(last, next *config.Config) []string {
+	var out []string
+	for _, f := range []struct {
+		name    string
+		changed bool
+	}{
+		{"listen", next.Listen != last.Listen},
+		{"storage", next.Storage != last.Storage},
+		{"public_url", next.PublicURL != last.PublicURL},
+		{"poller.workers", next.Poller.Workers != last.Poller.Workers},
+		{"log", next.Log != last.Log},
+		{"registration", next.Registration != last.Registration},
+		{"node_id", next.NodeID != last.NodeID},
+		{"memory_limit", next.MemoryLimit != last.MemoryLimit},
+	} {
+		if f.changed {
+			out = append(out, f.name)
+		}
+	}
+	return out
+}

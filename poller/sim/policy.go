@@ -43,7 +43,7 @@ type Contender struct {
 }
 
 // The smart policy's min, initial and max in the standard contenders: the
-// poller's defaults (docs/configuration.md, `policy: {kind: smart, alpha: 0.5,
+// poller's defaults (docs/configuration.md: `policy: {kind: smart, alpha: 0.5,
 // initial: 10m, min: 1m, max: 6h}`). Waits are scaled after the policy
 // clamps them, so these bound the wait relative to the budget rather than
 // absolutely; the 10-minute floor applies after scaling.

@@ -8,6 +8,8 @@ import (
 
 	"github.com/dynamo-rss/dynamo/schema"
 	"github.com/dynamo-rss/dynamo/storage"
+	"github.com/dynamo-rss/dynamo/storage/postgres"
+	"github.com/dynamo-rss/dynamo/storage/postgres/pgtest"
 )
 
 // page is a 20-item document of resource id whose newest item is n: each
@@ -90,4 +92,40 @@ func BenchmarkItemsKeyword(b *testing.B) {
 			b.Fatal(len(items), err)
 		}
 	}
+}
+
+// Resource as the feed handler calls it on every request: served from the
+// info cache once the listener is up, versus the database round trip it
+// costs uncached.
+func BenchmarkResource(b *testing.B) {
+	dsn := pgtest.DSN(b)
+	s := openAt(b, dsn, "node")
+	ctx := context.Background()
+	mustSave(b, s, page("r", 20))
+	deadline := time.Now().Add(10 * time.Second)
+	for !postgres.Cached(s, "r") {
+		if time.Now().After(deadline) {
+			b.Fatal("not cached")
+		}
+		if _, err := s.Resource(ctx, "r"); err != nil {
+			b.Fatal(err)
+		}
+		time.Sleep(time.Millisecond)
+	}
+	b.Run("cached", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			if _, err := s.Resource(ctx, "r"); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("uncached", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			if _, err := postgres.ResourceUncached(s, ctx, "r"); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
 }
