@@ -26,6 +26,7 @@ type Config struct {
 	Log          LogConfig       `yaml:"log"`
 	Registration string          `yaml:"registration"` // RegistrationClosed (default) or RegistrationOpen
 	NodeID       string          `yaml:"node_id"`      // postgres: this node's name in leases (default host:pid)
+	WebSub       WebSubConfig    `yaml:"websub"`
 	Resources    []ResourceEntry `yaml:"resources"`
 }
 
@@ -64,6 +65,34 @@ type StorageConfig struct {
 type AdminConfig struct {
 	Token     string `yaml:"token"`
 	TokenFile string `yaml:"token_file"`
+}
+
+// WebSubConfig configures the WebSub hub of dynamo's own feeds (API.md
+// "Push (WebSub hub)"). Leases are what §5.3.1 of the Recommendation leaves
+// to the hub: LeaseDefault is granted when a subscriber asks for none, a
+// requested lease is clamped to [LeaseMin, LeaseMax].
+type WebSubConfig struct {
+	// Enabled turns the hub on; unset, it is on exactly when public_url is
+	// set (the hub URL and topics must be absolute). Use [Config.WebSubEnabled].
+	Enabled      *bool    `yaml:"enabled"`
+	LeaseDefault Duration `yaml:"lease_default"` // default 240h (10 days, §8.2)
+	LeaseMin     Duration `yaml:"lease_min"`     // default 1h
+	LeaseMax     Duration `yaml:"lease_max"`     // default 720h (30 days)
+	// RetryFor bounds the retries of one delivery (exponential backoff from
+	// 10s, at most 1h apart); past it the notification is given up, the
+	// subscription stays until its lease ends (default 24h).
+	RetryFor Duration `yaml:"retry_for"`
+	Workers  int      `yaml:"workers"` // callback requests at once (default 8)
+	Queue    int      `yaml:"queue"`   // bound of the verification and delivery queues (default 1024)
+}
+
+// WebSubEnabled reports whether the hub runs: websub.enabled when set, else
+// whether public_url is set.
+func (c *Config) WebSubEnabled() bool {
+	if c.WebSub.Enabled != nil {
+		return *c.WebSub.Enabled
+	}
+	return c.PublicURL != ""
 }
 
 // LogConfig says what is logged and how.
@@ -141,6 +170,14 @@ func Default() Config {
 		Storage:      StorageConfig{Driver: DriverBadger, Path: "./data", SyncWrites: true, MinFree: 256 << 20},
 		Log:          LogConfig{Level: "info", Format: "text"},
 		Registration: RegistrationClosed,
+		WebSub: WebSubConfig{
+			LeaseDefault: Duration(10 * 24 * time.Hour),
+			LeaseMin:     Duration(time.Hour),
+			LeaseMax:     Duration(30 * 24 * time.Hour),
+			RetryFor:     Duration(24 * time.Hour),
+			Workers:      8,
+			Queue:        1024,
+		},
 		Poller: PollerConfig{
 			Workers:         8,
 			Timeout:         Duration(20 * time.Second),
