@@ -13,7 +13,8 @@ import (
 )
 
 // BadgerStore is a [Store] in its own Badger database (a directory of its
-// own, not the versions store), so that subscriptions and pending
+// own, not the versions store: cmd opens it at storage.path/websub, as
+// storage keeps its poll states at storage.path/pollstate), so that subscriptions and pending
 // deliveries survive restarts. Safe for concurrent use; Close it.
 //
 // Key layout: 's' | resource | 0x00 | topic | 0x00 | callback, value the
@@ -40,9 +41,13 @@ func OpenBadgerStore(dir string, log *slog.Logger) (*BadgerStore, error) {
 	}
 	opts := badger.DefaultOptions(dir).
 		WithLogger(badgerLogger{log}).
-		WithMemTableSize(8 << 20).
+		WithSyncWrites(false).
+		WithMemTableSize(4 << 20).
+		WithValueThreshold(64 << 10). // below what a 4 MiB memtable accepts
 		WithValueLogFileSize(64 << 20).
-		WithNumVersionsToKeep(1)
+		WithBlockCacheSize(1 << 20).
+		WithNumCompactors(2).
+		WithMetricsEnabled(false)
 	db, err := badger.Open(opts)
 	if err != nil {
 		return nil, fmt.Errorf("websub: open store %s: %w", dir, err)
