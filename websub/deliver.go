@@ -51,7 +51,7 @@ func (h *Hub) deliver(ctx context.Context, k Key) {
 		return
 	}
 	log := h.log.With(slog.String("topic", k.Topic), slog.String("callback", k.Callback))
-	body, ctype, err := h.opts.Topics.RenderTopic(ctx, k.Topic)
+	c, err := h.render(ctx, k.Topic)
 	if err != nil {
 		// The topic no longer renders (its resource was deleted): there is
 		// no content to distribute; the subscription lives out its lease.
@@ -59,8 +59,7 @@ func (h *Hub) deliver(ctx context.Context, k Key) {
 		h.finish(ctx, k, *s.Pending, s.Pending.Hash, outcomeSkipped)
 		return
 	}
-	sum := contentHash(body, ctype)
-	status, err := h.post(ctx, s, body, ctype)
+	status, err := h.post(ctx, s, c.body, c.ctype)
 	outcome := outcomeDelivered
 	switch {
 	case err == nil && status >= 200 && status <= 299:
@@ -76,7 +75,7 @@ func (h *Hub) deliver(ctx context.Context, k Key) {
 	if outcome == outcomeDelivered {
 		h.metrics.latency.Observe(h.clock.Now().Sub(s.Pending.Since).Seconds())
 	}
-	h.finish(ctx, k, *s.Pending, sum, outcome)
+	h.finish(ctx, k, *s.Pending, c.hash, outcome)
 }
 
 // post sends the content distribution request of §7 and returns the status

@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"net/url"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -91,7 +92,45 @@ type Hub struct {
 	changed map[string]struct{} // resources notified and not yet processed
 	wake    chan struct{}       // cap 1: a resource was notified
 
+	// latest holds the topics the last notification pass rendered, so
+	// that the workers delivering one topic to many subscribers do not
+	// render it once each. Replaced whole at each pass: it never holds more
+	// than the topics of the resources last notified.
+	latest atomic.Pointer[renderings]
+
 	event func(kind string, k Key) // tests: told of each outcome; nil otherwise
+}
+
+// renderings are the topics one notification pass rendered; the pass
+// writes, the workers read.
+type renderings struct {
+	mu sync.RWMutex
+	m  map[string]content
+}
+
+// content is a topic's rendering.
+type content struct {
+	body  []byte
+	ctype string
+	hash  string
+}
+
+// render returns topic's current content: from the last notification pass
+// when it rendered topic, else rendered now.
+func (h *Hub) render(ctx context.Context, topic string) (content, error) {
+	if r := h.latest.Load(); r != nil {
+		r.mu.RLock()
+		c, ok := r.m[topic]
+		r.mu.RUnlock()
+		if ok {
+			return c, nil
+		}
+	}
+	body, ctype, err := h.opts.Topics.RenderTopic(ctx, topic)
+	if err != nil {
+		return content{}, err
+	}
+	return content{body: body, ctype: ctype, hash: contentHash(body, ctype)}, nil
 }
 
 // observe tells a test's hook what happened.
@@ -292,7 +331,9 @@ func (h *Hub) process(ctx context.Context, changed map[string]struct{}) {
 		}
 		subs = append(subs, s...)
 	}
-	hashes := make(map[string]string) // topic → hash of its rendering; "" when it failed
+	rendered := &renderings{m: make(map[string]content)} // topic → its rendering, once per pass
+	h.latest.Store(rendered)
+	failed := make(map[string]bool)
 	now := h.clock.Now()
 	for _, s := range subs {
 		if ctx.Err() != nil {
@@ -302,17 +343,24 @@ func (h *Hub) process(ctx context.Context, changed map[string]struct{}) {
 			h.expire(ctx, s.Key)
 			continue
 		}
-		sum, ok := hashes[s.Topic]
+		if failed[s.Topic] {
+			continue
+		}
+		c, ok := rendered.m[s.Topic] // only this goroutine writes it
 		if !ok {
 			body, ctype, err := h.opts.Topics.RenderTopic(ctx, s.Topic)
 			if err != nil {
 				h.log.WarnContext(ctx, "websub: render topic", slog.String("topic", s.Topic), slog.Any("error", err))
-			} else {
-				sum = contentHash(body, ctype)
+				failed[s.Topic] = true
+				continue
 			}
-			hashes[s.Topic] = sum
+			c = content{body: body, ctype: ctype, hash: contentHash(body, ctype)}
+			rendered.mu.Lock()
+			rendered.m[s.Topic] = c
+			rendered.mu.Unlock()
 		}
-		if sum == "" || s.LastHash == sum || (s.Pending != nil && s.Pending.Hash == sum) {
+		sum := c.hash
+		if s.LastHash == sum || (s.Pending != nil && s.Pending.Hash == sum) {
 			continue
 		}
 		marked := false
