@@ -64,13 +64,19 @@ type Options struct {
 	// between registrations a client may make (0: one a minute, bursts of 5).
 	OpenRegistration  bool
 	RegistrationEvery time.Duration
-	Registerer        prometheus.Registerer // nil: metrics not registered
-	Gatherer          prometheus.Gatherer   // served at /metrics; nil: /metrics answers 404
-	Now               func() time.Time      // nil: time.Now
-	MaxPreviewBytes   int64                 // POST /preview body limit; 0: 5 MiB
-	CacheBytes        int64                 // render cache bound; 0: 32 MiB
-	RequestTimeout    time.Duration         // deadline of each request's context; 0: 30s
-	ShutdownTimeout   time.Duration         // Serve: bound on finishing in-flight requests after ctx ends; 0: 10s
+	// HubURL is the absolute URL of the WebSub hub of these feeds (e.g.
+	// PublicURL+"/websub"): feed responses carry Link rel="hub" and
+	// rel="self", and RSS 2.0 and Atom documents atom:link rel="hub". "":
+	// no discovery. Hub handles POST /websub (nil: 404; see [Server.SetHub]).
+	HubURL          string
+	Hub             Hub
+	Registerer      prometheus.Registerer // nil: metrics not registered
+	Gatherer        prometheus.Gatherer   // served at /metrics; nil: /metrics answers 404
+	Now             func() time.Time      // nil: time.Now
+	MaxPreviewBytes int64                 // POST /preview body limit; 0: 5 MiB
+	CacheBytes      int64                 // render cache bound; 0: 32 MiB
+	RequestTimeout  time.Duration         // deadline of each request's context; 0: 30s
+	ShutdownTimeout time.Duration         // Serve: bound on finishing in-flight requests after ctx ends; 0: 10s
 }
 
 // Defaults for the zero values of Options.
@@ -90,6 +96,7 @@ type Server struct {
 	e       *echo.Echo
 	metrics *httpMetrics
 	token   atomic.Pointer[string]        // admin bearer token; "" = admin routes off
+	hub     atomic.Pointer[Hub]           // POST /websub; nil or a nil Hub = off
 	pages   map[string]*template.Template // home and preview pages (embedded), by file name
 	feeds   *feedEngine                   // render cache and render metrics of the /resources feeds
 	limiter *registrationLimiter          // self-registrations per client
@@ -108,6 +115,7 @@ func New(opts Options) (*Server, error) {
 	}
 	s := &Server{opts: opts, log: opts.Logger, now: opts.Now}
 	s.SetAdminToken(opts.AdminToken)
+	s.SetHub(opts.Hub)
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
 	}
@@ -158,6 +166,8 @@ func (s *Server) routes() {
 	e.HEAD("/resources/:rssId", s.getResource)
 	e.GET("/resources/:rssId/versions/:seq", s.getVersion)
 	e.HEAD("/resources/:rssId/versions/:seq", s.getVersion)
+
+	e.POST("/websub", s.postWebSub)
 
 	e.GET("/", s.getHome)
 	e.HEAD("/", s.getHome)

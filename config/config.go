@@ -29,10 +29,11 @@ type Config struct {
 	// MemoryLimit is the memory the Go runtime keeps the process under (as
 	// GOMEMLIMIT); 0 chooses one: half the machine's (or the container's)
 	// memory, at most 2 GiB. Under a limit the garbage collector runs
-	// rarely (as GOGC=400) until the heap nears it, which keeps the tail
-	// latency of cached feeds low. The GOMEMLIMIT and GOGC environment
+	// rarely (as GOGC=400) while the live heap is small, which keeps the
+	// tail latency of cached feeds low. The GOMEMLIMIT and GOGC environment
 	// variables, when set, win.
 	MemoryLimit Size            `yaml:"memory_limit"`
+	WebSub      WebSubConfig    `yaml:"websub"`
 	Resources   []ResourceEntry `yaml:"resources"`
 }
 
@@ -71,6 +72,34 @@ type StorageConfig struct {
 type AdminConfig struct {
 	Token     string `yaml:"token"`
 	TokenFile string `yaml:"token_file"`
+}
+
+// WebSubConfig configures the WebSub hub of dynamo's own feeds (API.md
+// "Push (WebSub hub)"). Leases are what §5.3.1 of the Recommendation leaves
+// to the hub: LeaseDefault is granted when a subscriber asks for none, a
+// requested lease is clamped to [LeaseMin, LeaseMax].
+type WebSubConfig struct {
+	// Enabled turns the hub on; unset, it is on exactly when public_url is
+	// set (the hub URL and topics must be absolute). Use [Config.WebSubEnabled].
+	Enabled      *bool    `yaml:"enabled"`
+	LeaseDefault Duration `yaml:"lease_default"` // default 240h (10 days, §8.2)
+	LeaseMin     Duration `yaml:"lease_min"`     // default 1h
+	LeaseMax     Duration `yaml:"lease_max"`     // default 720h (30 days)
+	// RetryFor bounds the retries of one delivery (exponential backoff from
+	// 10s, at most 1h apart); past it the notification is given up, the
+	// subscription stays until its lease ends (default 24h).
+	RetryFor Duration `yaml:"retry_for"`
+	Workers  int      `yaml:"workers"` // callback requests at once (default 8)
+	Queue    int      `yaml:"queue"`   // bound of the verification and delivery queues (default 1024)
+}
+
+// WebSubEnabled reports whether the hub runs: websub.enabled when set, else
+// whether public_url is set.
+func (c *Config) WebSubEnabled() bool {
+	if c.WebSub.Enabled != nil {
+		return *c.WebSub.Enabled
+	}
+	return c.PublicURL != ""
 }
 
 // LogConfig says what is logged and how.
@@ -148,6 +177,14 @@ func Default() Config {
 		Storage:      StorageConfig{Driver: DriverBadger, Path: "./data", SyncWrites: true, MinFree: 256 << 20},
 		Log:          LogConfig{Level: "info", Format: "text"},
 		Registration: RegistrationClosed,
+		WebSub: WebSubConfig{
+			LeaseDefault: Duration(10 * 24 * time.Hour),
+			LeaseMin:     Duration(time.Hour),
+			LeaseMax:     Duration(30 * 24 * time.Hour),
+			RetryFor:     Duration(24 * time.Hour),
+			Workers:      8,
+			Queue:        1024,
+		},
 		Poller: PollerConfig{
 			Workers:         8,
 			Timeout:         Duration(20 * time.Second),

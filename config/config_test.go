@@ -105,6 +105,9 @@ func TestParseFieldErrors(t *testing.T) {
 		{"negative interval", "poller:\n  policy: {kind: flat, interval: -5m}\n", 2, "poller.policy.interval"},
 		{"token and file", "admin:\n  token: x\n  token_file: /y\n", 2, "admin"},
 		{"wrong type", "poller:\n  workers: many\n", 2, ""},
+		{"websub without public_url", "websub:\n  enabled: true\n", 2, "websub.enabled"},
+		{"websub lease bounds", "public_url: https://f.example\nwebsub:\n  lease_min: 48h\n  lease_max: 24h\n  lease_default: 24h\n", 3, "websub.lease_min"},
+		{"websub workers", "websub:\n  workers: 0\n", 2, "websub.workers"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := Parse([]byte(tc.yaml))
@@ -301,4 +304,26 @@ func FuzzParse(f *testing.F) {
 			t.Fatalf("Parse returned a config that does not validate: %v", err)
 		}
 	})
+}
+
+func TestWebSubEnabled(t *testing.T) {
+	for _, tc := range []struct {
+		name, yaml string
+		want       bool
+	}{
+		{"no public_url", "", false},
+		{"public_url", "public_url: https://f.example\n", true},
+		{"public_url, turned off", "public_url: https://f.example\nwebsub: {enabled: false}\n", false},
+		{"public_url, explicitly on", "public_url: https://f.example\nwebsub:\n  enabled: true\n  retry_for: 2h\n", true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg, err := Parse([]byte(tc.yaml))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := cfg.WebSubEnabled(); got != tc.want {
+				t.Errorf("WebSubEnabled = %v, want %v", got, tc.want)
+			}
+		})
+	}
 }

@@ -59,6 +59,7 @@ func (c *Config) Validate() error {
 	default:
 		bad("$.registration", "unknown mode %q (want closed or open)", c.Registration)
 	}
+	c.validateWebSub(bad)
 	p := c.Poller
 	if p.Workers < 1 || p.Workers > 1024 {
 		bad("$.poller.workers", "must be between 1 and 1024, got %d", p.Workers)
@@ -190,4 +191,32 @@ func validLayout(s string) bool {
 func isHTTPURL(s string) bool {
 	u, err := url.Parse(s)
 	return err == nil && u.IsAbs() && (u.Scheme == "http" || u.Scheme == "https") && u.Host != ""
+}
+
+// validateWebSub checks the websub section.
+func (c *Config) validateWebSub(bad func(path string, format string, args ...any)) {
+	w := c.WebSub
+	if c.WebSubEnabled() && c.PublicURL == "" {
+		bad("$.websub.enabled", "the WebSub hub needs public_url (hub and topic URLs are absolute)")
+	}
+	for _, d := range []struct {
+		path string
+		v    Duration
+	}{{"$.websub.lease_default", w.LeaseDefault}, {"$.websub.lease_min", w.LeaseMin}, {"$.websub.lease_max", w.LeaseMax}, {"$.websub.retry_for", w.RetryFor}} {
+		if d.v <= 0 {
+			bad(d.path, "must be positive")
+		}
+	}
+	if w.LeaseMin > w.LeaseMax {
+		bad("$.websub.lease_min", "%v exceeds lease_max %v", w.LeaseMin.D(), w.LeaseMax.D())
+	}
+	if w.LeaseDefault < w.LeaseMin || w.LeaseDefault > w.LeaseMax {
+		bad("$.websub.lease_default", "%v is outside [lease_min, lease_max] = [%v, %v]", w.LeaseDefault.D(), w.LeaseMin.D(), w.LeaseMax.D())
+	}
+	if w.Workers < 1 || w.Workers > 1024 {
+		bad("$.websub.workers", "must be between 1 and 1024, got %d", w.Workers)
+	}
+	if w.Queue < 1 || w.Queue > 1<<20 {
+		bad("$.websub.queue", "must be between 1 and 1048576, got %d", w.Queue)
+	}
 }
