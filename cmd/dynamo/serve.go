@@ -200,10 +200,11 @@ func serve(ctx context.Context, o serveOptions) (err error) {
 	popts.Logger = log.With(slog.String("component", "poller"))
 	popts.Registerer = reg
 	popts.Registry = db
+	var changed changes // versions stored, for the WebSub hub
 	if db.leaser != nil {
-		popts.Leaser = db.leaser
+		popts.Leaser = notifyingLeaser{Leaser: db.leaser, c: &changed}
 	}
-	engine, err := poller.New(ctx, cfg, db, popts)
+	engine, err := poller.New(ctx, cfg, notifyingStore{Store: db.Store, c: &changed}, popts)
 	if err != nil {
 		return fmt.Errorf("start poller: %w", err)
 	}
@@ -244,6 +245,7 @@ func serve(ctx context.Context, o serveOptions) (err error) {
 		Reload:     reloader.Reload,
 		AdminToken: cfg.Admin.Token,
 		PublicURL:  publicURL,
+		HubURL:     hubURL(cfg, publicURL),
 		Logger:     log.With(slog.String("component", "api")),
 		AccessLog:  cfg.Log.Access,
 		DiskSpace:  db.space,
@@ -279,7 +281,18 @@ func serve(ctx context.Context, o serveOptions) (err error) {
 	httpCtx, stopHTTP := context.WithCancel(ctx)
 	defer stopHTTP()
 	var wg sync.WaitGroup
-	var perr, rerr error
+	var hub interface{ Run(context.Context) error }
+	closeHubStore := func() error { return nil }
+	if u := hubURL(cfg, publicURL); u != "" {
+		h, closeStore, err := startHub(cfg, u, srv, reg, log)
+		if err != nil {
+			_ = ln.Close()
+			return err
+		}
+		changed.hub.Store(h)
+		hub, closeHubStore = h, closeStore
+	}
+	var perr, rerr, werr error
 	pollerRunning.Store(true)
 	wg.Go(func() {
 		perr = engine.Run(pctx)
@@ -289,6 +302,16 @@ func serve(ctx context.Context, o serveOptions) (err error) {
 		}
 	})
 	wg.Go(func() { rerr = reloader.Run(pctx, o.Hup) })
+	if hub != nil {
+		wg.Go(func() {
+			if werr = hub.Run(pctx); errors.Is(werr, context.Canceled) {
+				werr = nil // stopped with the poller
+			}
+			if cerr := closeHubStore(); cerr != nil {
+				werr = errors.Join(werr, fmt.Errorf("close websub store: %w", cerr))
+			}
+		})
+	}
 
 	log.Info("dynamo serving", slog.String("addr", ln.Addr().String()), slog.String("url", base),
 		slog.Int("resources", len(cfg.Resources)), slog.String("storage", db.where))
@@ -315,7 +338,10 @@ func serve(ctx context.Context, o serveOptions) (err error) {
 	if rerr != nil {
 		rerr = fmt.Errorf("reloader: %w", rerr)
 	}
-	return errors.Join(herr, perr, rerr)
+	if werr != nil {
+		werr = fmt.Errorf("websub: %w", werr)
+	}
+	return errors.Join(herr, perr, rerr, werr)
 }
 
 // baseURL is the http URL of a listening address, with a host a browser can
