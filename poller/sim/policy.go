@@ -77,9 +77,12 @@ func Smart(alpha float64, auto bool) Contender {
 
 // RateReference is a rate-proportional reference in the style of Miniflux's
 // entry_frequency scheduler: wait = 7 days ÷ postings seen in the last week,
-// clamped to [5 min, 24 h].
+// clamped to [5 min, 24 h] and then, like every scaled contender, multiplied
+// by the global factor. So its clamps become [5 min, 24 h] × scale (at
+// Ī = 24 h about 13 days): it is not Miniflux, whose clamps bound the final
+// wait, and is named "rate (scaled clamps)" for that.
 func RateReference() Contender {
-	return Contender{Name: "rate (miniflux)", Scaled: true, New: func(time.Duration) (func(feed int) PagePolicy, error) {
+	return Contender{Name: "rate (scaled clamps)", Scaled: true, New: func(time.Duration) (func(feed int) PagePolicy, error) {
 		return func(int) PagePolicy { return &ratePolicy{} }, nil
 	}}
 }
