@@ -3,6 +3,7 @@ package config
 import (
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"regexp"
 	"strconv"
@@ -123,6 +124,7 @@ type PollerConfig struct {
 	AllowPrivate    bool            `yaml:"allow_private"` // loopback/private/link-local targets allowed
 	Policy          PolicySpec      `yaml:"policy"`        // the default policy
 	Retention       RetentionConfig `yaml:"retention"`     // the default retention
+	Budget          BudgetConfig    `yaml:"budget"`        // shared by the resources with policy kind budget
 }
 
 // ResourceEntry is one polled page, as the file (or the admin API) declares it.
@@ -136,6 +138,19 @@ type ResourceEntry struct {
 	// no zone (default UTC).
 	DateFormat string `yaml:"date_format" json:"date_format,omitempty"`
 	Timezone   string `yaml:"timezone" json:"timezone,omitempty"`
+	// Weight is the resource's importance under policy kind budget (default
+	// 1, must be positive); WeightReaders multiplies it by the number of
+	// distinct clients that fetched its feeds in the last week. Both are
+	// ignored by the other kinds.
+	Weight        Weight `yaml:"weight" json:"weight,omitzero"`
+	WeightReaders bool   `yaml:"weight_readers" json:"weight_readers,omitempty"`
+}
+
+// Weight is a budget resource's importance: a positive number; Set tells a
+// written value from the default (so weight: 0 is refused, not defaulted).
+type Weight struct {
+	Value float64
+	Set   bool
 }
 
 // PolicySpec is a policy as written in the file; zero fields are unset and
@@ -203,6 +218,7 @@ func Default() Config {
 				Min:      Duration(time.Minute),
 				Max:      Duration(6 * time.Hour),
 			},
+			Budget: BudgetConfig{MaxInterval: Duration(DefaultMaxInterval)},
 		},
 	}
 }
@@ -464,3 +480,21 @@ func (a Alpha) MarshalYAML() (any, error) {
 	}
 	return a.Value, nil
 }
+
+// UnmarshalYAML reads a weight (any number; [Config.Validate] wants it
+// positive).
+func (w *Weight) UnmarshalYAML(n ast.Node) error {
+	s, err := scalar(n)
+	if err != nil {
+		return nodeError(n, err)
+	}
+	v, err := strconv.ParseFloat(s, 64)
+	if err != nil || math.IsNaN(v) {
+		return nodeError(n, fmt.Errorf("weight must be a positive number, got %q", s))
+	}
+	*w = Weight{Value: v, Set: true}
+	return nil
+}
+
+// MarshalYAML writes the weight as a number.
+func (w Weight) MarshalYAML() (any, error) { return w.Value, nil }
