@@ -143,6 +143,7 @@ func (s *Server) serveResource(c echo.Context, seq uint64) error {
 	if seq > 0 {
 		q.index = 0 // the path names the version
 	}
+	s.readers.saw(id, c.RealIP())
 	format := negotiate(q.format, req.Header.Get(echo.HeaderAccept))
 	info, err := s.opts.Store.Resource(ctx, id)
 	switch {

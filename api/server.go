@@ -100,6 +100,7 @@ type Server struct {
 	pages   map[string]*template.Template // home and preview pages (embedded), by file name
 	feeds   *feedEngine                   // render cache and render metrics of the /resources feeds
 	limiter *registrationLimiter          // self-registrations per client
+	readers *readers                      // distinct clients per resource, for weight_readers
 }
 
 // New builds a Server and registers its routes and metrics.
@@ -123,6 +124,7 @@ func New(opts Options) (*Server, error) {
 		s.now = time.Now
 	}
 	s.started = s.now().UTC().Truncate(time.Second)
+	s.readers = newReaders(s.now)
 	m, err := newHTTPMetrics(opts.Registerer)
 	if err != nil {
 		return nil, fmt.Errorf("register http metrics: %w", err)

@@ -200,6 +200,8 @@ func serve(ctx context.Context, o serveOptions) (err error) {
 	popts.Logger = log.With(slog.String("component", "poller"))
 	popts.Registerer = reg
 	popts.Registry = db
+	var readers lateReaders // the api counts readers; it is built after the engine
+	popts.Readers = &readers
 	var changed changes // versions stored, for the WebSub hub
 	if db.leaser != nil {
 		popts.Leaser = notifyingLeaser{Leaser: db.leaser, c: &changed}
@@ -273,6 +275,7 @@ func serve(ctx context.Context, o serveOptions) (err error) {
 		_ = ln.Close() // nothing was served on it; the api error is the one to report
 		return fmt.Errorf("build api: %w", err)
 	}
+	readers.srv.Store(srv)
 
 	// The poller and the reloader run until pctx ends, which is after HTTP
 	// has stopped (or failed).
@@ -407,4 +410,15 @@ func restartOnly(last, next *config.Config) []string {
 		}
 	}
 	return out
+}
+
+// lateReaders gives the poller the api's count of readers per resource
+// (weight_readers) once the api exists; before, every resource has none.
+type lateReaders struct{ srv atomic.Pointer[api.Server] }
+
+func (r *lateReaders) Readers(id string) int {
+	if s := r.srv.Load(); s != nil {
+		return s.Readers(id)
+	}
+	return 0
 }
