@@ -163,4 +163,3 @@ func (s *Server) formatLinks(c echo.Context) []homeLink {
 	}
 	return links
 }
-

@@ -96,7 +96,7 @@ type homeResource struct {
 type homePage struct {
 	Title     string
 	Generated homeTime
-	AllFeed   []homeLink // the feed of all resources
+	AllFeed   []homeLink     // the feed of all resources
 	Resources []homeResource // the resources of this page
 	Total     int            // every resource
 	Matching  int            // the resources ?q= matches
