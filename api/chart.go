@@ -111,9 +111,11 @@ func newChartSeries(h []PollRecord, now time.Time) chartSeries {
 	default:
 		cs.minX = float64(h[0].Time.Unix())
 		cs.maxX = math.Max(float64(h[len(h)-1].Time.Unix()), float64(now.Unix()))
-		if cs.maxX-cs.minX < 3600 {
-			cs.minX = cs.maxX - 3600
-		}
+		// At least ten minutes wide, with a margin so the first and last
+		// marks are not cut by the axes.
+		span := math.Max(cs.maxX-cs.minX, 600)
+		mid := (cs.minX + cs.maxX) / 2
+		cs.minX, cs.maxX = mid-span*0.52, mid+span*0.52
 	}
 	if math.IsInf(cs.minY, 0) {
 		cs.minY, cs.maxY = 60, 3600
@@ -125,6 +127,18 @@ func newChartSeries(h []PollRecord, now time.Time) chartSeries {
 		cs.versions = append(cs.versions, plotter.XY{X: cs.maxX, Y: cs.versions[n-1].Y})
 	}
 	return cs
+}
+
+// timeFormat is the layout of the time axis' labels for the chart's span.
+func timeFormat(cs chartSeries) string {
+	switch span := cs.maxX - cs.minX; {
+	case span <= 36*3600:
+		return "15:04"
+	case span <= 10*24*3600:
+		return "Jan 2 15:04"
+	default:
+		return "Jan 2"
+	}
 }
 
 // durationTicks labels a log-scale axis of seconds with round durations.
@@ -237,11 +251,11 @@ func pollChart(h []PollRecord, now time.Time) (template.HTML, error) {
 	}
 	top.Title.Text = "Polls and the interval estimate τ"
 	top.Y.Label.Text = "wait after poll"
-	top.X.Tick.Marker = plot.TimeTicks{Format: "Jan 2"}
+	top.X.Tick.Marker = plot.TimeTicks{Format: timeFormat(cs)}
 
 	bottom := plot.New()
 	bottom.X.Min, bottom.X.Max = cs.minX, cs.maxX
-	bottom.X.Tick.Marker = plot.TimeTicks{Format: "Jan 2 15:04"}
+	bottom.X.Tick.Marker = plot.TimeTicks{Format: timeFormat(cs)}
 	bottom.X.Label.Text = "UTC"
 	bottom.Y.Label.Text = "versions stored"
 	bottom.Y.Min = 0
@@ -276,12 +290,17 @@ func pollChart(h []PollRecord, now time.Time) (template.HTML, error) {
 const sparklinePolls = 48
 
 // sparkline draws a resource's recent polls small, for the list on /: the
-// marks and the τ line of the big chart, without axes.
-func sparkline(h []PollRecord, now time.Time) (template.HTML, error) {
+// marks and the τ line of the big chart, without axes, from the first to the
+// last of those polls (so that it changes only when a poll is added).
+func sparkline(h []PollRecord) (template.HTML, error) {
 	if len(h) > sparklinePolls {
 		h = h[len(h)-sparklinePolls:]
 	}
-	cs := newChartSeries(h, now)
+	var end time.Time
+	if len(h) > 0 {
+		end = h[len(h)-1].Time
+	}
+	cs := newChartSeries(h, end)
 	p, err := pollPlot(cs, vg.Points(1.6), nil)
 	if err != nil {
 		return "", err

@@ -220,32 +220,62 @@ func (s *Server) fillStored(r *homeResource, info storage.ResourceInfo, now time
 	r.Updated = s.homeTime(info.Updated, now)
 }
 
-// homeResources merges the configured resources (poller) with the stored
-// ones (store), sorted by id. Subscribe links are left to the caller: only
-// the resources of the page shown need them.
-func (s *Server) homeResources(stored []storage.ResourceInfo, now time.Time) []homeResource {
-	byID := map[string]*homeResource{}
-	get := func(id string) *homeResource {
-		r, ok := byID[id]
-		if !ok {
-			r = &homeResource{ID: id}
-			byID[id] = r
-		}
-		return r
-	}
+// homeEntry is a resource as the poller and the store know it, before
+// anything is formatted: / filters and pages these, and formats only the
+// resources of the page it shows.
+type homeEntry struct {
+	id   string
+	st   *ResourceStatus       // nil: not configured
+	info *storage.ResourceInfo // nil: nothing stored
+}
+
+// homeEntries merges the configured resources (poller) with the stored ones
+// (store), sorted by id.
+func (s *Server) homeEntries(stored []storage.ResourceInfo) []homeEntry {
+	var statuses []ResourceStatus
 	if s.opts.Poller != nil {
-		for _, st := range s.opts.Poller.Statuses() {
-			s.fillStatus(get(st.ID), st, now)
+		statuses = s.opts.Poller.Statuses()
+	}
+	byID := make(map[string]int, len(statuses)+len(stored))
+	out := make([]homeEntry, 0, max(len(statuses), len(stored)))
+	get := func(id string) *homeEntry {
+		i, ok := byID[id]
+		if !ok {
+			i = len(out)
+			byID[id] = i
+			out = append(out, homeEntry{id: id})
 		}
+		return &out[i]
 	}
-	for _, info := range stored {
-		s.fillStored(get(info.ID), info, now)
+	for i := range statuses {
+		get(statuses[i].ID).st = &statuses[i]
 	}
-	out := make([]homeResource, 0, len(byID))
-	for _, r := range byID {
-		out = append(out, *r)
+	for i := range stored {
+		get(stored[i].ID).info = &stored[i]
 	}
-	slices.SortFunc(out, func(a, b homeResource) int { return cmp.Compare(a.ID, b.ID) })
+	slices.SortFunc(out, func(a, b homeEntry) int { return cmp.Compare(a.id, b.id) })
+	return out
+}
+
+// resource formats an entry for a page.
+func (s *Server) resource(e homeEntry, now time.Time) homeResource {
+	r := homeResource{ID: e.id}
+	if e.st != nil {
+		s.fillStatus(&r, *e.st, now)
+	}
+	if e.info != nil {
+		s.fillStored(&r, *e.info, now)
+	}
+	return r
+}
+
+// homeResources is every resource, formatted, sorted by id.
+func (s *Server) homeResources(stored []storage.ResourceInfo, now time.Time) []homeResource {
+	entries := s.homeEntries(stored)
+	out := make([]homeResource, len(entries))
+	for i, e := range entries {
+		out[i] = s.resource(e, now)
+	}
 	return out
 }
 
@@ -264,16 +294,17 @@ func (s *Server) getHome(c echo.Context) error {
 			page.StoreErr = "the store could not be read: " + err.Error()
 		}
 	}
-	all := s.homeResources(stored, now)
+	all := s.homeEntries(stored)
 	page.Total = len(all)
 	page.Query = strings.TrimSpace(c.QueryParam("q"))
-	all = filterResources(all, page.Query)
+	all = filterEntries(all, page.Query)
 	page.Matching = len(all)
 	page.Pager = newPager(pageNumber(c), len(all), homePerPage, func(n int) string { return homeHref(page.Query, n) })
 	from := (page.Pager.Page - 1) * homePerPage
-	page.Resources = all[from:min(from+homePerPage, len(all))]
-	for i := range page.Resources {
-		s.decorate(ctx, &page.Resources[i], now)
+	for _, e := range all[from:min(from+homePerPage, len(all))] {
+		r := s.resource(e, now)
+		s.decorate(ctx, &r, now)
+		page.Resources = append(page.Resources, r)
 	}
 	if s.opts.DiskSpace != nil {
 		if sp := s.opts.DiskSpace(); sp.Low {

@@ -29,16 +29,23 @@ func homeHref(q string, n int) string {
 	return "/?" + v.Encode()
 }
 
-// filterResources keeps the resources whose id, title, page URL or
+// filterEntries keeps the resources whose id, title, page URL or
 // description contain every word of q (case-insensitively).
-func filterResources(rs []homeResource, q string) []homeResource {
+func filterEntries(es []homeEntry, q string) []homeEntry {
 	words := strings.Fields(strings.ToLower(q))
 	if len(words) == 0 {
-		return rs
+		return es
 	}
-	out := make([]homeResource, 0, len(rs))
-	for _, r := range rs {
-		hay := strings.ToLower(r.ID + "\x00" + r.Title + "\x00" + r.URL + "\x00" + r.Description)
+	out := make([]homeEntry, 0, len(es))
+	for _, e := range es {
+		fields := []string{e.id}
+		if e.st != nil {
+			fields = append(fields, e.st.URL)
+		}
+		if e.info != nil {
+			fields = append(fields, e.info.Title, e.info.URL, e.info.Description)
+		}
+		hay := strings.ToLower(strings.Join(fields, "\x00"))
 		match := true
 		for _, w := range words {
 			if !strings.Contains(hay, w) {
@@ -47,7 +54,7 @@ func filterResources(rs []homeResource, q string) []homeResource {
 			}
 		}
 		if match {
-			out = append(out, r)
+			out = append(out, e)
 		}
 	}
 	return out
@@ -62,7 +69,7 @@ func (s *Server) decorate(ctx context.Context, r *homeResource, now time.Time) {
 	if len(h) == 0 {
 		return
 	}
-	spark, err := sparkline(h, now)
+	spark, err := s.people.sparkline(r.ID, h)
 	if err != nil {
 		s.log.LogAttrs(ctx, slog.LevelWarn, "draw sparkline", slog.String("resource", r.ID), slog.Any("error", err))
 		return

@@ -4,6 +4,8 @@ import (
 	"html/template"
 	"net/url"
 	"strconv"
+	"sync"
+	"time"
 
 	"github.com/labstack/echo/v4"
 	"github.com/microcosm-cc/bluemonday"
@@ -26,6 +28,7 @@ func pageHeaders(c echo.Context) {
 
 // people holds what the pages for people share across requests.
 type people struct {
+	sparks sparkCache
 	// html sanitizes item HTML shown on our own origin (the feed preview)
 	// once more, whatever the store holds: the extractor sanitized it when
 	// it was extracted, but a page of ours is not the place to trust that.
@@ -33,7 +36,54 @@ type people struct {
 }
 
 func newPeople() *people {
-	return &people{html: bluemonday.UGCPolicy().AddTargetBlankToFullyQualifiedLinks(false)}
+	return &people{
+		html:   bluemonday.UGCPolicy().AddTargetBlankToFullyQualifiedLinks(false),
+		sparks: sparkCache{m: map[string]sparkEntry{}},
+	}
+}
+
+// maxSparks bounds the sparklines kept: a few pages of / for any number of
+// resources (a full cache is emptied, then refills with what is looked at).
+const maxSparks = 2000
+
+// sparkCache keeps each resource's sparkline until it polls again: drawing
+// one costs about a millisecond, and / shows fifty.
+type sparkCache struct {
+	mu sync.Mutex
+	m  map[string]sparkEntry
+}
+
+type sparkEntry struct {
+	n    int       // polls in the history it was drawn from
+	last time.Time // the last of them
+	svg  template.HTML
+}
+
+// sparkline returns the sparkline of resource id's history h.
+func (p *people) sparkline(id string, h []PollRecord) (template.HTML, error) {
+	key := sparkEntry{n: len(h)}
+	if len(h) > 0 {
+		key.last = h[len(h)-1].Time
+	}
+	c := &p.sparks
+	c.mu.Lock()
+	e, ok := c.m[id]
+	c.mu.Unlock()
+	if ok && e.n == key.n && e.last.Equal(key.last) {
+		return e.svg, nil
+	}
+	svg, err := sparkline(h)
+	if err != nil {
+		return "", err
+	}
+	key.svg = svg
+	c.mu.Lock()
+	if len(c.m) >= maxSparks {
+		clear(c.m)
+	}
+	c.m[id] = key
+	c.mu.Unlock()
+	return svg, nil
 }
 
 // safeHTML sanitizes item HTML for a page of ours.
