@@ -182,6 +182,7 @@ func (s *Server) viewVersions(c echo.Context, info storage.ResourceInfo, page in
 		case vi.Seq == 1:
 			v.Note = "The first version: every item is new."
 			diffVersions(&v, &schema.Document{}, doc)
+			v.Channel = nil // all of it is new: nothing to point out
 		default:
 			v.Note = "The versions before this one were removed by the retention policy: nothing to compare with."
 		}
