@@ -312,6 +312,9 @@ func TestViewPage(t *testing.T) {
 		t.Errorf("version 1 not marked as the first: %s", text(versions[2]))
 	}
 
+	if head := fdDo(s, http.MethodHead, "/view/news"); head.Code != http.StatusOK || head.Body.Len() != 0 && head.Body.Len() != rec.Body.Len() {
+		t.Errorf("HEAD /view/news = %d", head.Code)
+	}
 	// Unknown: 404; known to the poller but not stored: the page, no versions.
 	if got := fdDo(s, http.MethodGet, "/view/nope").Code; got != http.StatusNotFound {
 		t.Errorf("GET /view/nope = %d, want 404", got)
