@@ -57,6 +57,46 @@
 // websub.Topics: it renders a topic by an in-process GET, so a delivery is
 // byte for byte what a reader fetching the topic gets.
 //
+// GET / filters (?q=: every word must occur in the id, title, page URL or
+// description, case-insensitively) and pages (?page=, 50 resources a page,
+// ids in order): only the page shown is formatted, so a server with 10,000
+// resources answers / in tens of milliseconds. Each card links to the
+// resource's view and shows a sparkline of its last 48 polls, drawn with
+// gonum/plot and cached until the resource polls again.
+//
+// GET /view/{rssId} is one resource for people: subscribe links, its state
+// as on /, a chart drawn on the server as inline SVG with gonum/plot (vgsvg,
+// fonts not embedded: the browser's own sans-serif) of the poller's history
+// ([PollHistory], optional on the Poller: the last 500 polls or four weeks)
+// — each poll a mark at the wait chosen after it on a log scale of
+// durations (green filled circle: changed; grey ring: unchanged or 304; red
+// cross: any failure: error, not-annotated, robots-denied, disk_full), τ as a
+// step line, the versions stored below — and its versions newest first, 10 a
+// page (?page=), each linked to its permalink and compared with the version
+// before it: items added, removed and changed matched by item id, changed
+// fields (title, link, description, image, each extension by prefix:name)
+// shown as <del>old</del> <ins>new</ins>, long values cut at 400 characters.
+// Without a poll history (a poller that keeps none), the chart shows when the
+// stored versions appeared. An unknown id is a 404 problem; a resource the
+// poller knows but has not stored gets the page with an empty chart.
+//
+// A feed URL without type= whose Accept rates text/html strictly above every
+// feed media type, application/xml and text/xml (what browsers send) gets the
+// feed as a page (feedpage.go): the same feed model, so exactly the reader's
+// items, with subscribe links and <link rel="alternate"> per format, a link
+// to the view, its own ETag and Vary: Accept. A tie goes to the feed, so
+// Miniflux (text/html listed at q=1 beside the feed types), feedparser,
+// SimplePie/FreshRSS, gofeed (no Accept) and newsboat (*/*) get the feed
+// as before. GET /resources.opml is OPML 2.0 (text/x-opml): one
+// outline type="rss" per resource, configured or stored, with the absolute
+// RSS 2.0 feed URL in xmlUrl and the watched page in htmlUrl.
+//
+// Every HTML page carries a Content-Security-Policy (no script at all, inline
+// styles only, images from anywhere for the items of a feed page, forms to
+// this origin, no framing), X-Content-Type-Options and Referrer-Policy; the
+// pages load nothing from elsewhere (no font, script or stylesheet) and work
+// with JavaScript off.
+//
 // GET /healthz answers while the process serves; GET /readyz asks
 // Options.Ready (store reachable, poller running); GET /metrics serves
 // Options.Gatherer. The admin routes answer 404, as if absent, unless a

@@ -280,6 +280,9 @@ func emptyReason(st ResourceStatus) string {
 // cached feed costs no compression per request.
 func (s *Server) serveFeed(c echo.Context, fr feedRequest) error {
 	req := c.Request()
+	if wantsFeedPage(req) { // a browser: the same feed as a page (feedpage.go)
+		return s.serveFeedPage(c, fr)
+	}
 	sum := sha256.Sum256([]byte(fr.key))
 	identityTag := `"` + hex.EncodeToString(sum[:16]) + `"`
 	gz := acceptsGzip(req.Header.Get(echo.HeaderAcceptEncoding))

@@ -257,7 +257,8 @@ func TestNegotiation(t *testing.T) {
 	}{
 		{"", "", "rss2"},
 		{"", "*/*", "rss2"},
-		{"", "text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8", "rss2"},
+		{"", "text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8", "html"}, // a browser: the feed as a page (feedpage_test.go)
+		{"rss2", "text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8", "rss2"},
 		{"", "application/atom+xml", "atom"},
 		{"", "application/rdf+xml", "rss1"},
 		{"", "application/feed+json", "json"},

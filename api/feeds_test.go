@@ -63,6 +63,7 @@ var fdContentTypes = map[string]string{
 	"rss2": "application/rss+xml; charset=utf-8",
 	"atom": "application/atom+xml; charset=utf-8",
 	"json": "application/feed+json; charset=utf-8",
+	"html": "text/html; charset=UTF-8", // a feed asked for by a browser (feedpage.go)
 }
 
 var fdFormats = []string{"rss1", "rss2", "atom", "json"}

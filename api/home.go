@@ -33,7 +33,7 @@ func parsePages() (map[string]*template.Template, error) {
 		return nil, err
 	}
 	pages := map[string]*template.Template{}
-	for _, name := range []string{"home.html", "preview.html"} {
+	for _, name := range []string{"home.html", "preview.html", "view.html", "feed.html"} {
 		t, err := base.Clone()
 		if err != nil {
 			return nil, err
@@ -88,14 +88,20 @@ type homeResource struct {
 	Polls       int64
 	Changes     int64
 	Errors      int64
+	View        string        // its page for people, /view/{id}
+	Spark       template.HTML // a small chart of its recent polls; "": none
 }
 
 // homePage is the data of the home template.
 type homePage struct {
 	Title     string
 	Generated homeTime
-	AllFeed   []homeLink // the feed of all resources
-	Resources []homeResource
+	AllFeed   []homeLink     // the feed of all resources
+	Resources []homeResource // the resources of this page
+	Total     int            // every resource
+	Matching  int            // the resources ?q= matches
+	Query     string         // ?q=
+	Pager     pager
 	StoreErr  string
 	DiskFull  string // set while versions are not stored for lack of disk space
 	Base      string // this server's base URL, for the examples of an empty page
@@ -182,55 +188,94 @@ func humanBytes(n int64) string {
 	return fmt.Sprintf("%d bytes", n)
 }
 
-// homeResources merges the configured resources (poller) with the stored
-// ones (store), sorted by id.
-func (s *Server) homeResources(stored []storage.ResourceInfo, now time.Time) []homeResource {
-	byID := map[string]*homeResource{}
-	get := func(id string) *homeResource {
-		r, ok := byID[id]
-		if !ok {
-			r = &homeResource{ID: id, Links: s.feedLinks(id)}
-			byID[id] = r
+// fillStatus sets what the poller knows of a resource.
+func (s *Server) fillStatus(r *homeResource, st ResourceStatus, now time.Time) {
+	r.Configured = true
+	r.URL = st.URL
+	r.LastPoll = s.homeTime(st.LastPoll, now)
+	r.NextPoll = s.homeTime(st.NextPoll, now)
+	r.Policy = st.Policy
+	r.Interval = st.Interval
+	r.Tau = st.Tau
+	if st.Policy == "smart" {
+		r.Alpha = strconv.FormatFloat(st.Alpha, 'g', 3, 64)
+		if st.AlphaAuto {
+			r.Alpha += " (auto)"
 		}
-		return r
 	}
+	r.LastOutcome = st.LastOutcome
+	r.LastError = st.LastError
+	r.Polls, r.Changes, r.Errors = st.Polls, st.Changes, st.Errors
+}
+
+// fillStored sets what the store knows of a resource.
+func (s *Server) fillStored(r *homeResource, info storage.ResourceInfo, now time.Time) {
+	r.Stored = true
+	if r.URL == "" {
+		r.URL = info.URL
+	}
+	r.Title = info.Title
+	r.Description = info.Description
+	r.Versions = info.Versions
+	r.Updated = s.homeTime(info.Updated, now)
+}
+
+// homeEntry is a resource as the poller and the store know it, before
+// anything is formatted: / filters and pages these, and formats only the
+// resources of the page it shows.
+type homeEntry struct {
+	id   string
+	st   *ResourceStatus       // nil: not configured
+	info *storage.ResourceInfo // nil: nothing stored
+}
+
+// homeEntries merges the configured resources (poller) with the stored ones
+// (store), sorted by id.
+func (s *Server) homeEntries(stored []storage.ResourceInfo) []homeEntry {
+	var statuses []ResourceStatus
 	if s.opts.Poller != nil {
-		for _, st := range s.opts.Poller.Statuses() {
-			r := get(st.ID)
-			r.Configured = true
-			r.URL = st.URL
-			r.LastPoll = s.homeTime(st.LastPoll, now)
-			r.NextPoll = s.homeTime(st.NextPoll, now)
-			r.Policy = st.Policy
-			r.Interval = st.Interval
-			r.Tau = st.Tau
-			if st.Policy == "smart" {
-				r.Alpha = strconv.FormatFloat(st.Alpha, 'g', 3, 64)
-				if st.AlphaAuto {
-					r.Alpha += " (auto)"
-				}
-			}
-			r.LastOutcome = st.LastOutcome
-			r.LastError = st.LastError
-			r.Polls, r.Changes, r.Errors = st.Polls, st.Changes, st.Errors
+		statuses = s.opts.Poller.Statuses()
+	}
+	byID := make(map[string]int, len(statuses)+len(stored))
+	out := make([]homeEntry, 0, max(len(statuses), len(stored)))
+	get := func(id string) *homeEntry {
+		i, ok := byID[id]
+		if !ok {
+			i = len(out)
+			byID[id] = i
+			out = append(out, homeEntry{id: id})
 		}
+		return &out[i]
 	}
-	for _, info := range stored {
-		r := get(info.ID)
-		r.Stored = true
-		if r.URL == "" {
-			r.URL = info.URL
-		}
-		r.Title = info.Title
-		r.Description = info.Description
-		r.Versions = info.Versions
-		r.Updated = s.homeTime(info.Updated, now)
+	for i := range statuses {
+		get(statuses[i].ID).st = &statuses[i]
 	}
-	out := make([]homeResource, 0, len(byID))
-	for _, r := range byID {
-		out = append(out, *r)
+	for i := range stored {
+		get(stored[i].ID).info = &stored[i]
 	}
-	slices.SortFunc(out, func(a, b homeResource) int { return cmp.Compare(a.ID, b.ID) })
+	slices.SortFunc(out, func(a, b homeEntry) int { return cmp.Compare(a.id, b.id) })
+	return out
+}
+
+// resource formats an entry for a page.
+func (s *Server) resource(e homeEntry, now time.Time) homeResource {
+	r := homeResource{ID: e.id}
+	if e.st != nil {
+		s.fillStatus(&r, *e.st, now)
+	}
+	if e.info != nil {
+		s.fillStored(&r, *e.info, now)
+	}
+	return r
+}
+
+// homeResources is every resource, formatted, sorted by id.
+func (s *Server) homeResources(stored []storage.ResourceInfo, now time.Time) []homeResource {
+	entries := s.homeEntries(stored)
+	out := make([]homeResource, len(entries))
+	for i, e := range entries {
+		out[i] = s.resource(e, now)
+	}
 	return out
 }
 
@@ -249,7 +294,18 @@ func (s *Server) getHome(c echo.Context) error {
 			page.StoreErr = "the store could not be read: " + err.Error()
 		}
 	}
-	page.Resources = s.homeResources(stored, now)
+	all := s.homeEntries(stored)
+	page.Total = len(all)
+	page.Query = strings.TrimSpace(c.QueryParam("q"))
+	all = filterEntries(all, page.Query)
+	page.Matching = len(all)
+	page.Pager = newPager(pageNumber(c), len(all), homePerPage, func(n int) string { return homeHref(page.Query, n) })
+	from := (page.Pager.Page - 1) * homePerPage
+	for _, e := range all[from:min(from+homePerPage, len(all))] {
+		r := s.resource(e, now)
+		s.decorate(ctx, &r, now)
+		page.Resources = append(page.Resources, r)
+	}
 	if s.opts.DiskSpace != nil {
 		if sp := s.opts.DiskSpace(); sp.Low {
 			page.DiskFull = fmt.Sprintf("The disk is almost full (%s free, below storage.min_free %s): polls go on, but new versions are not stored until space returns. Feeds still serve what is stored.", humanBytes(int64(sp.Free)), humanBytes(int64(sp.MinFree))) //nolint:gosec // free bytes fit in int64
@@ -276,5 +332,6 @@ func (s *Server) renderPage(c echo.Context, code int, name string, data any) err
 	if err := t.ExecuteTemplate(&buf, name, data); err != nil {
 		return fmt.Errorf("render %s: %w", name, err)
 	}
+	pageHeaders(c)
 	return c.Blob(code, echo.MIMETextHTMLCharsetUTF8, buf.Bytes())
 }

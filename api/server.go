@@ -101,6 +101,7 @@ type Server struct {
 	feeds   *feedEngine                   // render cache and render metrics of the /resources feeds
 	limiter *registrationLimiter          // self-registrations per client
 	readers *readers                      // distinct clients per resource, for weight_readers
+	people  *people                       // what the pages for people share (view.go, feedpage.go)
 }
 
 // New builds a Server and registers its routes and metrics.
@@ -143,6 +144,7 @@ func New(opts Options) (*Server, error) {
 		every = time.Minute
 	}
 	s.limiter = newRegistrationLimiter(every, 5)
+	s.people = newPeople()
 	s.e = echo.New()
 	s.e.HideBanner = true
 	s.e.HidePort = true
@@ -173,6 +175,10 @@ func (s *Server) routes() {
 
 	e.GET("/", s.getHome)
 	e.HEAD("/", s.getHome)
+	e.GET("/view/:rssId", s.getView)
+	e.HEAD("/view/:rssId", s.getView)
+	e.GET("/resources.opml", s.getOPML)
+	e.HEAD("/resources.opml", s.getOPML)
 	e.GET("/preview", s.getPreview)
 	e.POST("/preview", s.postPreview)
 

@@ -758,6 +758,7 @@ type pollResult struct {
 	version    *lastVersion     // nil: keep the old one
 	doc        *schema.Document // with a Leaser: the extracted document, not yet stored
 	bodyHash   uint64           // the body's hash, kept when the poll stored (or found stored) its document
+	versions   int              // versions stored after the poll, when it saved; 0: unknown (history.go)
 }
 
 // poll runs one poll of r, whose busy token the caller holds. With wait, it
@@ -916,6 +917,7 @@ func (e *Engine) fetchAndStore(ctx context.Context, r *resource, f *retriever, u
 	if err != nil {
 		return pollResult{outcome: OutcomeError, err: fmt.Errorf("save version: %w", err)}
 	}
+	res.versions = sr.Versions
 	if sr.Changed {
 		res.outcome, res.changed = OutcomeChanged, true
 		e.stored(ctx, r.id, ret, now)
@@ -1095,6 +1097,7 @@ func (e *Engine) decide(r *resource, start time.Time, res *pollResult) (status S
 	}
 	next := e.clock.Now().Add(wait)
 	st.NextPoll = next
+	recordPoll(st, start, res.outcome, wait, res.versions)
 	e.queue.Push(r.id, next)
 	data, err = st.marshal()
 	return e.statusLocked(r), data, true, err

@@ -121,6 +121,7 @@ func (e *Engine) finishLeased(ctx context.Context, r *resource, start time.Time,
 		if res.doc != nil && sr.Changed {
 			res.outcome, res.changed = OutcomeChanged, true
 		}
+		res.versions = sr.Versions
 		st, data, ok, err := e.decide(r, start, &res)
 		if !ok {
 			return nil, time.Time{}, fmt.Errorf("resource %q removed during its poll", r.id)

@@ -36,6 +36,8 @@ type persisted struct {
 	// next one adds; nil when unknown (nothing extracted yet, or a state
 	// saved before it was recorded). It is replaced, never modified in place.
 	Last *lastVersion `json:"last_version,omitempty"`
+	// History is the recent polls, oldest first (see history.go).
+	History pollHistory `json:"history,omitempty"`
 }
 
 // maxItemIDs bounds how many item ids a [lastVersion] keeps (the first ones

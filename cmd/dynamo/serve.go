@@ -386,7 +386,21 @@ func (p apiPoller) PollNow(ctx context.Context, id string) (api.ResourceStatus, 
 	return api.ResourceStatus(st), err
 }
 
-var _ api.Poller = apiPoller{}
+// History shows the engine's poll history to the pages for people;
+// poller.PollRecord and api.PollRecord have the same fields.
+func (p apiPoller) History(id string) ([]api.PollRecord, bool) {
+	h, ok := p.e.History(id)
+	out := make([]api.PollRecord, len(h))
+	for i, r := range h {
+		out[i] = api.PollRecord(r)
+	}
+	return out, ok
+}
+
+var (
+	_ api.Poller      = apiPoller{}
+	_ api.PollHistory = apiPoller{}
+)
 
 // restartOnly lists the settings that changed from last to next and that
 // only a restart applies.

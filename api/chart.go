@@ -1,0 +1,322 @@
+package api
+
+import (
+	"bytes"
+	"fmt"
+	"html/template"
+	"image/color"
+	"math"
+	"strings"
+	"time"
+
+	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/vg"
+	"gonum.org/v1/plot/vg/draw"
+	"gonum.org/v1/plot/vg/vgsvg"
+)
+
+// PollRecord is one poll of a resource, as the charts show it.
+type PollRecord struct {
+	Time     time.Time
+	Outcome  string        // changed, unchanged, not-modified, error, not-annotated, robots-denied, disk_full
+	Wait     time.Duration // the wait chosen after the poll
+	Tau      time.Duration // the estimate τ after the poll; 0: none
+	Versions int           // versions stored after the poll
+}
+
+// PollHistory is what the pages need of a poller that remembers its polls
+// (optional: a [Poller] may implement it). History returns a resource's
+// recent polls, oldest first, and false for an unknown resource.
+type PollHistory interface {
+	History(id string) ([]PollRecord, bool)
+}
+
+// pollHistory returns id's recent polls, nil when the poller keeps none.
+func (s *Server) pollHistory(id string) []PollRecord {
+	ph, ok := s.opts.Poller.(PollHistory)
+	if !ok {
+		return nil
+	}
+	h, _ := ph.History(id)
+	return h
+}
+
+// Poll classes the charts tell apart.
+const (
+	classChanged   = "changed"
+	classUnchanged = "unchanged"
+	classError     = "error"
+)
+
+// pollClass groups an outcome into what the charts show: a new version, a
+// poll that found nothing new (a 304 included), or a poll that failed to
+// yield a document.
+func pollClass(outcome string) string {
+	switch outcome {
+	case "changed":
+		return classChanged
+	case "unchanged", "not-modified":
+		return classUnchanged
+	default:
+		return classError
+	}
+}
+
+// Colours and shapes of the chart marks: distinct by colour and by shape, so
+// they read in grey scale and for colour-blind people too.
+var (
+	colorChanged   = color.RGBA{R: 0x1b, G: 0x7a, B: 0x3a, A: 0xff}
+	colorUnchanged = color.RGBA{R: 0x6b, G: 0x74, B: 0x85, A: 0xff}
+	colorError     = color.RGBA{R: 0xb0, G: 0x00, B: 0x20, A: 0xff}
+	colorTau       = color.RGBA{R: 0xb3, G: 0x47, B: 0x0f, A: 0xff}
+	colorVersions  = color.RGBA{R: 0x1f, G: 0x4e, B: 0x9c, A: 0xff}
+)
+
+// chartSeries is a poll history split into what is drawn.
+type chartSeries struct {
+	marks    map[string]plotter.XYs // by poll class: x unix seconds, y the wait after the poll (seconds)
+	tau      plotter.XYs
+	versions plotter.XYs
+	minX     float64
+	maxX     float64
+	minY     float64
+	maxY     float64
+}
+
+// minChartWait is the floor of the y axis (log scale): one second.
+const minChartWait = 1.0
+
+func newChartSeries(h []PollRecord, now time.Time) chartSeries {
+	cs := chartSeries{marks: map[string]plotter.XYs{}, minY: math.Inf(1), maxY: math.Inf(-1)}
+	y := func(d time.Duration) float64 { return math.Max(d.Seconds(), minChartWait) }
+	for _, r := range h {
+		x := float64(r.Time.Unix())
+		w := y(r.Wait)
+		c := pollClass(r.Outcome)
+		cs.marks[c] = append(cs.marks[c], plotter.XY{X: x, Y: w})
+		cs.minY, cs.maxY = math.Min(cs.minY, w), math.Max(cs.maxY, w)
+		if r.Tau > 0 {
+			t := y(r.Tau)
+			cs.tau = append(cs.tau, plotter.XY{X: x, Y: t})
+			cs.minY, cs.maxY = math.Min(cs.minY, t), math.Max(cs.maxY, t)
+		}
+		if r.Versions > 0 {
+			cs.versions = append(cs.versions, plotter.XY{X: x, Y: float64(r.Versions)})
+		}
+	}
+	switch {
+	case len(h) == 0:
+		cs.minX, cs.maxX = float64(now.Add(-24*time.Hour).Unix()), float64(now.Unix())
+	default:
+		cs.minX = float64(h[0].Time.Unix())
+		cs.maxX = math.Max(float64(h[len(h)-1].Time.Unix()), float64(now.Unix()))
+		// At least ten minutes wide, with a margin so the first and last
+		// marks are not cut by the axes.
+		span := math.Max(cs.maxX-cs.minX, 600)
+		mid := (cs.minX + cs.maxX) / 2
+		cs.minX, cs.maxX = mid-span*0.52, mid+span*0.52
+	}
+	if math.IsInf(cs.minY, 0) {
+		cs.minY, cs.maxY = 60, 3600
+	}
+	// Room above and below the data on the log scale.
+	cs.minY, cs.maxY = math.Max(cs.minY/2, minChartWait), cs.maxY*2
+	// The versions line continues to now: the count still holds.
+	if n := len(cs.versions); n > 0 {
+		cs.versions = append(cs.versions, plotter.XY{X: cs.maxX, Y: cs.versions[n-1].Y})
+	}
+	return cs
+}
+
+// timeFormat is the layout of the time axis' labels for the chart's span.
+func timeFormat(cs chartSeries) string {
+	switch span := cs.maxX - cs.minX; {
+	case span <= 36*3600:
+		return "15:04"
+	case span <= 10*24*3600:
+		return "Jan 2 15:04"
+	default:
+		return "Jan 2"
+	}
+}
+
+// durationTicks labels a log-scale axis of seconds with round durations.
+type durationTicks struct{}
+
+var tickDurations = []time.Duration{
+	time.Second, 10 * time.Second, time.Minute, 5 * time.Minute, 15 * time.Minute,
+	time.Hour, 3 * time.Hour, 12 * time.Hour, 24 * time.Hour, 3 * 24 * time.Hour,
+	7 * 24 * time.Hour, 28 * 24 * time.Hour, 365 * 24 * time.Hour,
+}
+
+func (durationTicks) Ticks(lo, hi float64) []plot.Tick {
+	var ticks []plot.Tick
+	for _, d := range tickDurations {
+		if v := d.Seconds(); v >= lo && v <= hi {
+			ticks = append(ticks, plot.Tick{Value: v, Label: humanDuration(d)})
+		}
+	}
+	if len(ticks) > 6 { // keep every other label on a wide range
+		for i := range ticks {
+			if i%2 == 1 {
+				ticks[i].Label = ""
+			}
+		}
+	}
+	return ticks
+}
+
+// markStyle is the glyph of a poll class.
+func markStyle(class string, radius vg.Length) draw.GlyphStyle {
+	switch class {
+	case classChanged:
+		return draw.GlyphStyle{Color: colorChanged, Radius: radius * 1.3, Shape: draw.CircleGlyph{}}
+	case classError:
+		return draw.GlyphStyle{Color: colorError, Radius: radius * 1.3, Shape: draw.CrossGlyph{}}
+	default:
+		return draw.GlyphStyle{Color: colorUnchanged, Radius: radius, Shape: draw.RingGlyph{}}
+	}
+}
+
+// pollPlot is the plot of the polls (marks) and τ (a line) over time.
+func pollPlot(cs chartSeries, radius vg.Length, legend *plot.Legend) (*plot.Plot, error) {
+	p := plot.New()
+	p.X.Min, p.X.Max = cs.minX, cs.maxX
+	p.Y.Min, p.Y.Max = cs.minY, cs.maxY
+	p.Y.Scale = plot.LogScale{}
+	p.Y.Tick.Marker = durationTicks{}
+	p.X.Tick.Marker = plot.TimeTicks{Format: "Jan 2\n15:04"}
+	if len(cs.tau) > 0 {
+		l, err := plotter.NewLine(cs.tau)
+		if err != nil {
+			return nil, fmt.Errorf("τ line: %w", err)
+		}
+		l.Color, l.Width, l.StepStyle = colorTau, vg.Points(1.5), plotter.PostStep
+		p.Add(l)
+		if legend != nil {
+			legend.Add("estimate τ", l)
+		}
+	}
+	for _, class := range []string{classUnchanged, classChanged, classError} {
+		xys := cs.marks[class]
+		if len(xys) == 0 {
+			continue
+		}
+		sc, err := plotter.NewScatter(xys)
+		if err != nil {
+			return nil, fmt.Errorf("%s marks: %w", class, err)
+		}
+		sc.GlyphStyle = markStyle(class, radius)
+		p.Add(sc)
+		if legend != nil {
+			legend.Add(class+" poll", sc)
+		}
+	}
+	return p, nil
+}
+
+// svgHTML turns a vgsvg canvas into markup to inline in a page: without the
+// XML prolog, scaled by CSS through its viewBox, labelled for screen readers.
+func svgHTML(c *vgsvg.Canvas, class, label string) (template.HTML, error) {
+	var buf bytes.Buffer
+	if _, err := c.WriteTo(&buf); err != nil {
+		return "", fmt.Errorf("write svg: %w", err)
+	}
+	out := buf.String()
+	i := strings.Index(out, "<svg")
+	if i < 0 {
+		return "", fmt.Errorf("write svg: no <svg> element")
+	}
+	out = out[i:]
+	attrs := fmt.Sprintf(`<svg class="%s" role="img" aria-label="%s"`, template.HTMLEscapeString(class), template.HTMLEscapeString(label))
+	return template.HTML(attrs + out[len("<svg"):]), //nolint:gosec // gonum's own SVG; the only text in it is escaped above and in the tick labels it writes
+		nil
+}
+
+// pollChart draws a resource's polls over the history h: on top, each poll
+// as a mark at the wait chosen after it (changed, unchanged, error) and τ as
+// a line, on a log scale of durations; below, the versions stored; a legend
+// on the right.
+func pollChart(h []PollRecord, now time.Time) (template.HTML, error) {
+	const (
+		width, height = 720, 340 // points; CSS scales the SVG to the page
+		legendWidth   = 130
+	)
+	cs := newChartSeries(h, now)
+	legend := plot.NewLegend()
+	top, err := pollPlot(cs, vg.Points(2.5), &legend)
+	if err != nil {
+		return "", err
+	}
+	top.Title.Text = "Polls and the interval estimate τ"
+	top.Y.Label.Text = "wait after poll"
+	top.X.Tick.Marker = plot.TimeTicks{Format: timeFormat(cs)}
+
+	bottom := plot.New()
+	bottom.X.Min, bottom.X.Max = cs.minX, cs.maxX
+	bottom.X.Tick.Marker = plot.TimeTicks{Format: timeFormat(cs)}
+	bottom.X.Label.Text = "UTC"
+	bottom.Y.Label.Text = "versions stored"
+	bottom.Y.Min = 0
+	if len(cs.versions) > 0 {
+		l, err := plotter.NewLine(cs.versions)
+		if err != nil {
+			return "", fmt.Errorf("versions line: %w", err)
+		}
+		l.Color, l.Width, l.StepStyle = colorVersions, vg.Points(1.5), plotter.PostStep
+		bottom.Add(l)
+		legend.Add("versions stored", l)
+		bottom.Y.Max = math.Max(bottom.Y.Max*1.15, 1)
+	} else {
+		bottom.Y.Max = 1
+	}
+	bottom.Add(plotter.NewGrid())
+
+	c := vgsvg.New(vg.Points(width), vg.Points(height))
+	dc := draw.New(c)
+	plots := draw.Crop(dc, 0, -legendWidth, 0, 0)
+	tiles := plot.Align([][]*plot.Plot{{top}, {bottom}}, draw.Tiles{Rows: 2, Cols: 1, PadY: vg.Points(4)}, plots)
+	top.Draw(tiles[0][0])
+	bottom.Draw(tiles[1][0])
+	legend.Top, legend.Left = true, true
+	legend.Padding = vg.Points(4)
+	legend.Draw(draw.Crop(dc, width-legendWidth+8, 0, 0, -24))
+	label := fmt.Sprintf("Chart of the last %d polls: changed, unchanged and failed polls, the estimate τ and the versions stored", len(h))
+	return svgHTML(c, "chart", label)
+}
+
+// sparklinePolls bounds the polls a sparkline shows.
+const sparklinePolls = 48
+
+// sparkline draws a resource's recent polls small, for the list on /: the
+// marks and the τ line of the big chart, without axes, from the first to the
+// last of those polls (so that it changes only when a poll is added).
+func sparkline(h []PollRecord) (template.HTML, error) {
+	if len(h) > sparklinePolls {
+		h = h[len(h)-sparklinePolls:]
+	}
+	var end time.Time
+	if len(h) > 0 {
+		end = h[len(h)-1].Time
+	}
+	cs := newChartSeries(h, end)
+	p, err := pollPlot(cs, vg.Points(1.6), nil)
+	if err != nil {
+		return "", err
+	}
+	p.HideAxes()
+	c := vgsvg.New(vg.Points(160), vg.Points(28))
+	p.Draw(draw.New(c))
+	var changed, errs int
+	for _, r := range h {
+		switch pollClass(r.Outcome) {
+		case classChanged:
+			changed++
+		case classError:
+			errs++
+		}
+	}
+	label := fmt.Sprintf("last %d polls: %d changed, %d failed", len(h), changed, errs)
+	return svgHTML(c, "spark", label)
+}

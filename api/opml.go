@@ -1,0 +1,103 @@
+package api
+
+import (
+	"bytes"
+	"cmp"
+	"encoding/xml"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"net/url"
+	"time"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/dynamo-rss/dynamo/storage"
+)
+
+// opmlContentType is the media type of GET /resources.opml: OPML has no
+// registered type; text/x-opml is the one readers' import dialogs know.
+const opmlContentType = "text/x-opml; charset=utf-8"
+
+// opmlDoc is an OPML 2.0 subscription list (http://opml.org/spec2.opml).
+type opmlDoc struct {
+	XMLName xml.Name      `xml:"opml"`
+	Version string        `xml:"version,attr"`
+	Head    opmlHead      `xml:"head"`
+	Body    []opmlOutline `xml:"body>outline"`
+}
+
+type opmlHead struct {
+	Title       string `xml:"title"`
+	DateCreated string `xml:"dateCreated"`
+	Docs        string `xml:"docs"`
+}
+
+// opmlOutline is one subscription: type="rss" with the feed's absolute URL
+// in xmlUrl and the watched page in htmlUrl.
+type opmlOutline struct {
+	Type        string `xml:"type,attr"`
+	Text        string `xml:"text,attr"`
+	Title       string `xml:"title,attr"`
+	XMLURL      string `xml:"xmlUrl,attr"`
+	HTMLURL     string `xml:"htmlUrl,attr,omitempty"`
+	Description string `xml:"description,attr,omitempty"`
+	Version     string `xml:"version,attr"`
+}
+
+// getOPML serves GET /resources.opml: every resource's feed (RSS 2.0, the
+// default format), declared or stored, for import into a reader.
+func (s *Server) getOPML(c echo.Context) error {
+	ctx := c.Request().Context()
+	now := s.now()
+	var stored []storage.ResourceInfo
+	if s.opts.Store != nil {
+		var err error
+		if stored, err = s.opts.Store.Resources(ctx); err != nil {
+			// The configured resources are still worth listing.
+			s.log.LogAttrs(ctx, slog.LevelError, "list stored resources", slog.Any("error", err))
+		}
+	}
+	base := s.baseURL(c)
+	doc := opmlDoc{
+		Version: "2.0",
+		Head: opmlHead{
+			Title:       "dynamo feeds",
+			DateCreated: now.UTC().Format(time.RFC1123Z),
+			Docs:        "http://opml.org/spec2.opml",
+		},
+	}
+	for _, r := range s.homeResources(stored, now) {
+		title := cmp.Or(r.Title, r.ID)
+		doc.Body = append(doc.Body, opmlOutline{
+			Type:        "rss",
+			Text:        title,
+			Title:       title,
+			XMLURL:      base + resourcePath(r.ID),
+			HTMLURL:     cmp.Or(absoluteURL(r.URL), base+s.viewHref(r.ID)),
+			Description: r.Description,
+			Version:     "RSS2",
+		})
+	}
+	var buf bytes.Buffer
+	buf.WriteString(xml.Header)
+	enc := xml.NewEncoder(&buf)
+	enc.Indent("", "  ")
+	if err := enc.Encode(doc); err != nil {
+		return fmt.Errorf("encode opml: %w", err)
+	}
+	buf.WriteByte('\n')
+	h := c.Response().Header()
+	h.Set(echo.HeaderCacheControl, "no-cache")
+	h.Set(echo.HeaderContentDisposition, `inline; filename="dynamo.opml"`)
+	return c.Blob(http.StatusOK, opmlContentType, buf.Bytes())
+}
+
+// absoluteURL returns raw when it is an absolute http(s) URL, else "".
+func absoluteURL(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return ""
+	}
+	return raw
+}

@@ -1,0 +1,285 @@
+package api
+
+import (
+	"cmp"
+	"errors"
+	"fmt"
+	"html/template"
+	"net/http"
+	"net/url"
+	"slices"
+	"strconv"
+	"time"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/dynamo-rss/dynamo/schema"
+	"github.com/dynamo-rss/dynamo/storage"
+)
+
+// viewVersionsPerPage is how many versions (each with its diff) one page of
+// /view/{rssId} shows.
+const viewVersionsPerPage = 10
+
+// maxDiffValue bounds a field value shown in a diff (longer ones are cut,
+// with an ellipsis: the permalink has the whole version).
+const maxDiffValue = 400
+
+// viewPage is the data of view.html.
+type viewPage struct {
+	Title     string
+	Resource  homeResource
+	Chart     template.HTML
+	ChartNote string
+	Versions  []viewVersion
+	Pager     pager
+	Alternate []homeLink // <link rel="alternate"> per format
+}
+
+// viewVersion is one stored version and what changed against the one before.
+type viewVersion struct {
+	Seq      uint64
+	Href     string // its permalink
+	Time     homeTime
+	Title    string
+	Items    int
+	Compared bool   // there is a previous version to compare with
+	Note     string // why there is no comparison
+	Channel  []fieldChange
+	Added    []diffItem
+	Removed  []diffItem
+	Changed  []changedItem
+	Same     int // items present and equal in both
+}
+
+// diffItem is an item named in a diff.
+type diffItem struct {
+	ID, Title, Link string
+}
+
+// changedItem is an item present in both versions whose fields differ.
+type changedItem struct {
+	diffItem
+	Fields []fieldChange
+}
+
+// fieldChange is one field that differs: its value before and after.
+type fieldChange struct {
+	Name, Old, New string
+}
+
+// getView serves GET /view/{rssId}: one resource for people.
+func (s *Server) getView(c echo.Context) error {
+	ctx := c.Request().Context()
+	id, err := url.PathUnescape(c.Param("rssId"))
+	if err != nil {
+		return errNotFound(nil, "the resource id %q is not correctly percent-encoded", c.Param("rssId"))
+	}
+	now := s.now()
+	st, known := s.knownResource(id)
+	info, err := s.opts.Store.Resource(ctx, id)
+	stored := err == nil
+	switch {
+	case errors.Is(err, storage.ErrNotFound):
+		if !known {
+			return errNotFound(err, "there is no resource %q; / lists the resources", id)
+		}
+	case err != nil:
+		return fmt.Errorf("read resource %q: %w", id, err)
+	}
+	r := homeResource{ID: id, Links: s.feedLinks(id)}
+	if known {
+		s.fillStatus(&r, st, now)
+	}
+	if stored {
+		s.fillStored(&r, info, now)
+	}
+	page := viewPage{Title: cmp.Or(r.Title, id), Resource: r, Alternate: r.Links}
+
+	history := s.pollHistory(id)
+	if len(history) == 0 && stored {
+		// No poll history (a poller that keeps none, or a state from before
+		// it did): the stored versions still tell when the page changed.
+		if history, err = s.versionHistory(c, info, now); err != nil {
+			return err
+		}
+		page.ChartNote = "No poll history is recorded for this resource: the chart shows when stored versions appeared."
+	}
+	if page.Chart, err = pollChart(history, now); err != nil {
+		return fmt.Errorf("chart %q: %w", id, err)
+	}
+
+	total := 0
+	if stored {
+		total = info.Versions
+	}
+	page.Pager = newPager(pageNumber(c), total, viewVersionsPerPage, func(n int) string {
+		return s.viewHref(id) + "?page=" + strconv.Itoa(n) + "#versions"
+	})
+	if stored {
+		if page.Versions, err = s.viewVersions(c, info, page.Pager.Page, now); err != nil {
+			return err
+		}
+	}
+	c.Response().Header().Set(echo.HeaderCacheControl, "no-cache")
+	return s.renderPage(c, http.StatusOK, "view.html", page)
+}
+
+// versionHistory makes a poll history of the stored versions: one changed
+// poll per version, the newest 500 at most.
+func (s *Server) versionHistory(c echo.Context, info storage.ResourceInfo, now time.Time) ([]PollRecord, error) {
+	vs, err := s.opts.Store.Versions(c.Request().Context(), info.ID, 0, min(max(info.Versions, 1), 500))
+	if err != nil {
+		return nil, fmt.Errorf("list versions of %q: %w", info.ID, err)
+	}
+	h := make([]PollRecord, len(vs))
+	for i, v := range vs { // newest first
+		next := now
+		if i > 0 {
+			next = vs[i-1].Timestamp
+		}
+		h[len(vs)-1-i] = PollRecord{Time: v.Timestamp, Outcome: "changed", Wait: next.Sub(v.Timestamp), Versions: info.Versions - i}
+	}
+	return h, nil
+}
+
+// viewVersions loads the versions of one page (newest first) and the one
+// after the page's last, and compares each with the version before it.
+func (s *Server) viewVersions(c echo.Context, info storage.ResourceInfo, page int, now time.Time) ([]viewVersion, error) {
+	ctx := c.Request().Context()
+	first := (page-1)*viewVersionsPerPage + 1
+	last := min(first+viewVersionsPerPage-1, info.Versions)
+	docs := map[int]*schema.Document{}
+	infos := map[int]storage.VersionInfo{}
+	for idx := first; idx <= min(last+1, info.Versions); idx++ {
+		doc, vi, err := s.opts.Store.Version(ctx, info.ID, idx)
+		if errors.Is(err, storage.ErrNotFound) {
+			break // retention removed it meanwhile
+		}
+		if err != nil {
+			return nil, fmt.Errorf("read version %d of %q: %w", idx, info.ID, err)
+		}
+		docs[idx], infos[idx] = doc, vi
+	}
+	var out []viewVersion
+	for idx := first; idx <= last; idx++ {
+		doc, ok := docs[idx]
+		if !ok {
+			break
+		}
+		vi := infos[idx]
+		v := viewVersion{
+			Seq:   vi.Seq,
+			Href:  versionPath(info.ID, vi.Seq),
+			Time:  s.homeTime(vi.Timestamp, now),
+			Title: cmp.Or(doc.Channel.Title, info.ID),
+			Items: len(doc.Items),
+		}
+		switch prev, ok := docs[idx+1]; {
+		case ok:
+			v.Compared = true
+			diffVersions(&v, prev, doc)
+		case vi.Seq == 1:
+			v.Note = "The first version: every item is new."
+			diffVersions(&v, &schema.Document{}, doc)
+			v.Channel = nil // all of it is new: nothing to point out
+		default:
+			v.Note = "The versions before this one were removed by the retention policy: nothing to compare with."
+		}
+		out = append(out, v)
+	}
+	return out, nil
+}
+
+// diffVersions fills v with what changed from prev to cur: channel fields,
+// and items added, removed and changed, matched by item id.
+func diffVersions(v *viewVersion, prev, cur *schema.Document) {
+	v.Channel = changedFields(channelFields(prev), channelFields(cur))
+	before := make(map[string]*schema.Item, len(prev.Items))
+	for i := range prev.Items {
+		before[prev.Items[i].ID] = &prev.Items[i]
+	}
+	seen := make(map[string]bool, len(cur.Items))
+	for i := range cur.Items {
+		it := &cur.Items[i]
+		seen[it.ID] = true
+		old, ok := before[it.ID]
+		switch {
+		case !ok:
+			v.Added = append(v.Added, itemRef(it))
+		default:
+			if f := changedFields(itemFields(old), itemFields(it)); len(f) > 0 {
+				v.Changed = append(v.Changed, changedItem{diffItem: itemRef(it), Fields: f})
+			} else {
+				v.Same++
+			}
+		}
+	}
+	for i := range prev.Items {
+		if it := &prev.Items[i]; !seen[it.ID] {
+			v.Removed = append(v.Removed, itemRef(it))
+		}
+	}
+}
+
+func itemRef(it *schema.Item) diffItem {
+	return diffItem{ID: it.ID, Title: cmp.Or(it.Title, it.ID), Link: it.Link}
+}
+
+// namedField is a field of a channel or item, in display order.
+type namedField struct{ name, value string }
+
+func channelFields(d *schema.Document) []namedField {
+	f := []namedField{{"title", d.Channel.Title}, {"link", d.Channel.Link}, {"description", d.Channel.Description}}
+	if d.Channel.Image != nil {
+		f = append(f, namedField{"image", d.Channel.Image.URL})
+	}
+	return f
+}
+
+func itemFields(it *schema.Item) []namedField {
+	f := []namedField{{"title", it.Title}, {"link", it.Link}, {"description", it.Description}}
+	if it.Image != nil {
+		f = append(f, namedField{"image", it.Image.URL})
+	}
+	for _, x := range it.Extensions {
+		f = append(f, namedField{x.Prefix + ":" + x.LocalName, x.Value})
+	}
+	return f
+}
+
+// changedFields compares two field lists by name (a field missing on one
+// side is empty there), in the order they first appear.
+func changedFields(old, cur []namedField) []fieldChange {
+	oldBy := map[string]string{}
+	var names []string
+	for _, f := range old {
+		if _, dup := oldBy[f.name]; !dup {
+			names = append(names, f.name)
+		}
+		oldBy[f.name] = f.value
+	}
+	curBy := map[string]string{}
+	for _, f := range cur {
+		if _, inOld := oldBy[f.name]; !inOld && !slices.Contains(names, f.name) {
+			names = append(names, f.name)
+		}
+		curBy[f.name] = f.value
+	}
+	var out []fieldChange
+	for _, n := range names {
+		if o, c := oldBy[n], curBy[n]; o != c {
+			out = append(out, fieldChange{Name: n, Old: clip(o), New: clip(c)})
+		}
+	}
+	return out
+}
+
+// clip cuts a value for display at maxDiffValue runes.
+func clip(s string) string {
+	r := []rune(s)
+	if len(r) <= maxDiffValue {
+		return s
+	}
+	return string(r[:maxDiffValue]) + "…"
+}

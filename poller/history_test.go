@@ -1,0 +1,110 @@
+package poller
+
+import (
+	"encoding/json"
+	"fmt"
+	"testing"
+	"time"
+)
+
+func TestHistoryRecordsEveryPoll(t *testing.T) {
+	o := newOrigin(t)
+	clk := newFakeClock(t0)
+	ms := newMemStore()
+	cfg := testConfig(t, baseYAML(fmt.Sprintf("resources:\n  - {id: news, url: %q}\n", o.url("/news.html"))))
+	e := newTestEngine(t, cfg, ms, clk)
+
+	steps := []struct {
+		body     string
+		outcome  string
+		versions int
+	}{
+		{page("Site", "first"), OutcomeChanged, 1},
+		{page("Site", "first"), OutcomeUnchanged, 1},
+		{page("Site", "second", "first"), OutcomeChanged, 2},
+		{"<html><body>no annotations</body></html>", OutcomeNotAnnotated, 2}, // did not save: the count carries over
+	}
+	var starts []time.Time
+	for _, s := range steps {
+		o.set(s.body)
+		before, _ := e.Status("news")
+		starts = append(starts, before.NextPoll)
+		pollAtNext(t, e, clk, "news")
+	}
+	h, ok := e.History("news")
+	if !ok {
+		t.Fatal("History(news): unknown")
+	}
+	if len(h) != len(steps) {
+		t.Fatalf("history has %d polls, want %d: %+v", len(h), len(steps), h)
+	}
+	for i, s := range steps {
+		r := h[i]
+		if r.Outcome != s.outcome || r.Versions != s.versions {
+			t.Errorf("poll %d: %s with %d versions, want %s with %d", i+1, r.Outcome, r.Versions, s.outcome, s.versions)
+		}
+		if !r.Time.Equal(starts[i].Truncate(time.Second)) {
+			t.Errorf("poll %d at %v, want %v", i+1, r.Time, starts[i])
+		}
+		if r.Wait <= 0 {
+			t.Errorf("poll %d: wait %v, want the next poll's wait", i+1, r.Wait)
+		}
+	}
+	st, _ := e.Status("news")
+	if last := h[len(h)-1]; last.Tau != st.Tau || last.Wait != st.NextPoll.Sub(clk.Now()) {
+		t.Errorf("last record τ %v wait %v, status τ %v next in %v", last.Tau, last.Wait, st.Tau, st.NextPoll.Sub(clk.Now()))
+	}
+	if _, ok := e.History("nope"); ok {
+		t.Error("History of an unknown id: ok")
+	}
+
+	// The history is part of the persisted state: a new engine on the same store has it.
+	e2 := newTestEngine(t, cfg, ms, clk)
+	h2, _ := e2.History("news")
+	if len(h2) != len(h) || h2[0] != h[0] {
+		t.Errorf("after restart: %+v, want %+v", h2, h)
+	}
+}
+
+func TestHistoryBounds(t *testing.T) {
+	var h pollHistory
+	start := t0
+	for i := range historyMax + 10 {
+		h = h.add(PollRecord{Time: start.Add(time.Duration(i) * time.Minute), Outcome: OutcomeUnchanged})
+	}
+	if len(h) != historyMax {
+		t.Fatalf("%d records, want the last %d", len(h), historyMax)
+	}
+	if want := start.Add(10 * time.Minute); !h[0].Time.Equal(want) {
+		t.Errorf("oldest kept %v, want %v", h[0].Time, want)
+	}
+	// A poll five weeks later drops everything older than four weeks.
+	late := start.Add(35 * 24 * time.Hour)
+	h = h.add(PollRecord{Time: late, Outcome: OutcomeChanged})
+	if len(h) != 1 || !h[0].Time.Equal(late) {
+		t.Errorf("after a five-week gap: %d records, want only the new one", len(h))
+	}
+}
+
+func TestPollRecordJSON(t *testing.T) {
+	in := pollHistory{
+		{Time: t0, Outcome: OutcomeChanged, Wait: 90 * time.Second, Tau: time.Hour, Versions: 3},
+		{Time: t0.Add(time.Minute), Outcome: OutcomeError, Wait: 30 * time.Second, Versions: 3},
+	}
+	b, err := json.Marshal(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out pollHistory
+	if err := json.Unmarshal(b, &out); err != nil {
+		t.Fatalf("unmarshal %s: %v", b, err)
+	}
+	for i := range in {
+		if !out[i].Time.Equal(in[i].Time) || out[i].Outcome != in[i].Outcome || out[i].Wait != in[i].Wait || out[i].Tau != in[i].Tau || out[i].Versions != in[i].Versions {
+			t.Errorf("record %d: %+v, want %+v", i, out[i], in[i])
+		}
+	}
+	if err := json.Unmarshal([]byte(`[[1,"changed"]]`), &out); err == nil {
+		t.Error("a short record decoded without error")
+	}
+}
