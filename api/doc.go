@@ -67,7 +67,7 @@
 // GET /view/{rssId} is one resource for people: subscribe links, its state
 // as on /, a chart drawn on the server as inline SVG with gonum/plot (vgsvg,
 // fonts not embedded: the browser's own sans-serif) of the poller's history
-// ([PollHistory], optional on the Poller: the last 500 polls or four weeks)
+// ([PollHistory], optional on the Poller: the last 200 polls or four weeks)
 // — each poll a mark at the wait chosen after it on a log scale of
 // durations (green filled circle: changed; grey ring: unchanged or 304; red
 // cross: any failure: error, not-annotated, robots-denied, disk_full), τ as a

@@ -8,10 +8,12 @@ import (
 )
 
 // Bounds of a resource's poll history: the newest historyMax polls, none
-// older than historyAge. 500 polls cover four weeks of a page polled every
-// 80 minutes; a page polled more often keeps fewer days.
+// older than historyAge. 200 polls cover four weeks of a page polled every
+// 3.4 hours; a page polled more often keeps fewer days. The history is saved
+// with the poll state after every poll, so its bound is also a bound on that
+// write (about 5 KB).
 const (
-	historyMax = 500
+	historyMax = 200
 	historyAge = 28 * 24 * time.Hour
 )
 
@@ -67,24 +69,22 @@ func (r *PollRecord) UnmarshalJSON(b []byte) error {
 }
 
 // pollHistory is the bounded history of a resource's polls, oldest first.
-// It is replaced on every poll, never modified in place, so a copy of the
-// slice header handed out under the engine's lock stays valid.
+// It is appended to in place under the engine's lock (History hands out
+// copies), so a poll costs no copy of the history: dropped records are
+// sliced off the front, and the next growth of the array copies only the
+// kept ones, which bounds the array at about twice historyMax.
 type pollHistory []PollRecord
 
 // add returns h with rec appended and the records beyond the bounds (too
 // many, or older than historyAge before rec) dropped.
 func (h pollHistory) add(rec PollRecord) pollHistory {
-	cut := 0
-	if n := len(h) + 1 - historyMax; n > 0 {
-		cut = n
-	}
+	h = append(h, rec)
+	cut := max(len(h)-historyMax, 0)
 	oldest := rec.Time.Add(-historyAge)
-	for cut < len(h) && h[cut].Time.Before(oldest) {
+	for cut < len(h)-1 && h[cut].Time.Before(oldest) {
 		cut++
 	}
-	out := make(pollHistory, 0, len(h)-cut+1)
-	out = append(out, h[cut:]...)
-	return append(out, rec)
+	return h[cut:]
 }
 
 // recordPoll appends the poll that just ended to st's history: started at
@@ -105,7 +105,7 @@ func recordPoll(st *persisted, start time.Time, outcome string, wait time.Durati
 }
 
 // History returns the recent polls of resource id, oldest first (at most
-// the last 500, none older than four weeks), and false for an unknown id.
+// the last 200, none older than four weeks), and false for an unknown id.
 func (e *Engine) History(id string) ([]PollRecord, bool) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
