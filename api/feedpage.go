@@ -69,6 +69,7 @@ type feedPage struct {
 	View        string // the resource's page for people; "": not a resource's feed
 	Updated     homeTime
 	Links       []homeLink // this feed in each format
+	Hub         string     // the WebSub hub; "": none
 	Items       []feedPageItem
 }
 
@@ -114,6 +115,7 @@ func (s *Server) serveFeedPage(c echo.Context, fr feedRequest) error {
 		Link:        m.Link,
 		Updated:     s.homeTime(m.Updated, now),
 		Links:       s.formatLinks(c),
+		Hub:         s.opts.HubURL,
 	}
 	if id := c.Param("rssId"); id != "" {
 		if unescaped, err := url.PathUnescape(id); err == nil {

@@ -305,3 +305,15 @@ func TestReaders(t *testing.T) {
 		t.Errorf("a week later, news readers = %d, want 0", n)
 	}
 }
+
+// TestPagesShowTheHub checks that the view and the browser page of a feed
+// name the WebSub hub when there is one.
+func TestPagesShowTheHub(t *testing.T) {
+	s := newFDServer(t, fdFixture(), func(o *Options) { o.HubURL = fdBase + "/websub" })
+	for _, path := range []string{"/view/news", "/resources/news"} {
+		rec := fdDo(s, http.MethodGet, path, "Accept", "text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8")
+		if rec.Code != http.StatusOK || !strings.Contains(rec.Body.String(), fdBase+"/websub") {
+			t.Errorf("%s: %d, hub not shown", path, rec.Code)
+		}
+	}
+}

@@ -34,6 +34,7 @@ type viewPage struct {
 	Versions  []viewVersion
 	Pager     pager
 	Alternate []homeLink // <link rel="alternate"> per format
+	Hub       string     // the WebSub hub readers may subscribe at; "": none
 }
 
 // viewVersion is one stored version and what changed against the one before.
@@ -94,7 +95,7 @@ func (s *Server) getView(c echo.Context) error {
 	if stored {
 		s.fillStored(&r, info, now)
 	}
-	page := viewPage{Title: cmp.Or(r.Title, id), Resource: r, Alternate: r.Links}
+	page := viewPage{Title: cmp.Or(r.Title, id), Resource: r, Alternate: r.Links, Hub: s.opts.HubURL}
 
 	history := s.pollHistory(id)
 	if len(history) == 0 && stored {
