@@ -2,9 +2,11 @@ package config
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -378,5 +380,24 @@ resources:
 	}
 	if _, err := ParseResource([]byte(`{"url": "https://example.org/a", "weight": 0}`), "a", p); err == nil || !strings.Contains(err.Error(), "weight") {
 		t.Errorf("weight 0 over the admin API: %v", err)
+	}
+}
+
+func TestDecodeStoredResource(t *testing.T) {
+	p := Default().Poller
+	in, err := ParseResource([]byte(`{"url": "https://example.org/a", "policy": {"kind": "smart", "alpha": "auto", "min": "2m"}, "retention": {"max_versions": 5, "max_age": "720h"}, "date_format": "02.01.2006", "timezone": "Europe/Rome", "weight": 2}`), "a", p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := json.Marshal(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := DecodeStoredResource(b)
+	if err != nil || !reflect.DeepEqual(out, in) {
+		t.Fatalf("DecodeStoredResource(%s) = %+v, %v; want %+v", b, out, err, in)
+	}
+	if _, err := DecodeStoredResource([]byte(`{"url": "https://example.org/a", "colour": "red"}`)); err == nil {
+		t.Error("an unknown field was accepted")
 	}
 }

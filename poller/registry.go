@@ -84,7 +84,7 @@ func (e *Engine) readRegistry(ctx context.Context) (map[string]registration, err
 	}
 	out := make(map[string]registration, len(regs))
 	for _, reg := range regs {
-		entry, err := config.DecodeResource(reg.Definition)
+		entry, err := config.DecodeStoredResource(reg.Definition)
 		if err != nil || entry.ID != reg.ID {
 			e.log.WarnContext(ctx, "registered resource undecodable; not polled", slog.String("resource", reg.ID), slog.Any("error", err))
 			continue
