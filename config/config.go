@@ -12,6 +12,8 @@ import (
 	"github.com/goccy/go-yaml"
 	"github.com/goccy/go-yaml/ast"
 	"github.com/goccy/go-yaml/parser"
+
+	"github.com/dynamo-rss/dynamo/extractor"
 )
 
 // Config is the whole dynamo configuration file (API.md "Configuration").
@@ -107,6 +109,9 @@ type ResourceEntry struct {
 	// no zone (default UTC).
 	DateFormat string `yaml:"date_format" json:"date_format,omitempty"`
 	Timezone   string `yaml:"timezone" json:"timezone,omitempty"`
+	// Select, when set, says where the page's items are (SELECTORS.md):
+	// the page is extracted with these selectors, not its annotations.
+	Select extractor.SelectSpec `yaml:"select,omitzero" json:"select,omitzero"`
 }
 
 // PolicySpec is a policy as written in the file; zero fields are unset and
