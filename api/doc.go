@@ -47,6 +47,16 @@
 // whose problem+json carries the same members; a body over
 // Options.MaxPreviewBytes is a 413.
 //
+// WebSub (websub.go): with Options.HubURL set, every feed response (200 and
+// 304) carries Link <hub>; rel="hub" and Link <self>; rel="self" (the feed's
+// canonical URL, type= included), RSS 2.0 and Atom documents an atom:link
+// rel="hub" beside rel="self", JSON Feed "hubs". POST /websub hands the form
+// to the Hub ([Server.SetHub]; none: 404): 202 when accepted, 400 for an
+// invalid request or a topic that is not a feed here, 415 for a body that is
+// not a form, 503 when the hub's queue is full. The Server is the hub's
+// websub.Topics: it renders a topic by an in-process GET, so a delivery is
+// byte for byte what a reader fetching the topic gets.
+//
 // GET /healthz answers while the process serves; GET /readyz asks
 // Options.Ready (store reachable, poller running); GET /metrics serves
 // Options.Gatherer. The admin routes answer 404, as if absent, unless a

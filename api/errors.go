@@ -11,6 +11,7 @@ import (
 
 	"github.com/dynamo-rss/dynamo/config"
 	"github.com/dynamo-rss/dynamo/storage"
+	"github.com/dynamo-rss/dynamo/websub"
 )
 
 // problemContentType is the media type of RFC 9457 problem details.
@@ -120,6 +121,11 @@ func toProblem(err error) *Problem {
 			}
 		}
 		return out
+	case errors.Is(err, websub.ErrInvalidRequest), errors.Is(err, websub.ErrUnknownTopic):
+		// WebSub §5.1.2: an invalid request may be refused at once with a 4xx.
+		return &Problem{Status: http.StatusBadRequest, Detail: err.Error(), Err: err}
+	case errors.Is(err, websub.ErrBusy):
+		return &Problem{Status: http.StatusServiceUnavailable, Detail: "the hub's verification queue is full; try again in a minute", Err: err}
 	case errors.Is(err, ErrDeclaredInFile):
 		return &Problem{Status: http.StatusConflict, Detail: "this resource is declared in the configuration file; change it there", Err: err}
 	case errors.As(err, &fe):

@@ -66,6 +66,7 @@ type feedRequest struct {
 	lastMod time.Time // the latest version's timestamp
 	maxAge  time.Duration
 	format  *feedFormat
+	self    string // the feed's absolute URL, as its self link says
 	build   func(ctx context.Context) (*feedModel, error)
 }
 
@@ -102,6 +103,7 @@ func (s *Server) getResources(c echo.Context) error {
 		lastMod: lastMod,
 		maxAge:  maxAge,
 		format:  format,
+		self:    b.self("/resources"),
 		build: func(ctx context.Context) (*feedModel, error) {
 			return b.resources(ctx, infos, lastMod)
 		},
@@ -141,6 +143,7 @@ func (s *Server) serveResource(c echo.Context, seq uint64) error {
 	if seq > 0 {
 		q.index = 0 // the path names the version
 	}
+	s.readers.saw(id, c.RealIP())
 	format := negotiate(q.format, req.Header.Get(echo.HeaderAccept))
 	info, err := s.opts.Store.Resource(ctx, id)
 	switch {
@@ -180,6 +183,7 @@ func (s *Server) serveResource(c echo.Context, seq uint64) error {
 		lastMod: lastMod,
 		maxAge:  maxAge,
 		format:  format,
+		self:    b.self(path),
 		build: func(ctx context.Context) (*feedModel, error) {
 			switch {
 			case seq > 0:
@@ -246,6 +250,7 @@ func (s *Server) serveEmpty(c echo.Context, q *feedQuery, format *feedFormat, st
 		lastMod: since,
 		maxAge:  maxAge,
 		format:  format,
+		self:    b.self(resourcePath(st.ID)),
 		build: func(context.Context) (*feedModel, error) {
 			m := b.channel(storage.ResourceInfo{ID: st.ID, URL: st.URL, Description: why}, nil, since)
 			return m, nil
@@ -295,6 +300,10 @@ func (s *Server) serveFeed(c echo.Context, fr feedRequest) error {
 		} else {
 			h.Add(echo.HeaderVary, echo.HeaderAccept)
 			h.Add(echo.HeaderVary, echo.HeaderAcceptEncoding)
+		}
+		if s.opts.HubURL != "" { // WebSub discovery (§4)
+			h.Add("Link", "<"+s.opts.HubURL+`>; rel="hub"`)
+			h.Add("Link", "<"+fr.self+`>; rel="self"`)
 		}
 	}
 	// Either representation's tag proves the client holds the current feed.

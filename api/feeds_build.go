@@ -111,6 +111,7 @@ func (b *builder) resources(ctx context.Context, infos []storage.ResourceInfo, u
 		Description: "Feeds of the annotated web pages this Dynamo service watches",
 		Link:        b.base + "/",
 		Self:        b.self("/resources"),
+		Hub:         b.s.opts.HubURL,
 		Updated:     updated.UTC(),
 		Author:      "Dynamo",
 		Interval:    b.interval,
@@ -277,6 +278,7 @@ func (b *builder) channel(info storage.ResourceInfo, doc *schema.Document, updat
 		Description: info.Description,
 		Link:        info.URL,
 		Self:        b.self(path),
+		Hub:         b.s.opts.HubURL,
 		Updated:     updated.UTC(),
 		Interval:    b.interval,
 	}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"github.com/mmcdole/gofeed"
 	"net/http"
+	"net/http/httptest"
 	"slices"
 	"strings"
 	"testing"
@@ -276,5 +277,31 @@ func TestResourceDateRules(t *testing.T) {
 		if format != "json" && !strings.Contains(rec.Body.String(), "2026-11-21T13:30:00Z") {
 			t.Errorf("%s: dc:date not written as W3C-DTF:\n%s", format, rec.Body)
 		}
+	}
+}
+
+// TestReaders checks the count of distinct clients per resource behind
+// weight_readers: by address, per resource, forgotten after a week.
+func TestReaders(t *testing.T) {
+	now := fdNow
+	s := newFDServer(t, fdFixture(), func(o *Options) { o.Now = func() time.Time { return now } })
+	get := func(path, ip string) {
+		req := httptest.NewRequest(http.MethodGet, path, nil)
+		req.RemoteAddr = ip + ":4242"
+		s.ServeHTTP(httptest.NewRecorder(), req)
+	}
+	for _, ip := range []string{"192.0.2.1", "192.0.2.2", "192.0.2.1", "192.0.2.3"} {
+		get("/resources/news?max=5", ip)
+	}
+	get("/resources/forum", "192.0.2.9")
+	if n := s.Readers("news"); n != 3 {
+		t.Errorf("news readers = %d, want 3", n)
+	}
+	if n := s.Readers("forum"); n != 1 {
+		t.Errorf("forum readers = %d, want 1", n)
+	}
+	now = now.Add(8 * 24 * time.Hour)
+	if n := s.Readers("news"); n != 0 {
+		t.Errorf("a week later, news readers = %d, want 0", n)
 	}
 }

@@ -33,6 +33,7 @@ type feedModel struct {
 	Description string
 	Link        string        // the page people read (alternate link)
 	Self        string        // this feed's absolute URL
+	Hub         string        // the WebSub hub's absolute URL; "": none
 	Updated     time.Time     // never zero
 	Author      string        // Atom needs a feed author when entries have none
 	Image       *schema.Image // nil: none

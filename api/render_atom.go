@@ -47,6 +47,9 @@ func renderAtom(buf *bytes.Buffer, m *feedModel) error {
 		Generator: "dynamo",
 		Entries:   make([]*atomEntry, len(feed.Entries)),
 	}
+	if m.Hub != "" {
+		doc.Links = append(doc.Links, &feeds.AtomLink{Href: m.Hub, Rel: "hub"})
+	}
 	for i, e := range feed.Entries {
 		it := &m.Items[i]
 		e.Id = it.ID

@@ -29,6 +29,9 @@ type jsonDoc struct {
 func renderJSON(buf *bytes.Buffer, m *feedModel) error {
 	feed := (&feeds.JSON{Feed: m.gorilla()}).JSONFeed()
 	feed.FeedUrl = m.Self
+	if m.Hub != "" { // JSON Feed 1.1 "hubs": real-time notifications
+		feed.Hubs = []*feeds.JSONHub{{Type: "WebSub", Url: m.Hub}}
+	}
 	feed.HomePageUrl = m.Link
 	feed.Author = nil // deprecated in JSON Feed 1.1; authors carries it
 	if m.Image != nil && m.Image.URL != "" {

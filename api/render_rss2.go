@@ -35,7 +35,7 @@ type rss2Doc struct {
 type rss2Channel struct {
 	XMLName xml.Name `xml:"channel"`
 	*feeds.RssFeed
-	Self            atomLink    `xml:"atom:link"`
+	Links           []atomLink  `xml:"atom:link"` // rel=self, and rel=hub (WebSub) when there is a hub
 	UpdatePeriod    string      `xml:"sy:updatePeriod,omitempty"`
 	UpdateFrequency int         `xml:"sy:updateFrequency,omitempty"`
 	Items           []*rss2Item `xml:"item"` // shadows RssFeed.Items
@@ -76,7 +76,7 @@ func renderRSS2(buf *bytes.Buffer, m *feedModel) error {
 		NSMedia:   nsMedia,
 		Channel: rss2Channel{
 			RssFeed:         ch,
-			Self:            atomLink{Href: m.Self, Rel: "self", Type: "application/rss+xml"},
+			Links:           atomLinks(m, "application/rss+xml"),
 			UpdatePeriod:    period,
 			UpdateFrequency: freq,
 			Items:           make([]*rss2Item, len(ch.Items)),
@@ -95,6 +95,16 @@ func renderRSS2(buf *bytes.Buffer, m *feedModel) error {
 	}
 	ch.Items = nil
 	return writeXML(buf, &doc)
+}
+
+// atomLinks are a feed's atom:link elements: rel=self (typed), then the
+// WebSub hub (rel=hub) when there is one.
+func atomLinks(m *feedModel, selfType string) []atomLink {
+	links := []atomLink{{Href: m.Self, Rel: "self", Type: selfType}}
+	if m.Hub != "" {
+		links = append(links, atomLink{Href: m.Hub, Rel: "hub"})
+	}
+	return links
 }
 
 // writeXML writes the XML declaration and v, indented.

@@ -64,13 +64,19 @@ type Options struct {
 	// between registrations a client may make (0: one a minute, bursts of 5).
 	OpenRegistration  bool
 	RegistrationEvery time.Duration
-	Registerer        prometheus.Registerer // nil: metrics not registered
-	Gatherer          prometheus.Gatherer   // served at /metrics; nil: /metrics answers 404
-	Now               func() time.Time      // nil: time.Now
-	MaxPreviewBytes   int64                 // POST /preview body limit; 0: 5 MiB
-	CacheBytes        int64                 // render cache bound; 0: 32 MiB
-	RequestTimeout    time.Duration         // deadline of each request's context; 0: 30s
-	ShutdownTimeout   time.Duration         // Serve: bound on finishing in-flight requests after ctx ends; 0: 10s
+	// HubURL is the absolute URL of the WebSub hub of these feeds (e.g.
+	// PublicURL+"/websub"): feed responses carry Link rel="hub" and
+	// rel="self", and RSS 2.0 and Atom documents atom:link rel="hub". "":
+	// no discovery. Hub handles POST /websub (nil: 404; see [Server.SetHub]).
+	HubURL          string
+	Hub             Hub
+	Registerer      prometheus.Registerer // nil: metrics not registered
+	Gatherer        prometheus.Gatherer   // served at /metrics; nil: /metrics answers 404
+	Now             func() time.Time      // nil: time.Now
+	MaxPreviewBytes int64                 // POST /preview body limit; 0: 5 MiB
+	CacheBytes      int64                 // render cache bound; 0: 32 MiB
+	RequestTimeout  time.Duration         // deadline of each request's context; 0: 30s
+	ShutdownTimeout time.Duration         // Serve: bound on finishing in-flight requests after ctx ends; 0: 10s
 }
 
 // Defaults for the zero values of Options.
@@ -90,9 +96,11 @@ type Server struct {
 	e       *echo.Echo
 	metrics *httpMetrics
 	token   atomic.Pointer[string]        // admin bearer token; "" = admin routes off
+	hub     atomic.Pointer[Hub]           // POST /websub; nil or a nil Hub = off
 	pages   map[string]*template.Template // home and preview pages (embedded), by file name
 	feeds   *feedEngine                   // render cache and render metrics of the /resources feeds
 	limiter *registrationLimiter          // self-registrations per client
+	readers *readers                      // distinct clients per resource, for weight_readers
 }
 
 // New builds a Server and registers its routes and metrics.
@@ -108,6 +116,7 @@ func New(opts Options) (*Server, error) {
 	}
 	s := &Server{opts: opts, log: opts.Logger, now: opts.Now}
 	s.SetAdminToken(opts.AdminToken)
+	s.SetHub(opts.Hub)
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
 	}
@@ -115,6 +124,7 @@ func New(opts Options) (*Server, error) {
 		s.now = time.Now
 	}
 	s.started = s.now().UTC().Truncate(time.Second)
+	s.readers = newReaders(s.now)
 	m, err := newHTTPMetrics(opts.Registerer)
 	if err != nil {
 		return nil, fmt.Errorf("register http metrics: %w", err)
@@ -158,6 +168,8 @@ func (s *Server) routes() {
 	e.HEAD("/resources/:rssId", s.getResource)
 	e.GET("/resources/:rssId/versions/:seq", s.getVersion)
 	e.HEAD("/resources/:rssId/versions/:seq", s.getVersion)
+
+	e.POST("/websub", s.postWebSub)
 
 	e.GET("/", s.getHome)
 	e.HEAD("/", s.getHome)

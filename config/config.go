@@ -3,6 +3,7 @@ package config
 import (
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"regexp"
 	"strconv"
@@ -16,7 +17,7 @@ import (
 	"github.com/dynamo-rss/dynamo/extractor"
 )
 
-// Config is the whole dynamo configuration file (API.md "Configuration").
+// Config is the whole dynamo configuration file (docs/configuration.md).
 // Obtain one from [Load], [Parse] or [Default]; treat it as read-only
 // afterwards and pass it explicitly.
 type Config struct {
@@ -31,10 +32,11 @@ type Config struct {
 	// MemoryLimit is the memory the Go runtime keeps the process under (as
 	// GOMEMLIMIT); 0 chooses one: half the machine's (or the container's)
 	// memory, at most 2 GiB. Under a limit the garbage collector runs
-	// rarely (as GOGC=400) until the heap nears it, which keeps the tail
-	// latency of cached feeds low. The GOMEMLIMIT and GOGC environment
+	// rarely (as GOGC=400) while the live heap is small, which keeps the
+	// tail latency of cached feeds low. The GOMEMLIMIT and GOGC environment
 	// variables, when set, win.
 	MemoryLimit Size            `yaml:"memory_limit"`
+	WebSub      WebSubConfig    `yaml:"websub"`
 	Resources   []ResourceEntry `yaml:"resources"`
 }
 
@@ -75,6 +77,34 @@ type AdminConfig struct {
 	TokenFile string `yaml:"token_file"`
 }
 
+// WebSubConfig configures the WebSub hub of dynamo's own feeds (API.md
+// "Push (WebSub hub)"). Leases are what §5.3.1 of the Recommendation leaves
+// to the hub: LeaseDefault is granted when a subscriber asks for none, a
+// requested lease is clamped to [LeaseMin, LeaseMax].
+type WebSubConfig struct {
+	// Enabled turns the hub on; unset, it is on exactly when public_url is
+	// set (the hub URL and topics must be absolute). Use [Config.WebSubEnabled].
+	Enabled      *bool    `yaml:"enabled"`
+	LeaseDefault Duration `yaml:"lease_default"` // default 240h (10 days, §8.2)
+	LeaseMin     Duration `yaml:"lease_min"`     // default 1h
+	LeaseMax     Duration `yaml:"lease_max"`     // default 720h (30 days)
+	// RetryFor bounds the retries of one delivery (exponential backoff from
+	// 10s, at most 1h apart); past it the notification is given up, the
+	// subscription stays until its lease ends (default 24h).
+	RetryFor Duration `yaml:"retry_for"`
+	Workers  int      `yaml:"workers"` // callback requests at once (default 8)
+	Queue    int      `yaml:"queue"`   // bound of the verification and delivery queues (default 1024)
+}
+
+// WebSubEnabled reports whether the hub runs: websub.enabled when set, else
+// whether public_url is set.
+func (c *Config) WebSubEnabled() bool {
+	if c.WebSub.Enabled != nil {
+		return *c.WebSub.Enabled
+	}
+	return c.PublicURL != ""
+}
+
 // LogConfig says what is logged and how.
 type LogConfig struct {
 	Level  string `yaml:"level"`  // debug, info (default), warn, error
@@ -96,6 +126,7 @@ type PollerConfig struct {
 	AllowPrivate    bool            `yaml:"allow_private"` // loopback/private/link-local targets allowed
 	Policy          PolicySpec      `yaml:"policy"`        // the default policy
 	Retention       RetentionConfig `yaml:"retention"`     // the default retention
+	Budget          BudgetConfig    `yaml:"budget"`        // shared by the resources with policy kind budget
 }
 
 // ResourceEntry is one polled page, as the file (or the admin API) declares it.
@@ -112,6 +143,19 @@ type ResourceEntry struct {
 	// Select, when set, says where the page's items are (SELECTORS.md):
 	// the page is extracted with these selectors, not its annotations.
 	Select extractor.SelectSpec `yaml:"select,omitzero" json:"select,omitzero"`
+	// Weight is the resource's importance under policy kind budget (default
+	// 1, must be positive); WeightReaders multiplies it by the number of
+	// distinct clients that fetched its feeds in the last week. Both are
+	// ignored by the other kinds.
+	Weight        Weight `yaml:"weight" json:"weight,omitzero"`
+	WeightReaders bool   `yaml:"weight_readers" json:"weight_readers,omitempty"`
+}
+
+// Weight is a budget resource's importance: a positive number; Set tells a
+// written value from the default (so weight: 0 is refused, not defaulted).
+type Weight struct {
+	Value float64
+	Set   bool
 }
 
 // PolicySpec is a policy as written in the file; zero fields are unset and
@@ -153,6 +197,14 @@ func Default() Config {
 		Storage:      StorageConfig{Driver: DriverBadger, Path: "./data", SyncWrites: true, MinFree: 256 << 20},
 		Log:          LogConfig{Level: "info", Format: "text"},
 		Registration: RegistrationClosed,
+		WebSub: WebSubConfig{
+			LeaseDefault: Duration(10 * 24 * time.Hour),
+			LeaseMin:     Duration(time.Hour),
+			LeaseMax:     Duration(30 * 24 * time.Hour),
+			RetryFor:     Duration(24 * time.Hour),
+			Workers:      8,
+			Queue:        1024,
+		},
 		Poller: PollerConfig{
 			Workers:         8,
 			Timeout:         Duration(20 * time.Second),
@@ -171,6 +223,7 @@ func Default() Config {
 				Min:      Duration(time.Minute),
 				Max:      Duration(6 * time.Hour),
 			},
+			Budget: BudgetConfig{MaxInterval: Duration(DefaultMaxInterval)},
 		},
 	}
 }
@@ -432,3 +485,21 @@ func (a Alpha) MarshalYAML() (any, error) {
 	}
 	return a.Value, nil
 }
+
+// UnmarshalYAML reads a weight (any number; [Config.Validate] wants it
+// positive).
+func (w *Weight) UnmarshalYAML(n ast.Node) error {
+	s, err := scalar(n)
+	if err != nil {
+		return nodeError(n, err)
+	}
+	v, err := strconv.ParseFloat(s, 64)
+	if err != nil || math.IsNaN(v) {
+		return nodeError(n, fmt.Errorf("weight must be a positive number, got %q", s))
+	}
+	*w = Weight{Value: v, Set: true}
+	return nil
+}
+
+// MarshalYAML writes the weight as a number.
+func (w Weight) MarshalYAML() (any, error) { return w.Value, nil }

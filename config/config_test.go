@@ -105,6 +105,14 @@ func TestParseFieldErrors(t *testing.T) {
 		{"negative interval", "poller:\n  policy: {kind: flat, interval: -5m}\n", 2, "poller.policy.interval"},
 		{"token and file", "admin:\n  token: x\n  token_file: /y\n", 2, "admin"},
 		{"wrong type", "poller:\n  workers: many\n", 2, ""},
+		{"websub without public_url", "websub:\n  enabled: true\n", 2, "websub.enabled"},
+		{"websub lease bounds", "public_url: https://f.example\nwebsub:\n  lease_min: 48h\n  lease_max: 24h\n  lease_default: 24h\n", 3, "websub.lease_min"},
+		{"websub workers", "websub:\n  workers: 0\n", 2, "websub.workers"},
+		{"zero weight", "resources:\n  - id: a\n    url: http://x/\n    policy: {kind: budget}\n    weight: 0\n", 5, "resources[0].weight"},
+		{"negative weight", "resources:\n  - id: a\n    url: http://x/\n    weight: -2\n", 4, "resources[0].weight"},
+		{"text weight", "resources:\n  - id: a\n    url: http://x/\n    weight: heavy\n", 4, "resources[0].weight"},
+		{"negative budget", "poller:\n  budget: {polls_per_day: -1}\n", 2, "poller.budget.polls_per_day"},
+		{"short max_interval", "poller:\n  budget:\n    max_interval: 5m\n", 3, "poller.budget.max_interval"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := Parse([]byte(tc.yaml))
@@ -269,7 +277,7 @@ func TestReloaderWithoutFileReappliesDefault(t *testing.T) {
 	}
 }
 
-// apiExample is the example of API.md "Configuration", verbatim.
+// apiExample is the example of docs/configuration.md, verbatim.
 var apiExample = func() string {
 	b, err := os.ReadFile("../testdata/config/api-example.yaml")
 	if err != nil {
@@ -301,4 +309,74 @@ func FuzzParse(f *testing.F) {
 			t.Fatalf("Parse returned a config that does not validate: %v", err)
 		}
 	})
+}
+
+func TestWebSubEnabled(t *testing.T) {
+	for _, tc := range []struct {
+		name, yaml string
+		want       bool
+	}{
+		{"no public_url", "", false},
+		{"public_url", "public_url: https://f.example\n", true},
+		{"public_url, turned off", "public_url: https://f.example\nwebsub: {enabled: false}\n", false},
+		{"public_url, explicitly on", "public_url: https://f.example\nwebsub:\n  enabled: true\n  retry_for: 2h\n", true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg, err := Parse([]byte(tc.yaml))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := cfg.WebSubEnabled(); got != tc.want {
+				t.Errorf("WebSubEnabled = %v, want %v", got, tc.want)
+			}
+		})
+	}
+}
+
+func TestParseBudget(t *testing.T) {
+	cfg, err := Parse([]byte(`
+poller:
+  budget: {polls_per_day: 20000, max_interval: 24h}
+resources:
+  - id: townhall
+    url: https://example.org/townhall/
+    policy: {kind: budget}
+    weight: 2.5
+    weight_readers: true
+  - id: plain
+    url: https://example.org/plain/
+    policy: {kind: budget}
+  - id: news
+    url: https://example.org/news/
+    weight: 3
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := cfg.Poller
+	if p.Budget.PollsPerDay != 20000 || p.Budget.MaxInterval.D() != 24*time.Hour || p.Budget.Total(5) != 20000 {
+		t.Fatalf("budget %+v", p.Budget)
+	}
+	for i, want := range []Policy{
+		{Kind: KindBudget, Interval: 15 * time.Minute, Alpha: 0.5, Initial: 10 * time.Minute, Min: time.Minute, Max: 6 * time.Hour, Weight: 2.5, WeightReaders: true},
+		{Kind: KindBudget, Interval: 15 * time.Minute, Alpha: 0.5, Initial: 10 * time.Minute, Min: time.Minute, Max: 6 * time.Hour, Weight: 1},
+		// A weight means nothing to smart: it stays out of the resolved policy.
+		{Kind: KindSmart, Interval: 15 * time.Minute, Alpha: 0.5, Initial: 10 * time.Minute, Min: time.Minute, Max: 6 * time.Hour},
+	} {
+		if got := p.ResolveResource(cfg.Resources[i]); got != want {
+			t.Errorf("resources[%d]: %+v, want %+v", i, got, want)
+		}
+	}
+	def := Default().Poller.Budget
+	if def.MaxInterval.D() != DefaultMaxInterval || def.Total(10) != 10*DefaultPollsPerResource {
+		t.Errorf("default budget %+v", def)
+	}
+	// The admin API's JSON reads the same fields.
+	r, err := ParseResource([]byte(`{"url": "https://example.org/a", "policy": {"kind": "budget"}, "weight": 2, "weight_readers": true}`), "a", p)
+	if err != nil || r.Weight != (Weight{Value: 2, Set: true}) || !r.WeightReaders {
+		t.Fatalf("ParseResource: %+v, %v", r, err)
+	}
+	if _, err := ParseResource([]byte(`{"url": "https://example.org/a", "weight": 0}`), "a", p); err == nil || !strings.Contains(err.Error(), "weight") {
+		t.Errorf("weight 0 over the admin API: %v", err)
+	}
 }

@@ -1,4 +1,4 @@
-// Package config is dynamo's configuration: one YAML file (API.md
+// Package config is dynamo's configuration: one YAML file (docs/configuration.md
 // "Configuration"), read strictly, defaulted and validated, and reloaded at
 // run time.
 //
@@ -10,7 +10,12 @@
 // is what `dynamo check` prints. Durations are written "10m", sizes "5MiB".
 // The file is read over [Default], then [Config.Validate] checks what spans
 // fields. A resource's policy and retention fields override the poller
-// default one by one ([PollerConfig.ResolvePolicy]).
+// default one by one ([PollerConfig.ResolvePolicy]); [PollerConfig.ResolveResource]
+// adds a budget resource's weight (default 1, positive) and weight_readers.
+// poller.budget defaults to polls_per_day 0, meaning
+// [DefaultPollsPerResource] (24) polls a day per budget resource — a mean
+// interval of one hour, so the budget grows with the resources that share
+// it — and max_interval 48h (at least the 10-minute floor).
 //
 // Secrets may live in files (admin.token_file, storage.dsn_file): only one
 // trailing newline is taken off, so a token is compared byte for byte with

@@ -110,3 +110,19 @@ func (a *Alpha) UnmarshalJSON(b []byte) error {
 	*a = Alpha{Value: v, Set: true}
 	return nil
 }
+
+// MarshalJSON writes the weight as a number.
+func (w Weight) MarshalJSON() ([]byte, error) { return json.Marshal(w.Value) }
+
+// IsZero reports an unset weight (for omitzero).
+func (w Weight) IsZero() bool { return !w.Set }
+
+// UnmarshalJSON reads a weight written as a number.
+func (w *Weight) UnmarshalJSON(b []byte) error {
+	var v float64
+	if err := json.Unmarshal(b, &v); err != nil {
+		return fmt.Errorf("weight must be a positive number, got %s", b)
+	}
+	*w = Weight{Value: v, Set: true}
+	return nil
+}

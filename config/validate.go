@@ -3,10 +3,12 @@ package config
 import (
 	"errors"
 	"fmt"
-	"github.com/dynamo-rss/dynamo/schema"
+	"math"
 	"net/url"
 	"regexp"
 	"time"
+
+	"github.com/dynamo-rss/dynamo/schema"
 )
 
 var idRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$`)
@@ -59,6 +61,7 @@ func (c *Config) Validate() error {
 	default:
 		bad("$.registration", "unknown mode %q (want closed or open)", c.Registration)
 	}
+	c.validateWebSub(bad)
 	p := c.Poller
 	if p.Workers < 1 || p.Workers > 1024 {
 		bad("$.poller.workers", "must be between 1 and 1024, got %d", p.Workers)
@@ -83,8 +86,14 @@ func (c *Config) Validate() error {
 	if p.Retention.MaxVersions < 0 {
 		bad("$.poller.retention.max_versions", "must not be negative")
 	}
-	if p.Policy.Kind != KindFlat && p.Policy.Kind != KindSmart {
-		bad("$.poller.policy.kind", "unknown policy kind %q (want flat or smart)", p.Policy.Kind)
+	if b := p.Budget; b.PollsPerDay < 0 || math.IsInf(b.PollsPerDay, 0) || math.IsNaN(b.PollsPerDay) {
+		bad("$.poller.budget.polls_per_day", "must be a non-negative number (0: %d per budget resource), got %v", DefaultPollsPerResource, b.PollsPerDay)
+	}
+	if d := p.Budget.MaxInterval.D(); d < BudgetFloor {
+		bad("$.poller.budget.max_interval", "must be at least %v (the shortest time between two polls), got %v", BudgetFloor, d)
+	}
+	if !ValidKind(p.Policy.Kind) {
+		bad("$.poller.policy.kind", "unknown policy kind %q (want flat, smart or budget)", p.Policy.Kind)
 	} else if err := p.ResolvePolicy(PolicySpec{}).Validate(); err != nil {
 		bad("$.poller.policy", "%w", err)
 	}
@@ -116,10 +125,15 @@ func (p PollerConfig) ValidateResource(at string, r ResourceEntry) []error {
 	if !isHTTPURL(r.URL) {
 		bad(".url", "%q is not an absolute http(s) URL", r.URL)
 	}
-	if r.Policy.Kind != "" && r.Policy.Kind != KindFlat && r.Policy.Kind != KindSmart {
-		bad(".policy.kind", "unknown policy kind %q (want flat or smart)", r.Policy.Kind)
-	} else if err := p.ResolvePolicy(r.Policy).Validate(); err != nil {
-		bad(".policy", "%w", err)
+	switch {
+	case r.Policy.Kind != "" && !ValidKind(r.Policy.Kind):
+		bad(".policy.kind", "unknown policy kind %q (want flat, smart or budget)", r.Policy.Kind)
+	case r.Weight.Set && (!(r.Weight.Value > 0) || math.IsInf(r.Weight.Value, 1)):
+		bad(".weight", "must be a positive number, got %v", r.Weight.Value)
+	default:
+		if err := p.ResolveResource(r).Validate(); err != nil {
+			bad(".policy", "%w", err)
+		}
 	}
 	if r.Retention.MaxVersions < 0 {
 		bad(".retention.max_versions", "must not be negative")
@@ -191,4 +205,32 @@ func validLayout(s string) bool {
 func isHTTPURL(s string) bool {
 	u, err := url.Parse(s)
 	return err == nil && u.IsAbs() && (u.Scheme == "http" || u.Scheme == "https") && u.Host != ""
+}
+
+// validateWebSub checks the websub section.
+func (c *Config) validateWebSub(bad func(path string, format string, args ...any)) {
+	w := c.WebSub
+	if c.WebSubEnabled() && c.PublicURL == "" {
+		bad("$.websub.enabled", "the WebSub hub needs public_url (hub and topic URLs are absolute)")
+	}
+	for _, d := range []struct {
+		path string
+		v    Duration
+	}{{"$.websub.lease_default", w.LeaseDefault}, {"$.websub.lease_min", w.LeaseMin}, {"$.websub.lease_max", w.LeaseMax}, {"$.websub.retry_for", w.RetryFor}} {
+		if d.v <= 0 {
+			bad(d.path, "must be positive")
+		}
+	}
+	if w.LeaseMin > w.LeaseMax {
+		bad("$.websub.lease_min", "%v exceeds lease_max %v", w.LeaseMin.D(), w.LeaseMax.D())
+	}
+	if w.LeaseDefault < w.LeaseMin || w.LeaseDefault > w.LeaseMax {
+		bad("$.websub.lease_default", "%v is outside [lease_min, lease_max] = [%v, %v]", w.LeaseDefault.D(), w.LeaseMin.D(), w.LeaseMax.D())
+	}
+	if w.Workers < 1 || w.Workers > 1024 {
+		bad("$.websub.workers", "must be between 1 and 1024, got %d", w.Workers)
+	}
+	if w.Queue < 1 || w.Queue > 1<<20 {
+		bad("$.websub.queue", "must be between 1 and 1048576, got %d", w.Queue)
+	}
 }

@@ -153,6 +153,63 @@ func TestThroughputCPU(t *testing.T) {
 		runtime.GOMAXPROCS(0), tok, ext, ext/tok, tokPlain, extPlain, extPlain/tokPlain)
 }
 
+// twentyItems is a page of 20 items whose first item's description carries
+// version v: successive versions differ in that one item, as most changed
+// pages do.
+func twentyItems(v int) []byte {
+	page := legacyPage(20)
+	return bytes.Replace(page, []byte("Story number 1:"), fmt.Appendf(nil, "Story number 1 (version %d):", v), 1)
+}
+
+// BenchmarkReextract1of20 extracts successive versions of a 20-item page
+// in which one item changed each time, with the poller's description cache:
+// 19 descriptions come from the cache, one is sanitized. Compare with
+// BenchmarkTokenize20 (the bare tokenizer on the same bytes) and
+// BenchmarkExtract20 (no cache).
+func BenchmarkReextract1of20(b *testing.B) {
+	pages := make([][]byte, 256)
+	for i := range pages {
+		pages[i] = twentyItems(i)
+	}
+	cache := extractor.NewDescriptionCache(0)
+	b.SetBytes(int64(len(pages[0])))
+	b.ReportAllocs()
+	i := 0
+	for b.Loop() {
+		i++
+		data := pages[i%len(pages)]
+		if i%len(pages) == 0 { // a page seen before would be all hits: change another item
+			data = bytes.Replace(data, []byte("Story number 2:"), fmt.Appendf(nil, "Story number 2 (round %d):", i), 1)
+		}
+		if _, err := extractor.Extract(bytes.NewReader(data), extractor.Options{URL: page, RSSID: "bench", Descriptions: cache}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkExtract20 is a cold extraction of the 20-item page (no cache).
+func BenchmarkExtract20(b *testing.B) {
+	data := twentyItems(0)
+	b.SetBytes(int64(len(data)))
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := extractor.Extract(bytes.NewReader(data), extractor.Options{URL: page, RSSID: "bench"}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkTokenize20 is the bare tokenizer over the 20-item page.
+func BenchmarkTokenize20(b *testing.B) {
+	data := twentyItems(0)
+	b.SetBytes(int64(len(data)))
+	for b.Loop() {
+		z := html.NewTokenizer(bytes.NewReader(data))
+		for z.Next() != html.ErrorToken {
+		}
+	}
+}
+
 // BenchmarkExtractSelect extracts the page of BenchmarkExtract (1,000
 // items) with selectors instead of its annotations: the selector front end
 // (a tree, then CSS queries per item) beside the streaming one, through the

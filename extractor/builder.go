@@ -505,9 +505,17 @@ func (b *builder) close(a annotation, at pos) {
 		i--
 	}
 	if i < 0 {
-		if a.kind == tagUnknown {
+		switch {
+		case a.kind == tagUnknown:
 			b.fail(at, unknownTag(a.name, true))
-		} else {
+		case len(b.stack) > 0:
+			// A region is open and this does not close it: the closing
+			// does not match the innermost region (an error), and the
+			// region it meant to close was never opened.
+			inner := b.stack[len(b.stack)-1]
+			b.fail(at, fmt.Sprintf("closing %s at %d:%d does not match %s opened at %d:%d, and no <%s> is open; ignored",
+				tagText(a, true), at.line, at.col, tagText(inner.a, false), inner.at.line, inner.at.col, a.name))
+		default:
 			b.warn(at, fmt.Sprintf("closing </%s> has no open region; ignored", a.name))
 		}
 		return

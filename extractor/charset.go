@@ -31,7 +31,7 @@ var boms = [...]struct {
 }
 
 // decoder returns the page converted to UTF-8, choosing the encoding in the
-// order of ANNOTATIONS.md: the HTTP Content-Type charset, else a byte-order
+// order of docs/annotations.md: the HTTP Content-Type charset, else a byte-order
 // mark, else <meta charset> or <meta http-equiv="Content-Type">, else
 // detection (valid UTF-8, else windows-1252, the HTML default).
 func (b *builder) decoder(br *bufio.Reader) (io.Reader, error) {

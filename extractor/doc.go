@@ -1,5 +1,5 @@
 // Package extractor is Dynamo's Wrapper: it turns an annotated legacy HTML page
-// into an XMLData document (see ANNOTATIONS.md) plus diagnostics.
+// into an XMLData document (see docs/annotations.md) plus diagnostics.
 //
 // # Usage
 //
@@ -45,8 +45,10 @@
 // a region's value never includes the text of regions nested in it; a region
 // whose opening was refused (unknown tag, missing attribute) is transparent.
 // A closing tag closes the innermost open region of its name, and any region
-// opened inside it (with a warning); a closing tag with no open region is
-// ignored; regions still open at the end are closed there.
+// opened inside it (an error: it does not match the innermost region); a
+// closing tag with no open region of its name is ignored (an error when
+// another region is open, since it does not match that one; a warning when
+// none is); regions still open at the end are closed there (an error).
 //
 // Values: text has entities decoded, markup removed (script, style, noscript,
 // iframe, noembed and noframes content is not text), <br> and block element
@@ -105,10 +107,16 @@
 // annotation (or tag) concerned. Lines are those of the original page ("\n",
 // "\r\n" and a lone "\r" each end a line); columns count characters of the
 // page decoded to UTF-8, which for single-byte charsets (ISO-8859-1,
-// windows-1252) equals the byte column of the original. Severity is [Error]
-// when data is lost (an annotation ignored, a value cut, a second value
-// discarded, an item dropped, a limit exceeded) and [Warning] otherwise
-// (recovered nesting, dropped URL, unreadable date, renamed duplicate id...).
+// windows-1252) equals the byte column of the original. Severity follows
+// the annotation guide: [Error] when data is lost — an unknown channel: or
+// item: tag (the message suggests the closest known tag), an unclosed region,
+// a closing tag that does not match the innermost open region (the message
+// names both tags and both positions), an annotation comment that does not
+// parse, a missing or malformed required attribute, a non-integer index, a
+// dropped item, a page without channel:title, a value cut or a limit
+// exceeded; [Warning] otherwise — a duplicate singleton field or id, a
+// dropped URL, an unreadable date, an empty value, a closing tag when no
+// region is open.
 //
 // # Selectors
 //

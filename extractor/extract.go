@@ -40,6 +40,9 @@ type Options struct {
 	// Select, when set, extracts the page with these selectors instead of
 	// its annotations (SELECTORS.md; see select.go).
 	Select *Selectors
+	// Descriptions, when set, caches sanitized descriptions across
+	// extractions (see [DescriptionCache]); nil sanitizes every time.
+	Descriptions *DescriptionCache
 }
 
 // Limits cap what a hostile page can make the extractor do. A zero field takes

@@ -96,7 +96,7 @@ func (b *builder) finish() (*Result, error) {
 			descs = append(descs, &it.description)
 		}
 	}
-	b.san.all(descs, base)
+	b.san.all(descs, base, b.opts.Descriptions)
 
 	c := &b.channel
 	doc.Channel.Title = c.title.val
@@ -260,7 +260,7 @@ func (b *builder) extensions(f *fields) schema.Extensions {
 			continue // the marker left when there were too many (a real uri is never empty)
 		}
 		if x.local == "date" || x.local == "pubDate" {
-			// The value stays as the page wrote it (ANNOTATIONS.md: v becomes
+			// The value stays as the page wrote it (docs/annotations.md: v becomes
 			// the element); readers take the time with the resource's
 			// schema.DateRules.
 			if _, ok := b.opts.Dates.Parse(x.val); !ok {

@@ -83,11 +83,29 @@ type sanitizer struct{ buf bytes.Buffer }
 // and ends with a space so that it cannot extend a character reference or a
 // tag. If the output does not have exactly the expected separators, each
 // description is sanitized on its own.
-func (s *sanitizer) all(fs []*field, base *baseURL) {
+func (s *sanitizer) all(fs []*field, base *baseURL, cache *DescriptionCache) {
 	var batch []*field
 	var resolved []string
+	if cache != nil {
+		defer func() {
+			for i, f := range batch {
+				cache.put(resolved[i], f.sanitized)
+			}
+		}()
+	}
 	for _, f := range fs {
 		h := resolvePlaceholders(f.html, f.urls, base)
+		if cache != nil {
+			if v, ok := cache.get(h); ok {
+				f.sanitized = v
+				continue
+			}
+			if !f.batch {
+				f.sanitized = s.one(h)
+				cache.put(h, f.sanitized)
+				continue
+			}
+		}
 		if f.batch {
 			batch = append(batch, f)
 			resolved = append(resolved, h)

@@ -64,7 +64,7 @@ func FuzzSanitizeBatch(f *testing.F) {
 					fs = append(fs, &it.description)
 				}
 			}
-			bld.san.all(fs, newBaseURL(bld.page))
+			bld.san.all(fs, newBaseURL(bld.page), nil)
 			var out []string
 			for _, f := range fs {
 				out = append(out, f.sanitized)

@@ -87,6 +87,21 @@
 // flat records the same intervals (so a switch to smart starts from them) but
 // leaves τ alone.
 //
+// budget (Sia & Cho 2007, advaRSS): the resources of kind budget share one
+// [Budget] of poller.budget.polls_per_day (0: 24 per budget resource). Each
+// learns a [RateState] at every poll — its posting rate λ and a 168-hour
+// profile of the week (UTC), decayed with a 14-day time constant, from the
+// new items' dates when the page dates them, else from the new-item count
+// spread over the time since the last poll by the current profile — and gets
+// c·√(weight·λ) polls a day, c one normaliser kept incrementally (members
+// below one poll per max_interval are raised to it; members with less than a
+// day of evidence get the mean share). A member places its polls with density
+// ∝ √(profile) (the continuous form of Sia & Cho's equal-area rule), at least
+// 10 minutes and at most max_interval apart. weight_readers multiplies the
+// weight by [Readers] (Options.Readers). A new poller.budget re-places every
+// budget resource at once. The rate survives restarts and policy switches in
+// the poll state; flat and smart leave it alone.
+//
 // [Tune] chooses α ∈ [0,1] by golden-section search minimising the mean
 // squared error of the one-step-ahead estimates ([SmoothingMSE]); `dynamo
 // tune` uses the same code.

@@ -97,6 +97,9 @@ type Options struct {
 	// Leaser divides polling among the nodes that share the store (see
 	// lease.go); nil: this engine polls every resource itself.
 	Leaser Leaser
+	// Readers counts each resource's readers for weight_readers (the
+	// api's); nil: every resource counts one reader.
+	Readers Readers
 }
 
 // Status is what the engine knows of a resource. Its fields match
@@ -127,6 +130,7 @@ type Engine struct {
 	log     *slog.Logger
 	m       *metrics
 	extract ExtractFunc
+	descs   *extractor.DescriptionCache // sanitized descriptions, shared by every poll
 	opts    Options
 	robots  robotsCache
 	hosts   hostGate
@@ -146,6 +150,9 @@ type Engine struct {
 	registered map[string]registration // resources registered through the admin API, by id
 	registry   Registry                // nil: no runtime registrations
 	leaser     Leaser                  // nil: this node polls every resource (one node)
+
+	budget    *Budget        // shared by the resources with policy kind budget
+	budgetSet BudgetSettings // the settings it was last configured with (guarded by mu)
 
 	afterPoll func(Status) // tests: called after each completed poll
 }
@@ -185,6 +192,7 @@ func New(ctx context.Context, cfg *config.Config, store Store, opts Options) (*E
 		log:        opts.Logger,
 		m:          m,
 		extract:    opts.Extract,
+		descs:      extractor.NewDescriptionCache(0),
 		opts:       opts,
 		wake:       make(chan struct{}, 1),
 		resources:  make(map[string]*resource),
@@ -196,6 +204,8 @@ func New(ctx context.Context, cfg *config.Config, store Store, opts Options) (*E
 		}
 	}
 	e.leaser = opts.Leaser
+	e.budget = NewBudget(BudgetSettingsOf(cfg.Poller.Budget), opts.Readers)
+	e.budgetSet = BudgetSettingsOf(cfg.Poller.Budget)
 	if opts.Registry != nil {
 		e.registry = opts.Registry
 		if err := e.loadRegistered(ctx); err != nil {
@@ -246,12 +256,17 @@ type built struct {
 
 // build checks and prepares one resource under the poller settings p; at
 // names it in errors.
-func build(p config.PollerConfig, r config.ResourceEntry, source, at string) (built, error) {
+func build(p config.PollerConfig, bud *Budget, r config.ResourceEntry, source, at string) (built, error) {
 	u, err := url.Parse(r.URL)
 	if err != nil {
 		return built{}, &config.FieldError{Path: at + ".url", Err: err}
 	}
-	pol, err := NewPolicy(p.ResolvePolicy(r.Policy))
+	var pol Policy
+	if c := p.ResolveResource(r); c.Kind == KindBudget {
+		pol, err = bud.Policy(r.ID, c)
+	} else {
+		pol, err = NewPolicy(c)
+	}
 	if err != nil {
 		return built{}, &config.FieldError{Path: at + ".policy", Err: err}
 	}
@@ -271,7 +286,7 @@ func (e *Engine) apply(ctx context.Context, cfg *config.Config, registered map[s
 	bs := make([]built, 0, len(cfg.Resources)+len(registered))
 	declared := make(map[string]bool, len(cfg.Resources))
 	for i, r := range cfg.Resources {
-		b, err := build(cfg.Poller, r, SourceFile, fmt.Sprintf("$.resources[%d]", i))
+		b, err := build(cfg.Poller, e.budget, r, SourceFile, fmt.Sprintf("$.resources[%d]", i))
 		if err != nil {
 			return err
 		}
@@ -288,7 +303,7 @@ func (e *Engine) apply(ctx context.Context, cfg *config.Config, registered map[s
 			e.log.WarnContext(ctx, "registered resource not valid under this configuration; not polled", slog.String("resource", id), slog.Any("error", errors.Join(errs...)))
 			continue
 		}
-		b, err := build(cfg.Poller, reg.entry, SourceAPI, "$")
+		b, err := build(cfg.Poller, e.budget, reg.entry, SourceAPI, "$")
 		if err != nil {
 			e.log.WarnContext(ctx, "registered resource not polled", slog.String("resource", id), slog.Any("error", err))
 			continue
@@ -326,6 +341,12 @@ func (e *Engine) apply(ctx context.Context, cfg *config.Config, registered map[s
 		old, e.fetcher = e.fetcher, newRetriever(set, e.opts)
 	}
 	now := e.clock.Now()
+	bset := BudgetSettingsOf(cfg.Poller.Budget)
+	rebudget := bset != e.budgetSet
+	if rebudget {
+		e.budget.Configure(bset)
+		e.budgetSet = bset
+	}
 	keep := make(map[string]bool, len(bs))
 	order := make([]string, 0, len(bs))
 	for _, b := range bs {
@@ -337,7 +358,17 @@ func (e *Engine) apply(ctx context.Context, cfg *config.Config, registered map[s
 	for id := range e.resources {
 		if !keep[id] {
 			e.queue.Remove(id)
+			e.budget.Leave(id)
 			delete(e.resources, id)
+		}
+	}
+	if rebudget {
+		// A new budget takes effect now, not at each resource's next poll:
+		// every budget resource is re-placed from its last poll.
+		for _, id := range order {
+			if r := e.resources[id]; r != nil && r.policy.Config().Kind == KindBudget {
+				e.restartLocked(r, now)
+			}
 		}
 	}
 	e.order = order
@@ -378,26 +409,38 @@ func (e *Engine) upsertLocked(b built, st persisted, stored bool, now time.Time)
 	}
 	r.u, r.host, r.retention, r.entry, r.source, r.dates, r.sel = b.u, strings.ToLower(b.u.Host), b.ret, b.entry, b.source, b.dates, b.sel
 	if r.policy.Config() != b.policy.Config() {
+		if r.policy.Config().Kind == KindBudget && b.policy.Config().Kind != KindBudget {
+			e.budget.Leave(id)
+		}
 		r.policy = b.policy
 		r.st.Kind = b.policy.Config().Kind
-		wait := r.policy.Start(&r.st.Policy)
-		if _, queued := e.queue.At(id); queued {
-			var at time.Time
-			if r.st.LastPoll.IsZero() {
-				at = now.Add(spread(id, wait))
-			} else {
-				at = r.st.LastPoll.Add(wait)
-				if at.Before(now) {
-					at = now
-				}
-			}
-			if r.st.Failures > 0 && r.st.NextPoll.After(at) {
-				at = r.st.NextPoll // keep an error back-off in force
-			}
-			r.st.NextPoll = at
-			e.queue.Update(id, at)
+		e.restartLocked(r, now)
+	}
+}
+
+// restartLocked starts r's policy again (a new policy, a new budget) and
+// reschedules r from its last poll, keeping an error back-off in force.
+// e.mu must be held.
+func (e *Engine) restartLocked(r *resource, now time.Time) {
+	id := r.id
+	wait := r.policy.Start(&r.st.Policy)
+	if _, queued := e.queue.At(id); !queued {
+		return // being polled: the poll's end schedules it
+	}
+	var at time.Time
+	if r.st.LastPoll.IsZero() {
+		at = now.Add(spread(id, wait))
+	} else {
+		at = r.st.LastPoll.Add(wait)
+		if at.Before(now) {
+			at = now
 		}
 	}
+	if r.st.Failures > 0 && r.st.NextPoll.After(at) {
+		at = r.st.NextPoll // keep an error back-off in force
+	}
+	r.st.NextPoll = at
+	e.queue.Update(id, at)
 }
 
 // scheduleFirst queues a resource just added (at start-up or by reload).
@@ -646,6 +689,33 @@ func (e *Engine) Statuses() []Status {
 	return out
 }
 
+// BudgetShare is what the engine knows of a budget resource's place in the
+// budget (for / and /admin/resources/{id}).
+type BudgetShare struct {
+	PollsPerDay float64   `json:"polls_per_day"` // its share of poller.budget
+	Lambda      float64   `json:"lambda"`        // learned postings per day
+	Evidence    bool      `json:"evidence"`      // false: too new, it has the mean share
+	Weight      float64   `json:"weight"`        // configured weight (before readers)
+	NextPoll    time.Time `json:"next_poll"`
+}
+
+// BudgetShare returns resource id's share of the budget; false when id is
+// unknown or its policy kind is not budget.
+func (e *Engine) BudgetShare(id string) (BudgetShare, bool) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	r := e.resources[id]
+	if r == nil || r.policy.Config().Kind != KindBudget {
+		return BudgetShare{}, false
+	}
+	perDay, ok := e.budget.Share(id)
+	if !ok {
+		return BudgetShare{}, false
+	}
+	lambda, evidence := r.st.Policy.Rate.Lambda()
+	return BudgetShare{PollsPerDay: perDay, Lambda: lambda, Evidence: evidence, Weight: r.policy.Config().Weight, NextPoll: r.st.NextPoll}, true
+}
+
 // Status returns one resource's status.
 func (e *Engine) Status(id string) (Status, bool) {
 	e.mu.Lock()
@@ -676,6 +746,9 @@ func (e *Engine) statusLocked(r *resource) Status {
 	}
 	if c.Kind == KindSmart {
 		s.Alpha, s.AlphaAuto = r.st.Policy.Alpha, c.AlphaAuto
+	}
+	if lambda, ok := r.st.Policy.Rate.Lambda(); c.Kind == KindBudget && ok {
+		s.Tau = time.Duration(float64(24*time.Hour) / lambda) // the mean time between postings
 	}
 	return s
 }
@@ -823,12 +896,13 @@ func (e *Engine) fetchAndStore(ctx context.Context, r *resource, f *retriever, u
 		page = fr.URL // after redirects: relative links resolve against where the page really is
 	}
 	out, err := e.extract(bytes.NewReader(fr.Body), extractor.Options{
-		URL:         page,
-		RSSID:       r.id,
-		ContentType: fr.ContentType,
-		Timestamp:   now,
-		Dates:       dates,
-		Select:      fs.sel,
+		URL:          page,
+		RSSID:        r.id,
+		ContentType:  fr.ContentType,
+		Timestamp:    now,
+		Dates:        dates,
+		Descriptions: e.descs,
+		Select:       fs.sel,
 	})
 	if errors.Is(err, extractor.ErrNotAnnotated) || (err == nil && (out == nil || out.Document == nil)) {
 		return pollResult{outcome: OutcomeNotAnnotated, err: extractor.ErrNotAnnotated, floor: fr.MaxAge, validators: &v}

@@ -5,9 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"net/http"
 	"net/netip"
 	"syscall"
 	"time"
+
+	"github.com/dynamo-rss/dynamo/config"
 )
 
 // ErrForbiddenAddress is wrapped by dial errors for addresses the SSRF guard
@@ -95,4 +98,26 @@ func (dl *dialer) DialContext(ctx context.Context, network, addr string) (net.Co
 		errs = append(errs, err)
 	}
 	return nil, errors.Join(errs...)
+}
+
+// NewGuardedClient returns an HTTP client that dials through the same SSRF
+// guard as the poller's retriever (no loopback, private, link-local or
+// CGNAT address unless p.AllowPrivate, checked at dial time after DNS),
+// with p's connect, header and request timeouts and no proxy: for other
+// outgoing requests, such as WebSub callbacks. r nil is the system resolver.
+func NewGuardedClient(p config.PollerConfig, r Resolver) *http.Client {
+	set := fetchSettingsOf(p)
+	dl := newDialer(set.AllowPrivate, set.ConnectTimeout, r)
+	return &http.Client{
+		Transport: &http.Transport{
+			Proxy:                 nil, // a proxy would dial for us and bypass the guard
+			DialContext:           dl.DialContext,
+			TLSHandshakeTimeout:   set.ConnectTimeout,
+			ResponseHeaderTimeout: set.HeaderTimeout,
+			MaxIdleConnsPerHost:   4,
+			IdleConnTimeout:       90 * time.Second,
+			ForceAttemptHTTP2:     true,
+		},
+		Timeout: set.Timeout,
+	}
 }

@@ -1,8 +1,10 @@
 package poller
 
 import (
-	"github.com/dynamo-rss/dynamo/config"
+	"errors"
 	"time"
+
+	"github.com/dynamo-rss/dynamo/config"
 )
 
 // Policy kinds, as written in the configuration.
@@ -64,6 +66,10 @@ type PolicyState struct {
 	Wait       time.Duration   `json:"wait"`                 // the policy's last chosen wait (before server floors)
 	Unchanged  int             `json:"unchanged,omitempty"`  // polls without change since the last change
 	Kind       string          `json:"kind,omitempty"`       // the kind of the policy that last started this state
+	// Rate is the learned posting rate and weekly profile (budget policy;
+	// nil until a budget policy observes a poll). Other kinds keep it as it
+	// is, so a switch back to budget resumes from it.
+	Rate *RateState `json:"rate,omitempty"`
 }
 
 // Policy decides when to poll next. Implementations are pure: no I/O and no
@@ -83,13 +89,18 @@ type Policy interface {
 	Observe(st *PolicyState, obs Observation) time.Duration
 }
 
-// NewPolicy builds the policy a resolved configuration describes.
+// NewPolicy builds the policy a resolved configuration describes. A budget
+// policy shares an allocator with the other budget resources: build it with
+// [Budget.Policy].
 func NewPolicy(c PolicyConfig) (Policy, error) {
 	if err := c.Validate(); err != nil {
 		return nil, err
 	}
-	if c.Kind == KindFlat {
+	switch c.Kind {
+	case KindFlat:
 		return flat{c}, nil
+	case KindBudget:
+		return nil, errors.New("budget policy: build it with Budget.Policy")
 	}
 	return smart{c}, nil
 }

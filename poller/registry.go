@@ -109,7 +109,7 @@ func (e *Engine) applyRegistered(ctx context.Context, cfg *config.Config, id str
 		if errs := cfg.Poller.ValidateResource("$", reg.entry); len(errs) > 0 {
 			err = errors.Join(errs...)
 		} else {
-			b, err = build(cfg.Poller, reg.entry, SourceAPI, "$")
+			b, err = build(cfg.Poller, e.budget, reg.entry, SourceAPI, "$")
 			b.since = reg.registered
 		}
 		if err != nil {
@@ -122,6 +122,7 @@ func (e *Engine) applyRegistered(ctx context.Context, cfg *config.Config, id str
 		defer e.mu.Unlock()
 		if r, ok := e.resources[id]; ok && r.source == SourceAPI {
 			e.queue.Remove(id)
+			e.budget.Leave(id)
 			delete(e.resources, id)
 			if i := slices.Index(e.order, id); i >= 0 {
 				e.order = slices.Delete(e.order, i, i+1)

@@ -50,7 +50,7 @@ func TestReloaderAppliesToEngine(t *testing.T) {
 	}
 }
 
-// The example of API.md "Configuration" builds an engine as it is.
+// The example of docs/configuration.md builds an engine as it is.
 func TestEngineAcceptsAPIExample(t *testing.T) {
 	data, err := os.ReadFile("../testdata/config/api-example.yaml")
 	if err != nil {

@@ -8,7 +8,7 @@ import (
 // SameContent reports whether two documents have the same informational
 // content: equal channel titles, links and descriptions, and the same items,
 // in page order, with equal titles, links and descriptions. Extensions, images,
-// item ids and the timestamp do not count (ANNOTATIONS.md, "The XMLData document").
+// item ids and the timestamp do not count (docs/annotations.md, "The XMLData document").
 func SameContent(a, b *Document) bool {
 	if a.Channel.Title != b.Channel.Title || a.Channel.Link != b.Channel.Link ||
 		a.Channel.Description != b.Channel.Description || len(a.Items) != len(b.Items) {

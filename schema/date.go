@@ -13,12 +13,15 @@ import (
 // lenient parser does not know ("December 08, 2005 @ 08:25 AM").
 var dateCleaner = strings.NewReplacer(" @ ", " ", "@", " ", " at ", " ", " h ", ":")
 
-// rfc822Zones are the zone names of RFC 822 dates (RFC 1123 keeps them) with
-// their offsets.
+// rfc822Zones are the zone names of RFC 822 dates (RFC 1123 keeps them), and
+// the common European ones, with their offsets.
 var rfc822Zones = map[string]string{
 	"UT": "+0000", "GMT": "+0000", "UTC": "+0000", "Z": "+0000",
 	"EST": "-0500", "EDT": "-0400", "CST": "-0600", "CDT": "-0500",
 	"MST": "-0700", "MDT": "-0600", "PST": "-0800", "PDT": "-0700",
+	// European zones legacy pages write after the time.
+	"WET": "+0000", "WEST": "+0100", "BST": "+0100", "CET": "+0100", "CEST": "+0200",
+	"MEZ": "+0100", "MESZ": "+0200", "EET": "+0200", "EEST": "+0300", "MSK": "+0300",
 }
 
 // DateRules say how a resource's dates are read: Layout (its date_format,
@@ -32,7 +35,11 @@ type DateRules struct {
 
 // ParseDate reads a date leniently ("December 08, 2005 @ 08:25 AM", RFC 1123
 // with RFC 822 zone names, RFC 3339, ISO dates, day-first numeric dates
-// such as 21.11.2026 and 21/11/2026 14:30, and what
+// such as 21.11.2026 and 21/11/2026 14:30, dates whose month is a word in
+// English, Italian, French, German, Spanish, Portuguese or Dutch — a day, a
+// month and a four-digit year in any order, with weekday names, the little
+// words of those languages, a time and a zone ("sabato 21 novembre 2026, ore
+// 14:30", "le 1er mars 2026 à 14h30", "21 de noviembre de 2026") — and what
 // github.com/araddon/dateparse reads); a date without a zone is UTC. It never
 // panics, whatever the parser does with strange input.
 func ParseDate(s string) (t time.Time, ok bool) { return DateRules{}.Parse(s) }
@@ -141,6 +148,11 @@ func parseLenient(s string, loc *time.Location) (t time.Time, ok bool) {
 			return checkYear(t.UTC())
 		}
 	}
+	// Day, month name and year in any order, in the page's language, with
+	// a time and a zone (21 novembre 2026, le 1er mars 2026 à 14h30).
+	if t, ok := parseWords(s, loc); ok {
+		return checkYear(t.UTC())
+	}
 	defer func() {
 		if recover() != nil {
 			t, ok = time.Time{}, false
@@ -148,10 +160,6 @@ func parseLenient(s string, loc *time.Location) (t time.Time, ok bool) {
 	}()
 	t, err := dateparse.ParseIn(s, loc, dateparse.PreferMonthFirst(false))
 	if err != nil {
-		// Month and weekday names in the page's language (21 novembre 2026).
-		if en, ok := translateDate(s); ok && en != "" && en != s {
-			return parseLenient(en, loc)
-		}
 		return time.Time{}, false
 	}
 	return checkYear(t.UTC())

@@ -1,6 +1,7 @@
 package schema_test
 
 import (
+	"strings"
 	"testing"
 	"time"
 
@@ -45,6 +46,65 @@ func TestParseDate(t *testing.T) {
 		if got != want {
 			t.Errorf("ParseDate(%q) = %q, want %q", in, got, want)
 		}
+	}
+}
+
+// TestParseDateWords: dates written with words, in any of the supported
+// languages, with the times, zones and little words pages put around them.
+func TestParseDateWords(t *testing.T) {
+	rome, err := time.LoadLocation("Europe/Rome")
+	if err != nil {
+		t.Skipf("no zone database: %v", err)
+	}
+	for _, tc := range []struct{ in, want string }{
+		{"21 November 2026 14:30", "2026-11-21T14:30:00Z"},
+		{"21.11.2026, 14:30", "2026-11-21T14:30:00Z"},
+		{"21/11/2026 - 14:30", "2026-11-21T14:30:00Z"},
+		{"21/11/2026 2:30 PM", "2026-11-21T14:30:00Z"},
+		{"21/11/2026 14:30 +0200", "2026-11-21T12:30:00Z"},
+		{"21/11/2026 14:30 CEST", "2026-11-21T12:30:00Z"},
+		{"21 nov 2026 alle 9:05", "2026-11-21T09:05:00Z"},
+		{"1 gen 2026", "2026-01-01T00:00:00Z"},
+		{"le 1er mars 2026 à 14h30", "2026-03-01T14:30:00Z"},
+		{"21 févr. 2026", "2026-02-21T00:00:00Z"},
+		{"14 août 2026 14h", "2026-08-14T14:00:00Z"},
+		{"Samstag, 21. November 2026 um 14:30 Uhr", "2026-11-21T14:30:00Z"},
+		{"am 3. März 2026", "2026-03-03T00:00:00Z"},
+		{"21. Dez. 2026", "2026-12-21T00:00:00Z"},
+		{"sábado, 21 de noviembre de 2026, 14:30", "2026-11-21T14:30:00Z"},
+		{"mar, 3 ene 2026", "2026-01-03T00:00:00Z"}, // mar is Tuesday when another word is the month
+		{"3 mar 2026", "2026-03-03T00:00:00Z"},      // … and March when none is
+		{"21 de novembro de 2026 às 14:30", "2026-11-21T14:30:00Z"},
+		{"terça-feira, 3 de março de 2026", "2026-03-03T00:00:00Z"},
+		{"zondag 3 mrt 2026", "2026-03-03T00:00:00Z"},
+		{"21 novembre 2026 14:30 CET", "2026-11-21T13:30:00Z"},
+		{"21 novembre 2026 14:30 +01:00", "2026-11-21T13:30:00Z"},
+		{"the budget of 2026", ""},
+		{"21 novembre", ""},
+		{"novembre 2026", ""},
+		{"21 novembre dicembre 2026", ""},
+		{"21 novembre 2026 14:30 15:00", ""},
+	} {
+		t.Run(tc.in, func(t *testing.T) {
+			tm, ok := schema.ParseDate(tc.in)
+			got := ""
+			if ok {
+				got = tm.Format(time.RFC3339)
+			}
+			if got != tc.want {
+				t.Errorf("ParseDate(%q) = %q, want %q", tc.in, got, tc.want)
+			}
+			if tc.want == "" || strings.ContainsAny(tc.in, "+") || strings.Contains(tc.in, "CE") {
+				return
+			}
+			// Without a zone, the date is in the rules' location.
+			tm, ok = schema.DateRules{Location: rome}.Parse(tc.in)
+			w, _ := time.Parse(time.RFC3339, tc.want)
+			want := time.Date(w.Year(), w.Month(), w.Day(), w.Hour(), w.Minute(), w.Second(), 0, rome)
+			if !ok || !tm.Equal(want) {
+				t.Errorf("in Europe/Rome: %v, %v; want %v", tm, ok, want.UTC())
+			}
+		})
 	}
 }
 

@@ -161,6 +161,12 @@ func serve(ctx context.Context, o serveOptions) (err error) {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
+	mem := applyMemory(cfg, nil)
+	logMemory(log, mem)
+	tctx, stopTuning := context.WithCancel(ctx)
+	var tuning sync.WaitGroup
+	tuning.Go(func() { tuneGC(tctx, mem) })
+	defer func() { stopTuning(); tuning.Wait() }()
 	addr := cfg.Listen
 	if o.Listen != "" {
 		addr = o.Listen
@@ -194,10 +200,13 @@ func serve(ctx context.Context, o serveOptions) (err error) {
 	popts.Logger = log.With(slog.String("component", "poller"))
 	popts.Registerer = reg
 	popts.Registry = db
+	var readers lateReaders // the api counts readers; it is built after the engine
+	popts.Readers = &readers
+	var changed changes // versions stored, for the WebSub hub
 	if db.leaser != nil {
-		popts.Leaser = db.leaser
+		popts.Leaser = notifyingLeaser{Leaser: db.leaser, c: &changed}
 	}
-	engine, err := poller.New(ctx, cfg, db, popts)
+	engine, err := poller.New(ctx, cfg, notifyingStore{Store: db.Store, c: &changed}, popts)
 	if err != nil {
 		return fmt.Errorf("start poller: %w", err)
 	}
@@ -210,9 +219,8 @@ func serve(ctx context.Context, o serveOptions) (err error) {
 		Load:   o.Load,
 	}, engine.Apply, func(_ context.Context, next *config.Config) error {
 		srv.SetAdminToken(next.Admin.Token) // rotated token (or admin turned on/off) at once
-		if next.Listen != last.Listen || next.Storage != last.Storage || next.PublicURL != last.PublicURL ||
-			next.Poller.Workers != last.Poller.Workers {
-			log.Warn("listen, storage, public_url and poller.workers changes take effect at the next restart")
+		if changed := restartOnly(last, next); len(changed) > 0 {
+			log.Warn("these settings take effect at the next restart", slog.String("fields", strings.Join(changed, ", ")))
 		}
 		last = next
 		inForce.Store(next)
@@ -239,6 +247,7 @@ func serve(ctx context.Context, o serveOptions) (err error) {
 		Reload:     reloader.Reload,
 		AdminToken: cfg.Admin.Token,
 		PublicURL:  publicURL,
+		HubURL:     hubURL(cfg, publicURL),
 		Logger:     log.With(slog.String("component", "api")),
 		AccessLog:  cfg.Log.Access,
 		DiskSpace:  db.space,
@@ -266,6 +275,7 @@ func serve(ctx context.Context, o serveOptions) (err error) {
 		_ = ln.Close() // nothing was served on it; the api error is the one to report
 		return fmt.Errorf("build api: %w", err)
 	}
+	readers.srv.Store(srv)
 
 	// The poller and the reloader run until pctx ends, which is after HTTP
 	// has stopped (or failed).
@@ -274,7 +284,18 @@ func serve(ctx context.Context, o serveOptions) (err error) {
 	httpCtx, stopHTTP := context.WithCancel(ctx)
 	defer stopHTTP()
 	var wg sync.WaitGroup
-	var perr, rerr error
+	var hub interface{ Run(context.Context) error }
+	closeHubStore := func() error { return nil }
+	if u := hubURL(cfg, publicURL); u != "" {
+		h, closeStore, err := startHub(cfg, u, srv, reg, log)
+		if err != nil {
+			_ = ln.Close()
+			return err
+		}
+		changed.hub.Store(h)
+		hub, closeHubStore = h, closeStore
+	}
+	var perr, rerr, werr error
 	pollerRunning.Store(true)
 	wg.Go(func() {
 		perr = engine.Run(pctx)
@@ -284,6 +305,16 @@ func serve(ctx context.Context, o serveOptions) (err error) {
 		}
 	})
 	wg.Go(func() { rerr = reloader.Run(pctx, o.Hup) })
+	if hub != nil {
+		wg.Go(func() {
+			if werr = hub.Run(pctx); errors.Is(werr, context.Canceled) {
+				werr = nil // stopped with the poller
+			}
+			if cerr := closeHubStore(); cerr != nil {
+				werr = errors.Join(werr, fmt.Errorf("close websub store: %w", cerr))
+			}
+		})
+	}
 
 	log.Info("dynamo serving", slog.String("addr", ln.Addr().String()), slog.String("url", base),
 		slog.Int("resources", len(cfg.Resources)), slog.String("storage", db.where))
@@ -310,7 +341,10 @@ func serve(ctx context.Context, o serveOptions) (err error) {
 	if rerr != nil {
 		rerr = fmt.Errorf("reloader: %w", rerr)
 	}
-	return errors.Join(herr, perr, rerr)
+	if werr != nil {
+		werr = fmt.Errorf("websub: %w", werr)
+	}
+	return errors.Join(herr, perr, rerr, werr)
 }
 
 // baseURL is the http URL of a listening address, with a host a browser can
@@ -353,3 +387,38 @@ func (p apiPoller) PollNow(ctx context.Context, id string) (api.ResourceStatus, 
 }
 
 var _ api.Poller = apiPoller{}
+
+// restartOnly lists the settings that changed from last to next and that
+// only a restart applies.
+func restartOnly(last, next *config.Config) []string {
+	var out []string
+	for _, f := range []struct {
+		name    string
+		changed bool
+	}{
+		{"listen", next.Listen != last.Listen},
+		{"storage", next.Storage != last.Storage},
+		{"public_url", next.PublicURL != last.PublicURL},
+		{"poller.workers", next.Poller.Workers != last.Poller.Workers},
+		{"log", next.Log != last.Log},
+		{"registration", next.Registration != last.Registration},
+		{"node_id", next.NodeID != last.NodeID},
+		{"memory_limit", next.MemoryLimit != last.MemoryLimit},
+	} {
+		if f.changed {
+			out = append(out, f.name)
+		}
+	}
+	return out
+}
+
+// lateReaders gives the poller the api's count of readers per resource
+// (weight_readers) once the api exists; before, every resource has none.
+type lateReaders struct{ srv atomic.Pointer[api.Server] }
+
+func (r *lateReaders) Readers(id string) int {
+	if s := r.srv.Load(); s != nil {
+		return s.Readers(id)
+	}
+	return 0
+}

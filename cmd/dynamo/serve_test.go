@@ -6,11 +6,13 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"math"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"regexp"
+	"runtime/debug"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -192,6 +194,10 @@ func TestServeEndToEnd(t *testing.T) {
 	c := &e2eClient{t: t, base: listening.FindStringSubmatch(stdout.String())[1], token: "e2e-token",
 		c: &http.Client{Timeout: 10 * time.Second}}
 
+	// The memory settings are applied and logged at start-up.
+	if !strings.Contains(stderr.String(), `"msg":"memory"`) || debug.SetMemoryLimit(-1) == math.MaxInt64 {
+		t.Errorf("serve did not set the memory limit; log:\n%s", stderr.String())
+	}
 	for _, p := range []string{"/healthz", "/readyz"} {
 		if resp, body := c.do(http.MethodGet, p, false); resp.StatusCode != http.StatusOK {
 			t.Fatalf("%s: %d %s", p, resp.StatusCode, body)

@@ -19,7 +19,8 @@ const simulateSynopsis = `[flags]
 
 Compares polling policies on a posting trace at equal budgets (the freshness
 benchmark): flat, smart α=0.5, smart α=auto, a Miniflux-style rate reference
-and Sia–Cho's √rate allocation. The first 2 weeks learn, the rest is measured.
+(its clamps scaled with its waits), Sia–Cho's √rate allocation, and the
+budget policy (polls_per_day = feeds × 24 h ÷ Ī, max_interval max(28 h, 2·Ī)). The first 2 weeks learn, the rest is measured.
 Without --trace, a seeded synthetic trace of --feeds feeds over 13 weeks is used.`
 
 // cmdSimulate runs the freshness benchmark: see poller/sim.

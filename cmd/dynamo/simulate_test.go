@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/csv"
 	"errors"
+	"github.com/dynamo-rss/dynamo/poller/sim"
 	"image/png"
 	"os"
 	"path/filepath"
@@ -26,13 +27,13 @@ func TestSimulate(t *testing.T) {
 	if err != nil {
 		t.Fatalf("simulate: %v\n%s", err, stderr.String())
 	}
-	for _, want := range []string{"15 feeds", "latest 10 items", "budget Ī = 6h", "budget Ī = 24h", "smart α=auto", "rate (miniflux)"} {
+	for _, want := range []string{"15 feeds", "latest 10 items", "budget Ī = 6h", "budget Ī = 24h", "smart α=auto", "rate (scaled clamps)", "budget"} {
 		if !strings.Contains(stdout.String(), want) {
 			t.Errorf("output lacks %q:\n%s", want, stdout.String())
 		}
 	}
 	rows := readCSVFile(t, csvPath)
-	if len(rows) != 1+2*5 || rows[0][0] != "interval_h" {
+	if len(rows) != 1+2*len(sim.Standard()) || rows[0][0] != "interval_h" {
 		t.Fatalf("csv: %d rows, header %v", len(rows), rows[0])
 	}
 	for _, name := range []string{"freshness-delay-k10.png", "freshness-page-k10.png"} {
@@ -65,7 +66,7 @@ func TestSimulate(t *testing.T) {
 		t.Fatalf("simulate --trace: %v\n%s", err, stderr.String())
 	}
 	replay := readCSVFile(t, csv2)
-	for _, i := range []int{1, 6} { // flat at 6h and 24h
+	for _, i := range []int{1, 1 + len(sim.Standard())} { // flat at 6h and 24h
 		if replay[i][2] != "flat" || replay[i][4] != rows[i][4] || replay[i][6] != rows[i][6] {
 			t.Errorf("replayed flat row %v, generated %v", replay[i], rows[i])
 		}

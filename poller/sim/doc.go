@@ -74,10 +74,15 @@
 //
 // flat, smart α=0.5 and smart α=auto are the project's policies, built by
 // [poller.NewPolicy] (smart with the poller's default min 1 min, initial
-// 10 min and max 6 h, before scaling). Two references live here, not in the product: a rate-proportional
-// one in the style of Miniflux's entry_frequency (7 days ÷ postings seen in the
-// last week, clamped to 5 min – 24 h) and Sia & Cho's resource allocation
-// (uniform waits ∝ 1/√λ, λ counted since the first poll).
+// 10 min and max 6 h, before scaling). budget is the project's budget policy
+// ([poller.Budget]): every page a member of one allocator of 24 h ÷ Ī polls
+// per page and day, max_interval max(28 h, 2·Ī); it spends the budget by
+// itself, so it is not scaled (and has no equal-delay search). Two references
+// live here, not in the product: "rate (scaled clamps)", rate-proportional in
+// the style of Miniflux's entry_frequency (7 days ÷ postings seen in the last
+// week, clamped to 5 min – 24 h, then scaled like every scaled contender, so
+// its clamps scale too: not Miniflux's order) and Sia & Cho's resource
+// allocation (uniform waits ∝ 1/√λ, λ counted since the first poll).
 //
 // # Concurrency
 //

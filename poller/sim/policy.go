@@ -3,6 +3,7 @@ package sim
 import (
 	"fmt"
 	"math"
+	"strconv"
 	"time"
 
 	"github.com/dynamo-rss/dynamo/poller"
@@ -43,7 +44,7 @@ type Contender struct {
 }
 
 // The smart policy's min, initial and max in the standard contenders: the
-// poller's defaults (docs: API.md, `policy: {kind: smart, alpha: 0.5,
+// poller's defaults (docs/configuration.md: `policy: {kind: smart, alpha: 0.5,
 // initial: 10m, min: 1m, max: 6h}`). Waits are scaled after the policy
 // clamps them, so these bound the wait relative to the budget rather than
 // absolutely; the 10-minute floor applies after scaling.
@@ -76,9 +77,12 @@ func Smart(alpha float64, auto bool) Contender {
 
 // RateReference is a rate-proportional reference in the style of Miniflux's
 // entry_frequency scheduler: wait = 7 days ÷ postings seen in the last week,
-// clamped to [5 min, 24 h].
+// clamped to [5 min, 24 h] and then, like every scaled contender, multiplied
+// by the global factor. So its clamps become [5 min, 24 h] × scale (at
+// Ī = 24 h about 13 days): it is not Miniflux, whose clamps bound the final
+// wait, and is named "rate (scaled clamps)" for that.
 func RateReference() Contender {
-	return Contender{Name: "rate (miniflux)", Scaled: true, New: func(time.Duration) (func(feed int) PagePolicy, error) {
+	return Contender{Name: "rate (scaled clamps)", Scaled: true, New: func(time.Duration) (func(feed int) PagePolicy, error) {
 		return func(int) PagePolicy { return &ratePolicy{} }, nil
 	}}
 }
@@ -92,9 +96,36 @@ func SqrtReference() Contender {
 	}}
 }
 
-// Standard returns the five contenders of the freshness benchmark.
+// BudgetMaxInterval is the budget contender's max_interval at a budget of
+// mean interval iv: max(28 h, 2·Ī), the largest delay the issue allows
+// (no posting waits longer than the gap it falls in).
+func BudgetMaxInterval(iv time.Duration) time.Duration {
+	return max(28*time.Hour, 2*iv)
+}
+
+// BudgetPolicy is the project's budget policy: every page a member of one
+// [poller.Budget] of 24 h ÷ Ī polls per page and day, max_interval
+// [BudgetMaxInterval]. It spends the budget by itself, so it is not scaled.
+func BudgetPolicy() Contender {
+	return Contender{Name: "budget", New: func(iv time.Duration) (func(feed int) PagePolicy, error) {
+		b := poller.NewBudget(poller.BudgetSettings{
+			PerResource: float64(24*time.Hour) / float64(iv),
+			MaxInterval: BudgetMaxInterval(iv),
+		}, nil)
+		c := poller.PolicyConfig{Kind: poller.KindBudget, Weight: 1}
+		if _, err := b.Policy("probe", c); err != nil {
+			return nil, fmt.Errorf("policy: %w", err)
+		}
+		return func(feed int) PagePolicy {
+			p, _ := b.Policy(strconv.Itoa(feed), c) // c was checked above
+			return &project{p: p}
+		}, nil
+	}}
+}
+
+// Standard returns the contenders of the freshness benchmark.
 func Standard() []Contender {
-	return []Contender{Flat(), Smart(0.5, false), Smart(0, true), RateReference(), SqrtReference()}
+	return []Contender{Flat(), Smart(0.5, false), Smart(0, true), RateReference(), SqrtReference(), BudgetPolicy()}
 }
 
 // Project adapts a project policy ([poller.NewPolicy]) to a [PagePolicy]

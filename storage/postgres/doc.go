@@ -52,17 +52,51 @@
 // writes nothing. Prune and Unregister are one transaction each, too.
 // Reads of several statements run in one repeatable-read snapshot.
 //
+// # Info cache
+//
+// [Store.Resource] (which the REST layer calls on every feed request, for
+// the ETag and the render cache key) and [Store.Resources] are served from
+// memory. Every transaction that changes a resource's info (a save that
+// stores a version, Complete storing one, Prune, Unregister, Register
+// lifting a tombstone) runs pg_notify('dynamo_resources', id), which
+// PostgreSQL sends on commit; each Store keeps one connection, outside the
+// pool, LISTENing on that channel (in a goroutine the Store owns, stopped
+// by Close) and drops the entry when the notification arrives. A node's
+// own writes drop its entry at once; another node's write reaches it as
+// soon as the notification is delivered (milliseconds): the cached ETag of
+// a feed may lag another node's commit by that much, never more. Entries
+// are served and kept only while the listener is connected: when its
+// connection is lost, the whole cache is dropped, reads go to the database
+// (never stale, only slower) and the listener reconnects with exponential
+// backoff (100 ms to 10 s); behind a transaction-mode pooler, which does
+// not support LISTEN, point the DSN at the server itself. A read fills
+// the cache only if no invalidation came while it read (a generation
+// check), so a read racing another node's commit leaves no stale entry.
+//
+// # Connections
+//
+// The pool holds [DefaultMaxConns] connections (4 per CPU, 8 to 32) unless
+// Options.MaxConns or the DSN's pool_max_conns says otherwise, plus the
+// listener's: N nodes need N × (pool + 1) under the server's
+// max_connections.
+//
 // # Leases
 //
-// [Store.Acquire] takes the resource's row with SELECT … FOR UPDATE SKIP
-// LOCKED: a row another transaction holds (another node acquiring or
-// committing it) is refused at once with a retry a second later, never
-// waited for. Otherwise it grants the lease when no other node holds an
-// unexpired one, the resource is due (or the request is forced) and the
-// host's next allowed time has come, in that order of checks; a refusal's
-// Retry is the other lease's end, the due time or the host's slot. A grant
-// moves the host's next allowed time to now + HostInterval and sets the
-// lease's owner and end. All times are the request's (the poller's clock),
+// [Store.Acquire] first reads the resource's committed row and its host's
+// slot with one plain SELECT (no transaction, no lock): a lease another
+// node holds, a resource not due yet (unless the request is forced) or a
+// host slot not free yet is refused there, in that order of checks, with
+// Retry = the other lease's end, the due time or the host's slot, so that
+// a losing node's queue follows the winner's schedule. Only a resource that
+// looks due and free is taken, in one statement that locks its row with
+// SELECT … FOR UPDATE SKIP LOCKED, checks the same conditions under the
+// lock, reserves the host's slot and writes the lease: a row another transaction holds (another
+// node acquiring or committing it) is refused at once, never waited for,
+// with Retry = now + the lease (when the lease being granted there ends,
+// the earliest this node could have to take over). A grant moves the
+// host's next allowed time to now + HostInterval (with no interval the
+// host's row is only read, so it is no hot row every grant waits for) and
+// sets the lease's owner and end. All times are the request's (the poller's clock),
 // never the database's, so nodes need synchronized clocks (NTP), as any
 // lease scheme does. [Store.Complete] checks in one transaction that the
 // lease is still this node's (else storage.ErrLeaseLost and nothing is

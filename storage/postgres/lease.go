@@ -12,19 +12,26 @@ import (
 	"github.com/dynamo-rss/dynamo/storage"
 )
 
-// busyRetry is when to ask again for a resource whose row another
-// transaction holds (another node acquiring or committing it right now).
-const busyRetry = time.Second
-
 // Acquire asks for the lease of req.ID for this node (the poller's
-// Leaser). The resource's row is taken with SELECT … FOR UPDATE SKIP
-// LOCKED: when another node's transaction holds it, the answer is an
-// immediate refusal (retry in a second), never a wait. The lease is granted
-// when no other node holds an unexpired one, the resource is due (or
-// req.Force) and its host's next allowed request time has come; the host's
-// next allowed time then moves to req.Now + req.HostInterval, and the lease
-// runs until req.Now + req.Lease. Every time is the poller's (req.Now),
-// never the database's clock. The stored poll state comes with every answer.
+// Leaser). The lease is granted when no other node holds an unexpired one,
+// the resource is due (or req.Force) and its host's next allowed request
+// time has come; the host's next allowed time then moves to req.Now +
+// req.HostInterval, and the lease runs until req.Now + req.Lease. Every
+// time is the poller's (req.Now), never the database's clock. The stored
+// poll state comes with every answer.
+//
+// A refusal costs one plain SELECT, no transaction and no lock: the
+// committed row (and the host's slot) is read first, and only a resource
+// that looks free and due is taken, in one statement (grantSQL) that
+// locks the row with FOR UPDATE SKIP LOCKED and checks every condition
+// again under the lock. A refusal's Retry is the
+// other node's lease end, the due time or the host's slot, so a loser's
+// queue follows the winner's schedule instead of asking at every due time.
+// When another transaction holds the row (another node granted it or
+// committing its poll right now), the answer is an immediate refusal, never
+// a wait, with Retry = req.Now + req.Lease: what the lease being granted
+// there will answer once committed, and, should that node die, the moment
+// its lease ends and this node may take over.
 func (s *Store) Acquire(ctx context.Context, req storage.LeaseRequest) (storage.Lease, error) {
 	if err := storage.ValidateID(req.ID); err != nil {
 		return storage.Lease{}, fmt.Errorf("acquire: %w", err)
@@ -33,68 +40,120 @@ func (s *Store) Acquire(ctx context.Context, req storage.LeaseRequest) (storage.
 	if err != nil {
 		return storage.Lease{}, fmt.Errorf("acquire %q: %w", req.ID, err)
 	}
-	var lease storage.Lease
-	err = s.inTx(ctx, func(tx pgx.Tx) error {
-		var (
-			due, until *int64
-			owner      *string
-			isGone     bool
-		)
-		const q = `select poll_state, due_ns, lease_owner, lease_until_ns, gone from dynamo_resources where id = $1 for update skip locked`
-		err := tx.QueryRow(ctx, q, req.ID).Scan(&lease.State, &due, &owner, &until, &isGone)
-		if errors.Is(err, pgx.ErrNoRows) {
-			var created bool
-			if created, err = createRow(ctx, tx, req.ID); err == nil && !created {
-				// Held by another transaction: answer at once with the
-				// committed state, without waiting.
-				err = tx.QueryRow(ctx, `select poll_state from dynamo_resources where id = $1`, req.ID).Scan(&lease.State)
-				lease.Retry = fromNS(addNS(now, busyRetry))
-				return err
-			}
+	var (
+		lease  storage.Lease
+		refuse bool
+	)
+	// The read-only look first: most refusals end here.
+	var st leaseRow
+	err = s.pool.QueryRow(ctx, preCheckSQL, req.ID, req.Host).Scan(&lease.State, &st.due, &st.owner, &st.until, &st.gone, &st.hostNext)
+	switch {
+	case errors.Is(err, pgx.ErrNoRows): // a new resource
+		if _, err := s.pool.Exec(ctx, `insert into dynamo_resources (id) values ($1) on conflict (id) do nothing`, req.ID); err != nil {
+			return storage.Lease{}, fmt.Errorf("acquire %q: create resource: %w", req.ID, classify(err))
 		}
-		if err != nil {
-			return err
+	case err != nil:
+		return storage.Lease{}, fmt.Errorf("acquire %q: %w", req.ID, err)
+	default:
+		if lease.Retry, refuse, err = st.refusal(s.node, req, now); err != nil {
+			return storage.Lease{}, fmt.Errorf("acquire %q: %w", req.ID, err)
 		}
-		switch {
-		case isGone:
-			return gone(req.ID)
-		case owner != nil && *owner != s.node && until != nil && *until > now:
-			lease.Retry = fromNS(*until)
-			return nil
-		case !req.Force && due != nil && *due > now:
-			lease.Retry = fromNS(*due)
-			return nil
+		if refuse {
+			return lease, nil
 		}
-		var next int64
-		err = tx.QueryRow(ctx, `insert into dynamo_hosts as h (host, next_allowed_ns) values ($1, $2)
-			on conflict (host) do update set next_allowed_ns = excluded.next_allowed_ns where h.next_allowed_ns <= $3
-			returning next_allowed_ns`, req.Host, addNS(now, req.HostInterval), now).Scan(&next)
-		if errors.Is(err, pgx.ErrNoRows) { // the host's slot is not free yet
-			err = tx.QueryRow(ctx, `select next_allowed_ns from dynamo_hosts where host = $1`, req.Host).Scan(&next)
-			lease.Retry = fromNS(next)
-			return err
-		}
-		if err != nil {
-			return err
-		}
-		if _, err := tx.Exec(ctx, `update dynamo_resources set lease_owner = $2, lease_until_ns = $3 where id = $1`,
-			req.ID, s.node, addNS(now, req.Lease)); err != nil {
-			return err
-		}
+	}
+	// It looks due and free: take it in one statement.
+	q, args := grantSQL, []any{req.ID, s.node, addNS(now, req.Lease), now, req.Force, req.Host, addNS(now, req.HostInterval)}
+	if req.HostInterval <= 0 {
+		q, args = grantNoIntervalSQL, args[:6]
+	}
+	err = s.pool.QueryRow(ctx, q, args...).Scan(&lease.State)
+	if err == nil {
 		lease.Granted = true
-		return nil
-	})
+		return lease, nil
+	}
+	if !errors.Is(err, pgx.ErrNoRows) {
+		return storage.Lease{}, fmt.Errorf("acquire %q: %w", req.ID, classify(err))
+	}
+	// Lost a race: say why, from the committed row.
+	err = s.pool.QueryRow(ctx, preCheckSQL, req.ID, req.Host).Scan(&lease.State, &st.due, &st.owner, &st.until, &st.gone, &st.hostNext)
 	if err != nil {
 		return storage.Lease{}, fmt.Errorf("acquire %q: %w", req.ID, err)
+	}
+	if lease.Retry, refuse, err = st.refusal(s.node, req, now); err != nil {
+		return storage.Lease{}, fmt.Errorf("acquire %q: %w", req.ID, err)
+	}
+	if !refuse {
+		// Another transaction held the row (a grant or a commit in
+		// progress elsewhere): ask again when such a lease would end.
+		lease.Retry = fromNS(addNS(now, req.Lease))
 	}
 	return lease, nil
 }
 
-// createRow inserts id's row (locked by this transaction when created);
-// false when it exists already.
-func createRow(ctx context.Context, tx pgx.Tx, id string) (bool, error) {
-	tag, err := tx.Exec(ctx, `insert into dynamo_resources (id) values ($1) on conflict (id) do nothing`, id)
-	return tag.RowsAffected() == 1, err
+// preCheckSQL reads what Acquire decides on, without a lock: the row's
+// poll state, due time, lease and tombstone, and the host's next slot.
+const preCheckSQL = `select r.poll_state, r.due_ns, r.lease_owner, r.lease_until_ns, r.gone, h.next_allowed_ns
+	from dynamo_resources r left join dynamo_hosts h on h.host = $2 where r.id = $1`
+
+// grantSQL grants a lease in one statement: the row is taken (SKIP LOCKED:
+// a row another transaction holds is not waited for) only when it is not
+// gone, no other node holds an unexpired lease ($2 is this node, $4 now)
+// and it is due or forced ($5); the host's slot is then reserved until $7
+// when free; and only then is the lease ($2 until $3) written. No row
+// back: not granted. $1 id, $6 host.
+const grantSQL = `with r as (
+	select id from dynamo_resources
+	where id = $1 and not gone
+		and (lease_owner is null or lease_owner = $2 or lease_until_ns <= $4::bigint)
+		and ($5::boolean or due_ns is null or due_ns <= $4::bigint)
+	for update skip locked),
+h as (
+	insert into dynamo_hosts as h (host, next_allowed_ns) select $6, $7::bigint from r
+	on conflict (host) do update set next_allowed_ns = excluded.next_allowed_ns where h.next_allowed_ns <= $4::bigint
+	returning 1)
+update dynamo_resources set lease_owner = $2, lease_until_ns = $3::bigint
+where id = (select id from r) and exists (select 1 from h)
+returning poll_state`
+
+// grantNoIntervalSQL is grantSQL when there is no politeness interval to
+// reserve: the host's slot is only checked (another node's configuration
+// may have one), never written, so the host's row is no hot spot every
+// grant of every node waits for.
+const grantNoIntervalSQL = `with r as (
+	select id from dynamo_resources
+	where id = $1 and not gone
+		and (lease_owner is null or lease_owner = $2 or lease_until_ns <= $4::bigint)
+		and ($5::boolean or due_ns is null or due_ns <= $4::bigint)
+		and not exists (select 1 from dynamo_hosts where host = $6 and next_allowed_ns > $4::bigint)
+	for update skip locked)
+update dynamo_resources set lease_owner = $2, lease_until_ns = $3::bigint
+where id = (select id from r)
+returning poll_state`
+
+// leaseRow is what Acquire reads of a resource's row (and of its host's).
+type leaseRow struct {
+	due, until, hostNext *int64
+	owner                *string
+	gone                 bool
+}
+
+// refusal checks r for a lease request by node at now, in Acquire's order:
+// gone (an error), another node's unexpired lease, not due yet (unless
+// forced), then the host's slot. It returns the Retry of a
+// refusal.
+func (r leaseRow) refusal(node string, req storage.LeaseRequest, now int64) (time.Time, bool, error) {
+	switch {
+	case r.gone:
+		return time.Time{}, true, gone(req.ID)
+	case r.owner != nil && *r.owner != node && r.until != nil && *r.until > now:
+		return fromNS(*r.until), true, nil
+	case !req.Force && r.due != nil && *r.due > now:
+		return fromNS(*r.due), true, nil
+	case r.hostNext != nil && *r.hostNext > now:
+		return fromNS(*r.hostNext), true, nil
+	}
+	return time.Time{}, false, nil
 }
 
 // Complete commits a poll of id made under this node's lease (the poller's
@@ -148,6 +207,9 @@ func (s *Store) Complete(ctx context.Context, id string, doc *schema.Document, c
 	})
 	if err != nil {
 		return storage.SaveResult{}, fmt.Errorf("complete %q: %w", id, err)
+	}
+	if sr.Changed {
+		s.cache.invalidate(id)
 	}
 	return sr, nil
 }

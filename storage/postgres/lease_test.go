@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
+
 	"github.com/dynamo-rss/dynamo/schema"
 	"github.com/dynamo-rss/dynamo/storage"
 	"github.com/dynamo-rss/dynamo/storage/postgres"
@@ -283,4 +285,56 @@ func TestCompleteSavesAsSaveDoes(t *testing.T) {
 		t.Fatalf("save results %v, want %v", got, want)
 	}
 	mustCheck(t, s)
+}
+
+// A refusal writes nothing (no row lock either: the row's xmax stays), and
+// a resource whose row another transaction holds is refused at once with
+// Retry at the end of the lease being granted there.
+func TestLeaseRefusalsAreReadOnly(t *testing.T) {
+	dsn := pgtest.DSN(t)
+	a, b := openAt(t, dsn, "a"), openAt(t, dsn, "b")
+	ctx := context.Background()
+	if l := mustAcquire(t, a, req("r", "h", t0)); !l.Granted {
+		t.Fatal("not granted")
+	}
+	conn, err := pgx.Connect(ctx, dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = conn.Close(ctx) }()
+	xmax := func() string {
+		t.Helper()
+		var x string
+		if err := conn.QueryRow(ctx, `select xmax::text from dynamo_resources where id = 'r'`).Scan(&x); err != nil {
+			t.Fatal(err)
+		}
+		return x
+	}
+	if l := mustAcquire(t, b, req("r", "h", t0.Add(time.Second))); l.Granted || !l.Retry.Equal(t0.Add(10*time.Second)) {
+		t.Fatalf("Acquire during a's lease = %+v", l)
+	}
+	if _, err := a.Complete(ctx, "r", nil, commitAt("s", t0.Add(time.Hour))); err != nil {
+		t.Fatal(err)
+	}
+	before := xmax()
+	if l := mustAcquire(t, b, req("r", "h", t0.Add(time.Minute))); l.Granted || !l.Retry.Equal(t0.Add(time.Hour)) {
+		t.Fatalf("Acquire before due = %+v", l)
+	}
+	if after := xmax(); after != before {
+		t.Fatalf("a refusal locked the row: xmax %s → %s", before, after)
+	}
+
+	// Another transaction holds the row: refused at once, Retry = now + lease.
+	tx, err := conn.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = tx.Rollback(ctx) }()
+	if _, err := tx.Exec(ctx, `select 1 from dynamo_resources where id = 'r' for update`); err != nil {
+		t.Fatal(err)
+	}
+	now := t0.Add(2 * time.Hour)
+	if l := mustAcquire(t, b, req("r", "h", now)); l.Granted || !l.Retry.Equal(now.Add(10*time.Second)) || string(l.State) != "s" {
+		t.Fatalf("Acquire of a row held elsewhere = %+v, want refused until %v with the state", l, now.Add(10*time.Second))
+	}
 }

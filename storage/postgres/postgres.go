@@ -8,7 +8,9 @@ import (
 	"io/fs"
 	"log/slog"
 	"os"
+	"runtime"
 	"strconv"
+	"strings"
 	"sync"
 
 	"github.com/jackc/pgx/v5"
@@ -28,10 +30,28 @@ type Options struct {
 	NodeID string
 	// Logger receives the store's logs; nil discards them.
 	Logger *slog.Logger
-	// MaxConns bounds the connection pool; 0 means pgxpool's default
-	// (the larger of 4 and the number of CPUs), unless the DSN sets
-	// pool_max_conns.
+	// MaxConns bounds the connection pool; 0 means the DSN's
+	// pool_max_conns when it sets one, else [DefaultMaxConns]. The store
+	// holds one more connection, outside the pool, to LISTEN for other
+	// nodes' changes.
 	MaxConns int32
+}
+
+// DefaultMaxConns is the pool size when neither Options.MaxConns nor the
+// DSN's pool_max_conns sets one: 4 per CPU, at least 8 and at most 32.
+//
+// pgxpool's own default (the larger of 4 and the CPUs) is sized for
+// CPU-bound work, but a node's connections mostly wait: on the network, on
+// the database's disk, on another node's row lock; with 32 poller workers
+// and dozens of concurrent feed requests whose renders miss the cache (a
+// version, an items query), 4 connections queue requests behind one
+// another (p99 grows with the queue) while the database has spare cores.
+// More than 32 per node gains nothing (the database has the same cores
+// whatever the number of clients) and N nodes × (pool + 1 listener) must
+// fit under the server's max_connections (100 by default: three nodes of
+// 32).
+func DefaultMaxConns() int32 {
+	return int32(min(max(8, 4*runtime.NumCPU()), 32))
 }
 
 // Store is the PostgreSQL-backed store. Safe for concurrent use, by any
@@ -40,6 +60,10 @@ type Store struct {
 	pool *pgxpool.Pool
 	node string
 	log  *slog.Logger
+
+	cache      infoCache
+	stopListen context.CancelFunc
+	listenDone chan struct{} // closed when the listener has stopped
 
 	closeOnce sync.Once
 }
@@ -53,14 +77,17 @@ func Open(ctx context.Context, dsn string, opts Options) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("postgres: parse dsn: %w", err) // pgx's message never repeats the password
 	}
-	if opts.MaxConns > 0 {
+	switch {
+	case opts.MaxConns > 0:
 		cfg.MaxConns = opts.MaxConns
+	case !strings.Contains(dsn, "pool_max_conns"):
+		cfg.MaxConns = DefaultMaxConns()
 	}
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {
 		return nil, fmt.Errorf("postgres: connect: %w", err)
 	}
-	s := &Store{pool: pool, node: opts.NodeID, log: opts.Logger}
+	s := &Store{pool: pool, node: opts.NodeID, log: opts.Logger, listenDone: make(chan struct{})}
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
 	}
@@ -71,6 +98,12 @@ func Open(ctx context.Context, dsn string, opts Options) (*Store, error) {
 		pool.Close()
 		return nil, err
 	}
+	lctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	s.stopListen = cancel
+	go func() {
+		defer close(s.listenDone)
+		s.listen(lctx, cfg.ConnConfig.Copy())
+	}()
 	return s, nil
 }
 
@@ -86,9 +119,14 @@ func DefaultNodeID() string {
 // NodeID is the name this store's leases carry.
 func (s *Store) NodeID() string { return s.node }
 
-// Close closes the connection pool; calls after the first do nothing.
+// Close stops the listener and closes the connection pool; calls after the
+// first do nothing.
 func (s *Store) Close() error {
-	s.closeOnce.Do(s.pool.Close)
+	s.closeOnce.Do(func() {
+		s.stopListen()
+		<-s.listenDone
+		s.pool.Close()
+	})
 	return nil
 }
 

@@ -60,6 +60,7 @@ func (s *Store) Prune(ctx context.Context, id string, r storage.Retention, now t
 		b.Queue(`delete from dynamo_versions where resource_id = $1 and seq < $2`, id, oldest)
 		b.Queue(`delete from dynamo_items where resource_id = $1 and last_seq < $2`, id, oldest)
 		b.Queue(`update dynamo_resources set oldest_seq = $2, versions = latest_seq - $2 + 1 where id = $1`, id, oldest)
+		b.Queue(notifySQL, id)
 		if err := tx.SendBatch(ctx, b).Close(); err != nil {
 			return err
 		}
@@ -68,6 +69,9 @@ func (s *Store) Prune(ctx context.Context, id string, r storage.Retention, now t
 	})
 	if err != nil {
 		return 0, fmt.Errorf("prune %q: %w", id, err)
+	}
+	if dropped > 0 {
+		s.cache.invalidate(id)
 	}
 	return dropped, nil
 }

@@ -42,8 +42,21 @@ func scanInfo(row pgx.Row) (storage.ResourceInfo, bool, error) {
 	return info, isGone, nil
 }
 
-// Resources lists every resource with stored versions, sorted by id (byte-wise).
+// Resources lists every resource with stored versions, sorted by id
+// (byte-wise). The list is cached until any resource changes (see infoCache).
 func (s *Store) Resources(ctx context.Context) ([]storage.ResourceInfo, error) {
+	all, gen, ok := s.cache.list()
+	if ok {
+		return all, nil
+	}
+	all, err := s.resources(ctx)
+	if err == nil {
+		s.cache.fillList(all, gen)
+	}
+	return all, err
+}
+
+func (s *Store) resources(ctx context.Context) ([]storage.ResourceInfo, error) {
 	rows, err := s.pool.Query(ctx, `select `+resourceColumns+` from dynamo_resources where versions > 0 order by id`)
 	if err != nil {
 		return nil, fmt.Errorf("list resources: %w", err)
@@ -63,11 +76,25 @@ func (s *Store) Resources(ctx context.Context) ([]storage.ResourceInfo, error) {
 	return out, nil
 }
 
-// Resource describes one resource; ErrNotFound if it has no versions.
+// Resource describes one resource; ErrNotFound if it has no versions. The
+// info is cached, coherent across nodes through LISTEN/NOTIFY (see
+// infoCache).
 func (s *Store) Resource(ctx context.Context, id string) (storage.ResourceInfo, error) {
 	if err := readID(id); err != nil {
 		return storage.ResourceInfo{}, err
 	}
+	info, gen, ok := s.cache.get(id)
+	if ok {
+		return info, nil
+	}
+	info, err := s.resource(ctx, id)
+	if err == nil {
+		s.cache.fill(id, info, gen)
+	}
+	return info, err
+}
+
+func (s *Store) resource(ctx context.Context, id string) (storage.ResourceInfo, error) {
 	info, isGone, err := scanInfo(s.pool.QueryRow(ctx, `select `+resourceColumns+` from dynamo_resources where id = $1`, id))
 	switch {
 	case errors.Is(err, pgx.ErrNoRows):

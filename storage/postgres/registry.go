@@ -51,7 +51,7 @@ func (s *Store) Register(ctx context.Context, reg storage.Registration) (bool, e
 	if def == nil {
 		def = []byte{}
 	}
-	var created bool
+	var created, revived bool
 	err := s.inTx(ctx, func(tx pgx.Tx) error {
 		err := tx.QueryRow(ctx, `insert into dynamo_registrations as r (id, definition, registered_ns, updated_ns) values ($1, $2, $3, $4)
 			on conflict (id) do update set definition = excluded.definition, updated_ns = excluded.updated_ns
@@ -59,11 +59,18 @@ func (s *Store) Register(ctx context.Context, reg storage.Registration) (bool, e
 		if err != nil {
 			return err
 		}
-		_, err = tx.Exec(ctx, `update dynamo_resources set gone = false where id = $1 and gone`, reg.ID)
-		return err
+		tag, err := tx.Exec(ctx, `update dynamo_resources set gone = false where id = $1 and gone`, reg.ID)
+		if err != nil || tag.RowsAffected() == 0 {
+			return err
+		}
+		revived = true
+		return notify(ctx, tx, reg.ID)
 	})
 	if err != nil {
 		return false, fmt.Errorf("register %q: %w", reg.ID, err)
+	}
+	if revived {
+		s.cache.invalidate(reg.ID)
 	}
 	return created, nil
 }
@@ -98,10 +105,12 @@ func (s *Store) Unregister(ctx context.Context, id string) error {
 		b.Queue(`update dynamo_resources set url = '', created_ns = 0, updated_ns = 0, oldest_seq = 0, versions = 0, hash = null,
 			title = '', description = '', poll_state = null, due_ns = null, lease_owner = null, lease_until_ns = null, gone = true
 			where id = $1`, id)
+		b.Queue(notifySQL, id)
 		return tx.SendBatch(ctx, b).Close()
 	})
 	if err != nil {
 		return fmt.Errorf("unregister %q: %w", id, err)
 	}
+	s.cache.invalidate(id)
 	return nil
 }

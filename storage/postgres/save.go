@@ -36,6 +36,9 @@ func (s *Store) Save(ctx context.Context, doc *schema.Document) (storage.SaveRes
 	if err != nil {
 		return storage.SaveResult{}, fmt.Errorf("save %q: %w", p.id, err)
 	}
+	if res.Changed {
+		s.cache.invalidate(p.id) // this node's reads see its write at once
+	}
 	return res, nil
 }
 
@@ -178,6 +181,7 @@ func saveLocked(ctx context.Context, tx pgx.Tx, p *prepared, cur current) (stora
 	b.Queue(`update dynamo_resources set url = $2, created_ns = case when versions = 0 then $3 else created_ns end, updated_ns = $3,
 		latest_seq = $4, oldest_seq = $5, versions = versions + 1, hash = $6, title = $7, description = $8 where id = $1`,
 		p.id, d.URL, p.ts, seq, oldest, p.hash[:], d.Channel.Title, d.Channel.Description)
+	b.Queue(notifySQL, p.id)
 	if err := tx.SendBatch(ctx, b).Close(); err != nil {
 		return storage.SaveResult{}, fmt.Errorf("write version %d: %w", seq, err)
 	}

@@ -1,0 +1,126 @@
+package main
+
+import (
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// TestWebSubEndToEnd subscribes a real callback server to a running
+// service's hub, changes the origin page and checks that the new feed is
+// pushed, signed with the subscriber's secret.
+func TestWebSubEndToEnd(t *testing.T) {
+	origin, page := e2eOrigin(t)
+	// The public URL must be known before start: a free port, chosen now.
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	_ = ln.Close()
+	public := "http://" + addr
+
+	type delivery struct {
+		body []byte
+		sig  string
+		link []string
+	}
+	var mu sync.Mutex
+	var verified bool
+	deliveries := make(chan delivery, 16)
+	sub := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.Method {
+		case http.MethodGet: // verification of intent: echo the challenge
+			mu.Lock()
+			verified = r.URL.Query().Get("hub.mode") == "subscribe"
+			mu.Unlock()
+			_, _ = io.WriteString(w, r.URL.Query().Get("hub.challenge"))
+		case http.MethodPost:
+			b, _ := io.ReadAll(r.Body)
+			deliveries <- delivery{b, r.Header.Get("X-Hub-Signature"), r.Header.Values("Link")}
+		}
+	}))
+	defer sub.Close()
+
+	dir := t.TempDir()
+	cfgPath := filepath.Join(dir, "dynamo.yaml")
+	cfg := fmt.Sprintf(`listen: %q
+public_url: %q
+storage: {path: %q}
+poller:
+  workers: 2
+  timeout: 5s
+  per_host_interval: 0s
+  allow_private: true
+resources:
+  - id: news
+    url: "%s/news.html"
+    policy: {kind: flat, interval: 1s}
+`, addr, public, filepath.Join(dir, "data"), origin.URL)
+	if err := os.WriteFile(cfgPath, []byte(cfg), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	c, _ := runServe(t, cfgPath, "")
+	serveEventually(t, "the first version", 20*time.Second, func() bool {
+		resp, _ := c.do(http.MethodGet, "/resources/news", false)
+		return resp.StatusCode == http.StatusOK && len(c.feed("/resources/news").Items) == 1
+	})
+	topic := public + "/resources/news?max=10&type=atom"
+	resp, body := c.do(http.MethodGet, "/resources/news?max=10&type=atom", false)
+	if links := strings.Join(resp.Header.Values("Link"), ", "); !strings.Contains(links, `<`+public+`/websub>; rel="hub"`) {
+		t.Fatalf("feed Link headers %q lack the hub; body:\n%s", links, body)
+	}
+
+	form := url.Values{"hub.mode": {"subscribe"}, "hub.topic": {topic}, "hub.callback": {sub.URL + "/cb"}, "hub.secret": {"s3cret"}}
+	r, err := http.PostForm(public+"/websub", form)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_ = r.Body.Close()
+	if r.StatusCode != http.StatusAccepted {
+		t.Fatalf("subscribe: %d, want 202", r.StatusCode)
+	}
+	serveEventually(t, "the verified subscription", 10*time.Second, func() bool {
+		mu.Lock()
+		v := verified
+		mu.Unlock()
+		_, m := c.do(http.MethodGet, "/metrics", false)
+		return v && strings.Contains(string(m), `dynamo_websub_verifications_total{mode="subscribe",outcome="verified"} 1`)
+	})
+
+	second := e2ePage("Bridge closed", "Budget approved")
+	page.Store(&second)
+	deadline := time.After(20 * time.Second)
+	for {
+		var d delivery
+		select {
+		case d = <-deliveries:
+		case <-deadline:
+			t.Fatal("no delivery of the new version within 20 s of the change")
+		}
+		if !strings.Contains(string(d.body), "Bridge closed") {
+			continue // a delivery of the version before the change
+		}
+		mac := hmac.New(sha256.New, []byte("s3cret"))
+		mac.Write(d.body)
+		if want := "sha256=" + hex.EncodeToString(mac.Sum(nil)); d.sig != want {
+			t.Errorf("X-Hub-Signature %q, want %q", d.sig, want)
+		}
+		if links := strings.Join(d.link, ", "); !strings.Contains(links, `rel="hub"`) || !strings.Contains(links, `rel="self"`) {
+			t.Errorf("delivery Link headers %q", links)
+		}
+		return
+	}
+}

@@ -1,0 +1,97 @@
+package extractor
+
+import (
+	"container/list"
+	"sync"
+
+	"github.com/cespare/xxhash/v2"
+)
+
+// DescriptionCache remembers sanitized descriptions by the HTML they were
+// made from (links already made absolute), so that a page polled again does
+// not sanitize again the descriptions that did not change: most polls of a
+// changed page change one or two items. It is bounded by the bytes of the
+// sanitized values it holds, least recently used first out, and safe for
+// concurrent use by every extraction of an engine. Keys are 64-bit hashes
+// of the input with its length; a collision would give a description
+// another's sanitized HTML — still sanitized — with a probability of about
+// n²/2⁶⁵ for n descriptions held.
+type DescriptionCache struct {
+	mu    sync.Mutex
+	limit int64
+	size  int64
+	ll    *list.List // front = most recently used; values are *descEntry
+	items map[descKey]*list.Element
+
+	hits, misses uint64
+}
+
+type descKey struct {
+	hash uint64
+	n    int
+}
+
+type descEntry struct {
+	key       descKey
+	sanitized string
+}
+
+// descEntryOverhead approximates an entry's bookkeeping bytes.
+const descEntryOverhead = 96
+
+// NewDescriptionCache returns a cache holding at most maxBytes of sanitized
+// descriptions (0: 8 MiB).
+func NewDescriptionCache(maxBytes int64) *DescriptionCache {
+	if maxBytes <= 0 {
+		maxBytes = 8 << 20
+	}
+	return &DescriptionCache{limit: maxBytes, ll: list.New(), items: make(map[descKey]*list.Element)}
+}
+
+func keyOf(resolved string) descKey { return descKey{xxhash.Sum64String(resolved), len(resolved)} }
+
+// get returns the sanitized form of resolved, if cached.
+func (c *DescriptionCache) get(resolved string) (string, bool) {
+	k := keyOf(resolved)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	e, ok := c.items[k]
+	if !ok {
+		c.misses++
+		return "", false
+	}
+	c.hits++
+	c.ll.MoveToFront(e)
+	return e.Value.(*descEntry).sanitized, true
+}
+
+// put remembers the sanitized form of resolved.
+func (c *DescriptionCache) put(resolved, sanitized string) {
+	k := keyOf(resolved)
+	cost := int64(len(sanitized)) + descEntryOverhead
+	if cost > c.limit/8 { // one huge description must not flush the rest
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if e, ok := c.items[k]; ok {
+		c.ll.MoveToFront(e)
+		return
+	}
+	c.items[k] = c.ll.PushFront(&descEntry{key: k, sanitized: sanitized})
+	c.size += cost
+	for c.size > c.limit {
+		last := c.ll.Back()
+		ent := last.Value.(*descEntry)
+		c.ll.Remove(last)
+		delete(c.items, ent.key)
+		c.size -= int64(len(ent.sanitized)) + descEntryOverhead
+	}
+}
+
+// Stats returns the cache's hits and misses so far.
+func (c *DescriptionCache) Stats() (hits, misses uint64) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.hits, c.misses
+}

@@ -1,0 +1,8 @@
+package extractor
+
+// DescriptionCacheSize is the bytes a cache holds, for tests.
+func DescriptionCacheSize(c *DescriptionCache) int64 {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.size
+}

@@ -1,0 +1,300 @@
+package poller
+
+import (
+	"math"
+	"strings"
+	"testing"
+	"time"
+)
+
+// monday is a Monday 00:00 UTC: hour of the week 0.
+var monday = time.Date(2026, time.November, 16, 0, 0, 0, 0, time.UTC)
+
+func TestHourOfWeek(t *testing.T) {
+	for _, tc := range []struct {
+		t    time.Time
+		want float64
+	}{
+		{monday, 0},
+		{monday.Add(90 * time.Minute), 1.5},
+		{monday.Add(6*24*time.Hour + 23*time.Hour), 167},
+		{monday.Add(7 * 24 * time.Hour), 0},
+		{monday.Add(-time.Hour), 167},
+	} {
+		if got := hourOfWeek(tc.t); math.Abs(got-tc.want) > 1e-9 {
+			t.Errorf("hourOfWeek(%v) = %v, want %v", tc.t, got, tc.want)
+		}
+	}
+}
+
+func TestBudgetAllocationSqrt(t *testing.T) {
+	b := NewBudget(BudgetSettings{Total: 70, MaxInterval: 1000 * time.Hour}, nil)
+	// λ = 1, 4, 16 a day: shares ∝ √λ = 1 : 2 : 4, summing to the budget.
+	for id, lambda := range map[string]float64{"a": 1, "b": 4, "c": 16} {
+		b.update(id, math.Sqrt(lambda), true)
+	}
+	share := func(id string) float64 { s, _ := b.Share(id); return s }
+	for _, tc := range []struct {
+		id   string
+		want float64
+	}{{"a", 10}, {"b", 20}, {"c", 40}} {
+		if got := share(tc.id); math.Abs(got-tc.want) > 1e-9 {
+			t.Errorf("%s: %v polls a day, want %v", tc.id, got, tc.want)
+		}
+	}
+	// Moving one estimate moves everyone's share, without a recomputation.
+	b.update("c", math.Sqrt(49), true) // √λ = 7: 1 + 2 + 7 = 10
+	if got := share("a"); math.Abs(got-7) > 1e-9 {
+		t.Errorf("after c moved: a = %v, want 7", got)
+	}
+	// A newcomer without evidence gets the mean share (10/3), then leaves.
+	b.update("d", 0, false)
+	if got, want := share("d"), 70*(10.0/3)/(10+10.0/3); math.Abs(got-want) > 1e-9 {
+		t.Errorf("newcomer: %v, want %v", got, want)
+	}
+	b.Leave("d")
+	if got := share("a"); math.Abs(got-7) > 1e-9 {
+		t.Errorf("after d left: a = %v, want 7", got)
+	}
+	if b.Len() != 3 {
+		t.Errorf("%d members, want 3", b.Len())
+	}
+}
+
+func TestBudgetMaxIntervalRate(t *testing.T) {
+	// max_interval 48 h: nobody below 0.5 polls a day; the rest share what is left.
+	b := NewBudget(BudgetSettings{Total: 10.5, MaxInterval: 48 * time.Hour}, nil)
+	b.update("quiet", 0.01, true)
+	b.update("x", 1, true)
+	b.update("y", 3, true)
+	b.rebuild()
+	for _, tc := range []struct {
+		id   string
+		want float64
+	}{{"quiet", 0.5}, {"x", 2.5}, {"y", 7.5}} {
+		if got, _ := b.Share(tc.id); math.Abs(got-tc.want) > 1e-9 {
+			t.Errorf("%s: %v polls a day, want %v", tc.id, got, tc.want)
+		}
+	}
+	// PerResource: the budget follows the members.
+	b.Configure(BudgetSettings{PerResource: 4, MaxInterval: 48 * time.Hour})
+	total := 0.0
+	for _, id := range []string{"quiet", "x", "y"} {
+		s, _ := b.Share(id)
+		total += s
+	}
+	if math.Abs(total-12) > 1e-9 {
+		t.Errorf("PerResource 4 × 3 members: %v polls a day, want 12", total)
+	}
+}
+
+// learned returns a rate state that saw perDay dated postings a day, all at
+// 13:00 UTC, for two weeks before now.
+func learned(perDay int, now time.Time) *RateState {
+	r := &RateState{}
+	var dates []time.Time
+	for d := 14; d >= 1; d-- {
+		day := now.Add(-time.Duration(d) * 24 * time.Hour).Truncate(24 * time.Hour)
+		for k := range perDay {
+			dates = append(dates, day.Add(13*time.Hour+time.Duration(k)*time.Minute))
+		}
+	}
+	r.Observe(now, dates, 0)
+	return r
+}
+
+func TestBudgetPolicyWeightAndBounds(t *testing.T) {
+	now := monday.Add(7 * 24 * time.Hour)
+	b := NewBudget(BudgetSettings{Total: 30, MaxInterval: 48 * time.Hour}, nil)
+	pa, err := b.Policy("a", PolicyConfig{Kind: KindBudget, Weight: 4})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pb, _ := b.Policy("b", PolicyConfig{Kind: KindBudget, Weight: 1})
+	sa := PolicyState{Rate: learned(2, now)}
+	sb := PolicyState{Rate: learned(8, now)}
+	pa.Start(&sa)
+	pb.Start(&sb)
+	// weight 4 × λ 2 = weight 1 × λ 8: equal shares.
+	ra, _ := b.Share("a")
+	rb, _ := b.Share("b")
+	if math.Abs(ra-rb) > 0.02*rb || math.Abs(ra+rb-30) > 1e-6 {
+		t.Errorf("shares %v and %v, want equal, summing to 30", ra, rb)
+	}
+	if _, err := b.Policy("c", PolicyConfig{Kind: KindBudget}); err == nil {
+		t.Error("weight 0 accepted")
+	}
+	if _, err := NewPolicy(PolicyConfig{Kind: KindBudget, Weight: 1}); err == nil {
+		t.Error("NewPolicy built a budget policy without its allocator")
+	}
+
+	// The floor: a budget far above what 10 minutes allow.
+	b.Configure(BudgetSettings{Total: 1e6, MaxInterval: 48 * time.Hour})
+	obs := Observation{Time: now.Add(time.Hour), Changed: true, NewItems: 1}
+	if w := pa.Observe(&sa, obs); w != BudgetFloor {
+		t.Errorf("wait %v under a huge budget, want the floor %v", w, BudgetFloor)
+	}
+	// max_interval: a budget far below it.
+	b.Configure(BudgetSettings{Total: 0.001, MaxInterval: 30 * time.Hour})
+	obs.Time = obs.Time.Add(time.Hour)
+	if w := pa.Observe(&sa, obs); w != 30*time.Hour {
+		t.Errorf("wait %v under a tiny budget, want max_interval 30h", w)
+	}
+}
+
+func TestBudgetPlacesPollsByProfile(t *testing.T) {
+	now := monday.Add(14 * 24 * time.Hour)
+	b := NewBudget(BudgetSettings{Total: 12, MaxInterval: 48 * time.Hour}, nil)
+	p, _ := b.Policy("a", PolicyConfig{Kind: KindBudget, Weight: 1})
+	st := PolicyState{Rate: learned(20, now)}
+	p.Start(&st)
+	var prof [WeekHours]float64
+	st.Rate.Profile(&prof)
+	if prof[13] < 5*prof[3] {
+		t.Fatalf("profile at 13:00 %v, at 03:00 %v: the peak was not learned", prof[13], prof[3])
+	}
+	// Waits are short around the 13:00 peak and long at night, and a day
+	// of them spends the member's 12 polls.
+	var g [WeekHours]float64
+	sqrtProfile(st.Rate, &g)
+	peak := p.(budgetPolicy).place(&g, now.Add(12*time.Hour), 12)
+	night := p.(budgetPolicy).place(&g, now.Add(2*time.Hour), 12)
+	if peak >= night {
+		t.Errorf("wait from 12:00 %v, from 02:00 %v: want shorter at the peak", peak, night)
+	}
+	polls, at := 0, now
+	for at.Before(now.Add(7 * 24 * time.Hour)) {
+		at = at.Add(p.(budgetPolicy).place(&g, at, 12))
+		polls++
+	}
+	if polls < 83 || polls > 85 {
+		t.Errorf("%d polls in a week, want 84 (12 a day)", polls)
+	}
+}
+
+func TestRateLearnsOnline(t *testing.T) {
+	// Four postings a day at 09:00–10:00, seen by hourly polls, dated and not.
+	for _, dated := range []bool{true, false} {
+		r := &RateState{}
+		for h := range 21 * 24 {
+			now := monday.Add(time.Duration(h+1) * time.Hour)
+			var dates []time.Time
+			extra := 0
+			if now.Hour() == 10 {
+				if dated {
+					for k := range 4 {
+						dates = append(dates, now.Add(-time.Hour+time.Duration(k)*15*time.Minute))
+					}
+				} else {
+					extra = 4
+				}
+			}
+			r.Observe(now, dates, extra)
+		}
+		lambda, ok := r.Lambda()
+		if !ok || math.Abs(lambda-4) > 0.3 {
+			t.Errorf("dated %v: λ = %v a day (evidence %v), want ≈ 4", dated, lambda, ok)
+		}
+		var p [WeekHours]float64
+		r.Profile(&p)
+		if p[9] < 5*p[20] {
+			t.Errorf("dated %v: profile at 09:00 %v, at 20:00 %v", dated, p[9], p[20])
+		}
+	}
+	// Old evidence decays: a page that stops posting loses its rate.
+	r := learned(10, monday.Add(14*24*time.Hour))
+	before, _ := r.Lambda()
+	r.Observe(monday.Add(42*24*time.Hour), nil, 0)
+	after, _ := r.Lambda()
+	if after > before/4 {
+		t.Errorf("λ %v four quiet weeks after %v: old evidence not decayed", after, before)
+	}
+}
+
+func TestRateStateJSON(t *testing.T) {
+	p := persisted{Policy: PolicyState{Rate: learned(3, monday.Add(14*24*time.Hour))}}
+	data, err := p.marshal()
+	if err != nil {
+		t.Fatal(err)
+	}
+	q, err := unmarshalState(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	l1, _ := p.Policy.Rate.Lambda()
+	l2, _ := q.Policy.Rate.Lambda()
+	if math.Abs(l1-l2) > 1e-3*l1 || !q.Policy.Rate.At.Equal(p.Policy.Rate.At) {
+		t.Errorf("λ %v after a round trip, want %v", l2, l1)
+	}
+	if len(data) > 4000 {
+		t.Errorf("poll state of %d bytes with a rate", len(data))
+	}
+}
+
+func TestEngineBudgetSurvivesReloadAndSwitch(t *testing.T) {
+	o := newOrigin(t)
+	o.set(datedPage("Site", "one", t0.Add(-time.Hour)))
+	yaml := func(kind string) string {
+		return baseYAML(`  budget: {polls_per_day: 48, max_interval: 24h}
+resources:
+  - id: a
+    url: ` + o.url("/a") + `
+    policy: {kind: ` + kind + `}
+    weight: 2
+`)
+	}
+	store := newMemStore()
+	clk := newFakeClock(t0)
+	e := newTestEngine(t, testConfig(t, yaml("budget")), store, clk)
+	for i := range 5 {
+		o.set(datedPage("Site", "item "+string(rune('a'+i)), clk.Now()))
+		st := pollAtNext(t, e, clk, "a")
+		if st.Policy != KindBudget || st.Interval < BudgetFloor || st.Interval > 24*time.Hour {
+			t.Fatalf("poll %d: %+v", i, st)
+		}
+	}
+	share, ok := e.BudgetShare("a")
+	if !ok || share.PollsPerDay != 48 || share.Weight != 2 {
+		t.Fatalf("BudgetShare %+v %v, want the whole budget of 48 a day", share, ok)
+	}
+	rate := func(e *Engine) RateState {
+		e.mu.Lock()
+		defer e.mu.Unlock()
+		if r := e.resources["a"].st.Policy.Rate; r != nil {
+			return *r
+		}
+		return RateState{}
+	}
+	learnedRate := rate(e)
+	if learnedRate.At.IsZero() || sum(&learnedRate.Posts) == 0 {
+		t.Fatalf("nothing learned: %+v", learnedRate)
+	}
+	// budget → smart → budget: the rate is kept.
+	ctx := t.Context()
+	if err := e.Apply(ctx, testConfig(t, yaml("smart"))); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := e.BudgetShare("a"); ok || e.budget.Len() != 0 {
+		t.Error("a smart resource still in the budget")
+	}
+	if err := e.Apply(ctx, testConfig(t, yaml("budget"))); err != nil {
+		t.Fatal(err)
+	}
+	if got := rate(e); got != learnedRate {
+		t.Error("the rate changed across a policy switch")
+	}
+	// A new budget applies at once: the next poll moves.
+	before, _ := e.Status("a")
+	if err := e.Apply(ctx, testConfig(t, strings.Replace(yaml("budget"), "polls_per_day: 48", "polls_per_day: 2", 1))); err != nil {
+		t.Fatal(err)
+	}
+	after, _ := e.Status("a")
+	if share, _ := e.BudgetShare("a"); share.PollsPerDay != 2 || !after.NextPoll.After(before.NextPoll) {
+		t.Errorf("after polls_per_day 48 → 2: share %+v, next poll %v (was %v)", share, after.NextPoll, before.NextPoll)
+	}
+	// A new engine over the same store (a restart) resumes the rate.
+	e2 := newTestEngine(t, testConfig(t, yaml("budget")), store, clk)
+	if got := rate(e2); got.At.IsZero() || math.Abs(sum(&got.Posts)-sum(&learnedRate.Posts)) > 1e-3 {
+		t.Errorf("after a restart: %v postings learned, want %v", sum(&got.Posts), sum(&learnedRate.Posts))
+	}
+}

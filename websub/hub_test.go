@@ -1,0 +1,430 @@
+package websub
+
+import (
+	"context"
+	"errors"
+	"net"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+const topicNews = topicBase + "/resources/news?type=rss2"
+
+// subscribeOK subscribes s's callback to topic and waits until verified.
+func subscribeOK(t *testing.T, th *testHub, topic, callback string, extra ...string) Key {
+	t.Helper()
+	th.request(t, form(ModeSubscribe, topic, callback, extra...))
+	th.waitEvent(t, ModeSubscribe)
+	res, err := th.topics.TopicResource(context.Background(), topic)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return Key{Resource: res, Topic: topic, Callback: callback}
+}
+
+func TestSubscribeVerifyDeliverSigned(t *testing.T) {
+	th := startHub(t, nil, nil, nil, nil)
+	th.topics.set(topicNews, "<rss>v1</rss>")
+	sub := newSubscriber(t)
+	callback := sub.srv.URL + "/cb?id=7"
+	th.request(t, form(ModeSubscribe, topicNews, callback, "hub.lease_seconds", "7200", "hub.secret", "s3cret"))
+
+	q := nextVerification(t, sub)
+	if q.Get("hub.mode") != ModeSubscribe || q.Get("hub.topic") != topicNews || q.Get("hub.challenge") == "" {
+		t.Fatalf("verification query = %v", q)
+	}
+	if q.Get("hub.lease_seconds") != "7200" {
+		t.Errorf("hub.lease_seconds = %q, want 7200", q.Get("hub.lease_seconds"))
+	}
+	if q.Get("id") != "7" {
+		t.Errorf("callback query not preserved: %v", q)
+	}
+	th.waitEvent(t, ModeSubscribe)
+	k := Key{Resource: "news", Topic: topicNews, Callback: callback}
+	s := mustSub(t, th.store, k)
+	if want := th.clock.Now().Add(2 * time.Hour); !s.Expires.Equal(want) {
+		t.Errorf("Expires = %v, want %v", s.Expires, want)
+	}
+
+	// No change, no delivery: a notification of an unchanged topic only
+	// processes; then a change is delivered, signed.
+	th.Notify("news")
+	th.waitEvent(t, "processed")
+	th.topics.set(topicNews, "<rss>v2</rss>")
+	th.Notify("news")
+	d := nextDelivery(t, sub, th.clock, 0)
+	if string(d.body) != "<rss>v2</rss>" {
+		t.Errorf("body = %q", d.body)
+	}
+	if ct := d.header.Get("Content-Type"); ct != "application/rss+xml; charset=utf-8" {
+		t.Errorf("Content-Type = %q", ct)
+	}
+	link := d.header.Get("Link")
+	if !strings.Contains(link, "<"+topicBase+`/websub>; rel="hub"`) || !strings.Contains(link, "<"+topicNews+`>; rel="self"`) {
+		t.Errorf("Link = %q", link)
+	}
+	if d.query.Get("id") != "7" {
+		t.Errorf("delivery lost the callback query: %v", d.query)
+	}
+	checkSignature(t, d, "s3cret")
+	th.waitEvent(t, outcomeDelivered)
+	if s := mustSub(t, th.store, k); s.Pending != nil || s.LastHash == "" {
+		t.Errorf("after delivery: pending %v, last hash %q", s.Pending, s.LastHash)
+	}
+
+	// The same content again is not delivered again.
+	th.Notify("news")
+	th.waitEvent(t, "processed")
+	select {
+	case d := <-sub.deliver:
+		t.Fatalf("unchanged topic delivered again: %q", d.body)
+	default:
+	}
+}
+
+func TestUnsignedWithoutSecret(t *testing.T) {
+	th := startHub(t, nil, nil, nil, nil)
+	th.topics.set(topicNews, "a")
+	sub := newSubscriber(t)
+	subscribeOK(t, th, topicNews, sub.srv.URL)
+	th.topics.set(topicNews, "b")
+	th.Notify("news")
+	d := nextDelivery(t, sub, th.clock, 0)
+	if sig := d.header.Get("X-Hub-Signature"); sig != "" {
+		t.Errorf("X-Hub-Signature = %q without a secret", sig)
+	}
+}
+
+func TestRetryAfter500sThenSuccess(t *testing.T) {
+	th := startHub(t, nil, nil, nil, nil)
+	th.topics.set(topicNews, "a")
+	sub := newSubscriber(t)
+	k := subscribeOK(t, th, topicNews, sub.srv.URL, "hub.secret", "k")
+	sub.answerPosts(500, 503)
+	th.topics.set(topicNews, "b")
+	th.Notify("news")
+	for i := range 3 {
+		d := nextDelivery(t, sub, th.clock, time.Second)
+		if string(d.body) != "b" {
+			t.Errorf("attempt %d body = %q", i+1, d.body)
+		}
+		checkSignature(t, d, "k")
+	}
+	th.waitEvent(t, outcomeDelivered)
+	s := mustSub(t, th.store, k)
+	if s.Pending != nil {
+		t.Errorf("still pending after success: %+v", s.Pending)
+	}
+}
+
+func TestGiveUpAfterRetryFor(t *testing.T) {
+	tests := []struct {
+		name      string
+		dropAfter int
+		kept      bool
+	}{
+		{"kept until its lease ends (§7)", 0, true},
+		{"dropped after one abandoned notification", 1, false},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			th := startHub(t, nil, nil, nil, func(o *Options) {
+				o.RetryFor = 10 * time.Second
+				o.DropAfter = tc.dropAfter
+			})
+			th.topics.set(topicNews, "a")
+			sub := newSubscriber(t)
+			k := subscribeOK(t, th, topicNews, sub.srv.URL)
+			sub.answerPosts(500, 500, 500, 500, 500, 500, 500, 500)
+			th.topics.set(topicNews, "b")
+			th.Notify("news")
+			want := outcomeAbandoned
+			if !tc.kept {
+				want = outcomeDropped
+			}
+			deadline := time.After(wait)
+			tick := time.NewTicker(5 * time.Millisecond)
+			defer tick.Stop()
+			for done := false; !done; {
+				select {
+				case <-sub.deliver:
+				case <-tick.C:
+					th.clock.Advance(time.Second)
+				case ev := <-th.events:
+					done = ev == want
+				case <-deadline:
+					t.Fatalf("no %s event", want)
+				}
+			}
+			_, err := th.store.Subscription(context.Background(), k)
+			if tc.kept && err != nil {
+				t.Errorf("subscription gone after giving up: %v", err)
+			}
+			if !tc.kept && !errors.Is(err, ErrNotFound) {
+				t.Errorf("subscription still there: %v", err)
+			}
+		})
+	}
+}
+
+func TestGoneEndsSubscription(t *testing.T) {
+	th := startHub(t, nil, nil, nil, nil)
+	th.topics.set(topicNews, "a")
+	sub := newSubscriber(t)
+	k := subscribeOK(t, th, topicNews, sub.srv.URL)
+	sub.answerPosts(http.StatusGone)
+	th.topics.set(topicNews, "b")
+	th.Notify("news")
+	nextDelivery(t, sub, th.clock, 0)
+	th.waitEvent(t, outcomeGone)
+	if _, err := th.store.Subscription(context.Background(), k); !errors.Is(err, ErrNotFound) {
+		t.Errorf("after 410: %v", err)
+	}
+}
+
+func TestUnsubscribeStopsDeliveries(t *testing.T) {
+	th := startHub(t, nil, nil, nil, nil)
+	th.topics.set(topicNews, "a")
+	sub := newSubscriber(t)
+	k := subscribeOK(t, th, topicNews, sub.srv.URL)
+	nextVerification(t, sub)
+
+	th.request(t, form(ModeUnsubscribe, topicNews, sub.srv.URL))
+	q := nextVerification(t, sub)
+	if q.Get("hub.mode") != ModeUnsubscribe || q.Get("hub.challenge") == "" {
+		t.Errorf("unsubscribe verification = %v", q)
+	}
+	th.waitEvent(t, ModeUnsubscribe)
+	if _, err := th.store.Subscription(context.Background(), k); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("after unsubscribe: %v", err)
+	}
+	th.topics.set(topicNews, "b")
+	th.Notify("news")
+	th.waitEvent(t, "processed")
+	select {
+	case d := <-sub.deliver:
+		t.Fatalf("delivered after unsubscribe: %q", d.body)
+	default:
+	}
+}
+
+func TestUnsubscribeNotVerifiedKeepsSubscription(t *testing.T) {
+	th := startHub(t, nil, nil, nil, nil)
+	th.topics.set(topicNews, "a")
+	sub := newSubscriber(t)
+	k := subscribeOK(t, th, topicNews, sub.srv.URL)
+	sub.answerVerify(func(url.Values) (int, string) { return http.StatusNotFound, "" })
+	th.request(t, form(ModeUnsubscribe, topicNews, sub.srv.URL))
+	th.waitEvent(t, "refused")
+	mustSub(t, th.store, k) // §5.1: if verification fails, the state is left unchanged
+}
+
+func TestLeaseExpiryAndRenewal(t *testing.T) {
+	th := startHub(t, nil, nil, nil, nil)
+	th.topics.set(topicNews, "a")
+	sub := newSubscriber(t)
+	k := subscribeOK(t, th, topicNews, sub.srv.URL, "hub.lease_seconds", "120")
+
+	// A renewal before the end extends the lease from its own verification.
+	th.clock.Advance(100 * time.Second)
+	subscribeOK(t, th, topicNews, sub.srv.URL, "hub.lease_seconds", "120")
+	if s := mustSub(t, th.store, k); !s.Expires.Equal(th.clock.Now().Add(120 * time.Second)) {
+		t.Errorf("renewed Expires = %v, want now+120s", s.Expires)
+	}
+	th.clock.Advance(100 * time.Second) // 200s after the first: alive thanks to the renewal
+	th.topics.set(topicNews, "b")
+	th.Notify("news")
+	if d := nextDelivery(t, sub, th.clock, 0); string(d.body) != "b" {
+		t.Errorf("body = %q", d.body)
+	}
+	th.waitEvent(t, outcomeDelivered)
+
+	th.clock.Advance(21 * time.Second) // past the renewed lease
+	th.topics.set(topicNews, "c")
+	th.Notify("news")
+	th.waitEvent(t, "processed")
+	if _, err := th.store.Subscription(context.Background(), k); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("expired subscription still stored: %v", err)
+	}
+	select {
+	case d := <-sub.deliver:
+		t.Fatalf("delivered after expiry: %q", d.body)
+	default:
+	}
+}
+
+func TestLeaseBounds(t *testing.T) {
+	tests := []struct {
+		requested string
+		want      time.Duration
+	}{
+		{"", DefaultLease},
+		{"1", time.Minute}, // the test hub's LeaseMin
+		{"3600", time.Hour},
+		{"99999999999999", DefaultLeaseMax},
+	}
+	for _, tc := range tests {
+		t.Run("lease="+tc.requested, func(t *testing.T) {
+			th := startHub(t, nil, nil, nil, nil)
+			th.topics.set(topicNews, "a")
+			sub := newSubscriber(t)
+			var extra []string
+			if tc.requested != "" {
+				extra = []string{"hub.lease_seconds", tc.requested}
+			}
+			k := subscribeOK(t, th, topicNews, sub.srv.URL, extra...)
+			q := nextVerification(t, sub)
+			if got := q.Get("hub.lease_seconds"); got != strconv.Itoa(int(tc.want.Seconds())) {
+				t.Errorf("hub.lease_seconds = %s, want %v", got, tc.want.Seconds())
+			}
+			if s := mustSub(t, th.store, k); s.Lease != tc.want {
+				t.Errorf("Lease = %v, want %v", s.Lease, tc.want)
+			}
+		})
+	}
+}
+
+func TestVerificationRefused(t *testing.T) {
+	tests := []struct {
+		name   string
+		answer func(q url.Values) (int, string)
+	}{
+		{"wrong challenge", func(url.Values) (int, string) { return 200, "nope" }},
+		{"challenge with more", func(q url.Values) (int, string) { return 200, q.Get("hub.challenge") + "\n" }},
+		{"404", func(q url.Values) (int, string) { return 404, q.Get("hub.challenge") }},
+		{"500", func(q url.Values) (int, string) { return 500, q.Get("hub.challenge") }},
+		{"redirect", func(q url.Values) (int, string) { return 302, q.Get("hub.challenge") }},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			th := startHub(t, nil, nil, nil, nil)
+			th.topics.set(topicNews, "a")
+			sub := newSubscriber(t)
+			sub.answerVerify(tc.answer)
+			th.request(t, form(ModeSubscribe, topicNews, sub.srv.URL))
+			th.waitEvent(t, "refused")
+			subs, err := th.store.Subscriptions(context.Background(), "", true)
+			if err != nil || len(subs) != 0 {
+				t.Errorf("subscriptions = %v, %v; want none", subs, err)
+			}
+		})
+	}
+}
+
+func TestCallbackRefusedByGuard(t *testing.T) {
+	// A client like the poller's guarded one: its dialer refuses loopback
+	// after resolution.
+	guarded := &http.Client{Transport: &http.Transport{DialContext: (&net.Dialer{
+		Control: func(_, address string, _ syscall.RawConn) error {
+			host, _, _ := net.SplitHostPort(address)
+			if ip := net.ParseIP(host); ip == nil || ip.IsLoopback() {
+				return errors.New("address not allowed")
+			}
+			return nil
+		},
+	}).DialContext}}
+	th := startHub(t, nil, nil, nil, func(o *Options) { o.Client = guarded })
+	th.topics.set(topicNews, "a")
+	sub := newSubscriber(t)
+	th.request(t, form(ModeSubscribe, topicNews, sub.srv.URL))
+	th.waitEvent(t, "refused")
+	select {
+	case v := <-sub.verifs:
+		t.Fatalf("the guard let a verification through: %v", v.query)
+	default:
+	}
+	if subs, _ := th.store.Subscriptions(context.Background(), "", true); len(subs) != 0 {
+		t.Errorf("subscriptions = %v", subs)
+	}
+}
+
+func TestRequestRefusedSynchronously(t *testing.T) {
+	th := startHub(t, nil, nil, nil, nil)
+	th.topics.set(topicNews, "a")
+	cb := "https://reader.example/cb"
+	tests := []struct {
+		name string
+		form url.Values
+		want error
+	}{
+		{"topic not a feed here", form(ModeSubscribe, "https://elsewhere.example/feed", cb), ErrUnknownTopic},
+		{"no mode", form("", topicNews, cb), ErrInvalidRequest},
+		{"bad mode", form("publish", topicNews, cb), ErrInvalidRequest},
+		{"no topic", form(ModeSubscribe, "", cb), ErrInvalidRequest},
+		{"no callback", form(ModeSubscribe, topicNews, ""), ErrInvalidRequest},
+		{"relative callback", form(ModeSubscribe, topicNews, "/cb"), ErrInvalidRequest},
+		{"ftp callback", form(ModeSubscribe, topicNews, "ftp://reader.example/cb"), ErrInvalidRequest},
+		{"callback with fragment", form(ModeSubscribe, topicNews, cb+"#x"), ErrInvalidRequest},
+		{"lease not a number", form(ModeSubscribe, topicNews, cb, "hub.lease_seconds", "soon"), ErrInvalidRequest},
+		{"lease zero", form(ModeSubscribe, topicNews, cb, "hub.lease_seconds", "0"), ErrInvalidRequest},
+		{"lease negative", form(ModeSubscribe, topicNews, cb, "hub.lease_seconds", "-5"), ErrInvalidRequest},
+		{"secret of 200 bytes", form(ModeSubscribe, topicNews, cb, "hub.secret", strings.Repeat("x", 200)), ErrInvalidRequest},
+		{"secret of 199 bytes", form(ModeSubscribe, topicNews, cb, "hub.secret", strings.Repeat("x", 199)), nil},
+		{"unsubscribe ignores a bad lease", form(ModeUnsubscribe, topicNews, cb, "hub.lease_seconds", "soon"), nil},
+		{"unknown parameters ignored", form(ModeSubscribe, topicNews, cb, "hub.foo", "bar"), nil},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			err := th.Request(context.Background(), tc.form)
+			if !errors.Is(err, tc.want) || (tc.want == nil) != (err == nil) {
+				t.Errorf("Request = %v, want %v", err, tc.want)
+			}
+		})
+	}
+}
+
+func TestNormalizeURL(t *testing.T) {
+	tests := []struct{ in, want string }{
+		{"http://Dynamo.TEST/resources/%6Eews?type=rss2", "http://dynamo.test/resources/news?type=rss2"},
+		{"HTTPS://x.example/a%2fb%7e", "https://x.example/a%2Fb~"},
+		{"http://x.example", "http://x.example"},
+		{"http://x.example?q=%41%20", "http://x.example?q=A%20"},
+	}
+	for _, tc := range tests {
+		if got := normalizeURL(tc.in); got != tc.want {
+			t.Errorf("normalizeURL(%q) = %q, want %q", tc.in, got, tc.want)
+		}
+	}
+}
+
+func TestListTopicFollowsEveryResource(t *testing.T) {
+	th := startHub(t, nil, nil, nil, nil)
+	list := topicBase + "/resources?type=atom"
+	th.topics.set(list, "l1")
+	sub := newSubscriber(t)
+	k := subscribeOK(t, th, list, sub.srv.URL)
+	if k.Resource != "" {
+		t.Fatalf("list topic resource = %q", k.Resource)
+	}
+	th.topics.set(list, "l2")
+	th.Notify("any")
+	if d := nextDelivery(t, sub, th.clock, 0); string(d.body) != "l2" {
+		t.Errorf("body = %q", d.body)
+	}
+}
+
+func TestBusyWhenVerificationQueueFull(t *testing.T) {
+	topics := newFakeTopics()
+	topics.set(topicNews, "a")
+	h, err := New(Options{URL: topicBase + "/websub", Topics: topics, Store: &MemoryStore{}, Client: &http.Client{}, Queue: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Not running: the first request fills the queue, the second is refused.
+	f := form(ModeSubscribe, topicNews, "https://reader.example/cb")
+	if err := h.Request(context.Background(), f); err != nil {
+		t.Fatalf("first: %v", err)
+	}
+	if err := h.Request(context.Background(), f); !errors.Is(err, ErrBusy) {
+		t.Fatalf("second: %v, want ErrBusy", err)
+	}
+	// Notify never blocks, however often it is called before Run.
+	for range 10000 {
+		h.Notify("news")
+	}
+}

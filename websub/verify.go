@@ -1,0 +1,171 @@
+package websub
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/base64"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+)
+
+// maxDrain bounds what is read of a callback's response body: the
+// challenge echo (§5.3.1) and, for reuse of the connection, the rest.
+const maxDrain = 64 << 10
+
+// verifyIntent makes the verification request of §5.3 for an accepted
+// request and applies it when the subscriber echoes the challenge: a
+// subscribe creates or renews the subscription (§5.1 "MUST override the
+// previous subscription state … only once the action is verified"), an
+// unsubscribe deletes it. Any other answer leaves the state unchanged.
+// Verification is attempted once: a subscriber that was not ready asks
+// again.
+func (h *Hub) verifyIntent(ctx context.Context, r request) {
+	log := h.log.With(slog.String("mode", r.mode), slog.String("topic", r.topic), slog.String("callback", r.callback))
+	resource, err := h.opts.Topics.TopicResource(ctx, r.topic)
+	if err != nil { // the feed went away between the request and now
+		h.metrics.verifications.WithLabelValues(r.mode, "refused").Inc()
+		log.InfoContext(ctx, "websub: topic gone before verification", slog.Any("error", err))
+		return
+	}
+	challenge, err := newChallenge()
+	if err != nil {
+		h.metrics.verifications.WithLabelValues(r.mode, "error").Inc()
+		log.ErrorContext(ctx, "websub: challenge", slog.Any("error", err))
+		return
+	}
+	started := h.clock.Now() // §5.3: the lease is measured from the verification request
+	if err := h.askIntent(ctx, r, challenge); err != nil {
+		h.metrics.verifications.WithLabelValues(r.mode, "refused").Inc()
+		log.InfoContext(ctx, "websub: intent not verified", slog.Any("error", err))
+		h.observe("refused", Key{Topic: r.topic, Callback: r.callback})
+		return
+	}
+	key := Key{Resource: resource, Topic: r.topic, Callback: r.callback}
+	var sum string
+	if r.mode == ModeSubscribe {
+		// The content the subscriber can fetch now is what it has: only a
+		// later change is delivered. A topic that does not render now gets
+		// its first delivery at the next change.
+		if body, ctype, err := h.opts.Topics.RenderTopic(ctx, r.topic); err == nil {
+			sum = contentHash(body, ctype)
+		}
+	}
+	err = h.opts.Store.Update(ctx, key, func(cur *Subscription) (*Subscription, error) {
+		if r.mode == ModeUnsubscribe {
+			return nil, nil
+		}
+		next := Subscription{Key: key, LastHash: sum}
+		if cur != nil { // a renewal keeps the delivery state
+			next.LastHash, next.Pending = cur.LastHash, cur.Pending
+		}
+		next.Secret = r.secret // §5.1: a renewal may change or drop the secret
+		next.Lease = r.lease
+		next.Verified = started
+		next.Expires = started.Add(r.lease)
+		return &next, nil
+	})
+	if err != nil {
+		h.metrics.verifications.WithLabelValues(r.mode, "error").Inc()
+		log.ErrorContext(ctx, "websub: store subscription", slog.Any("error", err))
+		return
+	}
+	h.metrics.verifications.WithLabelValues(r.mode, "verified").Inc()
+	log.InfoContext(ctx, "websub: intent verified", slog.Duration("lease", r.lease))
+	h.observe(r.mode, key)
+}
+
+// askIntent sends the GET of §5.3 and checks the answer as §5.3.1 says: a
+// 2xx whose body is exactly the challenge verifies; anything else (3xx,
+// 4xx, 5xx, another body, no answer, a callback the SSRF guard refuses)
+// does not.
+func (h *Hub) askIntent(ctx context.Context, r request, challenge string) error {
+	q := url.Values{}
+	q.Set("hub.mode", r.mode)
+	q.Set("hub.topic", r.topic)
+	q.Set("hub.challenge", challenge)
+	if r.mode == ModeSubscribe { // §5.3: required for subscribe
+		q.Set("hub.lease_seconds", strconv.FormatInt(int64(r.lease.Seconds()), 10))
+	}
+	resp, err := h.call(ctx, http.MethodGet, appendQuery(r.callback, q.Encode()), nil, nil)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(io.LimitReader(resp.Body, int64(len(challenge))+1))
+	if err != nil {
+		return fmt.Errorf("read answer: %w", err)
+	}
+	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, maxDrain)) // for connection reuse; the rest is irrelevant
+	if resp.StatusCode < 200 || resp.StatusCode > 299 {
+		return fmt.Errorf("callback answered %d", resp.StatusCode)
+	}
+	if !bytes.Equal(body, []byte(challenge)) {
+		return fmt.Errorf("callback answered %d without echoing the challenge", resp.StatusCode)
+	}
+	return nil
+}
+
+// appendQuery adds query to a callback URL, keeping its own query string
+// (§5.1.1: "appending new parameters to the end of the list using the &").
+func appendQuery(callback, query string) string {
+	switch {
+	case !strings.Contains(callback, "?"):
+		return callback + "?" + query
+	case strings.HasSuffix(callback, "?") || strings.HasSuffix(callback, "&"):
+		return callback + query
+	}
+	return callback + "&" + query
+}
+
+// newChallenge is a random, single-use hub.challenge (§8.2).
+func newChallenge() (string, error) {
+	b := make([]byte, 24)
+	if _, err := rand.Read(b); err != nil {
+		return "", fmt.Errorf("random challenge: %w", err)
+	}
+	return base64.RawURLEncoding.EncodeToString(b), nil
+}
+
+// call makes one callback request, bounded by Options.Timeout (the
+// response body included: the caller reads it before the deadline).
+func (h *Hub) call(ctx context.Context, method, target string, body []byte, header http.Header) (*http.Response, error) {
+	ctx, cancel := context.WithTimeout(ctx, h.opts.Timeout)
+	var rd io.Reader
+	if body != nil {
+		rd = bytes.NewReader(body)
+	}
+	req, err := http.NewRequestWithContext(ctx, method, target, rd)
+	if err != nil {
+		cancel()
+		return nil, fmt.Errorf("build request: %w", err)
+	}
+	for k, v := range header {
+		req.Header[k] = v
+	}
+	req.Header.Set("User-Agent", h.opts.UserAgent)
+	resp, err := h.client.Do(req)
+	if err != nil {
+		cancel()
+		return nil, err
+	}
+	resp.Body = cancelOnClose{resp.Body, cancel}
+	return resp, nil
+}
+
+// cancelOnClose releases a request's context when its body is closed.
+type cancelOnClose struct {
+	io.ReadCloser
+	cancel context.CancelFunc
+}
+
+func (c cancelOnClose) Close() error {
+	err := c.ReadCloser.Close()
+	c.cancel()
+	return err
+}
