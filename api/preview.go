@@ -14,6 +14,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/dynamo-rss/dynamo/config"
 	"github.com/dynamo-rss/dynamo/extractor"
 	"github.com/dynamo-rss/dynamo/schema"
 )
@@ -60,6 +61,15 @@ type previewInput struct {
 	url         string
 	contentType string // charset of the page, when the client said
 	form        bool
+	selectBlock []byte // a select block (YAML or JSON), when the client sent one
+}
+
+// previewJSON is a JSON body of POST /preview: the page as text, its URL,
+// and a select block as an object or as YAML/JSON text.
+type previewJSON struct {
+	Page   string          `json:"page"`
+	URL    string          `json:"url"`
+	Select json.RawMessage `json:"select"`
 }
 
 func severityName(s extractor.Severity) string {
@@ -97,21 +107,61 @@ func (s *Server) readPreview(c echo.Context) (previewInput, error) {
 		if req.MultipartForm != nil {
 			defer func() { _ = req.MultipartForm.RemoveAll() }()                        // temporary files of large parts; nothing to do on failure
 			if fhs := req.MultipartForm.File["page"]; len(fhs) > 0 && fhs[0].Size > 0 { // the page as an uploaded file: its bytes as they are
-				return s.readPreviewFile(fhs[0], req.PostFormValue("url"))
+				in, err := s.readPreviewFile(fhs[0], req.PostFormValue("url"))
+				in.selectBlock = []byte(req.PostFormValue("select"))
+				return in, err
 			}
 		}
 		// Browsers send form fields as UTF-8 (the form says accept-charset).
-		return previewInput{page: []byte(req.PostFormValue("page")), url: req.PostFormValue("url"), contentType: "text/html; charset=utf-8", form: true}, nil
+		return previewInput{page: []byte(req.PostFormValue("page")), url: req.PostFormValue("url"), contentType: "text/html; charset=utf-8", form: true,
+			selectBlock: []byte(req.PostFormValue("select"))}, nil
+	case echo.MIMEApplicationJSON:
+		return s.readPreviewJSON(req.Body)
 	}
 	body, err := io.ReadAll(req.Body)
 	if err != nil {
 		return previewInput{}, s.previewReadError(err)
 	}
-	in := previewInput{page: body, url: c.QueryParam("url")}
+	in := previewInput{page: body, url: c.QueryParam("url"), selectBlock: []byte(c.QueryParam("select"))}
 	if cs := params["charset"]; cs != "" {
 		in.contentType = "text/html; charset=" + cs
 	}
 	return in, nil
+}
+
+// readPreviewJSON reads a JSON body: {"page": ..., "url": ..., "select": ...}.
+func (s *Server) readPreviewJSON(r io.Reader) (previewInput, error) {
+	body, err := io.ReadAll(r)
+	if err != nil {
+		return previewInput{}, s.previewReadError(err)
+	}
+	var in previewJSON
+	if err := json.Unmarshal(body, &in); err != nil {
+		return previewInput{}, problemf(http.StatusBadRequest, "the JSON body could not be read: %v", err)
+	}
+	out := previewInput{page: []byte(in.Page), url: in.URL, contentType: "text/html; charset=utf-8"}
+	var text string
+	switch {
+	case len(in.Select) == 0 || string(in.Select) == "null":
+	case json.Unmarshal(in.Select, &text) == nil:
+		out.selectBlock = []byte(text) // YAML or JSON as a string
+	default:
+		out.selectBlock = in.Select // an object
+	}
+	return out, nil
+}
+
+// previewSelectors compiles the select block a preview was sent, if any,
+// as the configuration does; an invalid one is a 400 naming the field.
+func previewSelectors(block []byte) (*extractor.Selectors, error) {
+	if len(bytes.TrimSpace(block)) == 0 {
+		return nil, nil
+	}
+	sel, err := config.ParseSelect(block)
+	if err != nil {
+		return nil, &Problem{Status: http.StatusBadRequest, Detail: "invalid select block: " + err.Error(), Err: err}
+	}
+	return sel, nil
 }
 
 // readPreviewFile reads a page uploaded as a multipart file; its own
@@ -167,17 +217,26 @@ func (s *Server) postPreview(c echo.Context) error {
 			return problemf(http.StatusBadRequest, "url %q is not an absolute http or https URL", in.url)
 		}
 	}
+	sel, err := previewSelectors(in.selectBlock)
+	if err != nil {
+		return err
+	}
 	res, err := extractor.Extract(bytes.NewReader(in.page), extractor.Options{
 		URL:         in.url,
 		RSSID:       previewRSSID,
 		ContentType: in.contentType,
 		Timestamp:   s.now().UTC(),
+		Select:      sel, // nil: the page's annotations
 	})
 	out := previewResult{Diagnostics: []previewDiagnostic{}}
 	code := http.StatusOK
+	noDoc := "the page is not annotated: it has no channel:title annotation, so it yields no document (see the diagnostics)"
 	switch {
 	case errors.Is(err, extractor.ErrNotAnnotated):
 		code = http.StatusUnprocessableEntity
+	case errors.Is(err, extractor.ErrNoItems):
+		code = http.StatusUnprocessableEntity
+		noDoc = "the select block yields no items, so the page yields no document (see the diagnostics)"
 	case err != nil:
 		return fmt.Errorf("extract preview: %w", err)
 	}
@@ -194,7 +253,7 @@ func (s *Server) postPreview(c echo.Context) error {
 		}
 	}
 	if code == http.StatusUnprocessableEntity {
-		msg := "the page is not annotated: it has no channel:title annotation, so it yields no document (see the diagnostics)"
+		msg := noDoc
 		out.Error = &msg
 		out.Type, out.Title, out.Status, out.Detail = "about:blank", http.StatusText(code), code, msg
 	}

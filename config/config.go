@@ -13,6 +13,8 @@ import (
 	"github.com/goccy/go-yaml"
 	"github.com/goccy/go-yaml/ast"
 	"github.com/goccy/go-yaml/parser"
+
+	"github.com/dynamo-rss/dynamo/extractor"
 )
 
 // Config is the whole dynamo configuration file (docs/configuration.md).
@@ -138,6 +140,9 @@ type ResourceEntry struct {
 	// no zone (default UTC).
 	DateFormat string `yaml:"date_format" json:"date_format,omitempty"`
 	Timezone   string `yaml:"timezone" json:"timezone,omitempty"`
+	// Select, when set, says where the page's items are (SELECTORS.md):
+	// the page is extracted with these selectors, not its annotations.
+	Select extractor.SelectSpec `yaml:"select,omitzero" json:"select,omitzero"`
 	// Weight is the resource's importance under policy kind budget (default
 	// 1, must be positive); WeightReaders multiplies it by the number of
 	// distinct clients that fetched its feeds in the last week. Both are

@@ -144,6 +144,7 @@ func (p PollerConfig) ValidateResource(at string, r ResourceEntry) []error {
 	if err := CheckDateFormat(r.DateFormat); err != nil {
 		bad(".date_format", "%v", err)
 	}
+	errs = append(errs, selectErrors(at+".select", r.Select)...)
 	return errs
 }
 

@@ -209,3 +209,28 @@ func BenchmarkTokenize20(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkExtractSelect extracts the page of BenchmarkExtract (1,000
+// items) with selectors instead of its annotations: the selector front end
+// (a tree, then CSS queries per item) beside the streaming one, through the
+// same back end.
+func BenchmarkExtractSelect(b *testing.B) {
+	data := legacyPage(1000)
+	sel, err := extractor.CompileSelectors(extractor.SelectSpec{
+		Item: "td.news", Title: "b", Link: "a @href", Description: "font", Date: "span.date",
+	})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.SetBytes(int64(len(data)))
+	b.ReportAllocs()
+	for b.Loop() {
+		res, err := sel.Extract(bytes.NewReader(data), extractor.Options{URL: page, RSSID: "bench"})
+		if err != nil {
+			b.Fatal(err)
+		}
+		if len(res.Document.Items) != 1000 {
+			b.Fatalf("%d items", len(res.Document.Items))
+		}
+	}
+}

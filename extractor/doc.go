@@ -118,6 +118,43 @@
 // dropped URL, an unreadable date, an empty value, a closing tag when no
 // region is open.
 //
+// # Selectors
+//
+// A page nobody annotated is extracted with a select block (SELECTORS.md):
+// [CompileSelectors] compiles a [SelectSpec] once (CSS by
+// github.com/andybalholm/cascadia, XPath 1.0 by github.com/antchfx/xpath
+// through github.com/antchfx/htmlquery after "xpath:", an optional
+// trailing " @name" taking an attribute), and [Extract] with
+// Options.Select set (or [Selectors.Extract]) uses it instead of the
+// annotations. This front end parses the page into a tree (it is held
+// whole: the poller's max_body bounds it), then fills the same fields the
+// annotation front end fills from regions (select_extract.go), and the one
+// back end (finish.go) does the rest: URL resolution, sanitizing,
+// identity, dates, the document. Text values are read from the tree by the
+// same [value] rules, and a description's HTML is written by the same
+// region methods (URL placeholders, hidden elements left out).
+//
+// Choices where SELECTORS.md is silent: a field selector takes its first
+// match in the item (with "@attr", the first match that has the
+// attribute); XPath is evaluated with the item as context node in the
+// whole page (so following-sibling:: and absolute paths work), and an
+// expression computing a string gives that string; a link selector that
+// matches an element takes the href of the first <a> in it (itself
+// included), else its text, as annotations do; an image selector matching
+// an element takes the src of its first <img>; without a link selector an
+// item's link is its first <a href>; with neither title nor description
+// selector, the item's text is its title; a date goes to dc:date. The
+// channel title is the channel.title match, else the page's <title>, else
+// (with a warning) the page URL. Selector diagnostics are at 1:1: they
+// concern the block, and the tree keeps no positions; a field selector
+// that matches nothing gives one warning per field naming how many and
+// which items. An item selector that matches nothing, or whose every item
+// is dropped, gives no document and an error wrapping [ErrNoItems] (a
+// redesigned page never stores an empty version).
+//
+// [Suggest] proposes select blocks for a page (see its documentation for
+// the scoring); `dynamo suggest` prints the best.
+//
 // # Limits
 //
 // Memory grows with the open regions and the extracted values, never with

@@ -37,6 +37,9 @@ type Options struct {
 	// Dates are the resource's date rules (date_format, timezone): a date
 	// extension they cannot read is reported (its text is kept as written).
 	Dates schema.DateRules
+	// Select, when set, extracts the page with these selectors instead of
+	// its annotations (SELECTORS.md; see select.go).
+	Select *Selectors
 	// Descriptions, when set, caches sanitized descriptions across
 	// extractions (see [DescriptionCache]); nil sanitizes every time.
 	Descriptions *DescriptionCache
@@ -142,6 +145,9 @@ func (r *Result) HasErrors() bool {
 // the diagnostics), when reading r fails, or when a hard limit is exceeded
 // ([ErrTooLarge]). Extract is safe for concurrent use.
 func Extract(r io.Reader, opts Options) (*Result, error) {
+	if opts.Select != nil {
+		return extractSelect(r, opts)
+	}
 	b := newBuilder(opts)
 	if err := b.read(r); err != nil {
 		return b.result(nil), err

@@ -165,6 +165,7 @@ type resource struct {
 	policy    Policy
 	retention storage.Retention
 	dates     schema.DateRules     // how its page's dates are read (date_format, timezone)
+	sel       *extractor.Selectors // its select block, compiled; nil: annotations
 	entry     config.ResourceEntry // its definition, as the file or the admin API gave it
 	source    string               // SourceFile or SourceAPI
 	st        persisted
@@ -245,6 +246,7 @@ func (e *Engine) Apply(ctx context.Context, cfg *config.Config) error {
 type built struct {
 	since  time.Time // a registered resource: when it was registered (the same on every node)
 	dates  schema.DateRules
+	sel    *extractor.Selectors
 	entry  config.ResourceEntry
 	source string
 	u      *url.URL
@@ -269,7 +271,13 @@ func build(p config.PollerConfig, bud *Budget, r config.ResourceEntry, source, a
 		return built{}, &config.FieldError{Path: at + ".policy", Err: err}
 	}
 	rc := p.ResolveRetention(r.Retention)
-	return built{entry: r, source: source, u: u, policy: pol, ret: storage.Retention{MaxVersions: rc.MaxVersions, MaxAge: rc.MaxAge.D()}, dates: r.DateRules()}, nil
+	var sel *extractor.Selectors
+	if !r.Select.IsZero() {
+		if sel, err = extractor.CompileSelectors(r.Select); err != nil {
+			return built{}, &config.FieldError{Path: at + ".select", Err: err}
+		}
+	}
+	return built{entry: r, source: source, u: u, policy: pol, ret: storage.Retention{MaxVersions: rc.MaxVersions, MaxAge: rc.MaxAge.D()}, dates: r.DateRules(), sel: sel}, nil
 }
 
 // apply makes the engine poll cfg's resources and the registered ones (an id
@@ -381,7 +389,7 @@ func (e *Engine) upsertLocked(b built, st persisted, stored bool, now time.Time)
 			r.st = st
 		}
 		e.resources[id] = r
-		r.u, r.host, r.policy, r.retention, r.entry, r.source, r.dates = b.u, strings.ToLower(b.u.Host), b.policy, b.ret, b.entry, b.source, b.dates
+		r.u, r.host, r.policy, r.retention, r.entry, r.source, r.dates, r.sel = b.u, strings.ToLower(b.u.Host), b.policy, b.ret, b.entry, b.source, b.dates, b.sel
 		if r.st.Since.IsZero() {
 			r.st.Since = cmp.Or(b.since, now)
 		}
@@ -399,7 +407,7 @@ func (e *Engine) upsertLocked(b built, st persisted, stored bool, now time.Time)
 	if r.entry != b.entry {
 		r.st.BodyHash = 0 // extraction settings may differ: the next body is extracted again
 	}
-	r.u, r.host, r.retention, r.entry, r.source, r.dates = b.u, strings.ToLower(b.u.Host), b.ret, b.entry, b.source, b.dates
+	r.u, r.host, r.retention, r.entry, r.source, r.dates, r.sel = b.u, strings.ToLower(b.u.Host), b.ret, b.entry, b.source, b.dates, b.sel
 	if r.policy.Config() != b.policy.Config() {
 		if r.policy.Config().Kind == KindBudget && b.policy.Config().Kind != KindBudget {
 			e.budget.Leave(id)
@@ -767,7 +775,7 @@ type pollResult struct {
 func (e *Engine) poll(ctx context.Context, r *resource, wait bool) (Status, bool) {
 	e.mu.Lock()
 	cfg, f, u, host, val, last, ret, bodyHash := e.cfg, e.fetcher, r.u, r.host, r.st.Validators, r.st.Last, r.retention, r.st.BodyHash
-	dates := r.dates
+	dates, sel := r.dates, r.sel
 	e.mu.Unlock()
 	interval := cfg.Poller.PerHostInterval.D()
 
@@ -802,7 +810,7 @@ func (e *Engine) poll(ctx context.Context, r *resource, wait bool) (Status, bool
 	}
 	start := e.clock.Now()
 	t0 := time.Now() // latency is measured on the wall clock, whatever the engine clock
-	res := e.fetchAndStore(ctx, r, f, u, fetchState{val, last, ret, bodyHash, dates}, start)
+	res := e.fetchAndStore(ctx, r, f, u, fetchState{val, last, ret, bodyHash, dates, sel}, start)
 	e.m.latency.Observe(time.Since(t0).Seconds())
 	if res.outcome == OutcomeError && ctx.Err() != nil {
 		return Status{}, false
@@ -857,6 +865,7 @@ type fetchState struct {
 	ret      storage.Retention
 	bodyHash uint64 // of the last body extracted and stored; 0: none
 	dates    schema.DateRules
+	sel      *extractor.Selectors // nil: the page's annotations
 }
 
 // fetchAndStore fetches, extracts and saves; it decides the outcome.
@@ -894,6 +903,7 @@ func (e *Engine) fetchAndStore(ctx context.Context, r *resource, f *retriever, u
 		Timestamp:    now,
 		Dates:        dates,
 		Descriptions: e.descs,
+		Select:       fs.sel,
 	})
 	if errors.Is(err, extractor.ErrNotAnnotated) || (err == nil && (out == nil || out.Document == nil)) {
 		return pollResult{outcome: OutcomeNotAnnotated, err: extractor.ErrNotAnnotated, floor: fr.MaxAge, validators: &v}

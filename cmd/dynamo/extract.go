@@ -20,6 +20,7 @@ import (
 type pageFlags struct {
 	url, rssID, contentType, timestamp string
 	dateFormat, timezone               string
+	selectFile                         string
 }
 
 const pageHelp = `
@@ -33,6 +34,7 @@ func (p *pageFlags) parse(name, synopsis string, args []string, stdout io.Writer
 	fs.StringVar(&p.contentType, "content-type", "", "the HTTP Content-Type of the page, whose charset wins over the page's own (e.g. 'text/html; charset=ISO-8859-1')")
 	fs.StringVar(&p.dateFormat, "date-format", "", "the page's date layout, as the resource's date_format: a Go layout tried first (e.g. '02.01.2006 15:04')")
 	fs.StringVar(&p.timezone, "timezone", "", "the zone of dates without one, as the resource's timezone (e.g. Europe/Rome; default UTC)")
+	fs.StringVar(&p.selectFile, "select", "", "a YAML or JSON file holding a select block (SELECTORS.md; what 'dynamo suggest' prints): extract with these selectors, as the poller does, instead of the page's annotations")
 	if withDoc {
 		fs.StringVar(&p.rssID, "rssid", "", "the resource id written as rssId (default: the file name without extension, 'page' for standard input)")
 		fs.StringVar(&p.timestamp, "timestamp", "", "the retrieval time written in the document, RFC 3339 (default: now, UTC)")
@@ -67,6 +69,15 @@ func (p *pageFlags) options(path string) (extractor.Options, error) {
 		return opts, &exitError{code: 2, err: fmt.Errorf("--timezone: %w", err)}
 	}
 	opts.Dates = config.ResourceEntry{DateFormat: p.dateFormat, Timezone: p.timezone}.DateRules()
+	if p.selectFile != "" {
+		data, err := os.ReadFile(p.selectFile)
+		if err != nil {
+			return opts, &exitError{code: 2, err: fmt.Errorf("--select: %w", err)}
+		}
+		if opts.Select, err = config.ParseSelect(data); err != nil {
+			return opts, &exitError{code: 2, err: fmt.Errorf("--select %s: %w", p.selectFile, err)}
+		}
+	}
 	if p.timestamp != "" {
 		t, err := time.Parse(time.RFC3339, p.timestamp)
 		if err != nil {
@@ -129,14 +140,15 @@ func runPage(name, synopsis string, args []string, stdin io.Reader, stdout, diag
 // cmdExtract prints the XMLData document of a page on stdout and its
 // diagnostics on stderr; exit 1 when the page is not annotated.
 func cmdExtract(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
-	res, name, err := runPage("extract", "[--url URL] [--rssid ID] [--content-type CT] [--timestamp T] FILE|-\n"+
+	res, name, err := runPage("extract", "[--url URL] [--rssid ID] [--content-type CT] [--timestamp T] [--select FILE.yaml] FILE|-\n"+
 		"Prints the XMLData document on stdout and the diagnostics on stderr (as lint does);\n"+
-		"exits 1 when the page is not annotated (no channel:title).",
+		"exits 1 when the page is not annotated (no channel:title), or, with --select,\n"+
+		"when the item selector matches nothing.",
 		args, stdin, stdout, stderr, true)
 	if res == nil && err != nil {
 		return err
 	}
-	if errors.Is(err, extractor.ErrNotAnnotated) {
+	if errors.Is(err, extractor.ErrNotAnnotated) || errors.Is(err, extractor.ErrNoItems) {
 		return &exitError{code: 1, err: fmt.Errorf("%s: %w", name, err)}
 	}
 	if err != nil {
@@ -153,11 +165,11 @@ func cmdExtract(ctx context.Context, args []string, stdin io.Reader, stdout, std
 // cmdLint prints a page's diagnostics as FILE:LINE:COL: severity: message;
 // exit 1 when any is an error (a page that is not annotated is one).
 func cmdLint(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
-	res, _, err := runPage("lint", "[--url URL] [--content-type CT] FILE|-\n"+
+	res, _, err := runPage("lint", "[--url URL] [--content-type CT] [--select FILE.yaml] FILE|-\n"+
 		"Prints FILE:LINE:COL: severity: message, one per line by position (FILE as given,\n"+
 		"<stdin> for -); exits 1 when any is an error, a page without channel:title included.",
 		args, stdin, stdout, stdout, false)
-	if err != nil && !errors.Is(err, extractor.ErrNotAnnotated) {
+	if err != nil && !errors.Is(err, extractor.ErrNotAnnotated) && !errors.Is(err, extractor.ErrNoItems) {
 		return err
 	}
 	if res.HasErrors() {

@@ -63,6 +63,7 @@ func commands() []command {
 		{"demo", "run the service against a simulated legacy news site on loopback", cmdDemo},
 		{"extract", "print the XMLData document of an annotated page", cmdExtract},
 		{"lint", "print the diagnostics of an annotated page", cmdLint},
+		{"suggest", "propose a select block for a page nobody annotated, with the items it yields", cmdSuggest},
 		{"check", "validate a configuration file without starting anything", cmdCheck},
 		{"version", "print the version, commit and Go version", cmdVersion},
 		{"tune", "choose the smoothing factor α for a series of update times", cmdTune},

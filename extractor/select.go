@@ -1,0 +1,364 @@
+package extractor
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/andybalholm/cascadia"
+	"github.com/antchfx/htmlquery"
+	"github.com/antchfx/xpath"
+	"golang.org/x/net/html"
+)
+
+// SelectSpec is a resource's select block as written (SELECTORS.md): where
+// a page nobody annotated keeps its items. Item is required; the other
+// fields are relative to each item; Channel's are relative to the page.
+// The zero value means "no selectors" (the page's annotations are used).
+type SelectSpec struct {
+	Item        string            `yaml:"item" json:"item"`
+	Title       string            `yaml:"title,omitempty" json:"title,omitempty"`
+	Link        string            `yaml:"link,omitempty" json:"link,omitempty"`
+	Description string            `yaml:"description,omitempty" json:"description,omitempty"`
+	Date        string            `yaml:"date,omitempty" json:"date,omitempty"`
+	Image       string            `yaml:"image,omitempty" json:"image,omitempty"`
+	ID          string            `yaml:"id,omitempty" json:"id,omitempty"`
+	Channel     ChannelSelectSpec `yaml:"channel,omitzero" json:"channel,omitzero"`
+}
+
+// ChannelSelectSpec are the channel's selectors, relative to the page.
+// Title defaults to the page's <title>, Link to the page's URL.
+type ChannelSelectSpec struct {
+	Title       string `yaml:"title,omitempty" json:"title,omitempty"`
+	Link        string `yaml:"link,omitempty" json:"link,omitempty"`
+	Description string `yaml:"description,omitempty" json:"description,omitempty"`
+	Image       string `yaml:"image,omitempty" json:"image,omitempty"`
+}
+
+// IsZero reports whether no selector is set: the resource uses annotations.
+func (s SelectSpec) IsZero() bool { return s == SelectSpec{} }
+
+// IsZero reports whether no channel selector is set.
+func (c ChannelSelectSpec) IsZero() bool { return c == ChannelSelectSpec{} }
+
+// SelectorError is an invalid selector of a select block. Field is its key
+// as written, dotted under channel: "title", "channel.description".
+type SelectorError struct {
+	Field    string
+	Selector string
+	Err      error
+}
+
+func (e *SelectorError) Error() string {
+	if e.Selector == "" {
+		return fmt.Sprintf("select.%s: %v", e.Field, e.Err)
+	}
+	return fmt.Sprintf("select.%s %q: %v", e.Field, e.Selector, e.Err)
+}
+
+func (e *SelectorError) Unwrap() error { return e.Err }
+
+// fieldKind names the selectors of a [Selectors], in the order of the block.
+type fieldKind int
+
+const (
+	selTitle fieldKind = iota
+	selLink
+	selDescription
+	selDate
+	selImage
+	selID
+	selChannelTitle
+	selChannelLink
+	selChannelDescription
+	selChannelImage
+	numSel
+)
+
+var selNames = [numSel]string{"title", "link", "description", "date", "image", "id",
+	"channel.title", "channel.link", "channel.description", "channel.image"}
+
+// Selectors is a compiled select block: compile once with
+// [CompileSelectors], use for every poll. It is immutable and safe for
+// concurrent use.
+type Selectors struct {
+	spec   SelectSpec
+	item   *selector
+	fields [numSel]*selector // nil: not set
+}
+
+// CompileSelectors checks and compiles every selector of spec. The error
+// joins one [*SelectorError] per invalid selector (errors.As finds the
+// first); item is required.
+func CompileSelectors(spec SelectSpec) (*Selectors, error) {
+	s := &Selectors{spec: spec}
+	var errs []error
+	if strings.TrimSpace(spec.Item) == "" {
+		errs = append(errs, &SelectorError{Field: "item", Err: errors.New("required: the selector of the page's items")})
+	} else if sel, err := compileSelector(spec.Item); err != nil {
+		errs = append(errs, &SelectorError{Field: "item", Selector: spec.Item, Err: err})
+	} else if sel.attr != "" || sel.empty {
+		errs = append(errs, &SelectorError{Field: "item", Selector: spec.Item, Err: errors.New("must select elements, not an attribute")})
+	} else {
+		s.item = sel
+	}
+	src := [numSel]string{spec.Title, spec.Link, spec.Description, spec.Date, spec.Image, spec.ID,
+		spec.Channel.Title, spec.Channel.Link, spec.Channel.Description, spec.Channel.Image}
+	for k, v := range src {
+		if v == "" {
+			continue
+		}
+		sel, err := compileSelector(v)
+		if err != nil {
+			errs = append(errs, &SelectorError{Field: selNames[k], Selector: v, Err: err})
+			continue
+		}
+		s.fields[k] = sel
+	}
+	if len(errs) > 0 {
+		return nil, errors.Join(errs...)
+	}
+	return s, nil
+}
+
+// Spec returns the block the selectors were compiled from.
+func (s *Selectors) Spec() SelectSpec { return s.spec }
+
+// selector is one compiled selector: CSS or XPath, and the attribute to
+// take instead of the matched element's content.
+type selector struct {
+	src   string
+	css   cascadia.SelectorGroup
+	xp    *xpath.Expr
+	attr  string // lower case; "" for the element itself
+	empty bool   // only "@attr": the attribute of the context element itself
+}
+
+// maxSelectorLen bounds a selector's source, which comes from configuration
+// or a preview request.
+const maxSelectorLen = 4096
+
+// compileSelector parses "CSS [@attr]", "xpath:EXPR [@attr]" or "@attr".
+func compileSelector(src string) (*selector, error) {
+	s := strings.TrimSpace(src)
+	if len(s) > maxSelectorLen {
+		return nil, fmt.Errorf("longer than %d bytes", maxSelectorLen)
+	}
+	sel := &selector{src: s}
+	if i := strings.LastIndexAny(s, " \t\r\n"); i >= 0 || strings.HasPrefix(s, "@") {
+		last := s[i+1:]
+		if name, ok := strings.CutPrefix(last, "@"); ok && isAttrName(name) {
+			sel.attr = strings.ToLower(name)
+			s = strings.TrimSpace(s[:i+1])
+		}
+	}
+	if s == "" {
+		if sel.attr == "" {
+			return nil, errors.New("empty selector")
+		}
+		sel.empty = true
+		return sel, nil
+	}
+	if expr, ok := strings.CutPrefix(s, "xpath:"); ok {
+		expr = strings.TrimSpace(expr)
+		if expr == "" {
+			return nil, errors.New("empty XPath expression")
+		}
+		xp, err := compileXPath(expr)
+		if err != nil {
+			return nil, fmt.Errorf("invalid XPath: %w", err)
+		}
+		sel.xp = xp
+		return sel, nil
+	}
+	css, err := cascadia.ParseGroup(s)
+	if err != nil {
+		return nil, fmt.Errorf("invalid CSS selector: %w", err)
+	}
+	sel.css = css
+	return sel, nil
+}
+
+// compileXPath compiles an expression, turning the library's panics on
+// hostile input into errors.
+func compileXPath(expr string) (xp *xpath.Expr, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			xp, err = nil, fmt.Errorf("%v", r)
+		}
+	}()
+	return xpath.Compile(expr)
+}
+
+// isAttrName reports whether s can be an HTML attribute name in a selector.
+func isAttrName(s string) bool {
+	if s == "" {
+		return false
+	}
+	for _, c := range s {
+		switch {
+		case c >= 'a' && c <= 'z', c >= 'A' && c <= 'Z', c >= '0' && c <= '9', c == '-', c == '_', c == ':', c == '.':
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+// match is what a selector found: an element (whose content is the value)
+// or a string (an attribute's value, or what an XPath expression computed).
+type match struct {
+	n   *html.Node
+	s   string
+	str bool
+}
+
+func (m match) found() bool { return m.n != nil || m.str }
+
+// elements returns the elements the selector matches under ctx, in
+// document order (the item selector; attributes are not allowed there).
+func (s *selector) elements(doc, ctx *html.Node) []*html.Node {
+	if s.css != nil {
+		return cascadia.QueryAll(ctx, s.css)
+	}
+	var out []*html.Node
+	s.eachXPath(doc, ctx, func(nav *htmlquery.NodeNavigator) bool {
+		if nav.NodeType() == xpath.ElementNode {
+			out = append(out, nav.Current())
+		}
+		return true
+	})
+	return out
+}
+
+// first returns the first match of the selector under ctx (ctx itself for
+// "@attr"): with an attribute, the first matched element that has it.
+func (s *selector) first(doc, ctx *html.Node) match {
+	if s.empty {
+		return attrMatch(ctx, s.attr)
+	}
+	if s.css != nil {
+		var m match
+		queryFirst(ctx, s.css, func(n *html.Node) bool {
+			if s.attr == "" {
+				m = match{n: n}
+				return false
+			}
+			m = attrMatch(n, s.attr)
+			return !m.found()
+		})
+		return m
+	}
+	var m match
+	scalar, ok := s.eachXPath(doc, ctx, func(nav *htmlquery.NodeNavigator) bool {
+		switch nav.NodeType() {
+		case xpath.AttributeNode, xpath.TextNode, xpath.CommentNode:
+			if s.attr == "" {
+				m = match{s: nav.Value(), str: true}
+			}
+		case xpath.ElementNode, xpath.RootNode:
+			if s.attr == "" {
+				m = match{n: nav.Current()}
+			} else {
+				m = attrMatch(nav.Current(), s.attr)
+			}
+		}
+		return !m.found()
+	})
+	if ok && s.attr == "" {
+		return match{s: scalar, str: true}
+	}
+	return m
+}
+
+// queryFirst calls f with the descendants of n that match m, in document
+// order, until f returns false.
+func queryFirst(n *html.Node, m cascadia.Matcher, f func(*html.Node) bool) bool {
+	for c := n.FirstChild; c != nil; c = c.NextSibling {
+		if c.Type == html.ElementNode && m.Match(c) && !f(c) {
+			return false
+		}
+		if !queryFirst(c, m, f) {
+			return false
+		}
+	}
+	return true
+}
+
+func attrMatch(n *html.Node, name string) match {
+	if n == nil || n.Type != html.ElementNode {
+		return match{}
+	}
+	for _, a := range n.Attr {
+		if a.Namespace == "" && a.Key == name {
+			return match{s: a.Val, str: true}
+		}
+	}
+	return match{}
+}
+
+// eachXPath evaluates the expression with ctx as the context node (in the
+// whole document, so absolute paths and the axes that leave the item work)
+// and calls f on each node of a node-set until it returns false. An
+// expression that computes a string, number or boolean returns it instead,
+// with ok true.
+func (s *selector) eachXPath(doc, ctx *html.Node, f func(*htmlquery.NodeNavigator) bool) (scalar string, ok bool) {
+	nav := navigatorAt(doc, ctx)
+	defer func() {
+		if r := recover(); r != nil { // the library panics on some type errors at run time
+			scalar, ok = "", false
+		}
+	}()
+	switch v := s.xp.Evaluate(nav).(type) {
+	case *xpath.NodeIterator:
+		for v.MoveNext() {
+			n, isNav := v.Current().(*htmlquery.NodeNavigator)
+			if isNav && !f(n) {
+				break
+			}
+		}
+		return "", false
+	case string:
+		return v, true
+	case float64:
+		return xpathNumber(v), true
+	case bool:
+		if v {
+			return "true", true
+		}
+		return "false", true
+	}
+	return "", false
+}
+
+// xpathNumber formats a number as XPath's string() does for the usual cases.
+func xpathNumber(v float64) string {
+	if v == float64(int64(v)) {
+		return fmt.Sprintf("%d", int64(v))
+	}
+	return fmt.Sprintf("%g", v)
+}
+
+// navigatorAt returns a navigator rooted at doc and positioned on n (a
+// navigator created on n would take n for the root of the document).
+func navigatorAt(doc, n *html.Node) *htmlquery.NodeNavigator {
+	nav := htmlquery.CreateXPathNavigator(doc)
+	if n == doc || n == nil {
+		return nav
+	}
+	var path []*html.Node
+	for p := n; p != nil && p != doc; p = p.Parent {
+		path = append(path, p)
+	}
+	for i := len(path) - 1; i >= 0; i-- {
+		if !nav.MoveToChild() {
+			return htmlquery.CreateXPathNavigator(n)
+		}
+		for nav.Current() != path[i] {
+			if !nav.MoveToNext() {
+				return htmlquery.CreateXPathNavigator(n) // n is not under doc: its own tree
+			}
+		}
+	}
+	return nav
+}

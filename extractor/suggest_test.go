@@ -1,0 +1,60 @@
+package extractor_test
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/dynamo-rss/dynamo/extractor"
+	"github.com/dynamo-rss/dynamo/schema"
+)
+
+// TestSuggestGolden: on every golden page, the best suggestion yields the
+// items of the hand-written select block (same titles and links, in order).
+func TestSuggestGolden(t *testing.T) {
+	for _, c := range selectCases(t) {
+		t.Run(c.name, func(t *testing.T) {
+			want, err := os.ReadFile(filepath.Join(selectDir, c.name+".xml"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			wdoc, err := schema.Unmarshal(want)
+			if err != nil {
+				t.Fatal(err)
+			}
+			sugs, err := extractor.Suggest(bytes.NewReader(c.page), c.opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(sugs) == 0 {
+				t.Fatal("no suggestion")
+			}
+			for _, s := range sugs {
+				t.Logf("%.2f %d %+v (%s)", s.Score, s.Items, s.Spec, s.Why)
+			}
+			sel, err := extractor.CompileSelectors(sugs[0].Spec)
+			if err != nil {
+				t.Fatalf("the suggestion does not compile: %v", err)
+			}
+			res, err := sel.Extract(bytes.NewReader(c.page), c.opts)
+			if err != nil {
+				t.Fatalf("the suggestion does not extract: %v", err)
+			}
+			if got, want := itemSummary(res.Document), itemSummary(wdoc); got != want {
+				t.Fatalf("the suggestion yields\n%s\nwant\n%s", got, want)
+			}
+			checkDocument(t, res.Document, false)
+		})
+	}
+}
+
+func itemSummary(d *schema.Document) string {
+	var b strings.Builder
+	for _, it := range d.Items {
+		fmt.Fprintf(&b, "%s | %s\n", it.Title, it.Link)
+	}
+	return b.String()
+}
