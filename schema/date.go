@@ -114,6 +114,9 @@ func parseDayFirst(s string, loc *time.Location) (time.Time, bool) {
 // parseLenient is ParseDate with loc for dates that carry no zone.
 func parseLenient(s string, loc *time.Location) (t time.Time, ok bool) {
 	s = strings.TrimSpace(strings.TrimRight(strings.TrimSpace(s), ".,;"))
+	for len(s) > 1 && (s[0] == '(' && s[len(s)-1] == ')' || s[0] == '[' && s[len(s)-1] == ']') {
+		s = strings.TrimSpace(s[1 : len(s)-1]) // "(21.11.2026)", as pages print dates beside titles
+	}
 	if strings.Contains(s, "@") || strings.Contains(s, " at ") || strings.Contains(s, " h ") {
 		s = dateCleaner.Replace(s)
 	}
