@@ -100,7 +100,7 @@ func (b bench) rate() float64 {
 }
 
 func (b bench) run() error {
-	pg := fmt.Sprintf("{driver: postgres, dsn: %q}", b.dsn)
+	pg := fmt.Sprintf("{driver: postgres, dsn: %q, path: %q}", b.dsn, filepath.Join(b.dir, "data"))
 
 	// One node registers everything, polls it, and gives its polls/s.
 	n1, err := b.start("n1", pg)

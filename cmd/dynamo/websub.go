@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"log/slog"
@@ -15,6 +16,7 @@ import (
 	"github.com/dynamo-rss/dynamo/poller"
 	"github.com/dynamo-rss/dynamo/schema"
 	"github.com/dynamo-rss/dynamo/storage"
+	"github.com/dynamo-rss/dynamo/storage/postgres"
 	"github.com/dynamo-rss/dynamo/websub"
 )
 
@@ -65,11 +67,26 @@ func (l notifyingLeaser) Complete(ctx context.Context, id string, doc *schema.Do
 	return res, err
 }
 
+// safeName makes a node id usable as a directory name.
+func safeName(s string) string {
+	return strings.Map(func(r rune) rune {
+		if r == '/' || r == '\\' || r == ':' || r < ' ' {
+			return '_'
+		}
+		return r
+	}, s)
+}
+
 // startHub builds the hub for srv's feeds, its subscriptions kept under the
 // data directory (they survive restarts). The caller runs hub.Run and
 // calls closeStore after it returns.
 func startHub(cfg *config.Config, url string, srv *api.Server, reg prometheus.Registerer, log *slog.Logger) (hub *websub.Hub, closeStore func() error, err error) {
 	dir := filepath.Join(cfg.Storage.Path, "websub")
+	if cfg.Storage.Driver == config.DriverPostgres {
+		// Several nodes may share a machine (and storage.path): each keeps
+		// the subscriptions it took in a directory of its own.
+		dir = filepath.Join(cfg.Storage.Path, "websub-"+safeName(cmp.Or(cfg.NodeID, postgres.DefaultNodeID())))
+	}
 	subs, err := websub.OpenBadgerStore(dir, log.With(slog.String("component", "websub-store")))
 	if err != nil {
 		return nil, nil, fmt.Errorf("open websub store %s: %w", dir, err)

@@ -240,7 +240,7 @@ func startNode(t *testing.T, bin, dir, id, dsn string) *node {
 	yaml := fmt.Sprintf(`listen: "127.0.0.1:0"
 public_url: "http://feeds.test"
 node_id: %s
-storage: {driver: postgres, dsn: %q}
+storage: {driver: postgres, dsn: %q, path: %q}
 admin: {token: %q}
 log: {level: info, format: json}
 poller:
@@ -250,7 +250,7 @@ poller:
   robots: false
   allow_private: true
   user_agent: "dynamo-cluster-test (%s)"
-`, id, dsn, adminToken, pollTimeout, id)
+`, id, dsn, filepath.Join(dir, "data"), adminToken, pollTimeout, id)
 	if err := os.WriteFile(cfg, []byte(yaml), 0o600); err != nil {
 		t.Fatal(err)
 	}
