@@ -85,6 +85,7 @@ type homeResource struct {
 	Alpha       string
 	LastOutcome string
 	LastError   string
+	Diagnostics []string // the last extraction's diagnostics
 	Polls       int64
 	Changes     int64
 	Errors      int64
@@ -205,6 +206,7 @@ func (s *Server) fillStatus(r *homeResource, st ResourceStatus, now time.Time) {
 	}
 	r.LastOutcome = st.LastOutcome
 	r.LastError = st.LastError
+	r.Diagnostics = st.Diagnostics
 	r.Polls, r.Changes, r.Errors = st.Polls, st.Changes, st.Errors
 }
 

@@ -35,7 +35,8 @@ type ResourceStatus struct {
 	Polls       int64         `json:"polls"`
 	Changes     int64         `json:"changes"`
 	Errors      int64         `json:"errors"`
-	Since       time.Time     `json:"since"` // when the resource was first scheduled: declared or registered
+	Since       time.Time     `json:"since"`                 // when the resource was first scheduled: declared or registered
+	Diagnostics []string      `json:"diagnostics,omitempty"` // the last extraction's diagnostics (the first few), e.g. a selector that matched nothing
 }
 
 // Poller is the api's view of the poller.

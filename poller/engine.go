@@ -119,7 +119,8 @@ type Status struct {
 	Polls       int64         `json:"polls"`
 	Changes     int64         `json:"changes"`
 	Errors      int64         `json:"errors"`
-	Since       time.Time     `json:"since"` // when the resource was first scheduled: declared or registered
+	Since       time.Time     `json:"since"`                 // when the resource was first scheduled: declared or registered
+	Diagnostics []string      `json:"diagnostics,omitempty"` // the last extraction's diagnostics (the first few), e.g. a selector that matched nothing
 }
 
 // Engine schedules and polls resources. Its methods are safe for concurrent
@@ -743,6 +744,7 @@ func (e *Engine) statusLocked(r *resource) Status {
 		Changes:     r.st.Changes,
 		Errors:      r.st.Errors,
 		Since:       r.st.Since,
+		Diagnostics: r.st.Diagnostics,
 	}
 	if c.Kind == KindSmart {
 		s.Alpha, s.AlphaAuto = r.st.Policy.Alpha, c.AlphaAuto
@@ -767,6 +769,23 @@ type pollResult struct {
 	doc        *schema.Document // with a Leaser: the extracted document, not yet stored
 	bodyHash   uint64           // the body's hash, kept when the poll stored (or found stored) its document
 	versions   int              // versions stored after the poll, when it saved; 0: unknown (history.go)
+	extracted  bool             // the page went through the extractor (diags are this poll's)
+	diags      []string         // the extraction's diagnostics, at most maxStatusDiagnostics
+}
+
+// maxStatusDiagnostics bounds the diagnostics a status keeps.
+const maxStatusDiagnostics = 5
+
+// diagnosticStrings renders the first diagnostics of an extraction.
+func diagnosticStrings(ds []extractor.Diagnostic) []string {
+	var out []string
+	for _, d := range ds[:min(len(ds), maxStatusDiagnostics)] {
+		out = append(out, d.String())
+	}
+	if n := len(ds) - maxStatusDiagnostics; n > 0 {
+		out = append(out, fmt.Sprintf("… and %d more (dynamo lint shows them all)", n))
+	}
+	return out
 }
 
 // poll runs one poll of r, whose busy token the caller holds. With wait, it
@@ -905,15 +924,19 @@ func (e *Engine) fetchAndStore(ctx context.Context, r *resource, f *retriever, u
 		Descriptions: e.descs,
 		Select:       fs.sel,
 	})
+	var diags []string
+	if out != nil {
+		diags = diagnosticStrings(out.Diagnostics)
+	}
 	if errors.Is(err, extractor.ErrNotAnnotated) || (err == nil && (out == nil || out.Document == nil)) {
-		return pollResult{outcome: OutcomeNotAnnotated, err: extractor.ErrNotAnnotated, floor: fr.MaxAge, validators: &v}
+		return pollResult{outcome: OutcomeNotAnnotated, err: extractor.ErrNotAnnotated, floor: fr.MaxAge, validators: &v, extracted: true, diags: diags}
 	}
 	if err != nil {
-		return pollResult{outcome: OutcomeError, err: fmt.Errorf("extract: %w", err), floor: fr.MaxAge}
+		return pollResult{outcome: OutcomeError, err: fmt.Errorf("extract: %w", err), floor: fr.MaxAge, extracted: true, diags: diags}
 	}
 	doc := out.Document
 	items, version := compareItems(doc, last, dates)
-	res := pollResult{outcome: OutcomeUnchanged, floor: fr.MaxAge, validators: &v, published: newestPublished(doc, dates), items: items, version: version, bodyHash: bodyHash}
+	res := pollResult{outcome: OutcomeUnchanged, floor: fr.MaxAge, validators: &v, published: newestPublished(doc, dates), items: items, version: version, bodyHash: bodyHash, extracted: true, diags: diags}
 	if e.leaser != nil {
 		res.doc = doc // stored by finish, with the poll state, in one transaction
 		return res
@@ -1060,6 +1083,9 @@ func (e *Engine) decide(r *resource, start time.Time, res *pollResult) (status S
 	st.LastError = ""
 	if res.err != nil {
 		st.LastError = res.err.Error()
+	}
+	if res.extracted { // otherwise the last extraction's still hold
+		st.Diagnostics = res.diags
 	}
 	var wait time.Duration
 	switch res.outcome {

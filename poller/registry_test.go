@@ -3,6 +3,7 @@ package poller
 import (
 	"context"
 	"errors"
+	"fmt"
 	"maps"
 	"slices"
 	"strings"
@@ -206,5 +207,28 @@ func TestSyncRegistryAcrossNodes(t *testing.T) {
 	}
 	if _, ok := b.Status("x"); ok {
 		t.Error("b still polls x after it was deleted on a")
+	}
+}
+
+// TestStatusKeepsDiagnostics checks that a poll's extraction diagnostics
+// reach the status (the pages for people show them), and are replaced by
+// the next extraction's.
+func TestStatusKeepsDiagnostics(t *testing.T) {
+	o := newOrigin(t)
+	o.set(`<html><body><!-- <channel:title> -->T<!-- </channel:title> -->
+<!-- <item:title index="1"> -->x<!-- </item:title> -->
+<!-- <item:extension index="1" uri="http://purl.org/dc/elements/1.1/" prefix="dc" localName="date"> -->the day after the fair<!-- </item:extension> -->
+</body></html>`)
+	clk := newFakeClock(t0)
+	e := newTestEngine(t, testConfig(t, baseYAML(fmt.Sprintf("resources:\n  - {id: r, url: %q, policy: {kind: flat, interval: 1h}}\n", o.url("/")))), newMemStore(), clk)
+	pollAtNext(t, e, clk, "r")
+	st, _ := e.Status("r")
+	if len(st.Diagnostics) != 1 || !strings.Contains(st.Diagnostics[0], "unreadable date") {
+		t.Fatalf("diagnostics %q, want the unreadable date", st.Diagnostics)
+	}
+	o.set(page("T", "x"))
+	pollAtNext(t, e, clk, "r")
+	if st, _ := e.Status("r"); len(st.Diagnostics) != 0 {
+		t.Errorf("after a clean page, diagnostics %q", st.Diagnostics)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"reflect"
 	"testing"
 	"time"
 
@@ -45,7 +46,7 @@ func TestReloaderAppliesToEngine(t *testing.T) {
 	if err := rl.Reload(t.Context()); err == nil {
 		t.Fatal("invalid config accepted")
 	}
-	if st2, _ := e.Status("r"); st2 != st {
+	if st2, _ := e.Status("r"); !reflect.DeepEqual(st2, st) {
 		t.Fatalf("a refused reload changed the engine: %+v", st2)
 	}
 }

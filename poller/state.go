@@ -32,6 +32,9 @@ type persisted struct {
 	// Since is when the engine first scheduled the resource (its
 	// registration, as far as polling is concerned); empty feeds are dated by it.
 	Since time.Time `json:"since,omitzero"`
+	// Diagnostics are the last extraction's diagnostics (the first few), for
+	// the status pages: a selector that matched nothing, an unreadable date…
+	Diagnostics []string `json:"diagnostics,omitempty"`
 	// Last describes the last extracted version, to tell which items the
 	// next one adds; nil when unknown (nothing extracted yet, or a state
 	// saved before it was recorded). It is replaced, never modified in place.
