@@ -73,6 +73,7 @@ type adminStatus struct {
 	Polls           int64      `json:"polls"`
 	Changes         int64      `json:"changes"`
 	Errors          int64      `json:"errors"`
+	Diagnostics     []string   `json:"diagnostics,omitempty"` // the last extraction's (the first few)
 }
 
 func timePtr(t time.Time) *time.Time {
@@ -101,6 +102,7 @@ func newAdminStatus(st ResourceStatus) adminStatus {
 		Polls:           st.Polls,
 		Changes:         st.Changes,
 		Errors:          st.Errors,
+		Diagnostics:     st.Diagnostics,
 	}
 }
 
