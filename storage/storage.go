@@ -98,6 +98,9 @@ type Store interface {
 	// [ErrGone] (which matches ErrNotFound too).
 	Unregister(ctx context.Context, id string) error
 
+	// RecordStore keeps other features' records (push subscriptions).
+	RecordStore
+
 	// Close releases the store; calls after the first return its result.
 	Close() error
 }

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"testing"
 	"time"
+
+	"github.com/dynamo-rss/dynamo/storage/badger"
 )
 
 func openBadger(t *testing.T, dir string) *BadgerStore {
@@ -23,6 +25,14 @@ func TestStoreContract(t *testing.T) {
 		open func(t *testing.T) Store
 	}{
 		{"memory", func(*testing.T) Store { return &MemoryStore{} }},
+		{"shared (storage/badger)", func(t *testing.T) Store {
+			db, err := badger.Open(t.TempDir(), badger.Options{NoSyncWrites: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { _ = db.Close() })
+			return NewSharedStore(db)
+		}},
 		{"badger", func(t *testing.T) Store {
 			st := openBadger(t, t.TempDir())
 			t.Cleanup(func() {

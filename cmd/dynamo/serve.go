@@ -285,15 +285,14 @@ func serve(ctx context.Context, o serveOptions) (err error) {
 	defer stopHTTP()
 	var wg sync.WaitGroup
 	var hub interface{ Run(context.Context) error }
-	closeHubStore := func() error { return nil }
 	if u := hubURL(cfg, publicURL); u != "" {
-		h, closeStore, err := startHub(cfg, u, srv, reg, log)
+		h, err := startHub(cfg, u, srv, db.Store, reg, log)
 		if err != nil {
 			_ = ln.Close()
 			return err
 		}
 		changed.hub.Store(h)
-		hub, closeHubStore = h, closeStore
+		hub = h
 	}
 	var perr, rerr, werr error
 	pollerRunning.Store(true)
@@ -309,9 +308,6 @@ func serve(ctx context.Context, o serveOptions) (err error) {
 		wg.Go(func() {
 			if werr = hub.Run(pctx); errors.Is(werr, context.Canceled) {
 				werr = nil // stopped with the poller
-			}
-			if cerr := closeHubStore(); cerr != nil {
-				werr = errors.Join(werr, fmt.Errorf("close websub store: %w", cerr))
 			}
 		})
 	}

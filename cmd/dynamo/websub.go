@@ -1,11 +1,9 @@
 package main
 
 import (
-	"cmp"
 	"context"
 	"fmt"
 	"log/slog"
-	"path/filepath"
 	"strings"
 	"sync/atomic"
 
@@ -16,7 +14,6 @@ import (
 	"github.com/dynamo-rss/dynamo/poller"
 	"github.com/dynamo-rss/dynamo/schema"
 	"github.com/dynamo-rss/dynamo/storage"
-	"github.com/dynamo-rss/dynamo/storage/postgres"
 	"github.com/dynamo-rss/dynamo/websub"
 )
 
@@ -67,35 +64,16 @@ func (l notifyingLeaser) Complete(ctx context.Context, id string, doc *schema.Do
 	return res, err
 }
 
-// safeName makes a node id usable as a directory name.
-func safeName(s string) string {
-	return strings.Map(func(r rune) rune {
-		if r == '/' || r == '\\' || r == ':' || r < ' ' {
-			return '_'
-		}
-		return r
-	}, s)
-}
-
-// startHub builds the hub for srv's feeds, its subscriptions kept under the
-// data directory (they survive restarts). The caller runs hub.Run and
-// calls closeStore after it returns.
-func startHub(cfg *config.Config, url string, srv *api.Server, reg prometheus.Registerer, log *slog.Logger) (hub *websub.Hub, closeStore func() error, err error) {
-	dir := filepath.Join(cfg.Storage.Path, "websub")
-	if cfg.Storage.Driver == config.DriverPostgres {
-		// Several nodes may share a machine (and storage.path): each keeps
-		// the subscriptions it took in a directory of its own.
-		dir = filepath.Join(cfg.Storage.Path, "websub-"+safeName(cmp.Or(cfg.NodeID, postgres.DefaultNodeID())))
-	}
-	subs, err := websub.OpenBadgerStore(dir, log.With(slog.String("component", "websub-store")))
-	if err != nil {
-		return nil, nil, fmt.Errorf("open websub store %s: %w", dir, err)
-	}
+// startHub builds the hub for srv's feeds. Its subscriptions and pending
+// deliveries live in the store (records of kind "websub"), so they survive
+// restarts and, with PostgreSQL, every node shares them. The caller runs
+// hub.Run.
+func startHub(cfg *config.Config, url string, srv *api.Server, rs storage.RecordStore, reg prometheus.Registerer, log *slog.Logger) (*websub.Hub, error) {
 	w := cfg.WebSub
-	hub, err = websub.New(websub.Options{
+	hub, err := websub.New(websub.Options{
 		URL:        url,
 		Topics:     srv,
-		Store:      subs,
+		Store:      websub.NewSharedStore(rs),
 		Client:     poller.NewGuardedClient(cfg.Poller, nil),
 		Logger:     log.With(slog.String("component", "websub")),
 		Lease:      w.LeaseDefault.D(),
@@ -108,9 +86,8 @@ func startHub(cfg *config.Config, url string, srv *api.Server, reg prometheus.Re
 		Registerer: reg,
 	})
 	if err != nil {
-		_ = subs.Close()
-		return nil, nil, fmt.Errorf("build websub hub: %w", err)
+		return nil, fmt.Errorf("build websub hub: %w", err)
 	}
 	srv.SetHub(hub)
-	return hub, subs.Close, nil
+	return hub, nil
 }

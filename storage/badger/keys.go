@@ -16,6 +16,7 @@ const (
 	prefixPoll    byte = 'p'
 	prefixReg     byte = 'r'
 	prefixGone    byte = 'g'
+	prefixRecord  byte = 'c' // records of other features: c | kind | 0 | key
 )
 
 const (

@@ -48,6 +48,8 @@ func Run(t *testing.T, open Opener) {
 		{"Tombstone", testTombstone},
 		{"ReRegister", testReRegister},
 		{"UnregisterRacesSaves", testUnregisterRacesSaves},
+		{"Records", testRecords},
+		{"RecordsConcurrent", testRecordsConcurrent},
 		{"Close", testClose},
 	}
 	for _, tt := range tests {

@@ -1,0 +1,93 @@
+package badger
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	bdg "github.com/dgraph-io/badger/v4"
+
+	"github.com/dynamo-rss/dynamo/storage"
+)
+
+// recordKey is c | kind | 0x00 | key: the records of other features.
+func recordKey(kind, key string) []byte {
+	k := make([]byte, 0, 2+len(kind)+len(key))
+	k = append(k, prefixRecord)
+	k = append(k, kind...)
+	k = append(k, 0)
+	return append(k, key...)
+}
+
+func checkKind(kind string) error {
+	if kind == "" || strings.IndexByte(kind, 0) >= 0 {
+		return fmt.Errorf("%w: record kind %q", storage.ErrInvalid, kind)
+	}
+	return nil
+}
+
+// Record returns the value of kind/key; storage.ErrNotFound when absent.
+func (db *DB) Record(ctx context.Context, kind, key string) ([]byte, error) {
+	if err := checkKind(kind); err != nil {
+		return nil, err
+	}
+	var out []byte
+	err := db.view(ctx, func(txn *bdg.Txn) error {
+		v, err := getValue(txn, recordKey(kind, key))
+		if errors.Is(err, bdg.ErrKeyNotFound) {
+			return fmt.Errorf("record %s/%q: %w", kind, key, storage.ErrNotFound)
+		}
+		out = v
+		return err
+	})
+	return out, err
+}
+
+// Records lists the records of kind whose keys start with prefix, by key.
+func (db *DB) Records(ctx context.Context, kind, prefix string) ([]storage.Record, error) {
+	if err := checkKind(kind); err != nil {
+		return nil, err
+	}
+	var out []storage.Record
+	head := len(recordKey(kind, ""))
+	err := db.view(ctx, func(txn *bdg.Txn) error {
+		return scanPrefix(ctx, txn, recordKey(kind, prefix), func(k, v []byte) error {
+			out = append(out, storage.Record{Key: string(k[head:]), Value: v})
+			return nil
+		})
+	})
+	if err != nil {
+		return nil, fmt.Errorf("list records %s: %w", kind, err)
+	}
+	return out, nil
+}
+
+// UpdateRecord changes kind/key in one transaction, retried on conflict.
+func (db *DB) UpdateRecord(ctx context.Context, kind, key string, fn func(cur []byte) ([]byte, error)) error {
+	if err := checkKind(kind); err != nil {
+		return err
+	}
+	if err := db.space.check(); err != nil {
+		return fmt.Errorf("update record %s/%q: %w", kind, key, err)
+	}
+	k := recordKey(kind, key)
+	// The store serializes writers with its own locks (Badger's conflict
+	// detection is off): one per record, named apart from resource ids.
+	unlock := db.locks.lock("\x00record\x00" + string(k))
+	defer unlock()
+	return db.update(ctx, func(txn *bdg.Txn) error {
+		cur, err := getValue(txn, k)
+		if err != nil && !errors.Is(err, bdg.ErrKeyNotFound) {
+			return err
+		}
+		next, err := fn(cur)
+		if err != nil {
+			return err
+		}
+		if next == nil {
+			return txn.Delete(k)
+		}
+		return txn.Set(k, next)
+	})
+}

@@ -1,0 +1,111 @@
+package postgres
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/dynamo-rss/dynamo/storage"
+)
+
+func checkKind(kind string) error {
+	if kind == "" || strings.IndexByte(kind, 0) >= 0 {
+		return fmt.Errorf("%w: record kind %q", storage.ErrInvalid, kind)
+	}
+	return nil
+}
+
+// textOK reports whether PostgreSQL text can hold s (valid UTF-8, no NUL).
+func textOK(s string) bool {
+	return strings.IndexByte(s, 0) < 0 && strings.ToValidUTF8(s, "\uFFFD") == s
+}
+
+// Record returns the value of kind/key; storage.ErrNotFound when absent.
+func (s *Store) Record(ctx context.Context, kind, key string) ([]byte, error) {
+	if err := checkKind(kind); err != nil {
+		return nil, err
+	}
+	if !textOK(key) {
+		return nil, fmt.Errorf("record %s/%q: %w", kind, key, storage.ErrNotFound)
+	}
+	var v []byte
+	err := s.pool.QueryRow(ctx, `select value from dynamo_records where kind = $1 and key = $2 and value is not null`, kind, key).Scan(&v)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return nil, fmt.Errorf("record %s/%q: %w", kind, key, storage.ErrNotFound)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read record %s/%q: %w", kind, key, err)
+	}
+	return v, nil
+}
+
+// Records lists the records of kind whose keys start with prefix, by key.
+func (s *Store) Records(ctx context.Context, kind, prefix string) ([]storage.Record, error) {
+	if err := checkKind(kind); err != nil {
+		return nil, err
+	}
+	if !textOK(prefix) {
+		return nil, nil
+	}
+	// A range on the "C"-collated key: prefix ≤ key < the prefix's successor.
+	rows, err := s.pool.Query(ctx, `select key, value from dynamo_records
+		where kind = $1 and key >= $2 and value is not null order by key`, kind, prefix)
+	if err != nil {
+		return nil, fmt.Errorf("list records %s: %w", kind, err)
+	}
+	defer rows.Close()
+	var out []storage.Record
+	for rows.Next() {
+		var r storage.Record
+		if err := rows.Scan(&r.Key, &r.Value); err != nil {
+			return nil, fmt.Errorf("list records %s: %w", kind, err)
+		}
+		if !strings.HasPrefix(r.Key, prefix) {
+			break // sorted: past the prefix's range
+		}
+		out = append(out, r)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("list records %s: %w", kind, err)
+	}
+	return out, nil
+}
+
+// UpdateRecord changes kind/key in one transaction under the row's lock, so
+// concurrent updates from any node are applied one after the other.
+func (s *Store) UpdateRecord(ctx context.Context, kind, key string, fn func(cur []byte) ([]byte, error)) error {
+	if err := checkKind(kind); err != nil {
+		return err
+	}
+	if !textOK(key) {
+		return fmt.Errorf("%w: record key %q is not valid text", storage.ErrInvalid, key)
+	}
+	err := s.inTx(ctx, func(tx pgx.Tx) error {
+		// Make sure the row exists, so that FOR UPDATE has a row to lock
+		// even when two nodes create the record at once.
+		if _, err := tx.Exec(ctx, `insert into dynamo_records (kind, key, value) values ($1, $2, null) on conflict do nothing`, kind, key); err != nil {
+			return err
+		}
+		var cur []byte
+		if err := tx.QueryRow(ctx, `select value from dynamo_records where kind = $1 and key = $2 for update`, kind, key).Scan(&cur); err != nil {
+			return err
+		}
+		next, err := fn(cur)
+		if err != nil {
+			return err
+		}
+		if next == nil {
+			_, err = tx.Exec(ctx, `delete from dynamo_records where kind = $1 and key = $2`, kind, key)
+			return err
+		}
+		_, err = tx.Exec(ctx, `update dynamo_records set value = $3 where kind = $1 and key = $2`, kind, key, next)
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("update record %s/%q: %w", kind, key, classify(err))
+	}
+	return nil
+}
