@@ -80,6 +80,10 @@ func startHub(cfg *config.Config, url string, srv *api.Server, rs storage.Record
 		LeaseMin:   w.LeaseMin.D(),
 		LeaseMax:   w.LeaseMax.D(),
 		RetryFor:   w.RetryFor.D(),
+		// A subscriber whose deliveries are given up on three times in a
+		// row (each after retry_for of retries) is dropped: a callback that
+		// keeps failing must not cost retries for the rest of its lease.
+		DropAfter: 3,
 		Workers:    w.Workers,
 		Queue:      w.Queue,
 		UserAgent:  cfg.Poller.UserAgent,
