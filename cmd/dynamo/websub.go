@@ -71,19 +71,19 @@ func (l notifyingLeaser) Complete(ctx context.Context, id string, doc *schema.Do
 func startHub(cfg *config.Config, url string, srv *api.Server, rs storage.RecordStore, reg prometheus.Registerer, log *slog.Logger) (*websub.Hub, error) {
 	w := cfg.WebSub
 	hub, err := websub.New(websub.Options{
-		URL:        url,
-		Topics:     srv,
-		Store:      websub.NewSharedStore(rs),
-		Client:     poller.NewGuardedClient(cfg.Poller, nil),
-		Logger:     log.With(slog.String("component", "websub")),
-		Lease:      w.LeaseDefault.D(),
-		LeaseMin:   w.LeaseMin.D(),
-		LeaseMax:   w.LeaseMax.D(),
-		RetryFor:   w.RetryFor.D(),
+		URL:      url,
+		Topics:   srv,
+		Store:    websub.NewSharedStore(rs),
+		Client:   poller.NewGuardedClient(cfg.Poller, nil),
+		Logger:   log.With(slog.String("component", "websub")),
+		Lease:    w.LeaseDefault.D(),
+		LeaseMin: w.LeaseMin.D(),
+		LeaseMax: w.LeaseMax.D(),
+		RetryFor: w.RetryFor.D(),
 		// A subscriber whose deliveries are given up on three times in a
 		// row (each after retry_for of retries) is dropped: a callback that
 		// keeps failing must not cost retries for the rest of its lease.
-		DropAfter: 3,
+		DropAfter:  3,
 		Workers:    w.Workers,
 		Queue:      w.Queue,
 		UserAgent:  cfg.Poller.UserAgent,
