@@ -46,10 +46,13 @@ Fields (every field, its default and meaning: docs/configuration.md):
   log:      level, format (text|json), access
   poller:   workers, timeout, connect_timeout, header_timeout, max_body,
             max_redirects, user_agent, per_host_interval, robots,
-            allow_private, policy {kind, interval, alpha, initial, min, max},
-            retention {max_versions, max_age}
-  registration (closed|open), node_id
-  resources: - {id, url, policy, retention, date_format, timezone}
+            allow_private, policy {kind (flat|smart|budget), interval, alpha,
+            initial, min, max}, retention {max_versions, max_age},
+            budget {polls_per_day, max_interval}
+  websub:   enabled, lease_default, lease_min, lease_max, retry_for, workers, queue
+  registration (closed|open), node_id, memory_limit
+  resources: - {id, url, policy, retention, date_format, timezone, weight,
+                weight_readers, select}
 `
 
 // pollerStopTimeout bounds how long shutdown waits for in-flight polls.
