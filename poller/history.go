@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
+	"strconv"
 	"time"
 )
 
@@ -114,4 +115,128 @@ func (e *Engine) History(id string) ([]PollRecord, bool) {
 		return nil, false
 	}
 	return slices.Clone(r.st.History), true
+}
+
+// MarshalJSON writes the whole history in one buffer, each record as
+// MarshalJSON writes it: the history is saved with the poll state after
+// every poll, so this is on every poll's path.
+func (h pollHistory) MarshalJSON() ([]byte, error) {
+	b := make([]byte, 0, 2+len(h)*40)
+	b = append(b, '[')
+	for i, r := range h {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, '[')
+		b = strconv.AppendInt(b, r.Time.Unix(), 10)
+		b = append(b, ',')
+		b = strconv.AppendQuote(b, r.Outcome) // outcomes are ASCII words: Go's quoting is JSON's
+		b = append(b, ',')
+		b = strconv.AppendInt(b, int64(r.Wait/time.Second), 10)
+		b = append(b, ',')
+		b = strconv.AppendInt(b, int64(r.Tau/time.Second), 10)
+		b = append(b, ',')
+		b = strconv.AppendInt(b, int64(r.Versions), 10)
+		b = append(b, ']')
+	}
+	return append(b, ']'), nil
+}
+
+// UnmarshalJSON reads what MarshalJSON writes with a small scanner (a
+// history is read for every resource at start-up); anything else goes
+// through encoding/json.
+func (h *pollHistory) UnmarshalJSON(data []byte) error {
+	if out, ok := scanHistory(data); ok {
+		*h = out
+		return nil
+	}
+	var recs []PollRecord
+	if err := json.Unmarshal(data, &recs); err != nil {
+		return err
+	}
+	*h = recs
+	return nil
+}
+
+// scanHistory parses [[int,"word",int,int,int],…] exactly; ok is false for
+// anything else.
+func scanHistory(d []byte) (pollHistory, bool) {
+	i := 0
+	skip := func() {
+		for i < len(d) && (d[i] == ' ' || d[i] == '\n' || d[i] == '\t' || d[i] == '\r') {
+			i++
+		}
+	}
+	expect := func(c byte) bool {
+		skip()
+		if i < len(d) && d[i] == c {
+			i++
+			return true
+		}
+		return false
+	}
+	num := func() (int64, bool) {
+		skip()
+		j := i
+		if i < len(d) && d[i] == '-' {
+			i++
+		}
+		for i < len(d) && d[i] >= '0' && d[i] <= '9' {
+			i++
+		}
+		v, err := strconv.ParseInt(string(d[j:i]), 10, 64)
+		return v, err == nil
+	}
+	word := func() (string, bool) {
+		if !expect('"') {
+			return "", false
+		}
+		j := i
+		for i < len(d) && d[i] != '"' {
+			if d[i] == '\\' || d[i] < ' ' {
+				return "", false
+			}
+			i++
+		}
+		if i == len(d) {
+			return "", false
+		}
+		w := string(d[j:i])
+		i++
+		return w, true
+	}
+	if !expect('[') {
+		return nil, false
+	}
+	var out pollHistory
+	if expect(']') {
+		skip()
+		return out, i == len(d)
+	}
+	for {
+		if !expect('[') {
+			return nil, false
+		}
+		t, ok1 := num()
+		c1 := expect(',')
+		o, ok2 := word()
+		c2 := expect(',')
+		w, ok3 := num()
+		c3 := expect(',')
+		tau, ok4 := num()
+		c4 := expect(',')
+		v, ok5 := num()
+		if !(ok1 && c1 && ok2 && c2 && ok3 && c3 && ok4 && c4 && ok5 && expect(']')) {
+			return nil, false
+		}
+		out = append(out, PollRecord{Time: time.Unix(t, 0).UTC(), Outcome: o, Wait: time.Duration(w) * time.Second,
+			Tau: time.Duration(tau) * time.Second, Versions: int(v)})
+		if expect(']') {
+			skip()
+			return out, i == len(d)
+		}
+		if !expect(',') {
+			return nil, false
+		}
+	}
 }

@@ -3,6 +3,7 @@ package poller
 import (
 	"encoding/json"
 	"fmt"
+	"reflect"
 	"testing"
 	"time"
 )
@@ -106,5 +107,46 @@ func TestPollRecordJSON(t *testing.T) {
 	}
 	if err := json.Unmarshal([]byte(`[[1,"changed"]]`), &out); err == nil {
 		t.Error("a short record decoded without error")
+	}
+}
+
+// TestHistoryJSON checks that the fast history encoding round-trips, that
+// the scanner and encoding/json read the same, and that a history written
+// in another layout (spaces, escapes) is still read.
+func TestHistoryJSON(t *testing.T) {
+	var h pollHistory
+	for i := range 50 {
+		h = h.add(PollRecord{Time: t0.Add(time.Duration(i) * time.Minute), Outcome: Outcomes()[i%len(Outcomes())],
+			Wait: time.Duration(i) * time.Second, Tau: time.Duration(2*i) * time.Second, Versions: i / 3})
+	}
+	b, err := json.Marshal(h)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var back pollHistory
+	if err := json.Unmarshal(b, &back); err != nil || !reflect.DeepEqual(back, h) {
+		t.Fatalf("round trip: %v\n%+v\n%+v", err, back, h)
+	}
+	var generic []PollRecord // the per-record decoder, which knows nothing of the scanner
+	if err := json.Unmarshal(b, &generic); err != nil || !reflect.DeepEqual(pollHistory(generic), h) {
+		t.Fatalf("the per-record decoder reads the fast encoding differently: %v", err)
+	}
+	for _, in := range []string{
+		`[ [1764000000, "changed", 60, 0, 1] ]`,
+		`[[1764000000,"chan\u0067ed",60,0,1]]`,
+		`[]`,
+	} {
+		var got pollHistory
+		if err := json.Unmarshal([]byte(in), &got); err != nil {
+			t.Errorf("%s: %v", in, err)
+			continue
+		}
+		if in != `[]` && (len(got) != 1 || got[0].Outcome != "changed" || got[0].Wait != time.Minute) {
+			t.Errorf("%s: read %+v", in, got)
+		}
+	}
+	var bad pollHistory
+	if err := json.Unmarshal([]byte(`[[1,"x",2]]`), &bad); err == nil {
+		t.Error("a short record was accepted")
 	}
 }
