@@ -143,23 +143,27 @@ func (s *Server) serveResource(c echo.Context, seq uint64) error {
 	if seq > 0 {
 		q.index = 0 // the path names the version
 	}
-	s.readers.saw(id, c.RealIP())
 	format := negotiate(q.format, req.Header.Get(echo.HeaderAccept))
 	info, err := s.opts.Store.Resource(ctx, id)
 	switch {
 	case errors.Is(err, storage.ErrGone):
 		return &Problem{Status: http.StatusGone, Detail: fmt.Sprintf("the resource %q was deleted; its feeds are gone for good", id), Err: err}
 	case errors.Is(err, storage.ErrNotFound):
-		if st, known := s.knownResource(id); known && seq == 0 && q.index == 0 {
+		st, known := s.knownResource(id)
+		switch {
+		case known && seq == 0 && q.index == 0:
+			s.readers.saw(id, c.RealIP())
 			return s.serveEmpty(c, q, format, st)
-		}
-		if _, known := s.knownResource(id); known {
+		case known:
 			return errNotFound(err, "%q has no stored version yet", id)
 		}
 		return errNotFound(err, "there is no resource %q; GET /resources lists the resources", id)
 	case err != nil:
 		return fmt.Errorf("read resource %q: %w", id, err)
 	}
+	// Readers are counted for resources that exist only: ids a client makes
+	// up must not grow the count's memory.
+	s.readers.saw(id, c.RealIP())
 	path := resourcePath(id)
 	if seq > 0 {
 		idx, err := seqIndex(info, seq)

@@ -294,6 +294,10 @@ func TestReaders(t *testing.T) {
 		get("/resources/news?max=5", ip)
 	}
 	get("/resources/forum", "192.0.2.9")
+	get("/resources/made-up", "192.0.2.9") // unknown ids are not counted (nor remembered)
+	if n := s.Readers("made-up"); n != 0 {
+		t.Errorf("an unknown id has %d readers", n)
+	}
 	if n := s.Readers("news"); n != 3 {
 		t.Errorf("news readers = %d, want 3", n)
 	}
