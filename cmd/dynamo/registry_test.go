@@ -13,15 +13,17 @@ import (
 	"time"
 )
 
-// runServe starts `dynamo serve --config cfgPath` and returns a client and a
-// stop function that waits for it to exit.
-func runServe(t *testing.T, cfgPath, token string) (*e2eClient, func()) {
+// runServe starts `dynamo serve --config cfgPath [args…]` and returns a
+// client, a stop function that cancels it and waits for it to exit (failing
+// the test if it does not within 30 s or returns an error), and its log.
+func runServe(t *testing.T, cfgPath, token string, args ...string) (*e2eClient, func(), *serveBuffer) {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
-	var stdout, stderr serveBuffer
+	var stdout serveBuffer
+	stderr := new(serveBuffer)
 	done := make(chan error, 1)
 	go func() {
-		done <- run(ctx, []string{"serve", "--config", cfgPath}, strings.NewReader(""), &stdout, &stderr)
+		done <- run(ctx, append([]string{"serve", "--config", cfgPath}, args...), strings.NewReader(""), &stdout, stderr)
 	}()
 	listening := regexp.MustCompile(`listening on (http://127\.0\.0\.1:\d+)`)
 	serveEventually(t, "the listening address", 20*time.Second, func() bool {
@@ -50,7 +52,7 @@ func runServe(t *testing.T, cfgPath, token string) (*e2eClient, func()) {
 		}
 	}
 	t.Cleanup(stop)
-	return c, stop
+	return c, stop, stderr
 }
 
 // TestRegistryEndToEnd registers, lists, replaces and deletes a resource
@@ -68,7 +70,7 @@ func TestRegistryEndToEnd(t *testing.T) {
 	if err := os.WriteFile(cfgPath, fmt.Appendf(nil, e2eConfig, filepath.Join(dir, "data"), tokenFile, origin.URL, ""), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	c, stop := runServe(t, cfgPath, "reg-token")
+	c, stop, _ := runServe(t, cfgPath, "reg-token")
 
 	put := func(id, body string) (int, string) {
 		req, _ := http.NewRequest(http.MethodPut, c.base+"/admin/resources/"+id, strings.NewReader(body))
@@ -127,7 +129,7 @@ func TestRegistryEndToEnd(t *testing.T) {
 
 	// A restart keeps the registration and its history.
 	stop()
-	c, _ = runServe(t, cfgPath, "reg-token")
+	c, _, _ = runServe(t, cfgPath, "reg-token")
 	if got := listed(c); got["forum"] != "api" {
 		t.Errorf("after a restart: listed %v", got)
 	}

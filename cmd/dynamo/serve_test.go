@@ -11,7 +11,6 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
-	"regexp"
 	"runtime/debug"
 	"strings"
 	"sync"
@@ -175,24 +174,7 @@ func TestServeEndToEnd(t *testing.T) {
 	}
 	writeCfg("")
 
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	var stdout, stderr serveBuffer
-	done := make(chan error, 1)
-	go func() {
-		done <- run(ctx, []string{"serve", "--config", cfgPath, "--log-format", "json"}, strings.NewReader(""), &stdout, &stderr)
-	}()
-	listening := regexp.MustCompile(`listening on (http://127\.0\.0\.1:\d+)`)
-	serveEventually(t, "the listening address", 20*time.Second, func() bool {
-		select {
-		case err := <-done:
-			t.Fatalf("serve exited early: %v\n%s", err, stderr.String())
-		default:
-		}
-		return listening.MatchString(stdout.String())
-	})
-	c := &e2eClient{t: t, base: listening.FindStringSubmatch(stdout.String())[1], token: "e2e-token",
-		c: &http.Client{Timeout: 10 * time.Second}}
+	c, stop, stderr := runServe(t, cfgPath, "e2e-token", "--log-format", "json")
 
 	// The memory settings are applied and logged at start-up.
 	if !strings.Contains(stderr.String(), `"msg":"memory"`) || debug.SetMemoryLimit(-1) == math.MaxInt64 {
@@ -325,15 +307,7 @@ func TestServeEndToEnd(t *testing.T) {
 
 	// Shutdown: ctx ends, run returns nil within a bound, Badger is closed
 	// (the directory opens again).
-	cancel()
-	select {
-	case err := <-done:
-		if err != nil {
-			t.Fatalf("serve: %v\n%s", err, stderr.String())
-		}
-	case <-time.After(30 * time.Second):
-		t.Fatal("serve did not shut down within 30s")
-	}
+	stop()
 	if _, err := http.Get(c.base + "/healthz"); err == nil {
 		t.Error("still serving after shutdown")
 	}

@@ -72,7 +72,7 @@ resources:
 	if err := os.WriteFile(cfgPath, []byte(cfg), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	c, _ := runServe(t, cfgPath, "")
+	c, _, _ := runServe(t, cfgPath, "")
 	serveEventually(t, "the first version", 20*time.Second, func() bool {
 		resp, _ := c.do(http.MethodGet, "/resources/news", false)
 		return resp.StatusCode == http.StatusOK && len(c.feed("/resources/news").Items) == 1
