@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/dynamo-rss/dynamo/config"
+	"github.com/dynamo-rss/dynamo/schema"
 	"github.com/dynamo-rss/dynamo/storage"
 )
 
@@ -335,6 +336,18 @@ func (e *Engine) Definition(id string) (Definition, bool) {
 		return Definition{Resource: reg.entry, Source: SourceAPI, Registered: reg.registered, Status: Status{ID: id, URL: reg.entry.URL}}, true
 	}
 	return Definition{}, false
+}
+
+// DateRules are the rules resource id's dates are read with (its
+// date_format and timezone, resolved when it was applied); zero for an
+// unknown id.
+func (e *Engine) DateRules(id string) schema.DateRules {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if r, ok := e.resources[id]; ok {
+		return r.dates
+	}
+	return schema.DateRules{}
 }
 
 // Page is a page fetched once, outside any schedule.

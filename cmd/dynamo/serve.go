@@ -22,7 +22,6 @@ import (
 	"github.com/dynamo-rss/dynamo/api"
 	"github.com/dynamo-rss/dynamo/config"
 	"github.com/dynamo-rss/dynamo/poller"
-	"github.com/dynamo-rss/dynamo/schema"
 	"github.com/dynamo-rss/dynamo/storage"
 )
 
@@ -245,19 +244,16 @@ func serve(ctx context.Context, o serveOptions) (err error) {
 
 	var pollerRunning atomic.Bool
 	srv, err = api.New(api.Options{
-		Store:      db,
-		Poller:     apiPoller{engine},
-		Reload:     reloader.Reload,
-		AdminToken: cfg.Admin.Token,
-		PublicURL:  publicURL,
-		HubURL:     hubURL(cfg, publicURL),
-		Logger:     log.With(slog.String("component", "api")),
-		AccessLog:  cfg.Log.Access,
-		DiskSpace:  db.space,
-		DateRules: func(id string) schema.DateRules {
-			d, _ := engine.Definition(id)
-			return d.Resource.DateRules()
-		},
+		Store:            db,
+		Poller:           apiPoller{engine},
+		Reload:           reloader.Reload,
+		AdminToken:       cfg.Admin.Token,
+		PublicURL:        publicURL,
+		HubURL:           hubURL(cfg, publicURL),
+		Logger:           log.With(slog.String("component", "api")),
+		AccessLog:        cfg.Log.Access,
+		DiskSpace:        db.space,
+		DateRules:        engine.DateRules, // resolved once per resource, not per render
 		Registry:         apiRegistry{e: engine, cfg: &inForce},
 		Fetch:            apiFetcher{e: engine},
 		OpenRegistration: cfg.Registration == config.RegistrationOpen,
