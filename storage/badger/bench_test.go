@@ -214,6 +214,7 @@ func BenchmarkIngest(b *testing.B) {
 				start, cpu0 := time.Now(), cpuTime(b)
 				n := ingest(b, db, resources, versions, ingestWorkers(), 3)
 				elapsed, cpu := time.Since(start), cpuTime(b)-cpu0
+				commits, saves := db.CommitStats()
 				if err := db.Close(); err != nil {
 					b.Fatal(err)
 				}
@@ -221,6 +222,7 @@ func BenchmarkIngest(b *testing.B) {
 				b.ReportMetric(float64(cpu.Microseconds())/float64(n), "cpu-µs/version")
 				b.ReportMetric(float64(diskUsage(b, dir))/float64(n), "disk-B/version")
 				b.ReportMetric(float64(n), "versions")
+				b.ReportMetric(float64(saves)/float64(max(commits, 1)), "saves/commit")
 			}
 		})
 	}

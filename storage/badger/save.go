@@ -56,11 +56,21 @@ func (db *DB) save(ctx context.Context, doc *schema.Document) (storage.SaveResul
 	defer unlock()
 	defer db.infos.invalidate(id) // after the commit, before the unlock
 
-	var (
-		res storage.SaveResult
-		p   *prepared
-	)
-	err := db.update(ctx, func(txn *bdg.Txn) error {
+	// Prepare the version outside the batch, unless the resource's cached
+	// info already says its content is unchanged: the batch's fns run one
+	// after another on the committer's goroutine, so they only read and write.
+	var p *prepared
+	if info, _, ok := db.infos.get(id); !ok || info.Hash != hash {
+		var err error
+		if p, err = db.prepare(doc); err != nil {
+			return storage.SaveResult{}, fmt.Errorf("save %q: %w", id, err)
+		}
+	}
+	if err := ctx.Err(); err != nil {
+		return storage.SaveResult{}, fmt.Errorf("save %q: %w", id, err)
+	}
+	var res storage.SaveResult
+	err := db.commits.do(func(txn *bdg.Txn) error {
 		m, err := getMeta(txn, id)
 		existed := err == nil
 		if errors.Is(err, storage.ErrGone) || err != nil && !errors.Is(err, storage.ErrNotFound) {

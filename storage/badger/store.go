@@ -48,6 +48,8 @@ type DB struct {
 	infos infoCache   // storage.ResourceInfo of resources read lately; see infoCache
 	space *spaceGuard // nil: no free-space check
 
+	commits *committer // saves, batched into one transaction: see commit.go
+
 	stop      chan struct{}
 	wg        sync.WaitGroup
 	closeOnce sync.Once
@@ -70,6 +72,8 @@ func Open(dir string, opts Options) (*DB, error) {
 		return nil, errors.Join(err, bdb.Close())
 	}
 	db := &DB{bdb: bdb, poll: poll, log: log, stop: make(chan struct{})}
+	db.commits = &committer{bdb: bdb, reqs: make(chan *commitReq), stop: db.stop}
+	db.wg.Go(db.commits.run)
 	if !opts.InMemory && opts.MinFree > 0 {
 		free := opts.FreeSpace
 		if free == nil {
@@ -119,6 +123,13 @@ func (db *DB) Close() error {
 // [Options.NoSyncWrites]).
 func (db *DB) Save(ctx context.Context, doc *schema.Document) (storage.SaveResult, error) {
 	return db.save(ctx, doc)
+}
+
+// CommitStats reports how many transactions committed saves and how many
+// saves they held: concurrent saves share one synced commit (see commit.go),
+// so saves/commits is the mean batch.
+func (db *DB) CommitStats() (commits, saves uint64) {
+	return db.commits.commits.Load(), db.commits.saves.Load()
 }
 
 // Resources lists every resource with stored versions, sorted by id.

@@ -1,0 +1,153 @@
+package badger
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"sync"
+	"testing"
+
+	bdg "github.com/dgraph-io/badger/v4"
+)
+
+// setter is a commit fn writing value under key.
+func setter(key string, value []byte) func(*bdg.Txn) error {
+	return func(txn *bdg.Txn) error { return txn.Set([]byte(key), value) }
+}
+
+func request(fn func(*bdg.Txn) error) *commitReq {
+	return &commitReq{fn: fn, done: make(chan error, 1)}
+}
+
+func readKey(t *testing.T, db *DB, key string) ([]byte, bool) {
+	t.Helper()
+	var v []byte
+	err := db.bdb.View(func(txn *bdg.Txn) error {
+		it, err := txn.Get([]byte(key))
+		if err != nil {
+			return err
+		}
+		v, err = it.ValueCopy(nil)
+		return err
+	})
+	if errors.Is(err, bdg.ErrKeyNotFound) {
+		return nil, false
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	return v, true
+}
+
+// One failing save in a batch fails alone: the others are committed, and
+// what the failing one wrote before its error is not.
+func TestCommitBatchIsolatesAFailure(t *testing.T) {
+	db := openInternal(t)
+	boom := errors.New("boom")
+	batch := []*commitReq{
+		request(setter("a", []byte("1"))),
+		request(func(txn *bdg.Txn) error {
+			if err := txn.Set([]byte("half"), []byte("written")); err != nil {
+				return err
+			}
+			return boom
+		}),
+		request(setter("c", []byte("3"))),
+	}
+	db.commits.commit(batch)
+	for i, want := range []error{nil, boom, nil} {
+		if err := <-batch[i].done; !errors.Is(err, want) {
+			t.Errorf("request %d: %v, want %v", i, err, want)
+		}
+	}
+	for key, want := range map[string]bool{"a": true, "half": false, "c": true} {
+		if _, ok := readKey(t, db, key); ok != want {
+			t.Errorf("key %q stored: %v, want %v", key, ok, want)
+		}
+	}
+	if commits, saves := db.CommitStats(); commits != 1 || saves != 2 {
+		t.Errorf("CommitStats = %d commits, %d saves; want 1, 2", commits, saves)
+	}
+}
+
+// A batch bigger than one Badger transaction is committed in parts; a
+// single save too big for any transaction fails alone.
+func TestCommitBatchTooBigIsSplit(t *testing.T) {
+	db, err := Open(t.TempDir(), Options{MemTableSize: 1 << 20}) // transactions up to ~150 KB
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	// Values under the value-log threshold count in full.
+	value := bytes.Repeat([]byte("x"), 1<<10)
+	many := func(prefix string, n int) func(*bdg.Txn) error {
+		return func(txn *bdg.Txn) error {
+			for j := range n {
+				if err := txn.Set([]byte(fmt.Sprint(prefix, "/", j)), value); err != nil {
+					return err
+				}
+			}
+			return setter(prefix, value)(txn)
+		}
+	}
+	var batch []*commitReq
+	for i := range 12 { // 12 × 30 KB
+		batch = append(batch, request(many(fmt.Sprint("k", i), 30)))
+	}
+	huge := request(many("huge", 300))
+	batch = append(batch, huge)
+	db.commits.commit(batch)
+	for i, r := range batch[:12] {
+		if err := <-r.done; err != nil {
+			t.Errorf("request %d: %v", i, err)
+		}
+		if v, ok := readKey(t, db, fmt.Sprint("k", i)); !ok || !bytes.Equal(v, value) {
+			t.Errorf("k%d not stored", i)
+		}
+	}
+	if err := <-huge.done; !errors.Is(err, bdg.ErrTxnTooBig) {
+		t.Errorf("huge save: %v, want ErrTxnTooBig", err)
+	}
+	if commits, saves := db.CommitStats(); commits < 2 || saves != 12 {
+		t.Errorf("CommitStats = %d commits, %d saves; want ≥ 2, 12", commits, saves)
+	}
+}
+
+// Concurrent saves share commits, and every one is answered.
+func TestCommitConcurrentSavesShareCommits(t *testing.T) {
+	db := openInternal(t)
+	const n = 64
+	var wg sync.WaitGroup
+	start := make(chan struct{})
+	for i := range n {
+		wg.Go(func() {
+			<-start
+			if err := db.commits.do(setter(fmt.Sprint("c", i), []byte("v"))); err != nil {
+				t.Error(err)
+			}
+		})
+	}
+	close(start)
+	wg.Wait()
+	for i := range n {
+		if _, ok := readKey(t, db, fmt.Sprint("c", i)); !ok {
+			t.Errorf("c%d not stored", i)
+		}
+	}
+	if commits, saves := db.CommitStats(); saves != n || commits > n {
+		t.Errorf("CommitStats = %d commits, %d saves; want ≤ %d, %d", commits, saves, n, n)
+	}
+}
+
+func TestCommitAfterCloseFails(t *testing.T) {
+	db, err := Open(t.TempDir(), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.commits.do(setter("late", nil)); !errors.Is(err, errClosed) {
+		t.Fatalf("save after Close: %v, want errClosed", err)
+	}
+}
