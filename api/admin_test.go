@@ -216,3 +216,22 @@ func TestAdminWrongMethod(t *testing.T) {
 		}
 	}
 }
+
+// The runtime profiles are behind the admin token.
+func TestAdminPprof(t *testing.T) {
+	store, poller := svcFixture()
+	s := newSvcServer(t, Options{Store: store, Poller: poller, AdminToken: "tok-123"})
+	svcProblem(t, svcDo(s, http.MethodGet, "/admin/debug/pprof/heap", nil), http.StatusUnauthorized)
+	rec := svcDo(s, http.MethodGet, "/admin/debug/pprof/heap", nil, "Authorization", "Bearer tok-123")
+	if rec.Code != http.StatusOK || !strings.HasPrefix(rec.Body.String(), "\x1f\x8b") {
+		t.Fatalf("heap profile: status %d, body starts %q", rec.Code, rec.Body.String()[:min(8, rec.Body.Len())])
+	}
+	rec = svcDo(s, http.MethodGet, "/admin/debug/pprof/", nil, "Authorization", "Bearer tok-123")
+	if rec.Code != http.StatusOK || !strings.Contains(rec.Body.String(), "goroutine") {
+		t.Fatalf("index: status %d", rec.Code)
+	}
+	rec = svcDo(s, http.MethodGet, "/admin/debug/pprof/nosuch", nil, "Authorization", "Bearer tok-123")
+	if rec.Code != http.StatusNotFound {
+		t.Errorf("unknown profile: status %d, want 404", rec.Code)
+	}
+}

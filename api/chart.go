@@ -2,6 +2,7 @@ package api
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"html/template"
 	"image/color"
@@ -29,16 +30,16 @@ type PollRecord struct {
 // (optional: a [Poller] may implement it). History returns a resource's
 // recent polls, oldest first, and false for an unknown resource.
 type PollHistory interface {
-	History(id string) ([]PollRecord, bool)
+	History(ctx context.Context, id string) ([]PollRecord, bool)
 }
 
 // pollHistory returns id's recent polls, nil when the poller keeps none.
-func (s *Server) pollHistory(id string) []PollRecord {
+func (s *Server) pollHistory(ctx context.Context, id string) []PollRecord {
 	ph, ok := s.opts.Poller.(PollHistory)
 	if !ok {
 		return nil
 	}
-	h, _ := ph.History(id)
+	h, _ := ph.History(ctx, id)
 	return h
 }
 

@@ -65,7 +65,7 @@ func filterEntries(es []homeEntry, q string) []homeEntry {
 func (s *Server) decorate(ctx context.Context, r *homeResource, now time.Time) {
 	r.Links = s.feedLinks(r.ID)
 	r.View = s.viewHref(r.ID)
-	h := s.pollHistory(r.ID)
+	h := s.pollHistory(ctx, r.ID)
 	if len(h) == 0 {
 		return
 	}

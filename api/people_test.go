@@ -1,6 +1,7 @@
 package api
 
 import (
+	"context"
 	"encoding/xml"
 	"fmt"
 	"net/http"
@@ -20,7 +21,7 @@ type histPoller struct {
 	history map[string][]PollRecord
 }
 
-func (p *histPoller) History(id string) ([]PollRecord, bool) {
+func (p *histPoller) History(_ context.Context, id string) ([]PollRecord, bool) {
 	h, ok := p.history[id]
 	return slices.Clone(h), ok
 }

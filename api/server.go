@@ -202,6 +202,7 @@ func (s *Server) routes() {
 	admin.PUT("/resources/:rssId", s.putAdminResource, s.requireToken)
 	admin.DELETE("/resources/:rssId", s.deleteAdminResource, s.requireToken)
 	admin.POST("/resources/:rssId/poll", s.postAdminPoll, s.requireToken)
+	admin.GET("/debug/pprof/*", getPprof, s.requireToken)
 }
 
 // SetAdminToken replaces the admin bearer token ("" turns the admin routes

@@ -97,7 +97,7 @@ func (s *Server) getView(c echo.Context) error {
 	}
 	page := viewPage{Title: cmp.Or(r.Title, id), Resource: r, Alternate: r.Links, Hub: s.opts.HubURL}
 
-	history := s.pollHistory(id)
+	history := s.pollHistory(c.Request().Context(), id)
 	if len(history) == 0 && stored {
 		// No poll history (a poller that keeps none, or a state from before
 		// it did): the stored versions still tell when the page changed.

@@ -1,11 +1,15 @@
 package poller
 
 import (
+	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
-	"slices"
+	"log/slog"
 	"strconv"
 	"time"
+
+	"github.com/dynamo-rss/dynamo/storage"
 )
 
 // Bounds of a resource's poll history: the newest historyMax polls, none
@@ -107,14 +111,33 @@ func recordPoll(st *persisted, start time.Time, outcome string, wait time.Durati
 
 // History returns the recent polls of resource id, oldest first (at most
 // the last 200, none older than four weeks), and false for an unknown id.
-func (e *Engine) History(id string) ([]PollRecord, bool) {
+// The history is read from the stored poll state: the engine does not keep
+// it in memory.
+func (e *Engine) History(ctx context.Context, id string) ([]PollRecord, bool) {
 	e.mu.Lock()
-	defer e.mu.Unlock()
-	r := e.resources[id]
-	if r == nil {
+	known := e.resources[id] != nil
+	e.mu.Unlock()
+	if !known {
 		return nil, false
 	}
-	return slices.Clone(r.st.History), true
+	return e.storedHistory(ctx, id), true
+}
+
+// storedHistory reads id's poll history from its stored state; nil when
+// there is none or it cannot be read (a poll then starts a new one).
+func (e *Engine) storedHistory(ctx context.Context, id string) pollHistory {
+	b, err := e.store.PollState(ctx, id)
+	if err != nil {
+		if !errors.Is(err, storage.ErrNotFound) && !errors.Is(err, storage.ErrGone) {
+			e.log.WarnContext(ctx, "poll history unreadable", slog.String("resource", id), slog.Any("error", err))
+		}
+		return nil
+	}
+	h, err := historyOf(b)
+	if err != nil {
+		e.log.WarnContext(ctx, "poll history undecodable; starting a new one", slog.String("resource", id), slog.Any("error", err))
+	}
+	return h
 }
 
 // MarshalJSON writes the whole history in one buffer, each record as
@@ -201,7 +224,7 @@ func scanHistory(d []byte) (pollHistory, bool) {
 		if i == len(d) {
 			return "", false
 		}
-		w := string(d[j:i])
+		w := outcomeString(d[j:i])
 		i++
 		return w, true
 	}
@@ -239,4 +262,26 @@ func scanHistory(d []byte) (pollHistory, bool) {
 			return nil, false
 		}
 	}
+}
+
+// outcomeString returns b as a string, without allocating for the outcomes
+// every history is made of.
+func outcomeString(b []byte) string {
+	switch string(b) {
+	case OutcomeChanged:
+		return OutcomeChanged
+	case OutcomeUnchanged:
+		return OutcomeUnchanged
+	case OutcomeNotModified:
+		return OutcomeNotModified
+	case OutcomeNotAnnotated:
+		return OutcomeNotAnnotated
+	case OutcomeRobotsDenied:
+		return OutcomeRobotsDenied
+	case OutcomeDiskFull:
+		return OutcomeDiskFull
+	case OutcomeError:
+		return OutcomeError
+	}
+	return string(b)
 }

@@ -32,7 +32,13 @@ func TestHistoryRecordsEveryPoll(t *testing.T) {
 		starts = append(starts, before.NextPoll)
 		pollAtNext(t, e, clk, "news")
 	}
-	h, ok := e.History("news")
+	e.mu.Lock()
+	inMemory := len(e.resources["news"].st.History)
+	e.mu.Unlock()
+	if inMemory != 0 {
+		t.Errorf("the engine keeps %d polls of history in memory; it belongs in the stored state only", inMemory)
+	}
+	h, ok := e.History(t.Context(), "news")
 	if !ok {
 		t.Fatal("History(news): unknown")
 	}
@@ -55,13 +61,13 @@ func TestHistoryRecordsEveryPoll(t *testing.T) {
 	if last := h[len(h)-1]; last.Tau != st.Tau || last.Wait != st.NextPoll.Sub(clk.Now()) {
 		t.Errorf("last record τ %v wait %v, status τ %v next in %v", last.Tau, last.Wait, st.Tau, st.NextPoll.Sub(clk.Now()))
 	}
-	if _, ok := e.History("nope"); ok {
+	if _, ok := e.History(t.Context(), "nope"); ok {
 		t.Error("History of an unknown id: ok")
 	}
 
 	// The history is part of the persisted state: a new engine on the same store has it.
 	e2 := newTestEngine(t, cfg, ms, clk)
-	h2, _ := e2.History("news")
+	h2, _ := e2.History(t.Context(), "news")
 	if len(h2) != len(h) || h2[0] != h[0] {
 		t.Errorf("after restart: %+v, want %+v", h2, h)
 	}
@@ -148,5 +154,39 @@ func TestHistoryJSON(t *testing.T) {
 	var bad pollHistory
 	if err := json.Unmarshal([]byte(`[[1,"x",2]]`), &bad); err == nil {
 		t.Error("a short record was accepted")
+	}
+}
+
+// The history is the last member of the stored state and read back from it
+// alone, whatever the other members hold.
+func TestHistoryOfState(t *testing.T) {
+	at := time.Date(2026, 11, 23, 10, 0, 0, 0, time.UTC)
+	var h pollHistory
+	for i := range 3 {
+		h = h.add(PollRecord{Time: at.Add(time.Duration(i) * time.Hour), Outcome: OutcomeUnchanged, Wait: time.Hour, Versions: 1})
+	}
+	for _, st := range []persisted{
+		{URL: "https://example.org/", History: h},
+		{URL: "https://example.org/", LastError: `trap ,"history":[[1,"error",0,0,0]]}`, History: h},
+		{URL: "https://example.org/", LastError: `no history here ,"history":`},
+	} {
+		b, err := st.marshal()
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := historyOf(b)
+		if err != nil {
+			t.Fatalf("%s: %v", b, err)
+		}
+		if !reflect.DeepEqual(got, st.History) {
+			t.Errorf("%s:\nhistory %+v, want %+v", b, got, st.History)
+		}
+		back, err := unmarshalState(b)
+		if err != nil || back.LastError != st.LastError || back.History != nil {
+			t.Errorf("%s: state read back %+v, %v", b, back, err)
+		}
+	}
+	if _, err := historyOf([]byte(`{"v":1,"history":[[1,"error",0,0,0]]`)); err == nil {
+		t.Error("a truncated state: no error")
 	}
 }

@@ -1,7 +1,9 @@
 package poller
 
 import (
+	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"time"
 )
@@ -39,8 +41,10 @@ type persisted struct {
 	// next one adds; nil when unknown (nothing extracted yet, or a state
 	// saved before it was recorded). It is replaced, never modified in place.
 	Last *lastVersion `json:"last_version,omitempty"`
-	// History is the recent polls, oldest first (see history.go).
-	History pollHistory `json:"history,omitempty"`
+	// History is the recent polls, oldest first (see history.go). It is
+	// stored with the state, last, but not kept in memory between polls:
+	// a poll reads it back, appends to it and writes it again.
+	History pollHistory `json:"-"`
 }
 
 // maxItemIDs bounds how many item ids a [lastVersion] keeps (the first ones
@@ -60,10 +64,48 @@ func (p *persisted) marshal() ([]byte, error) {
 	if err != nil {
 		return nil, fmt.Errorf("encode poll state: %w", err)
 	}
-	return b, nil
+	if len(p.History) == 0 {
+		return b, nil
+	}
+	h, err := p.History.MarshalJSON()
+	if err != nil {
+		return nil, err
+	}
+	// The history goes last, so that historyOf finds it without decoding the rest.
+	b = append(b[:len(b)-1], historyKey...)
+	b = append(b, h...)
+	return append(b, '}'), nil
 }
 
+// historyKey introduces the history in an encoded state.
+const historyKey = `,"history":`
+
+// historyOf reads the history of an encoded state (none when it has none).
+// It is the state's last member (see marshal); a string inside the state
+// cannot hold historyKey, whose quotes would be escaped there.
+func historyOf(state []byte) (pollHistory, error) {
+	i := bytes.LastIndex(state, []byte(historyKey))
+	if i < 0 {
+		return nil, nil
+	}
+	raw := bytes.TrimRight(state[i+len(historyKey):], " \t\r\n")
+	raw, ok := bytes.CutSuffix(raw, []byte("}"))
+	if !ok {
+		return nil, errors.New("decode poll history: the state does not end after it")
+	}
+	var h pollHistory
+	if err := h.UnmarshalJSON(raw); err != nil {
+		return nil, fmt.Errorf("decode poll history: %w", err)
+	}
+	return h, nil
+}
+
+// unmarshalState decodes a stored state without its history (which stays
+// in the store: see historyOf).
 func unmarshalState(b []byte) (persisted, error) {
+	if i := bytes.LastIndex(b, []byte(historyKey)); i >= 0 {
+		b = append(b[:i:i], '}') // a copy: b is the caller's
+	}
 	var p persisted
 	if err := json.Unmarshal(b, &p); err != nil {
 		return persisted{}, fmt.Errorf("decode poll state: %w", err)

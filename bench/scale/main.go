@@ -38,6 +38,7 @@ func main() {
 	clients := flag.Int("clients", 16, "concurrent registration clients")
 	out := flag.String("out", "bench/scale/results.json", "results file")
 	plot := flag.String("plot", "bench/scale/scale.png", "plot file")
+	profiles := flag.String("profiles", "", "directory to keep a heap profile of each size in, taken after the restart (default: none)")
 	workDir := flag.String("dir", "", "working directory (default: a temporary one, removed at the end)")
 	flag.Parse()
 	if *bin == "" {
@@ -66,7 +67,7 @@ func main() {
 	}
 	defer org.Close()
 
-	m := measurer{bin: *bin, org: org, window: *window, roundCap: *roundCap, clients: *clients}
+	m := measurer{bin: *bin, org: org, window: *window, roundCap: *roundCap, clients: *clients, profiles: *profiles}
 	base, err := m.run(filepath.Join(dir, "n0"), 0)
 	if err != nil {
 		log.Fatalf("baseline: %v", err)
@@ -79,6 +80,7 @@ func main() {
 			log.Fatalf("%d resources: %v", n, err)
 		}
 		r.BytesPerIdleResource = float64(r.RSSStored-base.RSSStored) / float64(n)
+		r.LivePerResource = float64(r.HeapLive-base.HeapLive) / float64(n)
 		results = append(results, r)
 		_ = os.RemoveAll(filepath.Join(dir, "n"+strconv.Itoa(n)))
 		printResult(r)
@@ -100,6 +102,10 @@ type result struct {
 	StartStored          float64 `json:"start_seconds"`           // to /readyz, every resource registered and polled once
 	RSSStored            int64   `json:"rss_after_start_bytes"`   // right after that start, before polls fall due
 	BytesPerIdleResource float64 `json:"bytes_per_idle_resource"` // (RSS − RSS with no resource) ÷ resources
+	RSSAnon              int64   `json:"rss_anon_after_start_bytes"` // of RSSStored: anonymous memory
+	RSSFile              int64   `json:"rss_file_after_start_bytes"` // of RSSStored: mapped files
+	HeapLive             int64   `json:"heap_live_after_start_bytes"` // what the last GC kept
+	LivePerResource      float64 `json:"heap_live_per_resource"`      // (live heap − live heap with no resource) ÷ resources
 	RSSPolled            int64   `json:"rss_after_first_round_bytes"`
 	Versions             int64   `json:"versions_stored"`
 	DiskBytes            int64   `json:"disk_bytes"`
@@ -114,8 +120,8 @@ type result struct {
 }
 
 func printResult(r result) {
-	fmt.Printf("%9d resources: %.0f registrations/s; start %.2fs; RSS %s (%.0f B/resource idle), %s after a first round; %d versions, %.0f B/version on disk; changed %.0f polls/s (%.0f µs CPU/poll), same-bytes %.0f polls/s (%.0f µs CPU/poll); max=20 p99 %.2f ms, keyword p99 %.2f ms\n",
-		r.Resources, r.RegistrationsPerSec, r.StartStored, mib(r.RSSStored), r.BytesPerIdleResource, mib(r.RSSPolled), r.Versions, r.DiskPerVersion,
+	fmt.Printf("%9d resources: %.0f registrations/s; start %.2fs; RSS %s (%.0f B/resource idle; anon %s, files %s, live Go heap %s, %.0f B/resource), %s after a first round; %d versions, %.0f B/version on disk; changed %.0f polls/s (%.0f µs CPU/poll), same-bytes %.0f polls/s (%.0f µs CPU/poll); max=20 p99 %.2f ms, keyword p99 %.2f ms\n",
+		r.Resources, r.RegistrationsPerSec, r.StartStored, mib(r.RSSStored), r.BytesPerIdleResource, mib(r.RSSAnon), mib(r.RSSFile), mib(r.HeapLive), r.LivePerResource, mib(r.RSSPolled), r.Versions, r.DiskPerVersion,
 		r.ChangedPolls, r.ChangedCPU, r.SamePolls, r.SameCPU, r.Max20P99, r.KeywordP99)
 }
 
@@ -128,6 +134,7 @@ type measurer struct {
 	org              *origin.Origin
 	window, roundCap time.Duration
 	clients          int
+	profiles         string
 }
 
 // run measures one size: register n resources (each is polled at once and
@@ -183,7 +190,21 @@ func (m measurer) run(dir string, n int) (result, error) {
 		return r, err
 	}
 	r.StartStored = p.Ready.Seconds()
-	r.RSSStored = p.RSS()
+	r.RSSStored, r.RSSAnon, r.RSSFile = p.RSS(), p.RSSAnon(), p.RSSFile()
+	// A heap profile with gc=1 collects first: the live heap read after it
+	// is what the resources hold, not what the start-up left to collect.
+	code, prof, err := p.Do(context.Background(), http.MethodGet, "/admin/debug/pprof/heap?gc=1", token, "")
+	if err != nil || code != http.StatusOK {
+		p.Kill()
+		return r, fmt.Errorf("heap profile: status %d, %v", code, err)
+	}
+	if m.profiles != "" {
+		if err := os.WriteFile(filepath.Join(m.profiles, fmt.Sprintf("heap-%d.pb.gz", n)), prof, 0o644); err != nil {
+			p.Kill()
+			return r, err
+		}
+	}
+	r.HeapLive = int64(p.Metric("go_gc_heap_live_bytes"))
 	if n > 0 {
 		r.Max20P99 = p99(p, "/resources/r1?max=20", 200)
 		r.KeywordP99 = p99(p, "/resources/r1?max=20&title=story", 200)

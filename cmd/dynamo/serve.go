@@ -10,6 +10,7 @@ import (
 	"net"
 	"os"
 	"os/signal"
+	"regexp"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -193,7 +194,11 @@ func serve(ctx context.Context, o serveOptions) (err error) {
 	}()
 
 	reg := prometheus.NewRegistry()
-	for _, c := range []prometheus.Collector{collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{})} {
+	for _, c := range []prometheus.Collector{collectors.NewGoCollector(
+		// the live heap (what the last GC kept), besides the memstats:
+		// memory per resource is read from it
+		collectors.WithGoCollectorRuntimeMetrics(collectors.GoRuntimeMetricsRule{Matcher: regexp.MustCompile(`^/gc/heap/live:bytes$`)}),
+	), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{})} {
 		if err := reg.Register(c); err != nil {
 			return fmt.Errorf("register runtime metrics: %w", err)
 		}
@@ -383,8 +388,8 @@ func (p apiPoller) PollNow(ctx context.Context, id string) (api.ResourceStatus, 
 
 // History shows the engine's poll history to the pages for people;
 // poller.PollRecord and api.PollRecord have the same fields.
-func (p apiPoller) History(id string) ([]api.PollRecord, bool) {
-	h, ok := p.e.History(id)
+func (p apiPoller) History(ctx context.Context, id string) ([]api.PollRecord, bool) {
+	h, ok := p.e.History(ctx, id)
 	out := make([]api.PollRecord, len(h))
 	for i, r := range h {
 		out[i] = api.PollRecord(r)

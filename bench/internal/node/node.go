@@ -98,13 +98,24 @@ func (p *Proc) Kill() {
 }
 
 // RSS is the process's resident memory (VmRSS), 0 when unreadable.
-func (p *Proc) RSS() int64 {
+func (p *Proc) RSS() int64 { return p.status("VmRSS:") }
+
+// RSSAnon and RSSFile split RSS into anonymous memory (the heap, Badger's
+// memtables and caches) and mapped files (Badger's tables and logs, which the
+// kernel can drop and read again).
+func (p *Proc) RSSAnon() int64 { return p.status("RssAnon:") }
+
+// RSSFile: see RSSAnon.
+func (p *Proc) RSSFile() int64 { return p.status("RssFile:") }
+
+// status reads a "kB" field of /proc/PID/status, in bytes; 0 when unreadable.
+func (p *Proc) status(field string) int64 {
 	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", p.Cmd.Process.Pid))
 	if err != nil {
 		return 0
 	}
 	for line := range strings.Lines(string(b)) {
-		if rest, ok := strings.CutPrefix(line, "VmRSS:"); ok {
+		if rest, ok := strings.CutPrefix(line, field); ok {
 			if f := strings.Fields(rest); len(f) > 0 {
 				if kb, err := strconv.ParseInt(f[0], 10, 64); err == nil {
 					return kb << 10
@@ -113,6 +124,22 @@ func (p *Proc) RSS() int64 {
 		}
 	}
 	return 0
+}
+
+// Metric reads one unlabelled sample from /metrics; -1 when absent.
+func (p *Proc) Metric(name string) float64 {
+	code, body, err := p.Do(context.Background(), http.MethodGet, "/metrics", "", "")
+	if err != nil || code != http.StatusOK {
+		return -1
+	}
+	for line := range strings.Lines(string(body)) {
+		if rest, ok := strings.CutPrefix(line, name+" "); ok {
+			if v, err := strconv.ParseFloat(strings.TrimSpace(rest), 64); err == nil {
+				return v
+			}
+		}
+	}
+	return -1
 }
 
 // CPU is the CPU time the process used so far (user + system).
