@@ -99,11 +99,11 @@ func main() {
 type result struct {
 	Resources            int     `json:"resources"`
 	RegistrationsPerSec  float64 `json:"registrations_per_second"`
-	StartStored          float64 `json:"start_seconds"`           // to /readyz, every resource registered and polled once
-	RSSStored            int64   `json:"rss_after_start_bytes"`   // right after that start, before polls fall due
-	BytesPerIdleResource float64 `json:"bytes_per_idle_resource"` // (RSS − RSS with no resource) ÷ resources
-	RSSAnon              int64   `json:"rss_anon_after_start_bytes"` // of RSSStored: anonymous memory
-	RSSFile              int64   `json:"rss_file_after_start_bytes"` // of RSSStored: mapped files
+	StartStored          float64 `json:"start_seconds"`               // to /readyz, every resource registered and polled once
+	RSSStored            int64   `json:"rss_after_start_bytes"`       // right after that start, before polls fall due
+	BytesPerIdleResource float64 `json:"bytes_per_idle_resource"`     // (RSS − RSS with no resource) ÷ resources
+	RSSAnon              int64   `json:"rss_anon_after_start_bytes"`  // of RSSStored: anonymous memory
+	RSSFile              int64   `json:"rss_file_after_start_bytes"`  // of RSSStored: mapped files
 	HeapLive             int64   `json:"heap_live_after_start_bytes"` // what the last GC kept
 	LivePerResource      float64 `json:"heap_live_per_resource"`      // (live heap − live heap with no resource) ÷ resources
 	RSSPolled            int64   `json:"rss_after_first_round_bytes"`
