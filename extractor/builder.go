@@ -92,6 +92,7 @@ type builder struct {
 
 	attrs   []tagAttr // the current tag's attributes, when they were needed
 	scratch []attr    // reused by parseAnnotation
+	values  interner  // annotation attribute values
 	san     sanitizer // the in-line sanitizer
 
 	base    string // the first <base href>, unresolved
@@ -100,7 +101,8 @@ type builder struct {
 
 	channel     fields
 	items       map[int]*itemSpec
-	lastItem    *itemSpec // the item of the last lookup
+	lastItem    *itemSpec  // the item of the last lookup
+	slab        []itemSpec // room for the next items
 	itemsCapped bool
 }
 
@@ -377,7 +379,7 @@ func appendEscaped(dst, v []byte) []byte {
 
 // comment handles a comment that starts like an annotation.
 func (b *builder) comment(body []byte, at pos) {
-	a, _, ok, reason := parseAnnotation(body, b.scratch)
+	a, _, ok, reason := parseAnnotation(body, b.scratch, &b.values)
 	if cap(a.attrs) > cap(b.scratch) {
 		b.scratch = a.attrs[:0]
 	}
@@ -586,9 +588,9 @@ func (b *builder) commit(r *region) {
 	case tagChannelTitle, tagItemTitle:
 		b.set(r, &f.title, r.text.String(), "")
 	case tagChannelLink, tagItemLink:
-		v := r.text.String()
-		if r.hasHref {
-			v = r.href
+		v := r.href
+		if !r.hasHref {
+			v = r.text.String()
 		}
 		b.set(r, &f.link, v, "")
 	case tagChannelDescription, tagItemDescription:
@@ -674,7 +676,12 @@ func (b *builder) item(index int, at pos) *itemSpec {
 		}
 		return nil
 	}
-	it := &itemSpec{index: index, at: at}
+	if len(b.slab) == 0 {
+		b.slab = make([]itemSpec, min(max(len(b.items), 8), 256)) // a few allocations for many items
+	}
+	it := &b.slab[0]
+	b.slab = b.slab[1:]
+	*it = itemSpec{index: index, at: at}
 	b.items[index] = it
 	b.lastItem = it
 	return it

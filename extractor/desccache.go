@@ -2,18 +2,20 @@ package extractor
 
 import (
 	"container/list"
+	"encoding/binary"
 	"sync"
 
 	"github.com/cespare/xxhash/v2"
 )
 
 // DescriptionCache remembers sanitized descriptions by the HTML they were
-// made from (links already made absolute), so that a page polled again does
+// made from (as collected, with the base URL its links are resolved
+// against), so that a page polled again does
 // not sanitize again the descriptions that did not change: most polls of a
 // changed page change one or two items. It is bounded by the bytes of the
 // sanitized values it holds, least recently used first out, and safe for
 // concurrent use by every extraction of an engine. Keys are 64-bit hashes
-// of the input with its length; a collision would give a description
+// of the input (base URL, collected HTML, its link URLs) with its length; a collision would give a description
 // another's sanitized HTML — still sanitized — with a probability of about
 // n²/2⁶⁵ for n descriptions held.
 type DescriptionCache struct {
@@ -48,11 +50,32 @@ func NewDescriptionCache(maxBytes int64) *DescriptionCache {
 	return &DescriptionCache{limit: maxBytes, ll: list.New(), items: make(map[descKey]*list.Element)}
 }
 
-func keyOf(resolved string) descKey { return descKey{xxhash.Sum64String(resolved), len(resolved)} }
+// keyOf is the key of a description: its collected HTML (with URL
+// placeholders, see [region.appendTag]), the URLs of the placeholders, and
+// the base they resolve against, which together determine the resolved
+// HTML the sanitizer reads. Each part is written after its length, so that
+// different inputs never make the same bytes; nothing is allocated.
+func keyOf(base, html string, urls []string) descKey {
+	var d xxhash.Digest
+	d.Reset()
+	n := 0
+	part := func(s string) {
+		var l [8]byte
+		binary.LittleEndian.PutUint64(l[:], uint64(len(s)))
+		d.Write(l[:])
+		d.WriteString(s)
+		n += len(l) + len(s)
+	}
+	part(base)
+	part(html)
+	for _, u := range urls {
+		part(u)
+	}
+	return descKey{d.Sum64(), n}
+}
 
-// get returns the sanitized form of resolved, if cached.
-func (c *DescriptionCache) get(resolved string) (string, bool) {
-	k := keyOf(resolved)
+// get returns the sanitized description of key k, if cached.
+func (c *DescriptionCache) get(k descKey) (string, bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	e, ok := c.items[k]
@@ -65,9 +88,8 @@ func (c *DescriptionCache) get(resolved string) (string, bool) {
 	return e.Value.(*descEntry).sanitized, true
 }
 
-// put remembers the sanitized form of resolved.
-func (c *DescriptionCache) put(resolved, sanitized string) {
-	k := keyOf(resolved)
+// put remembers the sanitized description of key k.
+func (c *DescriptionCache) put(k descKey, sanitized string) {
 	cost := int64(len(sanitized)) + descEntryOverhead
 	if cost > c.limit/8 { // one huge description must not flush the rest
 		return

@@ -33,7 +33,7 @@ func TestParseAnnotation(t *testing.T) {
 		{"text <item:title>", false, false, annotation{}},
 		{"", false, false, annotation{}},
 	} {
-		a, looks, ok, reason := parseAnnotation([]byte(tc.body), nil)
+		a, looks, ok, reason := parseAnnotation([]byte(tc.body), nil, nil)
 		if looks != tc.looks || ok != tc.ok {
 			t.Errorf("%q: looks %v ok %v (%s), want %v %v", tc.body, looks, ok, reason, tc.looks, tc.ok)
 			continue

@@ -159,9 +159,25 @@ func (v *value) String() string { return string(v.buf) }
 
 // clean returns s as a one-line text value: what [value] would make of it.
 func clean(s string) string {
+	if isClean(s) {
+		return s // the common case: nothing to change, nothing to allocate
+	}
 	v := value{limit: len(s) + 1}
 	v.addText([]byte(s))
 	return v.String()
+}
+
+// isClean reports whether clean(s) == s: printable ASCII, single spaces
+// between words.
+func isClean(s string) bool {
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c > ' ' && c < utf8.RuneSelf || c == ' ' && i > 0 && i < len(s)-1 && s[i-1] != ' ' {
+			continue
+		}
+		return false
+	}
+	return true
 }
 
 // blank reports whether clean(s) is "", without building it.
