@@ -19,11 +19,12 @@ import (
 // another's sanitized HTML — still sanitized — with a probability of about
 // n²/2⁶⁵ for n descriptions held.
 type DescriptionCache struct {
-	mu    sync.Mutex
-	limit int64
-	size  int64
-	ll    *list.List // front = most recently used; values are *descEntry
-	items map[descKey]*list.Element
+	mu      sync.Mutex
+	limit   int64
+	size    int64
+	ll      *list.List // front = most recently used; values are *descEntry or *regionEntry
+	items   map[descKey]*list.Element
+	regions map[regionKey]*list.Element
 
 	hits, misses uint64
 }
@@ -47,7 +48,8 @@ func NewDescriptionCache(maxBytes int64) *DescriptionCache {
 	if maxBytes <= 0 {
 		maxBytes = 8 << 20
 	}
-	return &DescriptionCache{limit: maxBytes, ll: list.New(), items: make(map[descKey]*list.Element)}
+	return &DescriptionCache{limit: maxBytes, ll: list.New(),
+		items: make(map[descKey]*list.Element), regions: make(map[regionKey]*list.Element)}
 }
 
 // keyOf is the key of a description: its collected HTML (with URL
@@ -102,12 +104,23 @@ func (c *DescriptionCache) put(k descKey, sanitized string) {
 	}
 	c.items[k] = c.ll.PushFront(&descEntry{key: k, sanitized: sanitized})
 	c.size += cost
+	c.evict()
+}
+
+// evict drops the least recently used entries while the cache is over its
+// limit. The caller holds c.mu.
+func (c *DescriptionCache) evict() {
 	for c.size > c.limit {
 		last := c.ll.Back()
-		ent := last.Value.(*descEntry)
 		c.ll.Remove(last)
-		delete(c.items, ent.key)
-		c.size -= int64(len(ent.sanitized)) + descEntryOverhead
+		switch ent := last.Value.(type) {
+		case *descEntry:
+			delete(c.items, ent.key)
+			c.size -= int64(len(ent.sanitized)) + descEntryOverhead
+		case *regionEntry:
+			delete(c.regions, ent.key)
+			c.size -= ent.cost()
+		}
 	}
 }
 
