@@ -56,6 +56,24 @@ func shortPage(data []byte) string {
 	return string(data)
 }
 
+// goldenPages reads the golden pages, by file name.
+func goldenPages(tb testing.TB) map[string][]byte {
+	tb.Helper()
+	files, err := filepath.Glob(filepath.Join(goldenDir, "*.html"))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	pages := make(map[string][]byte, len(files))
+	for _, p := range files {
+		data, err := os.ReadFile(p)
+		if err != nil {
+			tb.Fatal(err)
+		}
+		pages[filepath.Base(p)] = data
+	}
+	return pages
+}
+
 // variants are versions of a page as polls see them: the same, shifted
 // down and right (so cached regions sit elsewhere), with one region's text
 // changed, with line breaks changed, with diagnostics after each region.
@@ -80,16 +98,8 @@ var cacheLimits = []extractor.Limits{{}, {MaxValueBytes: 40}, {MaxDepth: 1}}
 // TestRegionCacheSameAsCold runs sameAsCold over the golden pages, the
 // benchmark page and their variants.
 func TestRegionCacheSameAsCold(t *testing.T) {
-	files, err := filepath.Glob(filepath.Join(goldenDir, "*.html"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, p := range files {
-		data, err := os.ReadFile(p)
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Run(filepath.Base(p), func(t *testing.T) { sameAsCold(t, variants(data), cacheLimits) })
+	for name, data := range goldenPages(t) {
+		t.Run(name, func(t *testing.T) { sameAsCold(t, variants(data), cacheLimits) })
 	}
 	t.Run("legacy", func(t *testing.T) {
 		withBase := bytes.Replace(legacyPage(3), []byte(`<a href="/news/1/`), []byte(`<base href="https://b.example/d/"><a href="/news/1/`), 1)
@@ -125,15 +135,7 @@ func TestRegionCacheHits(t *testing.T) {
 // FuzzRegionCache: whatever two pages, extracting them in turn with a
 // shared cache gives what cold extractions give.
 func FuzzRegionCache(f *testing.F) {
-	files, err := filepath.Glob(filepath.Join(goldenDir, "*.html"))
-	if err != nil {
-		f.Fatal(err)
-	}
-	for _, p := range files {
-		data, err := os.ReadFile(p)
-		if err != nil {
-			f.Fatal(err)
-		}
+	for _, data := range goldenPages(f) {
 		v := variants(data)
 		f.Add(v[0], v[1])
 		f.Add(v[2], v[4])
