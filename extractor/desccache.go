@@ -17,7 +17,9 @@ import (
 // concurrent use by every extraction of an engine. Keys are 64-bit hashes
 // of the input (base URL, collected HTML, its link URLs) with its length; a collision would give a description
 // another's sanitized HTML — still sanitized — with a probability of about
-// n²/2⁶⁵ for n descriptions held.
+// n²/2⁶⁵ for n descriptions held. It also remembers what the page's
+// regions gave, by their raw bytes (see regioncache.go), in the same byte
+// budget; those are compared in full, not trusted to a hash.
 type DescriptionCache struct {
 	mu      sync.Mutex
 	limit   int64
