@@ -173,8 +173,9 @@ func tagName(s string) string {
 // parseAnnotation reads a comment body. It reports looks=false for an
 // ordinary comment; looks=true with ok=false for a comment that starts like
 // an annotation but is not exactly one well-formed tag (the reason says why).
-// The attributes are appended to buf[:0], whose memory is reused.
-func parseAnnotation(body []byte, buf []attr) (a annotation, looks, ok bool, reason string) {
+// The attributes are appended to buf[:0], whose memory is reused; their
+// values are made strings by in (nil: a new string each).
+func parseAnnotation(body []byte, buf []attr, in *interner) (a annotation, looks, ok bool, reason string) {
 	a.attrs = buf[:0]
 	s := body
 	for len(s) > 0 && isSpace(s[0]) {
@@ -252,15 +253,44 @@ func parseAnnotation(body []byte, buf []attr) (a annotation, looks, ok bool, rea
 		if end < 0 {
 			return a, true, false, "attribute " + name + " value is not closed"
 		}
-		value := string(s[i+1 : i+1+end])
+		value := s[i+1 : i+1+end]
 		i += end + 2
 		if _, dup := a.attr(name); !dup { // the first of duplicate attributes wins
 			if a.attrs == nil {
 				a.attrs = make([]attr, 0, 4)
 			}
-			a.attrs = append(a.attrs, attr{name, value})
+			a.attrs = append(a.attrs, attr{name, in.str(value)})
 		}
 	}
+}
+
+// interner gives the repeated attribute values of one page's annotations
+// (uri, prefix, localName, two-digit indexes, which every item repeats) one
+// string each. It is bounded: long values and values past the first
+// maxInterned distinct ones get a string of their own.
+type interner struct{ m map[string]string }
+
+const (
+	maxInterned    = 256 // distinct values kept
+	maxInternedLen = 128 // bytes of a value kept
+)
+
+// str returns b as a string, shared with an earlier equal one if any.
+func (in *interner) str(b []byte) string {
+	if in == nil || len(b) > maxInternedLen {
+		return string(b)
+	}
+	if s, ok := in.m[string(b)]; ok { // no allocation for the lookup
+		return s
+	}
+	s := string(b)
+	if len(in.m) < maxInterned {
+		if in.m == nil {
+			in.m = make(map[string]string)
+		}
+		in.m[s] = s
+	}
+	return s
 }
 
 func isNameByte(c byte) bool {

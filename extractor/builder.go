@@ -32,6 +32,11 @@ type region struct {
 	markup  bool // html holds at least one tag
 	unbatch bool // html has a tag that [unbatchable] refuses
 	attrBuf []attr
+
+	// done: the region's text and HTML are already strings (a region from
+	// the region cache, or one just stored in it)
+	done               bool
+	doneText, doneHTML string
 }
 
 // field is a singleton value (a title, a link...) with where it was given.
@@ -92,7 +97,9 @@ type builder struct {
 
 	attrs   []tagAttr // the current tag's attributes, when they were needed
 	scratch []attr    // reused by parseAnnotation
+	values  interner  // annotation attribute values
 	san     sanitizer // the in-line sanitizer
+	rec     recording // the region being recorded (see regioncache.go)
 
 	base    string // the first <base href>, unresolved
 	hasBase bool
@@ -100,7 +107,8 @@ type builder struct {
 
 	channel     fields
 	items       map[int]*itemSpec
-	lastItem    *itemSpec // the item of the last lookup
+	lastItem    *itemSpec  // the item of the last lookup
+	slab        []itemSpec // room for the next items
 	itemsCapped bool
 }
 
@@ -127,7 +135,7 @@ func (b *builder) fail(at pos, msg string) { b.diags.add(at, Error, msg) }
 // region only; tags also go to the HTML of every open description, so a
 // description's HTML stays balanced around the regions nested in it.
 func (b *builder) token(z *html.Tokenizer, tt html.TokenType) {
-	start := b.at
+	start, startCR := b.at, b.prevCR
 	raw := z.Raw()
 	b.prevCR = b.at.advance(raw, b.prevCR)
 	cur := b.cur
@@ -151,7 +159,7 @@ func (b *builder) token(z *html.Tokenizer, tt html.TokenType) {
 	case html.CommentToken:
 		b.hiddenNext = false
 		body := z.Text()
-		if looksLikeAnnotation(body) {
+		if looksLikeAnnotation(body) && !b.startRecording(raw, body, start, startCR) {
 			b.comment(body, start)
 		}
 		return
@@ -162,6 +170,16 @@ func (b *builder) token(z *html.Tokenizer, tt html.TokenType) {
 
 	// Start, end and self-closing tags.
 	b.hiddenNext = false
+	if cur == nil && len(b.descs) == 0 && b.hiddenEnd == 0 {
+		// Outside every region (most of a page) only a hidden element's
+		// start or <base> matter: their names begin with s, n, i or b.
+		if tt == html.EndTagToken {
+			return
+		}
+		if c := raw[1] | 0x20; c != 's' && c != 'n' && c != 'i' && c != 'b' {
+			return
+		}
+	}
 	a := tagAtom(raw) // not z.TagName(), which copies the name of every tag
 	if tt == html.EndTagToken {
 		if b.hiddenEnd != 0 {
@@ -377,7 +395,7 @@ func appendEscaped(dst, v []byte) []byte {
 
 // comment handles a comment that starts like an annotation.
 func (b *builder) comment(body []byte, at pos) {
-	a, _, ok, reason := parseAnnotation(body, b.scratch)
+	a, _, ok, reason := parseAnnotation(body, b.scratch, &b.values)
 	if cap(a.attrs) > cap(b.scratch) {
 		b.scratch = a.attrs[:0]
 	}
@@ -532,6 +550,9 @@ func (b *builder) close(a annotation, at pos) {
 				tagText(a, true), at.line, at.col, tagText(r.a, false), r.at.line, r.at.col))
 		}
 	}
+	if b.rec.store && i == 0 && len(b.stack) == 1 {
+		b.storeRegion(r)
+	}
 	for j := len(b.stack) - 1; j >= i; j-- {
 		b.commit(b.stack[j])
 		b.release(b.stack[j])
@@ -582,21 +603,30 @@ func (b *builder) commit(r *region) {
 	if r.text.cut || r.htmlCut {
 		b.fail(r.at, fmt.Sprintf("<%s> value longer than %d bytes: cut", r.a.name, b.limits.MaxValueBytes))
 	}
+	text := func() string {
+		if r.done {
+			return r.doneText
+		}
+		return r.text.String()
+	}
 	switch k {
 	case tagChannelTitle, tagItemTitle:
-		b.set(r, &f.title, r.text.String(), "")
+		b.set(r, &f.title, text(), "")
 	case tagChannelLink, tagItemLink:
-		v := r.text.String()
-		if r.hasHref {
-			v = r.href
+		v := r.href
+		if !r.hasHref {
+			v = text()
 		}
 		b.set(r, &f.link, v, "")
 	case tagChannelDescription, tagItemDescription:
 		h := ""
-		if r.markup {
+		switch {
+		case r.done:
+			h = r.doneHTML
+		case r.markup:
 			h = string(r.html)
 		}
-		if b.set(r, &f.description, r.text.String(), h) {
+		if b.set(r, &f.description, text(), h) {
 			f.description.urls = r.urls
 			f.description.batch = !r.unbatch
 		}
@@ -622,7 +652,7 @@ func (b *builder) commit(r *region) {
 		}
 		f.exts = append(f.exts, extSpec{
 			uri: clean(uri), prefix: strings.TrimSpace(prefix), local: strings.TrimSpace(local),
-			val: r.text.String(), at: r.at,
+			val: text(), at: r.at,
 		})
 	}
 }
@@ -674,7 +704,12 @@ func (b *builder) item(index int, at pos) *itemSpec {
 		}
 		return nil
 	}
-	it := &itemSpec{index: index, at: at}
+	if len(b.slab) == 0 {
+		b.slab = make([]itemSpec, min(max(len(b.items), 8), 256)) // a few allocations for many items
+	}
+	it := &b.slab[0]
+	b.slab = b.slab[1:]
+	*it = itemSpec{index: index, at: at}
 	b.items[index] = it
 	b.lastItem = it
 	return it

@@ -2,26 +2,31 @@ package extractor
 
 import (
 	"container/list"
+	"encoding/binary"
 	"sync"
 
 	"github.com/cespare/xxhash/v2"
 )
 
 // DescriptionCache remembers sanitized descriptions by the HTML they were
-// made from (links already made absolute), so that a page polled again does
+// made from (as collected, with the base URL its links are resolved
+// against), so that a page polled again does
 // not sanitize again the descriptions that did not change: most polls of a
 // changed page change one or two items. It is bounded by the bytes of the
 // sanitized values it holds, least recently used first out, and safe for
 // concurrent use by every extraction of an engine. Keys are 64-bit hashes
-// of the input with its length; a collision would give a description
+// of the input (base URL, collected HTML, its link URLs) with its length; a collision would give a description
 // another's sanitized HTML — still sanitized — with a probability of about
-// n²/2⁶⁵ for n descriptions held.
+// n²/2⁶⁵ for n descriptions held. It also remembers what the page's
+// regions gave, by their raw bytes (see regioncache.go), in the same byte
+// budget; those are compared in full, not trusted to a hash.
 type DescriptionCache struct {
-	mu    sync.Mutex
-	limit int64
-	size  int64
-	ll    *list.List // front = most recently used; values are *descEntry
-	items map[descKey]*list.Element
+	mu      sync.Mutex
+	limit   int64
+	size    int64
+	ll      *list.List // front = most recently used; values are *descEntry or *regionEntry
+	items   map[descKey]*list.Element
+	regions map[regionKey]*list.Element
 
 	hits, misses uint64
 }
@@ -45,14 +50,36 @@ func NewDescriptionCache(maxBytes int64) *DescriptionCache {
 	if maxBytes <= 0 {
 		maxBytes = 8 << 20
 	}
-	return &DescriptionCache{limit: maxBytes, ll: list.New(), items: make(map[descKey]*list.Element)}
+	return &DescriptionCache{limit: maxBytes, ll: list.New(),
+		items: make(map[descKey]*list.Element), regions: make(map[regionKey]*list.Element)}
 }
 
-func keyOf(resolved string) descKey { return descKey{xxhash.Sum64String(resolved), len(resolved)} }
+// keyOf is the key of a description: its collected HTML (with URL
+// placeholders, see [region.appendTag]), the URLs of the placeholders, and
+// the base they resolve against, which together determine the resolved
+// HTML the sanitizer reads. Each part is written after its length, so that
+// different inputs never make the same bytes; nothing is allocated.
+func keyOf(base, html string, urls []string) descKey {
+	var d xxhash.Digest
+	d.Reset()
+	n := 0
+	part := func(s string) {
+		var l [8]byte
+		binary.LittleEndian.PutUint64(l[:], uint64(len(s)))
+		d.Write(l[:])
+		d.WriteString(s)
+		n += len(l) + len(s)
+	}
+	part(base)
+	part(html)
+	for _, u := range urls {
+		part(u)
+	}
+	return descKey{d.Sum64(), n}
+}
 
-// get returns the sanitized form of resolved, if cached.
-func (c *DescriptionCache) get(resolved string) (string, bool) {
-	k := keyOf(resolved)
+// get returns the sanitized description of key k, if cached.
+func (c *DescriptionCache) get(k descKey) (string, bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	e, ok := c.items[k]
@@ -65,9 +92,8 @@ func (c *DescriptionCache) get(resolved string) (string, bool) {
 	return e.Value.(*descEntry).sanitized, true
 }
 
-// put remembers the sanitized form of resolved.
-func (c *DescriptionCache) put(resolved, sanitized string) {
-	k := keyOf(resolved)
+// put remembers the sanitized description of key k.
+func (c *DescriptionCache) put(k descKey, sanitized string) {
 	cost := int64(len(sanitized)) + descEntryOverhead
 	if cost > c.limit/8 { // one huge description must not flush the rest
 		return
@@ -80,12 +106,23 @@ func (c *DescriptionCache) put(resolved, sanitized string) {
 	}
 	c.items[k] = c.ll.PushFront(&descEntry{key: k, sanitized: sanitized})
 	c.size += cost
+	c.evict()
+}
+
+// evict drops the least recently used entries while the cache is over its
+// limit. The caller holds c.mu.
+func (c *DescriptionCache) evict() {
 	for c.size > c.limit {
 		last := c.ll.Back()
-		ent := last.Value.(*descEntry)
 		c.ll.Remove(last)
-		delete(c.items, ent.key)
-		c.size -= int64(len(ent.sanitized)) + descEntryOverhead
+		switch ent := last.Value.(type) {
+		case *descEntry:
+			delete(c.items, ent.key)
+			c.size -= int64(len(ent.sanitized)) + descEntryOverhead
+		case *regionEntry:
+			delete(c.regions, ent.key)
+			c.size -= ent.cost()
+		}
 	}
 }
 

@@ -6,3 +6,10 @@ func DescriptionCacheSize(c *DescriptionCache) int64 {
 	defer c.mu.Unlock()
 	return c.size
 }
+
+// CachedRegions is the number of regions a cache holds, for tests.
+func CachedRegions(c *DescriptionCache) int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return len(c.regions)
+}

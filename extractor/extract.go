@@ -166,6 +166,9 @@ func (b *builder) read(r io.Reader) error {
 	for {
 		tt := z.Next()
 		if tt == html.ErrorToken {
+			if b.rec.active {
+				b.replay(false) // the page ends inside a recorded region
+			}
 			err := z.Err()
 			switch {
 			case errors.Is(err, io.EOF):
@@ -176,6 +179,10 @@ func (b *builder) read(r io.Reader) error {
 			default:
 				return fmt.Errorf("read page: %w", err)
 			}
+		}
+		if b.rec.active {
+			b.record(z, tt)
+			continue
 		}
 		b.token(z, tt)
 	}

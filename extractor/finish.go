@@ -27,6 +27,9 @@ func (d *diagList) add(at pos, sev Severity, msg string) {
 	d.list = append(d.list, Diagnostic{Line: at.line, Col: at.col, Severity: sev, Message: msg})
 }
 
+// count is the number of diagnostics added so far, kept or not.
+func (d *diagList) count() int { return len(d.list) + d.dropped }
+
 // sorted returns the diagnostics by position (stable, so simultaneous ones
 // keep their order), then one saying how many were left out, if any.
 func (d *diagList) sorted() []Diagnostic {

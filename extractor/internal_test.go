@@ -1,9 +1,12 @@
 package extractor
 
 import (
+	"math/rand/v2"
 	"net/url"
 	"reflect"
+	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"golang.org/x/net/html/atom"
 )
@@ -33,7 +36,7 @@ func TestParseAnnotation(t *testing.T) {
 		{"text <item:title>", false, false, annotation{}},
 		{"", false, false, annotation{}},
 	} {
-		a, looks, ok, reason := parseAnnotation([]byte(tc.body), nil)
+		a, looks, ok, reason := parseAnnotation([]byte(tc.body), nil, nil)
 		if looks != tc.looks || ok != tc.ok {
 			t.Errorf("%q: looks %v ok %v (%s), want %v %v", tc.body, looks, ok, reason, tc.looks, tc.ok)
 			continue
@@ -72,5 +75,42 @@ func TestResolvePlaceholders(t *testing.T) {
 	want := `<a href="https://example.org/a/c.html?x=1&amp;y=2">x</a><img src="javascript:alert(&#39;x&#39;)">`
 	if got != want {
 		t.Errorf("got  %s\nwant %s", got, want)
+	}
+}
+
+// TestAdvance checks pos.advance, fed in chunks as tokens are, against a rune-by-rune count.
+func TestAdvance(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	alphabet := []string{"a", "b", " ", "<", "\n", "\r", "\r\n", "é", "€", "\xff", "abcdefghijklmnop"}
+	for range 2000 {
+		var sb strings.Builder
+		for range rng.IntN(60) {
+			sb.WriteString(alphabet[rng.IntN(len(alphabet))])
+		}
+		s := sb.String()
+		want := pos{1, 1}
+		for i := 0; i < len(s); {
+			switch {
+			case strings.HasPrefix(s[i:], "\r\n"):
+				want, i = pos{want.line + 1, 1}, i+2
+			case s[i] == '\n' || s[i] == '\r':
+				want, i = pos{want.line + 1, 1}, i+1
+			default:
+				_, size := utf8.DecodeRuneInString(s[i:])
+				want.col, i = want.col+1, i+size
+			}
+		}
+		got, cr := pos{1, 1}, false
+		for rest := s; len(rest) > 0; {
+			n := 1 + rng.IntN(len(rest))
+			for n < len(rest) && rest[n] >= utf8.RuneSelf {
+				n++ // tokens split the page between ASCII bytes
+			}
+			cr = got.advance([]byte(rest[:n]), cr)
+			rest = rest[n:]
+		}
+		if got != want {
+			t.Fatalf("advance over %q: got %v, want %v", s, got, want)
+		}
 	}
 }

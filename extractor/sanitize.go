@@ -86,25 +86,34 @@ type sanitizer struct{ buf bytes.Buffer }
 func (s *sanitizer) all(fs []*field, base *baseURL, cache *DescriptionCache) {
 	var batch []*field
 	var resolved []string
+	var keys []descKey
+	baseStr := ""
 	if cache != nil {
+		baseStr = base.String()
 		defer func() {
 			for i, f := range batch {
-				cache.put(resolved[i], f.sanitized)
+				cache.put(keys[i], f.sanitized)
 			}
 		}()
 	}
 	for _, f := range fs {
-		h := resolvePlaceholders(f.html, f.urls, base)
+		var k descKey
 		if cache != nil {
-			if v, ok := cache.get(h); ok {
+			// Looked up before resolving: a hit costs a hash, no string.
+			k = keyOf(baseStr, f.html, f.urls)
+			if v, ok := cache.get(k); ok {
 				f.sanitized = v
 				continue
 			}
+		}
+		h := resolvePlaceholders(f.html, f.urls, base)
+		if cache != nil {
 			if !f.batch {
 				f.sanitized = s.one(h)
-				cache.put(h, f.sanitized)
+				cache.put(k, f.sanitized)
 				continue
 			}
+			keys = append(keys, k)
 		}
 		if f.batch {
 			batch = append(batch, f)

@@ -2,6 +2,7 @@ package extractor
 
 import (
 	"bytes"
+	"encoding/binary"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -21,8 +22,16 @@ func (p *pos) advance(raw []byte, prevCR bool) (endsCR bool) {
 		return prevCR
 	}
 	if !prevCR {
-		// The common case, ASCII without "\r": one pass, no rune decoding.
+		// The common case, ASCII without "\r": one pass, no rune decoding,
+		// eight bytes at a time while they are plain (no high bit, no
+		// "\n", no "\r").
 		lines, last, i := 0, -1, 0
+		for ; i+8 <= len(raw); i += 8 {
+			w := binary.LittleEndian.Uint64(raw[i:])
+			if w&hiBits != 0 || hasByte(w, '\n') || hasByte(w, '\r') {
+				break
+			}
+		}
 		for ; i < len(raw); i++ {
 			c := raw[i]
 			if c >= utf8.RuneSelf || c == '\r' {
@@ -77,6 +86,18 @@ func (p *pos) advance(raw []byte, prevCR bool) (endsCR bool) {
 		}
 	}
 	return cr
+}
+
+const (
+	loBits = 0x0101010101010101
+	hiBits = 0x8080808080808080
+)
+
+// hasByte reports whether a word of ASCII bytes (no high bit set) has the
+// byte c.
+func hasByte(w uint64, c byte) bool {
+	x := w ^ (loBits * uint64(c)) // zero bytes where w has c
+	return (x-loBits)&^x&hiBits != 0
 }
 
 // value accumulates a region's text as it streams by: white space collapsed
@@ -159,9 +180,25 @@ func (v *value) String() string { return string(v.buf) }
 
 // clean returns s as a one-line text value: what [value] would make of it.
 func clean(s string) string {
+	if isClean(s) {
+		return s // the common case: nothing to change, nothing to allocate
+	}
 	v := value{limit: len(s) + 1}
 	v.addText([]byte(s))
 	return v.String()
+}
+
+// isClean reports whether clean(s) == s: printable ASCII, single spaces
+// between words.
+func isClean(s string) bool {
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c > ' ' && c < utf8.RuneSelf || c == ' ' && i > 0 && i < len(s)-1 && s[i-1] != ' ' {
+			continue
+		}
+		return false
+	}
+	return true
 }
 
 // blank reports whether clean(s) is "", without building it.
