@@ -161,13 +161,12 @@ type Engine struct {
 // resource is one configured page. Fields other than busy are guarded by Engine.mu.
 type resource struct {
 	id        string
-	u         *url.URL
-	host      string
+	host      string // its page's host, lower-cased (the page's URL is parsed at each poll: see poll)
 	policy    Policy
 	retention storage.Retention
 	dates     schema.DateRules     // how its page's dates are read (date_format, timezone)
 	sel       *extractor.Selectors // its select block, compiled; nil: annotations
-	entry     config.ResourceEntry // its definition, as the file or the admin API gave it
+	entry     *config.ResourceEntry // its definition, as the file or the admin API gave it (shared, never modified)
 	source    string               // SourceFile or SourceAPI
 	st        persisted
 	busy      chan struct{} // cap 1: held while polling, so no two polls of one resource overlap
@@ -248,7 +247,7 @@ type built struct {
 	since  time.Time // a registered resource: when it was registered (the same on every node)
 	dates  schema.DateRules
 	sel    *extractor.Selectors
-	entry  config.ResourceEntry
+	entry  *config.ResourceEntry
 	source string
 	u      *url.URL
 	policy Policy
@@ -257,13 +256,13 @@ type built struct {
 
 // build checks and prepares one resource under the poller settings p; at
 // names it in errors.
-func build(p config.PollerConfig, bud *Budget, r config.ResourceEntry, source, at string) (built, error) {
+func build(p config.PollerConfig, bud *Budget, r *config.ResourceEntry, source, at string) (built, error) {
 	u, err := url.Parse(r.URL)
 	if err != nil {
 		return built{}, &config.FieldError{Path: at + ".url", Err: err}
 	}
 	var pol Policy
-	if c := p.ResolveResource(r); c.Kind == KindBudget {
+	if c := p.ResolveResource(*r); c.Kind == KindBudget {
 		pol, err = bud.Policy(r.ID, c)
 	} else {
 		pol, err = NewPolicy(c)
@@ -286,7 +285,8 @@ func build(p config.PollerConfig, bud *Budget, r config.ResourceEntry, source, a
 func (e *Engine) apply(ctx context.Context, cfg *config.Config, registered map[string]registration) error {
 	bs := make([]built, 0, len(cfg.Resources)+len(registered))
 	declared := make(map[string]bool, len(cfg.Resources))
-	for i, r := range cfg.Resources {
+	for i := range cfg.Resources {
+		r := &cfg.Resources[i]
 		b, err := build(cfg.Poller, e.budget, r, SourceFile, fmt.Sprintf("$.resources[%d]", i))
 		if err != nil {
 			return err
@@ -300,7 +300,7 @@ func (e *Engine) apply(ctx context.Context, cfg *config.Config, registered map[s
 			e.log.WarnContext(ctx, "registered resource shadowed by the configuration file's", slog.String("resource", id))
 			continue
 		}
-		if errs := cfg.Poller.ValidateResource("$", reg.entry); len(errs) > 0 {
+		if errs := cfg.Poller.ValidateResource("$", *reg.entry); len(errs) > 0 {
 			e.log.WarnContext(ctx, "registered resource not valid under this configuration; not polled", slog.String("resource", id), slog.Any("error", errors.Join(errs...)))
 			continue
 		}
@@ -390,7 +390,7 @@ func (e *Engine) upsertLocked(b built, st persisted, stored bool, now time.Time)
 			r.st = st
 		}
 		e.resources[id] = r
-		r.u, r.host, r.policy, r.retention, r.entry, r.source, r.dates, r.sel = b.u, strings.ToLower(b.u.Host), b.policy, b.ret, b.entry, b.source, b.dates, b.sel
+		r.host, r.policy, r.retention, r.entry, r.source, r.dates, r.sel = strings.ToLower(b.u.Host), b.policy, b.ret, b.entry, b.source, b.dates, b.sel
 		if r.st.Since.IsZero() {
 			r.st.Since = cmp.Or(b.since, now)
 		}
@@ -405,10 +405,10 @@ func (e *Engine) upsertLocked(b built, st persisted, stored bool, now time.Time)
 		r.st.Validators, r.st.Last = validators{}, nil // another page: nothing to compare with
 		r.st.URL = b.entry.URL
 	}
-	if r.entry != b.entry {
+	if *r.entry != *b.entry {
 		r.st.BodyHash = 0 // extraction settings may differ: the next body is extracted again
 	}
-	r.u, r.host, r.retention, r.entry, r.source, r.dates, r.sel = b.u, strings.ToLower(b.u.Host), b.ret, b.entry, b.source, b.dates, b.sel
+	r.host, r.retention, r.entry, r.source, r.dates, r.sel = strings.ToLower(b.u.Host), b.ret, b.entry, b.source, b.dates, b.sel
 	if r.policy.Config() != b.policy.Config() {
 		if r.policy.Config().Kind == KindBudget && b.policy.Config().Kind != KindBudget {
 			e.budget.Leave(id)
@@ -794,9 +794,15 @@ func diagnosticStrings(ds []extractor.Diagnostic) []string {
 // its slot and poll returns done=false. done=false also when ctx ended.
 func (e *Engine) poll(ctx context.Context, r *resource, wait bool) (Status, bool) {
 	e.mu.Lock()
-	cfg, f, u, host, val, last, ret, bodyHash := e.cfg, e.fetcher, r.u, r.host, r.st.Validators, r.st.Last, r.retention, r.st.BodyHash
+	cfg, f, rawURL, host, val, last, ret, bodyHash := e.cfg, e.fetcher, r.entry.URL, r.host, r.st.Validators, r.st.Last, r.retention, r.st.BodyHash
 	dates, sel := r.dates, r.sel
 	e.mu.Unlock()
+	// Parsed here rather than kept: a parsed URL per idle resource costs
+	// more memory than a parse per poll costs time.
+	u, err := url.Parse(rawURL)
+	if err != nil { // checked when the resource was built: not expected
+		return e.finish(ctx, r, e.clock.Now(), pollResult{outcome: OutcomeError, err: fmt.Errorf("page URL: %w", err)}), true
+	}
 	interval := cfg.Poller.PerHostInterval.D()
 
 	if cfg.Poller.Robots {

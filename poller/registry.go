@@ -52,7 +52,7 @@ type Registry interface {
 
 // registration is a decoded [Registration].
 type registration struct {
-	entry      config.ResourceEntry
+	entry      *config.ResourceEntry // shared with the resource built from it
 	registered time.Time
 }
 
@@ -90,7 +90,7 @@ func (e *Engine) readRegistry(ctx context.Context) (map[string]registration, err
 			e.log.WarnContext(ctx, "registered resource undecodable; not polled", slog.String("resource", reg.ID), slog.Any("error", err))
 			continue
 		}
-		out[reg.ID] = registration{entry: entry, registered: reg.Registered}
+		out[reg.ID] = registration{entry: &entry, registered: reg.Registered}
 	}
 	return out, nil
 }
@@ -107,7 +107,7 @@ func (e *Engine) applyRegistered(ctx context.Context, cfg *config.Config, id str
 	var b built
 	if reg != nil {
 		var err error
-		if errs := cfg.Poller.ValidateResource("$", reg.entry); len(errs) > 0 {
+		if errs := cfg.Poller.ValidateResource("$", *reg.entry); len(errs) > 0 {
 			err = errors.Join(errs...)
 		} else {
 			b, err = build(cfg.Poller, e.budget, reg.entry, SourceAPI, "$")
@@ -238,7 +238,7 @@ func (e *Engine) Register(ctx context.Context, entry config.ResourceEntry) (crea
 		return false, fmt.Errorf("register %q: %w", entry.ID, err)
 	}
 	old, had := e.registered[entry.ID]
-	reg := registration{entry: entry, registered: now}
+	reg := registration{entry: &entry, registered: now}
 	if had {
 		reg.registered = old.registered
 	}
@@ -297,7 +297,7 @@ func (e *Engine) Definitions() []Definition {
 	defer e.mu.Unlock()
 	out := make([]Definition, 0, len(e.resources)+len(regs))
 	for id, r := range e.resources {
-		d := Definition{Resource: r.entry, Source: r.source, Registered: r.st.Since, Status: e.statusLocked(r), Polled: true}
+		d := Definition{Resource: *r.entry, Source: r.source, Registered: r.st.Since, Status: e.statusLocked(r), Polled: true}
 		if reg, ok := regs[id]; ok && r.source == SourceAPI {
 			d.Registered = reg.registered
 		}
@@ -305,7 +305,7 @@ func (e *Engine) Definitions() []Definition {
 	}
 	for id, reg := range regs {
 		if _, polled := e.resources[id]; !polled || e.resources[id].source != SourceAPI {
-			out = append(out, Definition{Resource: reg.entry, Source: SourceAPI, Registered: reg.registered, Status: Status{ID: id, URL: reg.entry.URL}})
+			out = append(out, Definition{Resource: *reg.entry, Source: SourceAPI, Registered: reg.registered, Status: Status{ID: id, URL: reg.entry.URL}})
 		}
 	}
 	slices.SortFunc(out, func(a, b Definition) int {
@@ -326,14 +326,14 @@ func (e *Engine) Definition(id string) (Definition, bool) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if r, ok := e.resources[id]; ok {
-		d := Definition{Resource: r.entry, Source: r.source, Registered: r.st.Since, Status: e.statusLocked(r), Polled: true}
+		d := Definition{Resource: *r.entry, Source: r.source, Registered: r.st.Since, Status: e.statusLocked(r), Polled: true}
 		if registered && r.source == SourceAPI {
 			d.Registered = reg.registered
 		}
 		return d, true
 	}
 	if registered {
-		return Definition{Resource: reg.entry, Source: SourceAPI, Registered: reg.registered, Status: Status{ID: id, URL: reg.entry.URL}}, true
+		return Definition{Resource: *reg.entry, Source: SourceAPI, Registered: reg.registered, Status: Status{ID: id, URL: reg.entry.URL}}, true
 	}
 	return Definition{}, false
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 )
 
@@ -112,6 +113,12 @@ func unmarshalState(b []byte) (persisted, error) {
 	}
 	if p.V != stateVersion {
 		return persisted{}, fmt.Errorf("decode poll state: unknown version %d", p.V)
+	}
+	// The decoder grows slices by doubling; the state is kept for as long
+	// as the resource lives, so it keeps exact-size copies.
+	p.Policy.Intervals = slices.Clone(p.Policy.Intervals)
+	if p.Last != nil {
+		p.Last.Items = slices.Clone(p.Last.Items)
 	}
 	return p, nil
 }
