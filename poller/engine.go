@@ -164,10 +164,10 @@ type resource struct {
 	host      string // its page's host, lower-cased (the page's URL is parsed at each poll: see poll)
 	policy    Policy
 	retention storage.Retention
-	dates     schema.DateRules     // how its page's dates are read (date_format, timezone)
-	sel       *extractor.Selectors // its select block, compiled; nil: annotations
+	dates     schema.DateRules      // how its page's dates are read (date_format, timezone)
+	sel       *extractor.Selectors  // its select block, compiled; nil: annotations
 	entry     *config.ResourceEntry // its definition, as the file or the admin API gave it (shared, never modified)
-	source    string               // SourceFile or SourceAPI
+	source    string                // SourceFile or SourceAPI
 	st        persisted
 	busy      chan struct{} // cap 1: held while polling, so no two polls of one resource overlap
 }
