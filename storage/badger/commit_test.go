@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"sync"
 	"testing"
+	"time"
 
 	bdg "github.com/dgraph-io/badger/v4"
 )
@@ -149,5 +150,48 @@ func TestCommitAfterCloseFails(t *testing.T) {
 	}
 	if err := db.commits.do(setter("late", nil)); !errors.Is(err, errClosed) {
 		t.Fatalf("save after Close: %v, want errClosed", err)
+	}
+}
+
+// A save that brings nothing new is answered without a commit, whether the
+// store knows the latest hash from memory or reads it (after a restart).
+func TestUnchangedSaveDoesNotCommit(t *testing.T) {
+	dir := t.TempDir()
+	db, err := Open(dir, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := t.Context()
+	at := time.Date(2026, 11, 23, 10, 0, 0, 0, time.UTC)
+	if _, err := db.Save(ctx, testDoc("news", at, "a", "b")); err != nil {
+		t.Fatal(err)
+	}
+	commits, _ := db.CommitStats()
+	res, err := db.Save(ctx, testDoc("news", at.Add(time.Hour), "a", "b"))
+	if err != nil || res.Changed || res.Seq != 1 || res.Versions != 1 {
+		t.Fatalf("same content: %+v, %v", res, err)
+	}
+	if after, _ := db.CommitStats(); after != commits {
+		t.Errorf("an unchanged save committed (%d → %d commits)", commits, after)
+	}
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+
+	db, err = Open(dir, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	res, err = db.Save(ctx, testDoc("news", at.Add(2*time.Hour), "a", "b"))
+	if err != nil || res.Changed || res.Seq != 1 {
+		t.Fatalf("same content after a restart: %+v, %v", res, err)
+	}
+	if commits, _ := db.CommitStats(); commits != 0 {
+		t.Errorf("an unchanged save after a restart committed %d times", commits)
+	}
+	res, err = db.Save(ctx, testDoc("news", at.Add(3*time.Hour), "a", "b", "c"))
+	if err != nil || !res.Changed || res.Seq != 2 {
+		t.Fatalf("new content: %+v, %v", res, err)
 	}
 }

@@ -97,6 +97,7 @@ func (db *DB) Unregister(ctx context.Context, id string) error {
 	unlock := db.locks.lock(id)
 	defer unlock()
 	defer db.infos.invalidate(id) // after the commit, before the unlock
+	defer db.hints.forget(id)
 
 	// The poll state first: between the two writes the resource merely has
 	// no poll state, and SavePollState waits for the lock we hold.

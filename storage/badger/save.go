@@ -2,8 +2,11 @@ package badger
 
 import (
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
+	"strings"
+	"sync"
 	"time"
 
 	bdg "github.com/dgraph-io/badger/v4"
@@ -56,21 +59,26 @@ func (db *DB) save(ctx context.Context, doc *schema.Document) (storage.SaveResul
 	defer unlock()
 	defer db.infos.invalidate(id) // after the commit, before the unlock
 
-	// Prepare the version outside the batch, unless the resource's cached
-	// info already says its content is unchanged: the batch's fns run one
-	// after another on the committer's goroutine, so they only read and write.
-	var p *prepared
-	if info, _, ok := db.infos.get(id); !ok || info.Hash != hash {
-		var err error
-		if p, err = db.prepare(doc); err != nil {
+	// Most saves of a polled page bring nothing new: answer them from the
+	// latest version's hash (the resource's lock is held, so it cannot
+	// change) without a write. The others are prepared here, outside the
+	// batch: the batch's fns run one after another on the committer's
+	// goroutine, so they only read and write.
+	if res, same, err := db.unchanged(ctx, id, hash); err != nil || same {
+		if err != nil {
 			return storage.SaveResult{}, fmt.Errorf("save %q: %w", id, err)
 		}
+		return res, nil
+	}
+	p, err := db.prepare(doc)
+	if err != nil {
+		return storage.SaveResult{}, fmt.Errorf("save %q: %w", id, err)
 	}
 	if err := ctx.Err(); err != nil {
 		return storage.SaveResult{}, fmt.Errorf("save %q: %w", id, err)
 	}
 	var res storage.SaveResult
-	err := db.commits.do(func(txn *bdg.Txn) error {
+	err = db.commits.do(func(txn *bdg.Txn) error {
 		m, err := getMeta(txn, id)
 		existed := err == nil
 		if errors.Is(err, storage.ErrGone) || err != nil && !errors.Is(err, storage.ErrNotFound) {
@@ -121,7 +129,74 @@ func (db *DB) save(ctx context.Context, doc *schema.Document) (storage.SaveResul
 	if err != nil {
 		return storage.SaveResult{}, fmt.Errorf("save %q: %w", id, err)
 	}
+	db.hints.set(id, hash)
 	return res, nil
+}
+
+// unchanged reports whether hash is the content hash of id's latest
+// version, with what Save then answers; from the cached info when there is
+// one, else from the stored metadata.
+func (db *DB) unchanged(ctx context.Context, id string, hash schema.Hash) (storage.SaveResult, bool, error) {
+	if info, _, ok := db.infos.get(id); ok {
+		return storage.SaveResult{Seq: info.LatestSeq, Versions: info.Versions}, info.Hash == hash, nil
+	}
+	if db.hints.differs(id, hash) {
+		return storage.SaveResult{}, false, nil // no read: it would wait for the commit in flight
+	}
+	var (
+		m    meta
+		same bool
+	)
+	err := db.view(ctx, func(txn *bdg.Txn) error {
+		var err error
+		m, err = getMeta(txn, id)
+		switch {
+		case err == nil:
+			same = m.Hash == hash
+			return nil
+		case errors.Is(err, storage.ErrNotFound) && !errors.Is(err, storage.ErrGone):
+			return nil // a first version
+		}
+		return err
+	})
+	if err != nil || !same {
+		return storage.SaveResult{}, false, err
+	}
+	db.hints.set(id, hash)
+	return storage.SaveResult{Seq: m.Latest, Versions: int(m.Count)}, true, nil
+}
+
+// hashHints remembers 8 bytes of each resource's latest content hash, to
+// tell a changed document without reading the store (a read waits for the
+// commit in flight). Equal bytes prove nothing: the store is read then.
+type hashHints struct {
+	mu sync.Mutex
+	m  map[string]uint64
+}
+
+func hintOf(h schema.Hash) uint64 { return binary.LittleEndian.Uint64(h[:8]) }
+
+// differs reports whether id's latest version is known to have another hash.
+func (hh *hashHints) differs(id string, h schema.Hash) bool {
+	hh.mu.Lock()
+	defer hh.mu.Unlock()
+	v, ok := hh.m[id]
+	return ok && v != hintOf(h)
+}
+
+func (hh *hashHints) set(id string, h schema.Hash) {
+	hh.mu.Lock()
+	defer hh.mu.Unlock()
+	if hh.m == nil {
+		hh.m = make(map[string]uint64)
+	}
+	hh.m[strings.Clone(id)] = hintOf(h) // a copy: id may be part of a larger string
+}
+
+func (hh *hashHints) forget(id string) {
+	hh.mu.Lock()
+	defer hh.mu.Unlock()
+	delete(hh.m, id)
 }
 
 // putItems updates the item index for version seq of doc and returns the

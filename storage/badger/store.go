@@ -49,6 +49,7 @@ type DB struct {
 	space *spaceGuard // nil: no free-space check
 
 	commits *committer // saves, batched into one transaction: see commit.go
+	hints   hashHints  // latest content hashes, in part: see save.go
 
 	stop      chan struct{}
 	wg        sync.WaitGroup
