@@ -771,7 +771,7 @@ type pollResult struct {
 	versions   int              // versions stored after the poll, when it saved; 0: unknown (history.go)
 	extracted  bool             // the page went through the extractor (diags are this poll's)
 	diags      []string         // the extraction's diagnostics, at most maxStatusDiagnostics
-	history    pollHistory      // the stored history, which this poll extends (see history.go)
+	history    []byte           // the stored history, encoded, which this poll extends (see appendRecord)
 }
 
 // maxStatusDiagnostics bounds the diagnostics a status keeps.
@@ -1039,7 +1039,7 @@ func (e *Engine) finish(ctx context.Context, r *resource, start time.Time, res p
 	if e.leaser != nil {
 		return e.finishLeased(ctx, r, start, res)
 	}
-	res.history = e.storedHistory(ctx, r.id)
+	res.history = e.storedRawHistory(ctx, r.id)
 	status, data, ok, err := e.decide(r, start, &res)
 	if !ok {
 		e.m.polls.WithLabelValues(res.outcome).Inc()
@@ -1141,11 +1141,15 @@ func (e *Engine) decide(r *resource, start time.Time, res *pollResult) (status S
 	}
 	next := e.clock.Now().Add(wait)
 	st.NextPoll = next
-	st.History = res.history
-	recordPoll(st, start, res.outcome, wait, res.versions)
+	history := appendRecord(res.history, PollRecord{
+		Time:     start.UTC().Truncate(time.Second),
+		Outcome:  res.outcome,
+		Wait:     wait,
+		Tau:      st.Policy.Tau,
+		Versions: res.versions,
+	})
 	e.queue.Push(r.id, next)
-	data, err = st.marshal()
-	st.History = nil // stored with the state, not kept in memory
+	data, err = st.marshalWith(history) // the history is stored, not kept in memory
 	return e.statusLocked(r), data, true, err
 }
 

@@ -1,6 +1,7 @@
 package poller
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -92,23 +93,6 @@ func (h pollHistory) add(rec PollRecord) pollHistory {
 	return h[cut:]
 }
 
-// recordPoll appends the poll that just ended to st's history: started at
-// start, ending in outcome, followed by wait; versions is the number of
-// versions stored after it (0 when the poll did not save, so did not learn
-// it: then the previous record's count carries over).
-func recordPoll(st *persisted, start time.Time, outcome string, wait time.Duration, versions int) {
-	if versions <= 0 && len(st.History) > 0 {
-		versions = st.History[len(st.History)-1].Versions
-	}
-	st.History = st.History.add(PollRecord{
-		Time:     start.UTC().Truncate(time.Second),
-		Outcome:  outcome,
-		Wait:     wait,
-		Tau:      st.Policy.Tau,
-		Versions: versions,
-	})
-}
-
 // History returns the recent polls of resource id, oldest first (at most
 // the last 200, none older than four weeks), and false for an unknown id.
 // The history is read from the stored poll state: the engine does not keep
@@ -124,8 +108,24 @@ func (e *Engine) History(ctx context.Context, id string) ([]PollRecord, bool) {
 }
 
 // storedHistory reads id's poll history from its stored state; nil when
-// there is none or it cannot be read (a poll then starts a new one).
+// there is none or it cannot be read.
 func (e *Engine) storedHistory(ctx context.Context, id string) pollHistory {
+	raw := e.storedRawHistory(ctx, id)
+	if raw == nil {
+		return nil
+	}
+	var h pollHistory
+	if err := h.UnmarshalJSON(raw); err != nil {
+		e.log.WarnContext(ctx, "poll history undecodable", slog.String("resource", id), slog.Any("error", err))
+		return nil
+	}
+	return h
+}
+
+// storedRawHistory reads id's encoded poll history from its stored state,
+// for a poll to extend (see appendRecord); nil when there is none or it
+// cannot be read (a poll then starts a new one).
+func (e *Engine) storedRawHistory(ctx context.Context, id string) []byte {
 	b, err := e.store.PollState(ctx, id)
 	if err != nil {
 		if !errors.Is(err, storage.ErrNotFound) && !errors.Is(err, storage.ErrGone) {
@@ -133,11 +133,11 @@ func (e *Engine) storedHistory(ctx context.Context, id string) pollHistory {
 		}
 		return nil
 	}
-	h, err := historyOf(b)
+	raw, err := rawHistory(b)
 	if err != nil {
 		e.log.WarnContext(ctx, "poll history undecodable; starting a new one", slog.String("resource", id), slog.Any("error", err))
 	}
-	return h
+	return raw
 }
 
 // MarshalJSON writes the whole history in one buffer, each record as
@@ -150,19 +150,125 @@ func (h pollHistory) MarshalJSON() ([]byte, error) {
 		if i > 0 {
 			b = append(b, ',')
 		}
-		b = append(b, '[')
-		b = strconv.AppendInt(b, r.Time.Unix(), 10)
-		b = append(b, ',')
-		b = strconv.AppendQuote(b, r.Outcome) // outcomes are ASCII words: Go's quoting is JSON's
-		b = append(b, ',')
-		b = strconv.AppendInt(b, int64(r.Wait/time.Second), 10)
-		b = append(b, ',')
-		b = strconv.AppendInt(b, int64(r.Tau/time.Second), 10)
-		b = append(b, ',')
-		b = strconv.AppendInt(b, int64(r.Versions), 10)
-		b = append(b, ']')
+		b = appendRecordJSON(b, r)
 	}
 	return append(b, ']'), nil
+}
+
+// appendRecordJSON appends one record as the history stores it.
+func appendRecordJSON(b []byte, r PollRecord) []byte {
+	b = append(b, '[')
+	b = strconv.AppendInt(b, r.Time.Unix(), 10)
+	b = append(b, ',')
+	b = strconv.AppendQuote(b, r.Outcome) // outcomes are ASCII words: Go's quoting is JSON's
+	b = append(b, ',')
+	b = strconv.AppendInt(b, int64(r.Wait/time.Second), 10)
+	b = append(b, ',')
+	b = strconv.AppendInt(b, int64(r.Tau/time.Second), 10)
+	b = append(b, ',')
+	b = strconv.AppendInt(b, int64(r.Versions), 10)
+	return append(b, ']')
+}
+
+// appendRecord is what a poll does to its stored history: raw is the
+// history as stored ([[t,"outcome",wait,τ,versions],…]; nil for none), and
+// the result is raw with rec appended and the records beyond the bounds
+// dropped, exactly as [pollHistory.add] then MarshalJSON would give
+// (rec.Versions ≤ 0 takes the last record's count, as recordPoll does). It
+// works on the bytes, so a poll costs no decoding of 200 records; anything
+// it does not recognise goes through the decoder.
+func appendRecord(raw []byte, rec PollRecord) []byte {
+	starts, ends, ok := recordBounds(raw)
+	if !ok {
+		var h pollHistory
+		if h.UnmarshalJSON(raw) != nil {
+			h = nil // undecodable: a new history
+		}
+		if rec.Versions <= 0 && len(h) > 0 {
+			rec.Versions = h[len(h)-1].Versions
+		}
+		b, _ := h.add(rec).MarshalJSON() // never fails
+		return b
+	}
+	n := len(starts)
+	if rec.Versions <= 0 && n > 0 {
+		last := raw[starts[n-1] : ends[n-1]-1]
+		v, _ := leadingInt(last[bytes.LastIndexByte(last, ',')+1:])
+		rec.Versions = int(v)
+	}
+	cut := max(n+1-historyMax, 0)
+	oldest := rec.Time.Add(-historyAge).Unix()
+	for cut < n {
+		if t, _ := leadingInt(raw[starts[cut]+1:]); t >= oldest {
+			break
+		}
+		cut++
+	}
+	out := make([]byte, 0, 64+len(raw))
+	out = append(out, '[')
+	if cut < n {
+		out = append(out, raw[starts[cut]:ends[n-1]]...)
+		out = append(out, ',')
+	}
+	out = appendRecordJSON(out, rec)
+	return append(out, ']')
+}
+
+// recordBounds finds where each record of a stored history starts (its
+// '[') and ends (after its ']'); ok is false unless raw is as MarshalJSON
+// writes it: records of five members, the first a number, one plain word.
+func recordBounds(raw []byte) (starts, ends []int, ok bool) {
+	if len(raw) < 2 || raw[0] != '[' || raw[len(raw)-1] != ']' {
+		return nil, nil, false
+	}
+	if len(raw) == 2 {
+		return nil, nil, true
+	}
+	starts, ends = make([]int, 0, historyMax+1), make([]int, 0, historyMax+1)
+	for i := 1; i < len(raw)-1; {
+		if raw[i] != '[' {
+			return nil, nil, false
+		}
+		j := bytes.IndexByte(raw[i:], ']')
+		if j < 0 {
+			return nil, nil, false
+		}
+		rec := raw[i : i+j]
+		if bytes.Count(rec, []byte{','}) != 4 || bytes.Count(rec, []byte{'"'}) != 2 || bytes.IndexByte(rec, '\\') >= 0 || bytes.IndexByte(rec, '[') != 0 {
+			return nil, nil, false
+		}
+		if _, ok := leadingInt(rec[1:]); !ok {
+			return nil, nil, false
+		}
+		starts, ends = append(starts, i), append(ends, i+j+1)
+		i += j + 1
+		switch {
+		case i == len(raw)-1:
+		case raw[i] == ',':
+			i++
+		default:
+			return nil, nil, false
+		}
+	}
+	return starts, ends, true
+}
+
+// leadingInt reads the integer at the start of b: an optional minus sign
+// and up to 18 digits.
+func leadingInt(b []byte) (int64, bool) {
+	neg := len(b) > 0 && b[0] == '-'
+	if neg {
+		b = b[1:]
+	}
+	var v int64
+	n := 0
+	for ; n < len(b) && n < 18 && b[n] >= '0' && b[n] <= '9'; n++ {
+		v = v*10 + int64(b[n]-'0')
+	}
+	if neg {
+		v = -v
+	}
+	return v, n > 0
 }
 
 // UnmarshalJSON reads what MarshalJSON writes with a small scanner (a

@@ -1,8 +1,10 @@
 package poller
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
+	"math/rand/v2"
 	"reflect"
 	"testing"
 	"time"
@@ -188,5 +190,70 @@ func TestHistoryOfState(t *testing.T) {
 	}
 	if _, err := historyOf([]byte(`{"v":1,"history":[[1,"error",0,0,0]]`)); err == nil {
 		t.Error("a truncated state: no error")
+	}
+}
+
+// recordPoll (for tests) appends the poll that just ended to st's history: started at
+// start, ending in outcome, followed by wait; versions is the number of
+// versions stored after it (0 when the poll did not save, so did not learn
+// it: then the previous record's count carries over).
+func recordPoll(st *persisted, start time.Time, outcome string, wait time.Duration, versions int) {
+	if versions <= 0 && len(st.History) > 0 {
+		versions = st.History[len(st.History)-1].Versions
+	}
+	st.History = st.History.add(PollRecord{
+		Time:     start.UTC().Truncate(time.Second),
+		Outcome:  outcome,
+		Wait:     wait,
+		Tau:      st.Policy.Tau,
+		Versions: versions,
+	})
+}
+
+// appendRecord, on the encoded history, gives what add and MarshalJSON give
+// on the decoded one, over long random runs (gaps beyond four weeks, polls
+// that did not save) and on encodings it must decode instead.
+func TestAppendRecordSameAsAdd(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	outcomes := Outcomes()
+	for run := range 20 {
+		var (
+			h   pollHistory
+			raw []byte
+			at  = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+		)
+		for i := range 600 {
+			gap := time.Duration(rng.IntN(6*3600)) * time.Second
+			if rng.IntN(100) == 0 {
+				gap = time.Duration(20+rng.IntN(20)) * 24 * time.Hour
+			}
+			at = at.Add(gap)
+			rec := PollRecord{Time: at, Outcome: outcomes[rng.IntN(len(outcomes))], Wait: time.Duration(rng.IntN(9000)) * time.Second,
+				Tau: time.Duration(rng.IntN(9000)) * time.Second, Versions: rng.IntN(3) * rng.IntN(1000)}
+			want := rec
+			if want.Versions <= 0 && len(h) > 0 {
+				want.Versions = h[len(h)-1].Versions
+			}
+			h = h.add(want)
+			wantRaw, _ := h.MarshalJSON()
+			raw = appendRecord(raw, rec)
+			if !bytes.Equal(raw, wantRaw) {
+				t.Fatalf("run %d, poll %d:\n got %s\nwant %s", run, i, raw, wantRaw)
+			}
+		}
+	}
+	rec := PollRecord{Time: time.Unix(1000, 0).UTC(), Outcome: OutcomeChanged, Versions: 0}
+	for _, tc := range []struct{ raw, want string }{
+		{``, `[[1000,"changed",0,0,0]]`},
+		{`[]`, `[[1000,"changed",0,0,0]]`},
+		{`[[900,"unchanged",60,0,7]]`, `[[900,"unchanged",60,0,7],[1000,"changed",0,0,7]]`},
+		{`[ [900, "unchanged", 60, 0, 7] ]`, `[[900,"unchanged",60,0,7],[1000,"changed",0,0,7]]`}, // spaced: decoded
+		{`[[900,"unchanged",60,0,7],]`, `[[900,"unchanged",60,0,7],[1000,"changed",0,0,7]]`},
+		{`not json`, `[[1000,"changed",0,0,0]]`},
+		{`[[900,"a\"b",60,0,7]]`, `[[900,"a\"b",60,0,7],[1000,"changed",0,0,7]]`},
+	} {
+		if got := appendRecord([]byte(tc.raw), rec); string(got) != tc.want {
+			t.Errorf("appendRecord(%s) = %s, want %s", tc.raw, got, tc.want)
+		}
 	}
 }

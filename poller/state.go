@@ -59,33 +59,42 @@ type lastVersion struct {
 }
 
 func (p *persisted) marshal() ([]byte, error) {
+	var h []byte
+	if len(p.History) > 0 {
+		h, _ = p.History.MarshalJSON() // never fails
+	}
+	return p.marshalWith(h)
+}
+
+// marshalWith encodes p with the encoded history h (nil: none) in place of
+// p.History.
+func (p *persisted) marshalWith(h []byte) ([]byte, error) {
 	c := *p
 	c.V = stateVersion
 	b, err := json.Marshal(&c)
 	if err != nil {
 		return nil, fmt.Errorf("encode poll state: %w", err)
 	}
-	if len(p.History) == 0 {
+	if len(h) == 0 {
 		return b, nil
 	}
-	h, err := p.History.MarshalJSON()
-	if err != nil {
-		return nil, err
-	}
-	// The history goes last, so that historyOf finds it without decoding the rest.
-	b = append(b[:len(b)-1], historyKey...)
-	b = append(b, h...)
-	return append(b, '}'), nil
+	// The history goes last, so that rawHistory finds it without decoding the rest.
+	out := make([]byte, 0, len(b)+len(historyKey)+len(h))
+	out = append(out, b[:len(b)-1]...)
+	out = append(out, historyKey...)
+	out = append(out, h...)
+	return append(out, '}'), nil
 }
 
 // historyKey introduces the history in an encoded state.
 const historyKey = `,"history":`
 
-// historyOf reads the history of an encoded state (none when it has none).
-// It is the state's last member (see marshal); a string inside the state
-// cannot hold historyKey, whose quotes would be escaped there.
-func historyOf(state []byte) (pollHistory, error) {
-	i := bytes.LastIndex(state, []byte(historyKey))
+// rawHistory returns the encoded history of an encoded state (nil when it
+// has none). It is the state's last member (see marshalWith), and its key's
+// first occurrence: no other member has that name, and a string inside the
+// state cannot hold historyKey, whose quotes would be escaped there.
+func rawHistory(state []byte) ([]byte, error) {
+	i := bytes.Index(state, []byte(historyKey))
 	if i < 0 {
 		return nil, nil
 	}
@@ -93,6 +102,15 @@ func historyOf(state []byte) (pollHistory, error) {
 	raw, ok := bytes.CutSuffix(raw, []byte("}"))
 	if !ok {
 		return nil, errors.New("decode poll history: the state does not end after it")
+	}
+	return raw, nil
+}
+
+// historyOf decodes the history of an encoded state.
+func historyOf(state []byte) (pollHistory, error) {
+	raw, err := rawHistory(state)
+	if err != nil || raw == nil {
+		return nil, err
 	}
 	var h pollHistory
 	if err := h.UnmarshalJSON(raw); err != nil {
@@ -104,7 +122,7 @@ func historyOf(state []byte) (pollHistory, error) {
 // unmarshalState decodes a stored state without its history (which stays
 // in the store: see historyOf).
 func unmarshalState(b []byte) (persisted, error) {
-	if i := bytes.LastIndex(b, []byte(historyKey)); i >= 0 {
+	if i := bytes.Index(b, []byte(historyKey)); i >= 0 {
 		b = append(b[:i:i], '}') // a copy: b is the caller's
 	}
 	var p persisted
