@@ -55,6 +55,8 @@ func benchDoc() *schema.Document {
 	return d
 }
 
+var appendBuf []byte
+
 func BenchmarkMarshal(b *testing.B) {
 	doc := benchDoc()
 	for _, bm := range []struct {
@@ -63,6 +65,11 @@ func BenchmarkMarshal(b *testing.B) {
 	}{
 		{"fast", schema.Marshal},
 		{"reference", schema.MarshalReference},
+		{"append", func(d *schema.Document) ([]byte, error) { // reusing one buffer
+			var err error
+			appendBuf, err = schema.AppendMarshal(appendBuf[:0], d)
+			return appendBuf, err
+		}},
 	} {
 		b.Run(bm.name, func(b *testing.B) {
 			out, err := bm.marshal(doc)
@@ -82,10 +89,20 @@ func BenchmarkMarshal(b *testing.B) {
 
 func BenchmarkValidate(b *testing.B) {
 	doc := benchDoc()
-	b.ReportAllocs()
-	for b.Loop() {
-		if err := doc.Validate(); err != nil {
-			b.Fatal(err)
-		}
+	for _, bm := range []struct {
+		name     string
+		validate func(*schema.Document) error
+	}{
+		{"fast", (*schema.Document).Validate},
+		{"reference", schema.ValidateReference},
+	} {
+		b.Run(bm.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				if err := bm.validate(doc); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
 	}
 }

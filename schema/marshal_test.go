@@ -83,6 +83,10 @@ func TestMarshalMatchesReference(t *testing.T) {
 			if !bytes.Equal(got, want) {
 				t.Errorf("Marshal differs from encoding/xml at byte %d:\n got %q\nwant %q", firstDiff(got, want), got, want)
 			}
+			appended, err := schema.AppendMarshal([]byte("before"), tt.doc)
+			if err != nil || string(appended) != "before"+string(want) {
+				t.Errorf("AppendMarshal = %q, %v; want the prefix and then Marshal's bytes", appended, err)
+			}
 		})
 	}
 }
@@ -102,6 +106,9 @@ func TestMarshalTimestampOutOfRange(t *testing.T) {
 		}
 		if err != nil && !strings.HasPrefix(err.Error(), "marshal xmldata: ") {
 			t.Errorf("error %q lacks the marshal xmldata prefix", err)
+		}
+		if b, err := schema.AppendMarshal([]byte("kept"), d); err == nil || string(b) != "kept" {
+			t.Errorf("AppendMarshal = %q, %v; want an error and the buffer as it was", b, err)
 		}
 	}
 }
