@@ -1,11 +1,11 @@
 package schema
 
 import (
-	"bytes"
 	"encoding/xml"
 	"errors"
 	"fmt"
 	"net/url"
+	"strconv"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -143,24 +143,6 @@ func (e *Extensions) UnmarshalXML(d *xml.Decoder, start xml.StartElement) error 
 	}
 }
 
-// Marshal returns the document as indented XML with an XML declaration.
-func Marshal(doc *Document) ([]byte, error) {
-	var b bytes.Buffer
-	b.WriteString(xml.Header)
-	enc := xml.NewEncoder(&b)
-	enc.Indent("", "  ")
-	d := *doc
-	d.Timestamp = d.Timestamp.UTC()
-	if err := enc.Encode(&d); err != nil {
-		return nil, fmt.Errorf("marshal xmldata: %w", err)
-	}
-	if err := enc.Close(); err != nil {
-		return nil, fmt.Errorf("marshal xmldata: %w", err)
-	}
-	b.WriteByte('\n')
-	return b.Bytes(), nil
-}
-
 // Unmarshal parses an XMLData document.
 func Unmarshal(data []byte) (*Document, error) {
 	var doc Document
@@ -178,88 +160,249 @@ var ErrInvalid = errors.New("schema: invalid document")
 // Validate checks what the XSD requires and what XML can carry: an absolute
 // resource URL and link URIs, a non-empty rssId, positive and unique item
 // indexes, non-empty unique item ids, well-formed extension names, and text
-// that XML 1.0 allows.
+// that XML 1.0 allows, in every field [Marshal] writes (a field with other
+// characters would come back from Marshal and [Unmarshal] changed).
+//
+// Validate runs on every stored version, so it builds no strings unless it
+// finds a problem.
 func (d *Document) Validate() error {
-	var errs []error
-	bad := func(format string, args ...any) {
-		errs = append(errs, fmt.Errorf("%w: "+format, append([]any{ErrInvalid}, args...)...))
-	}
-	if u, err := url.Parse(d.URL); err != nil || !u.IsAbs() {
-		bad("resource url %q is not an absolute URL", d.URL)
+	var v validator
+	if !plainURL(d.URL) && !absoluteURL(d.URL) {
+		v.bad("resource url %q is not an absolute URL", d.URL)
+	} else if !LegalXML(d.URL) {
+		v.bad("resource url contains characters XML does not allow")
 	}
 	if d.RSSID == "" {
-		bad("empty rssId")
+		v.bad("empty rssId")
+	} else if !LegalXML(d.RSSID) {
+		v.bad("rssId contains characters XML does not allow")
 	}
-	checkText := func(where, s string) {
-		if !LegalXML(s) {
-			bad("%s contains characters XML does not allow", where)
-		}
+	c := &d.Channel
+	v.text(0, "title", c.Title)
+	v.text(0, "description", c.Description)
+	v.uri(0, "link", c.Link)
+	v.image(0, c.Image)
+	v.extensions(0, c.Extensions)
+	var indexes map[int]bool // for a long page; a short one compares with the items before
+	var ids map[string]bool
+	if len(d.Items) > shortPage {
+		indexes, ids = make(map[int]bool, len(d.Items)), make(map[string]bool, len(d.Items))
 	}
-	checkExt := func(where string, ext Extensions) {
-		for _, x := range ext {
-			if !IsNCName(x.Prefix) || !IsNCName(x.LocalName) || x.URI == "" {
-				bad("%s extension %q:%q (uri %q) is not a well-formed element name", where, x.Prefix, x.LocalName, x.URI)
+	for i := range d.Items {
+		it := &d.Items[i]
+		item := i + 1
+		var dupIndex, dupID bool
+		if indexes != nil {
+			dupIndex, dupID = indexes[it.Index], ids[it.ID]
+			indexes[it.Index], ids[it.ID] = true, true
+		} else {
+			for j := range i {
+				dupIndex = dupIndex || d.Items[j].Index == it.Index
+				dupID = dupID || d.Items[j].ID == it.ID
 			}
-			checkText(where+" extension "+x.LocalName, x.Value)
 		}
-	}
-	checkURI := func(where, s string) {
-		if _, err := url.Parse(s); err != nil || strings.ContainsAny(s, " \t\r\n") {
-			bad("%s %q is not a URI", where, s)
-		}
-	}
-	checkImage := func(where string, im *Image) {
-		if im == nil {
-			return
-		}
-		checkText(where+" image title", im.Title)
-		checkURI(where+" image url", im.URL)
-		checkURI(where+" image link", im.Link)
-	}
-	c := d.Channel
-	checkText("channel title", c.Title)
-	checkText("channel description", c.Description)
-	checkURI("channel link", c.Link)
-	checkImage("channel", c.Image)
-	checkExt("channel", c.Extensions)
-	ids := make(map[string]bool, len(d.Items))
-	indexes := make(map[int]bool, len(d.Items))
-	for i, it := range d.Items {
-		where := fmt.Sprintf("item %d", i+1)
 		if it.Index <= 0 {
-			bad("%s: index %d is not positive", where, it.Index)
+			v.bad("%s: index %d is not positive", where(item), it.Index)
 		}
-		if indexes[it.Index] {
-			bad("%s: duplicate index %d", where, it.Index)
+		if dupIndex {
+			v.bad("%s: duplicate index %d", where(item), it.Index)
 		}
-		indexes[it.Index] = true
 		if it.ID == "" {
-			bad("%s: empty id", where)
+			v.bad("%s: empty id", where(item))
 		}
-		if ids[it.ID] {
-			bad("%s: duplicate id %q", where, it.ID)
+		if dupID {
+			v.bad("%s: duplicate id %q", where(item), it.ID)
 		}
-		ids[it.ID] = true
-		checkText(where+" id", it.ID)
-		checkText(where+" title", it.Title)
-		checkText(where+" description", it.Description)
-		checkURI(where+" link", it.Link)
-		checkImage(where, it.Image)
-		checkExt(where, it.Extensions)
+		v.text(item, "id", it.ID)
+		v.text(item, "title", it.Title)
+		v.text(item, "description", it.Description)
+		v.uri(item, "link", it.Link)
+		v.image(item, it.Image)
+		v.extensions(item, it.Extensions)
 	}
-	return errors.Join(errs...)
+	return errors.Join(v.errs...)
+}
+
+// shortPage is the most items Validate checks for duplicates by comparing
+// each item with those before it rather than with sets.
+const shortPage = 32
+
+// validator collects the problems [Document.Validate] finds. Its checks name
+// the place of a problem by item number (0 for the channel) and field, and
+// spell it out only when there is one.
+type validator struct {
+	errs []error
+}
+
+func (v *validator) bad(format string, args ...any) {
+	v.errs = append(v.errs, fmt.Errorf("%w: "+format, append([]any{ErrInvalid}, args...)...))
+}
+
+// where names item n (1-based), or the channel for 0.
+func where(item int) string {
+	if item == 0 {
+		return "channel"
+	}
+	return "item " + strconv.Itoa(item)
+}
+
+func (v *validator) text(item int, field, s string) {
+	if !LegalXML(s) {
+		v.bad("%s %s contains characters XML does not allow", where(item), field)
+	}
+}
+
+func (v *validator) uri(item int, field, s string) {
+	if !plainURL(s) && !isURI(s) {
+		v.bad("%s %s %q is not a URI", where(item), field, s)
+	} else if !LegalXML(s) {
+		v.bad("%s %s contains characters XML does not allow", where(item), field)
+	}
+}
+
+// The namespaces Namespaces in XML reserves (section 3): only the prefix
+// xml may be bound to the first, and no prefix to the second.
+const (
+	xmlNamespace   = "http://www.w3.org/XML/1998/namespace"
+	xmlnsNamespace = "http://www.w3.org/2000/xmlns/"
+)
+
+// decodableName reports whether encoding/xml's decoder, and so [Unmarshal],
+// reads the NCName s as a name. It follows the XML 1.0 fourth edition's name
+// characters, far fewer than the fifth edition's [IsNCName] allows beyond
+// ASCII (no U+0132, nothing past U+FFFF, ...); in ASCII the two agree.
+func decodableName(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= utf8.RuneSelf {
+			_, err := xml.NewDecoder(strings.NewReader("<" + s + "/>")).Token()
+			return err == nil
+		}
+	}
+	return true
+}
+
+// absoluteURL reports whether url.Parse accepts s as an absolute URL.
+func absoluteURL(s string) bool {
+	u, err := url.Parse(s)
+	return err == nil && u.IsAbs()
+}
+
+// isURI reports whether url.Parse accepts s and s has no whitespace.
+func isURI(s string) bool {
+	_, err := url.Parse(s)
+	return err == nil && !strings.ContainsAny(s, " \t\r\n")
+}
+
+// plainURL reports, without allocating, whether s is a URL of the common
+// kind that both [absoluteURL] and [isURI] accept: http or https, a host
+// of letters, digits, '.', '-', '_' and '~' with an optional numeric port,
+// and after it a path, query or fragment with no space, control character or
+// '%'. It returns false for anything else, which url.Parse then decides.
+func plainURL(s string) bool {
+	var rest string
+	switch {
+	case strings.HasPrefix(s, "https://"):
+		rest = s[len("https://"):]
+	case strings.HasPrefix(s, "http://"):
+		rest = s[len("http://"):]
+	default:
+		return false
+	}
+	i := 0
+	for i < len(rest) && isPlainHostByte(rest[i]) {
+		i++
+	}
+	if i == 0 {
+		return false
+	}
+	if i < len(rest) && rest[i] == ':' {
+		i++
+		digits := i
+		for i < len(rest) && rest[i] >= '0' && rest[i] <= '9' {
+			i++
+		}
+		if i == digits {
+			return false
+		}
+	}
+	if i < len(rest) && rest[i] != '/' && rest[i] != '?' && rest[i] != '#' {
+		return false
+	}
+	for ; i < len(rest); i++ {
+		if c := rest[i]; c <= ' ' || c == 0x7F || c == '%' {
+			return false
+		}
+	}
+	return true
+}
+
+func isPlainHostByte(c byte) bool {
+	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' ||
+		c == '.' || c == '-' || c == '_' || c == '~'
+}
+
+func (v *validator) image(item int, im *Image) {
+	if im == nil {
+		return
+	}
+	v.text(item, "image title", im.Title)
+	v.uri(item, "image url", im.URL)
+	v.uri(item, "image link", im.Link)
+}
+
+func (v *validator) extensions(item int, ext Extensions) {
+	for i := range ext {
+		x := &ext[i]
+		switch {
+		case !IsNCName(x.Prefix) || !IsNCName(x.LocalName) || x.URI == "":
+			v.bad("%s extension %q:%q (uri %q) is not a well-formed element name", where(item), x.Prefix, x.LocalName, x.URI)
+		case (x.Prefix == "xml") != (x.URI == xmlNamespace) || x.Prefix == "xmlns" || x.URI == xmlnsNamespace:
+			v.bad("%s extension %q:%q (uri %q) misuses the reserved xml or xmlns prefix or namespace", where(item), x.Prefix, x.LocalName, x.URI)
+		case !decodableName(x.Prefix) || !decodableName(x.LocalName):
+			v.bad("%s extension %q:%q has a name encoding/xml cannot read back", where(item), x.Prefix, x.LocalName)
+		case !LegalXML(x.URI):
+			v.bad("%s extension %s:%s namespace contains characters XML does not allow", where(item), x.Prefix, x.LocalName)
+		}
+		if !LegalXML(x.Value) {
+			v.bad("%s extension %s contains characters XML does not allow", where(item), x.LocalName)
+		}
+	}
 }
 
 // LegalXML reports whether s is valid UTF-8 made only of characters XML 1.0 allows.
 func LegalXML(s string) bool {
-	for i, r := range s {
-		if r == utf8.RuneError {
-			if _, size := utf8.DecodeRuneInString(s[i:]); size == 1 {
-				return false
+	const ones, highs = 0x0101010101010101, 0x8080808080808080
+	for i := 0; i < len(s); {
+		if i+8 <= len(s) {
+			x := uint64(s[i]) | uint64(s[i+1])<<8 | uint64(s[i+2])<<16 | uint64(s[i+3])<<24 |
+				uint64(s[i+4])<<32 | uint64(s[i+5])<<40 | uint64(s[i+6])<<48 | uint64(s[i+7])<<56
+			// Skip eight printable ASCII bytes: a byte below 0x20 borrows
+			// into its high bit, a byte of 0x80 or more has it set.
+			if ((x-0x20*ones)|x)&highs == 0 {
+				i += 8
+				continue
 			}
 		}
-		if !IsXMLChar(r) {
-			return false
+		// Otherwise take the characters that start in the next eight bytes one by one.
+		for end := min(i+8, len(s)); i < end; {
+			c := s[i]
+			switch {
+			case c >= 0x20 && c < utf8.RuneSelf:
+				i++
+			case c < 0x20:
+				if c != '\t' && c != '\n' && c != '\r' {
+					return false
+				}
+				i++
+			case c >= 0xC2 && c <= 0xDF && i+1 < len(s) && s[i+1]&0xC0 == 0x80:
+				i += 2 // U+0080 to U+07FF, all allowed
+			default:
+				r, size := utf8.DecodeRuneInString(s[i:])
+				if size == 1 || !IsXMLChar(r) { // size 1: invalid UTF-8
+					return false
+				}
+				i += size
+			}
 		}
 	}
 	return true
@@ -281,6 +424,9 @@ func IsNCName(s string) bool {
 		return false
 	}
 	for i, r := range s {
+		if r == utf8.RuneError && !strings.HasPrefix(s[i:], "\uFFFD") {
+			return false // invalid UTF-8, which range reads as U+FFFD, a NameStartChar
+		}
 		if !isNameStart(r) && (i == 0 || !isNameChar(r)) {
 			return false
 		}

@@ -2,6 +2,7 @@ package schema_test
 
 import (
 	"errors"
+	"fmt"
 	"reflect"
 	"strings"
 	"testing"
@@ -102,7 +103,43 @@ func TestValidate(t *testing.T) {
 		{"control char", func(d *schema.Document) { d.Items[0].Title = "a\x01b" }, "XML does not allow"},
 		{"invalid utf8", func(d *schema.Document) { d.Channel.Description = "a\xffb" }, "XML does not allow"},
 		{"bad extension name", func(d *schema.Document) { d.Channel.Extensions[0].LocalName = "1x" }, "well-formed"},
+		{"extension prefix xmlns", func(d *schema.Document) { d.Channel.Extensions[0].Prefix = "xmlns" }, "reserved"},
+		{"extension prefix xml for another namespace", func(d *schema.Document) { d.Channel.Extensions[0].Prefix = "xml" }, "reserved"},
+		{"extension in the xml namespace under another prefix", func(d *schema.Document) {
+			d.Channel.Extensions[0].URI = "http://www.w3.org/XML/1998/namespace"
+		}, "reserved"},
+		{"extension in the xmlns namespace", func(d *schema.Document) { d.Channel.Extensions[0].URI = "http://www.w3.org/2000/xmlns/" }, "reserved"},
+		{"xml:lang extension", func(d *schema.Document) {
+			d.Channel.Extensions[0] = schema.Extension{URI: "http://www.w3.org/XML/1998/namespace", Prefix: "xml", LocalName: "lang", Value: "en"}
+		}, ""},
+		{"extension name encoding/xml cannot read", func(d *schema.Document) { d.Items[0].Extensions[0].LocalName = "\u0132x" }, "cannot read back"},
+		{"extension name beyond ASCII", func(d *schema.Document) { d.Items[0].Extensions[0].Prefix = "dé" }, ""},
+		{"extension prefix of invalid utf8", func(d *schema.Document) { d.Channel.Extensions[0].Prefix = "\xa5" }, "well-formed"},
 		{"link with space", func(d *schema.Document) { d.Items[0].Link = "https://e.org/a b" }, "not a URI"},
+		{"link with invalid utf8", func(d *schema.Document) { d.Items[0].Link = "https://e.org/\xff" }, "item 1 link contains characters XML does not allow"},
+		{"image url with a non-character", func(d *schema.Document) { d.Channel.Image.URL = "https://e.org/\uFFFE" }, "channel image url contains"},
+		{"resource url with invalid utf8", func(d *schema.Document) { d.URL = "https://e.org/\xc3" }, "resource url contains"},
+		{"rssId with a control char", func(d *schema.Document) { d.RSSID = "a\x02" }, "rssId contains"},
+		{"extension namespace with invalid utf8", func(d *schema.Document) { d.Items[0].Extensions[1].URI = "urn:\xff" }, "item 1 extension content:encoded namespace contains"},
+		{"extension value", func(d *schema.Document) { d.Channel.Extensions[0].Value = "\x00" }, "channel extension language contains"},
+		{"image title", func(d *schema.Document) { d.Items[1].Image = &schema.Image{Title: "\x1b"} }, "item 2 image title contains"},
+		{"duplicate index on a long page", func(d *schema.Document) {
+			for i := range 40 {
+				d.Items = append(d.Items, schema.Item{Index: i + 3, ID: fmt.Sprint("b", i)})
+			}
+			d.Items[41].Index = 7
+		}, "item 42: duplicate index 7"},
+		{"duplicate id on a long page", func(d *schema.Document) {
+			for i := range 40 {
+				d.Items = append(d.Items, schema.Item{Index: i + 3, ID: fmt.Sprint("b", i)})
+			}
+			d.Items[30].ID = "a2"
+		}, "item 31: duplicate id \"a2\""},
+		{"valid long page", func(d *schema.Document) {
+			for i := range 40 {
+				d.Items = append(d.Items, schema.Item{Index: i + 3, ID: fmt.Sprint("b", i)})
+			}
+		}, ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
