@@ -22,10 +22,16 @@ type prepared struct {
 }
 
 func (db *DB) prepare(doc *schema.Document) (*prepared, error) {
-	xmlData, err := schema.Marshal(doc)
+	buf, _ := db.xmlBufs.Get().(*[]byte)
+	if buf == nil {
+		buf = new([]byte)
+	}
+	defer db.xmlBufs.Put(buf) // the XML is only read to compress it
+	xmlData, err := schema.AppendMarshal((*buf)[:0], doc)
 	if err != nil {
 		return nil, err
 	}
+	*buf = xmlData
 	p := &prepared{
 		version: encodeVersion(doc, xmlData),
 		digests: make([][digestLen]byte, len(doc.Items)),

@@ -50,6 +50,7 @@ type DB struct {
 
 	commits *committer // saves, batched into one transaction: see commit.go
 	hints   hashHints  // latest content hashes, in part: see save.go
+	xmlBufs sync.Pool  // *[]byte: buffers for versions' XML before compression
 
 	stop      chan struct{}
 	wg        sync.WaitGroup
