@@ -1,12 +1,16 @@
 package poller
 
 import (
+	"bufio"
 	"context"
 	"fmt"
+	"io"
 	"math/rand/v2"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"os/exec"
 	"strings"
 	"sync/atomic"
 	"syscall"
@@ -49,6 +53,12 @@ func benchPolls(b *testing.B, mode benchOrigin, noSync bool) {
 		body = realisticPage(20) // what a 200 without validators costs depends on the page
 	}
 	changing := mode == originChanging
+	origin := ""
+	if mode == originSame200 || mode == originNoisy200 {
+		// Out of process, so that CPU per poll is dynamo's alone: an
+		// origin is another machine.
+		origin = startOriginProcess(b, mode)
+	}
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/html; charset=utf-8")
 		switch mode {
@@ -70,6 +80,9 @@ func benchPolls(b *testing.B, mode benchOrigin, noSync bool) {
 		fmt.Fprint(w, body)
 	}))
 	defer srv.Close()
+	if origin == "" {
+		origin = srv.URL
+	}
 	db, err := badger.Open(b.TempDir(), badger.Options{NoSyncWrites: noSync})
 	if err != nil {
 		b.Fatal(err)
@@ -78,7 +91,7 @@ func benchPolls(b *testing.B, mode benchOrigin, noSync bool) {
 	var sb strings.Builder
 	sb.WriteString("resources:\n")
 	for i := range benchResources {
-		fmt.Fprintf(&sb, "  - {id: r%d, url: \"%s/p%d\", policy: {kind: flat, interval: 1h}}\n", i, srv.URL, i)
+		fmt.Fprintf(&sb, "  - {id: r%d, url: \"%s/p%d\", policy: {kind: flat, interval: 1h}}\n", i, origin, i)
 	}
 	cfg, err := config.Parse([]byte(strings.Replace(baseYAML(sb.String()), "workers: 2", "workers: "+benchWorkers(), 1)))
 	if err != nil {
@@ -223,4 +236,58 @@ after a long debate about roads, schools&nbsp;and the library, which the mayor c
 	}
 	b.WriteString("</table></body></html>\n")
 	return b.String()
+}
+
+// originProcessEnv makes the test binary serve as a benchmark origin (see
+// startOriginProcess); its value is the benchOrigin to serve.
+const originProcessEnv = "DYNAMO_BENCH_ORIGIN_PROCESS"
+
+// startOriginProcess runs this test binary as an origin serving mode
+// (same or noisy 200s of realisticPage(20)) and returns its base URL; the
+// process ends with the benchmark.
+func startOriginProcess(b *testing.B, mode benchOrigin) string {
+	cmd := exec.Command(os.Args[0])
+	cmd.Env = append(os.Environ(), fmt.Sprintf("%s=%d", originProcessEnv, mode))
+	stdin, err := cmd.StdinPipe() // closed at the end: the origin exits
+	if err != nil {
+		b.Fatal(err)
+	}
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		b.Fatal(err)
+	}
+	cmd.Stderr = os.Stderr
+	if err := cmd.Start(); err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { _ = stdin.Close(); _ = cmd.Wait() })
+	line, err := bufio.NewReader(out).ReadString('\n')
+	if err != nil {
+		b.Fatalf("origin process: %v", err)
+	}
+	return strings.TrimSpace(line)
+}
+
+// serveOriginProcess is the origin process: it prints its base URL, serves
+// until its stdin closes, then exits.
+func serveOriginProcess(mode string) {
+	body := realisticPage(20)
+	var n atomic.Int64
+	noisy := mode == fmt.Sprint(int(originNoisy200))
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		if noisy {
+			fmt.Fprintf(w, "%s<!-- served %d -->\n", body, n.Add(1))
+			return
+		}
+		fmt.Fprint(w, body)
+	})}
+	go func() { _, _ = io.Copy(io.Discard, os.Stdin); _ = srv.Close() }()
+	fmt.Printf("http://%s\n", ln.Addr())
+	_ = srv.Serve(ln)
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"strings"
 	"sync"
 	"testing"
@@ -19,6 +20,10 @@ import (
 )
 
 func TestMain(m *testing.M) {
+	if mode := os.Getenv(originProcessEnv); mode != "" {
+		serveOriginProcess(mode) // the benchmarks' origin, in a process of its own
+		return
+	}
 	goleak.VerifyTestMain(m)
 }
 
