@@ -104,8 +104,14 @@
 // then writes m, v, x of items that appear or disappear, f of new or changed
 // items and their s pages, all in one Badger transaction. Saves and prunes
 // of one resource are serialized by a per-resource lock (so Badger's
-// conflict detection is switched off; saves of different resources run in
-// parallel and Badger commits their transactions in groups). With the default
+// conflict detection is switched off). A save whose content hash equals the
+// latest version's writes nothing and is answered from the cached info or
+// from m. Saves of different resources share transactions (group commit,
+// commit.go): the version is prepared (marshalled, compressed, digested) by
+// the caller, then one goroutine runs the reads and writes of every save
+// waiting into one transaction, committed with one sync of each log, and
+// answers them all; Badger alone would sync the memtable's log once per
+// transaction even when it writes several together. With the default
 // options version writes are synced (SyncWrites): a save that returned is
 // durable, through kill -9 and through an OS crash or power loss;
 // [Options.NoSyncWrites] trades the latter for speed (Badger writes through
