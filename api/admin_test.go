@@ -230,6 +230,10 @@ func TestAdminPprof(t *testing.T) {
 	if rec.Code != http.StatusOK || !strings.Contains(rec.Body.String(), "goroutine") {
 		t.Fatalf("index: status %d", rec.Code)
 	}
+	rec = svcDo(s, http.MethodGet, "/admin/debug/pprof", nil, "Authorization", "Bearer tok-123")
+	if rec.Code != http.StatusMovedPermanently || rec.Header().Get("Location") != "/admin/debug/pprof/" {
+		t.Errorf("bare path: status %d, Location %q", rec.Code, rec.Header().Get("Location"))
+	}
 	rec = svcDo(s, http.MethodGet, "/admin/debug/pprof/nosuch", nil, "Authorization", "Bearer tok-123")
 	if rec.Code != http.StatusNotFound {
 		t.Errorf("unknown profile: status %d, want 404", rec.Code)

@@ -8,7 +8,8 @@ import (
 
 // getPprof serves Go's runtime profiles (heap, goroutine, CPU profile, trace)
 // under /admin/debug/pprof/, behind the admin token: what an operator asks
-// for when memory or CPU grows with the number of resources.
+// for when memory or CPU grows with the number of resources. A CPU profile
+// or trace lasts at most the server's request timeout.
 func getPprof(c echo.Context) error {
 	w, r := c.Response(), c.Request()
 	switch name := c.Param("*"); name {

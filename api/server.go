@@ -202,6 +202,9 @@ func (s *Server) routes() {
 	admin.PUT("/resources/:rssId", s.putAdminResource, s.requireToken)
 	admin.DELETE("/resources/:rssId", s.deleteAdminResource, s.requireToken)
 	admin.POST("/resources/:rssId/poll", s.postAdminPoll, s.requireToken)
+	admin.GET("/debug/pprof", func(c echo.Context) error {
+		return c.Redirect(http.StatusMovedPermanently, "/admin/debug/pprof/") // the index's links are relative
+	}, s.requireToken)
 	admin.GET("/debug/pprof/*", getPprof, s.requireToken)
 }
 

@@ -1039,18 +1039,24 @@ func (e *Engine) finish(ctx context.Context, r *resource, start time.Time, res p
 	if e.leaser != nil {
 		return e.finishLeased(ctx, r, start, res)
 	}
-	res.history = e.storedRawHistory(ctx, r.id)
+	// The poll happened (a version may be stored): its state is read back
+	// and saved even when ctx ended meanwhile (shutdown, a PollNow client gone).
+	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), stateSaveTimeout)
+	defer cancel()
+	var readErr error
+	res.history, readErr = e.storedRawHistory(sctx, r.id)
 	status, data, ok, err := e.decide(r, start, &res)
 	if !ok {
 		e.m.polls.WithLabelValues(res.outcome).Inc()
 		return status
 	}
+	if err == nil && readErr != nil {
+		// Saving now would replace the stored history with this poll
+		// alone; the state in memory is saved with the next poll.
+		err = readErr
+	}
 	if err == nil {
-		// The poll happened (a version may be stored): its state is saved even
-		// when ctx ended meanwhile (shutdown, a PollNow client gone).
-		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), stateSaveTimeout)
 		err = e.store.SavePollState(sctx, r.id, data)
-		cancel()
 	}
 	switch {
 	case errors.Is(err, storage.ErrDiskFull):

@@ -110,8 +110,8 @@ func (e *Engine) History(ctx context.Context, id string) ([]PollRecord, bool) {
 // storedHistory reads id's poll history from its stored state; nil when
 // there is none or it cannot be read.
 func (e *Engine) storedHistory(ctx context.Context, id string) pollHistory {
-	raw := e.storedRawHistory(ctx, id)
-	if raw == nil {
+	raw, err := e.storedRawHistory(ctx, id)
+	if raw == nil || err != nil {
 		return nil
 	}
 	var h pollHistory
@@ -123,21 +123,23 @@ func (e *Engine) storedHistory(ctx context.Context, id string) pollHistory {
 }
 
 // storedRawHistory reads id's encoded poll history from its stored state,
-// for a poll to extend (see appendRecord); nil when there is none or it
-// cannot be read (a poll then starts a new one).
-func (e *Engine) storedRawHistory(ctx context.Context, id string) []byte {
+// for a poll to extend (see appendRecord): nil when there is none (or it is
+// undecodable: a poll then starts a new one); an error when the state could
+// not be read.
+func (e *Engine) storedRawHistory(ctx context.Context, id string) ([]byte, error) {
 	b, err := e.store.PollState(ctx, id)
-	if err != nil {
-		if !errors.Is(err, storage.ErrNotFound) && !errors.Is(err, storage.ErrGone) {
-			e.log.WarnContext(ctx, "poll history unreadable", slog.String("resource", id), slog.Any("error", err))
-		}
-		return nil
+	switch {
+	case errors.Is(err, storage.ErrNotFound), errors.Is(err, storage.ErrGone):
+		return nil, nil
+	case err != nil:
+		e.log.WarnContext(ctx, "poll history unreadable", slog.String("resource", id), slog.Any("error", err))
+		return nil, fmt.Errorf("read poll history: %w", err)
 	}
 	raw, err := rawHistory(b)
 	if err != nil {
 		e.log.WarnContext(ctx, "poll history undecodable; starting a new one", slog.String("resource", id), slog.Any("error", err))
 	}
-	return raw
+	return raw, nil
 }
 
 // MarshalJSON writes the whole history in one buffer, each record as
@@ -233,11 +235,7 @@ func recordBounds(raw []byte) (starts, ends []int, ok bool) {
 		if j < 0 {
 			return nil, nil, false
 		}
-		rec := raw[i : i+j]
-		if bytes.Count(rec, []byte{','}) != 4 || bytes.Count(rec, []byte{'"'}) != 2 || bytes.IndexByte(rec, '\\') >= 0 || bytes.IndexByte(rec, '[') != 0 {
-			return nil, nil, false
-		}
-		if _, ok := leadingInt(rec[1:]); !ok {
+		if !plainRecord(raw[i+1 : i+j]) {
 			return nil, nil, false
 		}
 		starts, ends = append(starts, i), append(ends, i+j+1)
@@ -251,6 +249,49 @@ func recordBounds(raw []byte) (starts, ends []int, ok bool) {
 		}
 	}
 	return starts, ends, true
+}
+
+// plainRecord reports whether r is a record as appendRecordJSON writes it,
+// without its brackets: int,"word",int,int,int with nothing else.
+func plainRecord(r []byte) bool {
+	num := func() bool {
+		if len(r) > 0 && r[0] == '-' {
+			r = r[1:]
+		}
+		k := 0
+		for k < len(r) && r[k] >= '0' && r[k] <= '9' {
+			k++
+		}
+		r = r[k:]
+		return k > 0 && k <= 18
+	}
+	comma := func() bool {
+		if len(r) > 0 && r[0] == ',' {
+			r = r[1:]
+			return true
+		}
+		return false
+	}
+	if !num() || !comma() || len(r) == 0 || r[0] != '"' {
+		return false
+	}
+	r = r[1:]
+	k := bytes.IndexByte(r, '"')
+	if k <= 0 {
+		return false
+	}
+	for _, c := range r[:k] {
+		if c <= ' ' || c > '~' || c == '\\' {
+			return false
+		}
+	}
+	r = r[k+1:]
+	for range 3 {
+		if !comma() || !num() {
+			return false
+		}
+	}
+	return len(r) == 0
 }
 
 // leadingInt reads the integer at the start of b: an optional minus sign

@@ -2,10 +2,13 @@ package poller
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"reflect"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -251,9 +254,47 @@ func TestAppendRecordSameAsAdd(t *testing.T) {
 		{`[[900,"unchanged",60,0,7],]`, `[[900,"unchanged",60,0,7],[1000,"changed",0,0,7]]`},
 		{`not json`, `[[1000,"changed",0,0,0]]`},
 		{`[[900,"a\"b",60,0,7]]`, `[[900,"a\"b",60,0,7],[1000,"changed",0,0,7]]`},
+		{`[[900,"a,b,c,d"]]`, `[[1000,"changed",0,0,0]]`}, // undecodable: a new history
+		{`[[900,"x",a,b,c]]`, `[[1000,"changed",0,0,0]]`},
+		{`[[900, "unchanged", 60, 0, 7]]`, `[[900,"unchanged",60,0,7],[1000,"changed",0,0,7]]`}, // spaced: decoded
 	} {
 		if got := appendRecord([]byte(tc.raw), rec); string(got) != tc.want {
 			t.Errorf("appendRecord(%s) = %s, want %s", tc.raw, got, tc.want)
 		}
+	}
+}
+
+// flakyStates fails PollState while fail is set.
+type flakyStates struct {
+	*memStore
+	fail atomic.Bool
+}
+
+func (f *flakyStates) PollState(ctx context.Context, id string) ([]byte, error) {
+	if f.fail.Load() {
+		return nil, errors.New("disk hiccup")
+	}
+	return f.memStore.PollState(ctx, id)
+}
+
+// A poll whose stored history cannot be read does not replace it with
+// itself alone.
+func TestHistoryKeptWhenUnreadable(t *testing.T) {
+	o := newOrigin(t)
+	clk := newFakeClock(t0)
+	fs := &flakyStates{memStore: newMemStore()}
+	cfg := testConfig(t, baseYAML(fmt.Sprintf("resources:\n  - {id: news, url: %q}\n", o.url("/news.html"))))
+	e := newTestEngine(t, cfg, fs, clk)
+	pollAtNext(t, e, clk, "news")
+	pollAtNext(t, e, clk, "news")
+	fs.fail.Store(true)
+	pollAtNext(t, e, clk, "news")
+	fs.fail.Store(false)
+	if h, _ := e.History(t.Context(), "news"); len(h) != 2 {
+		t.Fatalf("history after an unreadable one: %d polls, want the 2 stored before", len(h))
+	}
+	pollAtNext(t, e, clk, "news")
+	if h, _ := e.History(t.Context(), "news"); len(h) != 3 {
+		t.Fatalf("history: %d polls, want 3", len(h))
 	}
 }

@@ -117,7 +117,9 @@ func (e *Engine) finishLeased(ctx context.Context, r *resource, start time.Time,
 	e.mu.Unlock()
 	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), stateSaveTimeout)
 	defer cancel()
-	res.history = e.storedRawHistory(cctx, r.id)
+	// A history that cannot be read is started anew rather than failing
+	// the poll: its version and the lease must be committed now.
+	res.history, _ = e.storedRawHistory(cctx, r.id)
 	sr, err := e.leaser.Complete(cctx, r.id, res.doc, func(sr storage.SaveResult) ([]byte, time.Time, error) {
 		if res.doc != nil && sr.Changed {
 			res.outcome, res.changed = OutcomeChanged, true

@@ -80,7 +80,9 @@ func main() {
 			log.Fatalf("%d resources: %v", n, err)
 		}
 		r.BytesPerIdleResource = float64(r.RSSStored-base.RSSStored) / float64(n)
-		r.LivePerResource = float64(r.HeapLive-base.HeapLive) / float64(n)
+		if r.HeapLive > 0 && base.HeapLive > 0 { // -1: the metric was missing
+			r.LivePerResource = float64(r.HeapLive-base.HeapLive) / float64(n)
+		}
 		results = append(results, r)
 		_ = os.RemoveAll(filepath.Join(dir, "n"+strconv.Itoa(n)))
 		printResult(r)

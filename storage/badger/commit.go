@@ -1,6 +1,7 @@
 package badger
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"sync/atomic"
@@ -46,13 +47,16 @@ type committer struct {
 }
 
 // do runs fn in the next batch and returns once that batch is committed
-// (durable with synced writes) or failed.
-func (c *committer) do(fn func(txn *bdg.Txn) error) error {
+// (durable with synced writes) or failed. ctx ends the wait for a batch to
+// take fn; once taken, fn runs and do waits for its commit.
+func (c *committer) do(ctx context.Context, fn func(txn *bdg.Txn) error) error {
 	r := &commitReq{fn: fn, done: make(chan error, 1)}
 	select {
 	case c.reqs <- r:
 	case <-c.stop:
 		return errClosed
+	case <-ctx.Done():
+		return ctx.Err()
 	}
 	return <-r.done
 }

@@ -123,7 +123,7 @@ func TestCommitConcurrentSavesShareCommits(t *testing.T) {
 	for i := range n {
 		wg.Go(func() {
 			<-start
-			if err := db.commits.do(setter(fmt.Sprint("c", i), []byte("v"))); err != nil {
+			if err := db.commits.do(t.Context(), setter(fmt.Sprint("c", i), []byte("v"))); err != nil {
 				t.Error(err)
 			}
 		})
@@ -148,7 +148,7 @@ func TestCommitAfterCloseFails(t *testing.T) {
 	if err := db.Close(); err != nil {
 		t.Fatal(err)
 	}
-	if err := db.commits.do(setter("late", nil)); !errors.Is(err, errClosed) {
+	if err := db.commits.do(t.Context(), setter("late", nil)); !errors.Is(err, errClosed) {
 		t.Fatalf("save after Close: %v, want errClosed", err)
 	}
 }

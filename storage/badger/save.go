@@ -63,7 +63,6 @@ func (db *DB) save(ctx context.Context, doc *schema.Document) (storage.SaveResul
 	}
 	unlock := db.locks.lock(id)
 	defer unlock()
-	defer db.infos.invalidate(id) // after the commit, before the unlock
 
 	// Most saves of a polled page bring nothing new: answer them from the
 	// latest version's hash (the resource's lock is held, so it cannot
@@ -80,11 +79,12 @@ func (db *DB) save(ctx context.Context, doc *schema.Document) (storage.SaveResul
 	if err != nil {
 		return storage.SaveResult{}, fmt.Errorf("save %q: %w", id, err)
 	}
+	defer db.infos.invalidate(id) // after the commit, before the unlock
 	if err := ctx.Err(); err != nil {
 		return storage.SaveResult{}, fmt.Errorf("save %q: %w", id, err)
 	}
 	var res storage.SaveResult
-	err = db.commits.do(func(txn *bdg.Txn) error {
+	err = db.commits.do(ctx, func(txn *bdg.Txn) error {
 		m, err := getMeta(txn, id)
 		existed := err == nil
 		if errors.Is(err, storage.ErrGone) || err != nil && !errors.Is(err, storage.ErrNotFound) {
@@ -196,8 +196,14 @@ func (hh *hashHints) set(id string, h schema.Hash) {
 	if hh.m == nil {
 		hh.m = make(map[string]uint64)
 	}
+	if len(hh.m) >= maxHints {
+		clear(hh.m) // a bound on memory: the hints come back with the next saves
+	}
 	hh.m[strings.Clone(id)] = hintOf(h) // a copy: id may be part of a larger string
 }
+
+// maxHints bounds the hints kept: beyond, a changed document costs a read.
+const maxHints = 1 << 16
 
 func (hh *hashHints) forget(id string) {
 	hh.mu.Lock()
