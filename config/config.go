@@ -31,7 +31,7 @@ type Config struct {
 	NodeID       string        `yaml:"node_id"`      // postgres: this node's name in leases (default host:pid)
 	// MemoryLimit is the memory the Go runtime keeps the process under (as
 	// GOMEMLIMIT); 0 chooses one: half the machine's (or the container's)
-	// memory, at most 2 GiB. Under a limit the garbage collector runs
+	// memory. Under a limit the garbage collector runs
 	// rarely (as GOGC=400) while the live heap is small, which keeps the
 	// tail latency of cached feeds low. The GOMEMLIMIT and GOGC environment
 	// variables, when set, win.

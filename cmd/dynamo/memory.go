@@ -17,8 +17,7 @@ import (
 
 // Memory defaults: see config.Config.MemoryLimit.
 const (
-	maxAutoMemoryLimit = 2 << 30 // an automatic limit never exceeds this
-	limitedGCPercent   = 400     // GOGC under a memory limit, while the live heap is small
+	limitedGCPercent = 400 // GOGC under a memory limit, while the live heap is small
 	// heapFloor is the heap size below which collecting is not worth its
 	// latency: GOGC is set so that the heap may grow to it (at most
 	// limitedGCPercent), and falls back to Go's 100 once the live heap is
@@ -49,7 +48,10 @@ func applyMemory(cfg *config.Config, total func() int64) memorySettings {
 		if total == nil {
 			total = availableMemory
 		}
-		limit, source = min(total()/2, maxAutoMemoryLimit), "auto"
+		// Half of what the process may use, uncapped: a limit below the live
+		// heap of many resources would make the collector run without end
+		// (a fixed 2 GiB did, at 1,000,000 resources).
+		limit, source = total()/2, "auto"
 	}
 	if limit <= 0 {
 		return memorySettings{Source: "none"}

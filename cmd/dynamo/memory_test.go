@@ -22,7 +22,7 @@ func TestApplyMemory(t *testing.T) {
 	}{
 		{"configured", 512 << 20, 64 << 30, 512 << 20, "config"},
 		{"auto: half the memory", 0, 2 << 30, 1 << 30, "auto"},
-		{"auto: capped", 0, 64 << 30, 2 << 30, "auto"},
+		{"auto: not capped", 0, 64 << 30, 32 << 30, "auto"},
 		{"auto: memory unknown", 0, 0, 0, "none"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
