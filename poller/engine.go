@@ -322,11 +322,7 @@ func (e *Engine) apply(ctx context.Context, cfg *config.Config, registered map[s
 	}
 	e.mu.Unlock()
 	loaded := make(map[string]persisted, len(fresh))
-	for _, id := range fresh {
-		if st, ok := e.loadState(ctx, id); ok {
-			loaded[id] = st
-		}
-	}
+	e.loadStates(ctx, fresh, loaded)
 
 	set := fetchSettingsOf(cfg.Poller)
 	var old *retriever
@@ -462,6 +458,55 @@ func (e *Engine) scheduleFirst(r *resource, now time.Time) {
 	}
 	r.st.NextPoll = at
 	e.queue.Push(r.id, at)
+}
+
+// bulkStates is a store that reads every poll state in one pass (Badger's
+// iterator), which a start-up with many resources uses instead of a read
+// per resource.
+type bulkStates interface {
+	PollStates(ctx context.Context, fn func(id string, state []byte) error) error
+}
+
+// bulkLoadMin is the number of resources from which loadStates reads every
+// state in one pass rather than one by one.
+const bulkLoadMin = 256
+
+// loadStates reads the stored states of ids into loaded.
+func (e *Engine) loadStates(ctx context.Context, ids []string, loaded map[string]persisted) {
+	bulk, ok := e.store.(bulkStates)
+	if !ok || len(ids) < bulkLoadMin {
+		for _, id := range ids {
+			if st, ok := e.loadState(ctx, id); ok {
+				loaded[id] = st
+			}
+		}
+		return
+	}
+	want := make(map[string]bool, len(ids))
+	for _, id := range ids {
+		want[id] = true
+	}
+	err := bulk.PollStates(ctx, func(id string, b []byte) error {
+		if !want[id] {
+			return nil
+		}
+		st, err := unmarshalState(b)
+		if err != nil {
+			e.log.Warn("poll state undecodable; starting afresh", slog.String("resource", id), slog.Any("error", err))
+			return nil
+		}
+		loaded[id] = st
+		return nil
+	})
+	if err != nil {
+		e.log.WarnContext(ctx, "poll states unreadable in one pass; reading them one by one", slog.Any("error", err))
+		clear(loaded)
+		for _, id := range ids {
+			if st, ok := e.loadState(ctx, id); ok {
+				loaded[id] = st
+			}
+		}
+	}
 }
 
 func (e *Engine) loadState(ctx context.Context, id string) (persisted, bool) {

@@ -8,9 +8,12 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"reflect"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/dynamo-rss/dynamo/storage/badger"
 )
 
 func TestHistoryRecordsEveryPoll(t *testing.T) {
@@ -297,4 +300,56 @@ func TestHistoryKeptWhenUnreadable(t *testing.T) {
 	if h, _ := e.History(t.Context(), "news"); len(h) != 3 {
 		t.Fatalf("history: %d polls, want 3", len(h))
 	}
+}
+
+// Many resources start from their stored states read in one pass (a store
+// with PollStates), as they would one by one.
+func TestStatesLoadedInOnePass(t *testing.T) {
+	db, err := badger.Open(t.TempDir(), badger.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	const n = bulkLoadMin + 44
+	var sb strings.Builder
+	sb.WriteString("resources:\n")
+	for i := range n {
+		fmt.Fprintf(&sb, "  - {id: r%d, url: \"http://127.0.0.1:9/p%d\", policy: {kind: flat, interval: 1h}}\n", i, i)
+		if i%2 == 0 { // half have a stored state
+			st := persisted{URL: fmt.Sprintf("http://127.0.0.1:9/p%d", i), Kind: KindFlat, Polls: int64(i + 1), NextPoll: t0.Add(time.Duration(i) * time.Minute)}
+			b, err := st.marshal()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := db.SavePollState(t.Context(), fmt.Sprint("r", i), b); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	clk := newFakeClock(t0)
+	cs := &countingStates{DB: db}
+	e := newTestEngine(t, testConfig(t, baseYAML(sb.String())), cs, clk)
+	if r := cs.reads.Load(); r != 0 {
+		t.Errorf("%d states read one by one at start-up, want one pass", r)
+	}
+	for i := range n {
+		s, ok := e.Status(fmt.Sprint("r", i))
+		if !ok {
+			t.Fatalf("r%d unknown", i)
+		}
+		if want := int64(0); i%2 == 0 && s.Polls != int64(i+1) || i%2 == 1 && s.Polls != want {
+			t.Errorf("r%d: %d polls, want the stored state's", i, s.Polls)
+		}
+	}
+}
+
+// countingStates counts the states read one by one.
+type countingStates struct {
+	*badger.DB
+	reads atomic.Int64
+}
+
+func (c *countingStates) PollState(ctx context.Context, id string) ([]byte, error) {
+	c.reads.Add(1)
+	return c.DB.PollState(ctx, id)
 }
