@@ -26,7 +26,8 @@
 // derived from the id, so it is stable) without touching what the policy has
 // learned; the first success resumes the policy where it was. The poll state
 // (policy state τ/α/intervals, ETag/Last-Modified of the last 200, outcome,
-// next poll, counters) is stored after every poll as versioned JSON through
+// next poll, counters, and the history of the last 200 polls, which is not
+// kept in memory) is stored after every poll as versioned JSON through
 // [StateStore]. A changed version is pruned with the resource's retention.
 // [Engine.Apply] switches configuration live: added resources are scheduled,
 // removed ones unscheduled (their history stays), a changed policy recomputes

@@ -15,9 +15,11 @@ import (
 
 // Bounds of a resource's poll history: the newest historyMax polls, none
 // older than historyAge. 200 polls cover four weeks of a page polled every
-// 3.4 hours; a page polled more often keeps fewer days. The history is saved
-// with the poll state after every poll, so its bound is also a bound on that
-// write (about 5 KB).
+// 3.4 hours; a page polled more often keeps fewer days. The history is
+// stored with the poll state, as its last member, and not kept in memory: a
+// poll reads the stored state back, appends its record on the encoded bytes
+// (appendRecord) and saves the state with it, so the bound is also a bound on
+// that write (about 5 KB).
 const (
 	historyMax = 200
 	historyAge = 28 * 24 * time.Hour
@@ -74,11 +76,8 @@ func (r *PollRecord) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
-// pollHistory is the bounded history of a resource's polls, oldest first.
-// It is appended to in place under the engine's lock (History hands out
-// copies), so a poll costs no copy of the history: dropped records are
-// sliced off the front, and the next growth of the array copies only the
-// kept ones, which bounds the array at about twice historyMax.
+// pollHistory is the bounded history of a resource's polls, oldest first,
+// decoded: what [Engine.History] returns (a poll works on the encoded form).
 type pollHistory []PollRecord
 
 // add returns h with rec appended and the records beyond the bounds (too
