@@ -135,8 +135,21 @@ func unmarshalState(b []byte) (persisted, error) {
 	// The decoder grows slices by doubling; the state is kept for as long
 	// as the resource lives, so it keeps exact-size copies.
 	p.Policy.Intervals = slices.Clone(p.Policy.Intervals)
+	// Words every state repeats share the constants' memory.
+	p.LastOutcome = outcomeString([]byte(p.LastOutcome))
+	p.Kind, p.Policy.Kind = kindString(p.Kind), kindString(p.Policy.Kind)
 	if p.Last != nil {
 		p.Last.Items = slices.Clone(p.Last.Items)
 	}
 	return p, nil
+}
+
+// kindString returns the policy kind k as the constant, when it is one.
+func kindString(k string) string {
+	for _, c := range [...]string{KindFlat, KindSmart, KindBudget} {
+		if k == c {
+			return c
+		}
+	}
+	return k
 }
