@@ -505,6 +505,12 @@ func (b *builder) checkAttrs(r *region) string {
 		if p, _ := r.a.attr("prefix"); strings.EqualFold(strings.TrimSpace(p), "xml") || strings.EqualFold(strings.TrimSpace(p), "xmlns") {
 			return fmt.Sprintf("prefix %q is reserved by XML", p)
 		}
+		p, _ := r.a.attr("prefix")
+		l, _ := r.a.attr("localname")
+		u, _ := r.a.attr("uri")
+		if problem := schema.ExtensionNameProblem(strings.TrimSpace(p), strings.TrimSpace(l), clean(u)); problem != "" {
+			return fmt.Sprintf("extension %q:%q (uri %q) %s", shorten(p), shorten(l), shorten(u), problem)
+		}
 	}
 	return ""
 }

@@ -271,6 +271,22 @@ const (
 // reads the NCName s as a name. It follows the XML 1.0 fourth edition's name
 // characters, far fewer than the fifth edition's [IsNCName] allows beyond
 // ASCII (no U+0132, nothing past U+FFFF, ...); in ASCII the two agree.
+// ExtensionNameProblem says why prefix:localName in namespace uri, both
+// names well formed (IsNCName), cannot name an extension element that
+// survives a round trip through Marshal and Unmarshal ("" when it can): it
+// misuses the reserved xml or xmlns prefix or namespace, or a name has
+// characters encoding/xml cannot read back. Validate and the extractor
+// apply it alike.
+func ExtensionNameProblem(prefix, localName, uri string) string {
+	switch {
+	case (prefix == "xml") != (uri == xmlNamespace) || prefix == "xmlns" || uri == xmlnsNamespace:
+		return "misuses the reserved xml or xmlns prefix or namespace"
+	case !decodableName(prefix) || !decodableName(localName):
+		return "has a name encoding/xml cannot read back"
+	}
+	return ""
+}
+
 func decodableName(s string) bool {
 	for i := 0; i < len(s); i++ {
 		if s[i] >= utf8.RuneSelf {
@@ -356,10 +372,8 @@ func (v *validator) extensions(item int, ext Extensions) {
 		switch {
 		case !IsNCName(x.Prefix) || !IsNCName(x.LocalName) || x.URI == "":
 			v.bad("%s extension %q:%q (uri %q) is not a well-formed element name", where(item), x.Prefix, x.LocalName, x.URI)
-		case (x.Prefix == "xml") != (x.URI == xmlNamespace) || x.Prefix == "xmlns" || x.URI == xmlnsNamespace:
-			v.bad("%s extension %q:%q (uri %q) misuses the reserved xml or xmlns prefix or namespace", where(item), x.Prefix, x.LocalName, x.URI)
-		case !decodableName(x.Prefix) || !decodableName(x.LocalName):
-			v.bad("%s extension %q:%q has a name encoding/xml cannot read back", where(item), x.Prefix, x.LocalName)
+		case ExtensionNameProblem(x.Prefix, x.LocalName, x.URI) != "":
+			v.bad("%s extension %q:%q (uri %q) %s", where(item), x.Prefix, x.LocalName, x.URI, ExtensionNameProblem(x.Prefix, x.LocalName, x.URI))
 		case !LegalXML(x.URI):
 			v.bad("%s extension %s:%s namespace contains characters XML does not allow", where(item), x.Prefix, x.LocalName)
 		}
