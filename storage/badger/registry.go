@@ -43,7 +43,10 @@ func (db *DB) Register(ctx context.Context, reg storage.Registration) (created b
 	unlock := db.locks.lock(reg.ID)
 	defer unlock()
 	var wasGone bool
-	err = db.update(ctx, func(txn *bdg.Txn) error {
+	// Through the committer, so that many registrations at once (an
+	// operator importing a list) share synced commits as saves do.
+	err = db.commits.do(ctx, func(txn *bdg.Txn) error {
+		created = false
 		old, err := getValue(txn, regKey(reg.ID))
 		switch {
 		case errors.Is(err, bdg.ErrKeyNotFound):
