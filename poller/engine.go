@@ -473,20 +473,28 @@ const bulkLoadMin = 256
 
 // loadStates reads the stored states of ids into loaded.
 func (e *Engine) loadStates(ctx context.Context, ids []string, loaded map[string]persisted) {
-	bulk, ok := e.store.(bulkStates)
-	if !ok || len(ids) < bulkLoadMin {
-		for _, id := range ids {
-			if st, ok := e.loadState(ctx, id); ok {
-				loaded[id] = st
-			}
+	if bulk, ok := e.store.(bulkStates); ok && len(ids) >= bulkLoadMin {
+		err := e.loadStatesBulk(ctx, bulk, ids, loaded)
+		if err == nil {
+			return
 		}
-		return
+		e.log.WarnContext(ctx, "poll states unreadable in one pass; reading them one by one", slog.Any("error", err))
+		clear(loaded)
 	}
+	for _, id := range ids {
+		if st, ok := e.loadState(ctx, id); ok {
+			loaded[id] = st
+		}
+	}
+}
+
+// loadStatesBulk reads the stored states of ids into loaded in one pass.
+func (e *Engine) loadStatesBulk(ctx context.Context, bulk bulkStates, ids []string, loaded map[string]persisted) error {
 	want := make(map[string]bool, len(ids))
 	for _, id := range ids {
 		want[id] = true
 	}
-	err := bulk.PollStates(ctx, func(id string, b []byte) error {
+	return bulk.PollStates(ctx, func(id string, b []byte) error {
 		if !want[id] {
 			return nil
 		}
@@ -498,15 +506,6 @@ func (e *Engine) loadStates(ctx context.Context, ids []string, loaded map[string
 		loaded[id] = st
 		return nil
 	})
-	if err != nil {
-		e.log.WarnContext(ctx, "poll states unreadable in one pass; reading them one by one", slog.Any("error", err))
-		clear(loaded)
-		for _, id := range ids {
-			if st, ok := e.loadState(ctx, id); ok {
-				loaded[id] = st
-			}
-		}
-	}
 }
 
 func (e *Engine) loadState(ctx context.Context, id string) (persisted, bool) {
