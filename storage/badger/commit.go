@@ -20,6 +20,9 @@ import (
 // memtable's log for the whole batch. Each caller waits until the batch is
 // durable, so a nil error still means "on disk".
 //
+// With the journal (journal.go), Badger does not sync: the batch's writes
+// are written to the journal and synced there, then committed to Badger.
+//
 // A save's fn runs on the committer's goroutine, inside the shared
 // transaction. It must only touch its own resource's keys (the caller holds
 // that resource's lock, so no two fns of one batch touch the same keys), and
@@ -34,12 +37,14 @@ const maxBatch = 128
 var errClosed = errors.New("store closed")
 
 type commitReq struct {
-	fn   func(txn *bdg.Txn) error
+	fn   func(txn wtxn) error
 	done chan error // buffered: the committer never blocks on a caller
 }
 
 type committer struct {
 	bdb  *bdg.DB
+	j    *journal        // nil: Badger syncs (or nothing does, with NoSyncWrites)
+	rec  []byte          // the journal record of the transaction being built
 	reqs chan *commitReq // unbuffered: a request is either taken or refused
 	stop <-chan struct{}
 
@@ -49,7 +54,7 @@ type committer struct {
 // do runs fn in the next batch and returns once that batch is committed
 // (durable with synced writes) or failed. ctx ends the wait for a batch to
 // take fn; once taken, fn runs and do waits for its commit.
-func (c *committer) do(ctx context.Context, fn func(txn *bdg.Txn) error) error {
+func (c *committer) do(ctx context.Context, fn func(txn wtxn) error) error {
 	r := &commitReq{fn: fn, done: make(chan error, 1)}
 	select {
 	case c.reqs <- r:
@@ -90,17 +95,22 @@ func (c *committer) run() {
 func (c *committer) commit(batch []*commitReq) {
 	for len(batch) > 0 {
 		txn := c.bdb.NewTransaction(true)
+		w := wtxn{Txn: txn}
+		if c.j != nil {
+			c.rec = append(c.rec[:0], make([]byte, journalHeader)...) // room for the header
+			w.rec = &c.rec
+		}
 		failed, tooBig := -1, false
 		var ferr error
 		for i, r := range batch {
-			if ferr = r.fn(txn); ferr != nil {
+			if ferr = r.fn(w); ferr != nil {
 				failed, tooBig = i, errors.Is(ferr, bdg.ErrTxnTooBig)
 				break
 			}
 		}
 		switch {
 		case failed < 0:
-			err := txn.Commit()
+			err := c.commitTxn(txn)
 			c.commits.Add(1)
 			c.saves.Add(uint64(len(batch)))
 			if err != nil {
@@ -124,4 +134,73 @@ func (c *committer) commit(batch []*commitReq) {
 			batch = append(batch[:failed:failed], batch[failed+1:]...)
 		}
 	}
+}
+
+// commitTxn commits txn. With the journal, the batch's record is written
+// and synced first: Badger must never hold a write the journal lacks (a
+// replay would then revert some of its keys and not others). After a failed
+// Badger commit the journal stops (see journal.write).
+func (c *committer) commitTxn(txn *bdg.Txn) error {
+	if c.j == nil || len(c.rec) == journalHeader {
+		return txn.Commit()
+	}
+	if err := c.j.write(c.rec); err != nil {
+		txn.Discard()
+		return err
+	}
+	err := txn.Commit()
+	if err != nil {
+		c.j.fail(err)
+	}
+	return err
+}
+
+// wtxn is a read-write transaction of the committer: its writes are also
+// recorded for the journal. Everything that writes to the store writes
+// through one.
+//
+// A planning wtxn wraps a read-only transaction and only records: a save
+// computes its writes on its own goroutine, and the committer's transaction
+// then just applies them (see [wtxn.apply]).
+type wtxn struct {
+	*bdg.Txn
+	rec  *[]byte // nil: no journal
+	plan bool    // record the writes without making them
+}
+
+func (t wtxn) Set(key, value []byte) error {
+	if !t.plan {
+		if err := t.Txn.Set(key, value); err != nil {
+			return err
+		}
+	}
+	if t.rec != nil {
+		*t.rec = appendOp(*t.rec, key, value, false)
+	}
+	return nil
+}
+
+func (t wtxn) Delete(key []byte) error {
+	if !t.plan {
+		if err := t.Txn.Delete(key); err != nil {
+			return err
+		}
+	}
+	if t.rec != nil {
+		*t.rec = appendOp(*t.rec, key, nil, true)
+	}
+	return nil
+}
+
+// apply makes the writes a planning wtxn recorded in ops (which must stay
+// unchanged until the commit: Badger keeps the slices).
+func (t wtxn) apply(ops []byte) error {
+	err := forEachOp(ops, func(key, value []byte, del bool) error { return writeOp(t.Txn, key, value, del) })
+	if err != nil {
+		return err
+	}
+	if t.rec != nil {
+		*t.rec = append(*t.rec, ops...)
+	}
+	return nil
 }

@@ -12,11 +12,11 @@ import (
 )
 
 // setter is a commit fn writing value under key.
-func setter(key string, value []byte) func(*bdg.Txn) error {
-	return func(txn *bdg.Txn) error { return txn.Set([]byte(key), value) }
+func setter(key string, value []byte) func(wtxn) error {
+	return func(txn wtxn) error { return txn.Set([]byte(key), value) }
 }
 
-func request(fn func(*bdg.Txn) error) *commitReq {
+func request(fn func(wtxn) error) *commitReq {
 	return &commitReq{fn: fn, done: make(chan error, 1)}
 }
 
@@ -47,7 +47,7 @@ func TestCommitBatchIsolatesAFailure(t *testing.T) {
 	boom := errors.New("boom")
 	batch := []*commitReq{
 		request(setter("a", []byte("1"))),
-		request(func(txn *bdg.Txn) error {
+		request(func(txn wtxn) error {
 			if err := txn.Set([]byte("half"), []byte("written")); err != nil {
 				return err
 			}
@@ -81,8 +81,8 @@ func TestCommitBatchTooBigIsSplit(t *testing.T) {
 	defer db.Close()
 	// Values under the value-log threshold count in full.
 	value := bytes.Repeat([]byte("x"), 1<<10)
-	many := func(prefix string, n int) func(*bdg.Txn) error {
-		return func(txn *bdg.Txn) error {
+	many := func(prefix string, n int) func(wtxn) error {
+		return func(txn wtxn) error {
 			for j := range n {
 				if err := txn.Set([]byte(fmt.Sprint(prefix, "/", j)), value); err != nil {
 					return err

@@ -20,13 +20,12 @@ const defaultGCInterval = 10 * time.Minute
 // gcDiscardRatio: rewrite a value-log file when at least this share of it is garbage.
 const gcDiscardRatio = 0.5
 
-// maxConflictRetries bounds the retries of a transaction Badger reports as conflicting.
-const maxConflictRetries = 16
-
 func openBadger(dir string, opts Options, log *slog.Logger) (*bdg.DB, error) {
 	bo := bdg.DefaultOptions(dir).
 		WithLogger(slogLogger{log: log}).
-		WithSyncWrites(!opts.NoSyncWrites).
+		// Durability comes from the journal (journal.go), not from
+		// Badger's own syncs.
+		WithSyncWrites(false).
 		// Saves of a resource are serialized by DB.locks and every
 		// read-modify-write holds that lock, so Badger need not track reads.
 		WithDetectConflicts(false).
@@ -41,6 +40,9 @@ func openBadger(dir string, opts Options, log *slog.Logger) (*bdg.DB, error) {
 		WithMetricsEnabled(false)
 	if opts.MemTableSize > 0 {
 		bo = bo.WithMemTableSize(opts.MemTableSize)
+	}
+	if opts.valueLogFileSize > 0 {
+		bo = bo.WithValueLogFileSize(opts.valueLogFileSize)
 	}
 	if opts.InMemory {
 		bo = bo.WithDir("").WithValueDir("").WithInMemory(true)
@@ -95,7 +97,7 @@ func (db *DB) runGC(interval time.Duration, stop <-chan struct{}) {
 			continue // GC writes a new value-log file before it frees the old one
 		}
 		for { // one call rewrites at most one file: repeat while it finds garbage
-			err := db.bdb.RunValueLogGC(gcDiscardRatio)
+			err := db.valueLogGC()
 			if err == nil {
 				select {
 				case <-stop:
@@ -110,6 +112,29 @@ func (db *DB) runGC(interval time.Duration, stop <-chan struct{}) {
 			break
 		}
 	}
+}
+
+// valueLogGC rewrites one value-log file if it is mostly garbage. The GC
+// moves the live values of an old file into the current one (unsynced, as
+// every Badger write here) and then deletes the old file. With the journal,
+// the deletion must wait until the moved values are durable: Badger defers
+// deleting a rewritten file while an iterator is open, so one is held until
+// a checkpoint has synced the store.
+func (db *DB) valueLogGC() error {
+	if db.journal == nil {
+		return db.bdb.RunValueLogGC(gcDiscardRatio)
+	}
+	txn := db.bdb.NewTransaction(false)
+	it := txn.NewIterator(bdg.IteratorOptions{Prefix: []byte{0xff, 0xff}})
+	defer txn.Discard()
+	defer it.Close()
+	err := db.bdb.RunValueLogGC(gcDiscardRatio)
+	if err == nil {
+		if cerr := db.checkpoint(); cerr != nil {
+			return fmt.Errorf("checkpoint after value-log gc: %w", cerr)
+		}
+	}
+	return err
 }
 
 // slogLogger adapts log/slog to bdg.Logger. Badger's messages are format
@@ -175,19 +200,44 @@ func (k *keyedLocks) lock(id string) func() {
 	}
 }
 
-// update runs fn in a read-write transaction and commits it, retrying on
-// conflicts. fn may run more than once.
-func (db *DB) update(ctx context.Context, fn func(txn *bdg.Txn) error) error {
-	for attempt := 0; ; attempt++ {
-		if err := ctx.Err(); err != nil {
-			return err
-		}
-		err := db.bdb.Update(fn)
-		if !errors.Is(err, bdg.ErrConflict) || attempt == maxConflictRetries {
+// update runs fn in the committer's next transaction (see commit.go): every
+// write to the store goes through it, and so through the journal. fn may run
+// more than once.
+func (db *DB) update(ctx context.Context, fn func(txn wtxn) error) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	return db.commits.do(ctx, fn)
+}
+
+// kv is one write of writeAll: value nil deletes key.
+type kv struct{ key, value []byte }
+
+// writeAll commits ops in order, in transactions of at most opsChunk: a
+// write too big for one transaction (a prune, a purge) is split, and an
+// interruption leaves a prefix of ops written.
+func (db *DB) writeAll(ctx context.Context, ops []kv) error {
+	for len(ops) > 0 {
+		chunk := ops[:min(len(ops), opsChunk)]
+		ops = ops[len(chunk):]
+		err := db.update(ctx, func(txn wtxn) error {
+			write := setOrDelete(txn)
+			for _, o := range chunk {
+				if err := write(o.key, o.value); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+		if err != nil {
 			return err
 		}
 	}
+	return nil
 }
+
+// opsChunk bounds the writes writeAll puts in one transaction.
+const opsChunk = 4096
 
 // view runs fn in a read-only transaction.
 func (db *DB) view(ctx context.Context, fn func(txn *bdg.Txn) error) error {

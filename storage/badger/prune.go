@@ -3,7 +3,6 @@ package badger
 import (
 	"context"
 	"encoding/binary"
-	"errors"
 	"fmt"
 	"sort"
 	"time"
@@ -151,44 +150,31 @@ func (db *DB) pruneStep(ctx context.Context, id string, m *meta, n uint64, del [
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	txn := db.bdb.NewTransaction(true)
-	defer func() { txn.Discard() }()
-	write := func(k, v []byte) error {
-		err := setOrDelete(txn)(k, v)
-		if errors.Is(err, bdg.ErrTxnTooBig) {
-			if err := txn.Commit(); err != nil {
-				return fmt.Errorf("commit partial prune: %w", err)
-			}
-			txn = db.bdb.NewTransaction(true)
-			err = setOrDelete(txn)(k, v)
-		}
-		return err
-	}
-	deleteKey := func(k []byte) error { return write(k, nil) }
+	// The writes are listed first (the caller holds id's lock, so what is
+	// read stays true), then committed in order: the metadata last.
+	var ops []kv
 	pages := newPageEdits(id)
 	for _, u := range del {
-		for _, k := range [][]byte{u.itemKey, slotKey(prefixContent, id, u.slot)} {
-			if err := deleteKey(k); err != nil {
-				return err
-			}
-		}
+		ops = append(ops, kv{key: u.itemKey}, kv{key: slotKey(prefixContent, id, u.slot)})
 		pages.remove(u.slot)
 	}
-	if err := pages.apply(func() *bdg.Txn { return txn }, write); err != nil {
+	err := db.view(ctx, func(txn *bdg.Txn) error {
+		return pages.apply(func() *bdg.Txn { return txn }, func(k, v []byte) error {
+			ops = append(ops, kv{key: k, value: v})
+			return nil
+		})
+	})
+	if err != nil {
 		return err
 	}
 	for seq := m.Oldest; seq < m.Oldest+n; seq++ {
-		if err := deleteKey(versionKey(id, seq)); err != nil {
-			return err
-		}
+		ops = append(ops, kv{key: versionKey(id, seq)})
 	}
 	next := *m
 	next.Oldest += n
 	next.Count -= n
-	if err := txn.Set(metaKey(id), next.encode()); err != nil {
-		return fmt.Errorf("write metadata: %w", err) // n <= pruneChunk keeps this from being too big in practice
-	}
-	if err := txn.Commit(); err != nil {
+	ops = append(ops, kv{key: metaKey(id), value: next.encode()})
+	if err := db.writeAll(ctx, ops); err != nil {
 		return fmt.Errorf("commit prune: %w", err)
 	}
 	*m = next

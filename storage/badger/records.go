@@ -76,8 +76,8 @@ func (db *DB) UpdateRecord(ctx context.Context, kind, key string, fn func(cur []
 	// detection is off): one per record, named apart from resource ids.
 	unlock := db.locks.lock("\x00record\x00" + string(k))
 	defer unlock()
-	return db.update(ctx, func(txn *bdg.Txn) error {
-		cur, err := getValue(txn, k)
+	return db.update(ctx, func(txn wtxn) error {
+		cur, err := getValue(txn.Txn, k)
 		if err != nil && !errors.Is(err, bdg.ErrKeyNotFound) {
 			return err
 		}

@@ -45,9 +45,9 @@ func (db *DB) Register(ctx context.Context, reg storage.Registration) (created b
 	var wasGone bool
 	// Through the committer, so that many registrations at once (an
 	// operator importing a list) share synced commits as saves do.
-	err = db.commits.do(ctx, func(txn *bdg.Txn) error {
+	err = db.commits.do(ctx, func(txn wtxn) error {
 		created = false
-		old, err := getValue(txn, regKey(reg.ID))
+		old, err := getValue(txn.Txn, regKey(reg.ID))
 		switch {
 		case errors.Is(err, bdg.ErrKeyNotFound):
 			created = true
@@ -60,7 +60,7 @@ func (db *DB) Register(ctx context.Context, reg storage.Registration) (created b
 			}
 			reg.Registered = prev.Registered
 		}
-		g, found, err := getGone(txn, reg.ID)
+		g, found, err := getGone(txn.Txn, reg.ID)
 		if err != nil {
 			return err
 		}
@@ -76,8 +76,8 @@ func (db *DB) Register(ctx context.Context, reg storage.Registration) (created b
 		if err := db.purge(ctx, reg.ID); err != nil {
 			return false, fmt.Errorf("register %q: %w", reg.ID, err)
 		}
-		err := db.update(ctx, func(txn *bdg.Txn) error {
-			g, found, err := getGone(txn, reg.ID)
+		err := db.update(ctx, func(txn wtxn) error {
+			g, found, err := getGone(txn.Txn, reg.ID)
 			if err != nil || !found {
 				return err
 			}
@@ -129,12 +129,12 @@ func (db *DB) Unregister(ctx context.Context, id string) error {
 	if err := db.poll.Update(func(txn *bdg.Txn) error { return txn.Delete(pollKey(id)) }); err != nil {
 		return fmt.Errorf("unregister %q: delete poll state: %w", id, err)
 	}
-	err = db.update(ctx, func(txn *bdg.Txn) error {
-		g, _, err := getGone(txn, id)
+	err = db.update(ctx, func(txn wtxn) error {
+		g, _, err := getGone(txn.Txn, id)
 		if err != nil {
 			return err
 		}
-		m, err := getMeta(txn, id)
+		m, err := getMeta(txn.Txn, id)
 		if err != nil && !errors.Is(err, storage.ErrNotFound) {
 			return err
 		}
@@ -161,8 +161,7 @@ func (db *DB) Unregister(ctx context.Context, id string) error {
 // purge deletes id's versions, item index, contents and search pages:
 // every family key but m. The caller holds id's lock.
 func (db *DB) purge(ctx context.Context, id string) error {
-	wb := db.bdb.NewWriteBatch()
-	defer wb.Cancel()
+	var dels []kv
 	err := db.view(ctx, func(txn *bdg.Txn) error {
 		for _, p := range []byte{prefixVersion, prefixItem, prefixContent, prefixSearch} {
 			opts := bdg.DefaultIteratorOptions
@@ -177,9 +176,13 @@ func (db *DB) purge(ctx context.Context, id string) error {
 						return err
 					}
 				}
-				if err := wb.Delete(it.Item().KeyCopy(nil)); err != nil {
-					it.Close()
-					return fmt.Errorf("delete: %w", err)
+				dels = append(dels, kv{key: it.Item().KeyCopy(nil)})
+				if len(dels) == opsChunk {
+					if err := db.writeAll(ctx, dels); err != nil {
+						it.Close()
+						return fmt.Errorf("delete: %w", err)
+					}
+					dels = dels[:0]
 				}
 			}
 			it.Close()
@@ -189,7 +192,7 @@ func (db *DB) purge(ctx context.Context, id string) error {
 	if err != nil {
 		return fmt.Errorf("purge: %w", err)
 	}
-	if err := wb.Flush(); err != nil {
+	if err := db.writeAll(ctx, dels); err != nil {
 		return fmt.Errorf("purge: %w", err)
 	}
 	return nil

@@ -66,9 +66,11 @@ func (db *DB) save(ctx context.Context, doc *schema.Document) (storage.SaveResul
 
 	// Most saves of a polled page bring nothing new: answer them from the
 	// latest version's hash (the resource's lock is held, so it cannot
-	// change) without a write. The others are prepared here, outside the
-	// batch: the batch's fns run one after another on the committer's
-	// goroutine, so they only read and write.
+	// change) without a write. The others are prepared and planned here, on
+	// the caller's goroutine: the committer's goroutine runs a batch's
+	// saves one after another, so it only applies their writes. Every
+	// writer of the resource's keys holds its lock, so what is read here
+	// stays true until the commit.
 	if res, same, err := db.unchanged(ctx, id, hash); err != nil || same {
 		if err != nil {
 			return storage.SaveResult{}, fmt.Errorf("save %q: %w", id, err)
@@ -83,9 +85,13 @@ func (db *DB) save(ctx context.Context, doc *schema.Document) (storage.SaveResul
 	if err := ctx.Err(); err != nil {
 		return storage.SaveResult{}, fmt.Errorf("save %q: %w", id, err)
 	}
-	var res storage.SaveResult
-	err = db.commits.do(ctx, func(txn *bdg.Txn) error {
-		m, err := getMeta(txn, id)
+	var (
+		res storage.SaveResult
+		ops []byte
+	)
+	err = db.view(ctx, func(rtxn *bdg.Txn) error {
+		txn := wtxn{Txn: rtxn, rec: &ops, plan: true}
+		m, err := getMeta(txn.Txn, id)
 		existed := err == nil
 		if errors.Is(err, storage.ErrGone) || err != nil && !errors.Is(err, storage.ErrNotFound) {
 			return err
@@ -132,6 +138,9 @@ func (db *DB) save(ctx context.Context, doc *schema.Document) (storage.SaveResul
 		res = storage.SaveResult{Changed: true, Seq: seq, Versions: int(m.Count)}
 		return nil
 	})
+	if err == nil && len(ops) > 0 {
+		err = db.commits.do(ctx, func(txn wtxn) error { return txn.apply(ops) })
+	}
 	if err != nil {
 		return storage.SaveResult{}, fmt.Errorf("save %q: %w", id, err)
 	}
@@ -216,7 +225,7 @@ func (hh *hashHints) forget(id string) {
 // and costs a write only if its content changed; a new id gets a slot (first
 // seen now) and an x entry; a returning id keeps its slot; an item that is
 // gone gets its last seen, seq and digest written to its x entry.
-func putItems(txn *bdg.Txn, id string, m *meta, doc *schema.Document, seq uint64, ts time.Time, p *prepared) ([]present, error) {
+func putItems(txn wtxn, id string, m *meta, doc *schema.Document, seq uint64, ts time.Time, p *prepared) ([]present, error) {
 	prev := make(map[string]int, len(m.Present))
 	for i := range m.Present {
 		prev[m.Present[i].ID] = i
@@ -233,7 +242,7 @@ func putItems(txn *bdg.Txn, id string, m *meta, doc *schema.Document, seq uint64
 			np.Slot, oldDigest = m.Present[k].Slot, &m.Present[k].Digest
 		} else {
 			xk := itemKey(id, it.ID)
-			x, found, err := getItemEntry(txn, xk)
+			x, found, err := getItemEntry(txn.Txn, xk)
 			if err != nil {
 				return nil, err
 			}
@@ -264,7 +273,7 @@ func putItems(txn *bdg.Txn, id string, m *meta, doc *schema.Document, seq uint64
 			return nil, fmt.Errorf("write item %q: %w", old.ID, err)
 		}
 	}
-	if err := pages.apply(func() *bdg.Txn { return txn }, setOrDelete(txn)); err != nil {
+	if err := pages.apply(func() *bdg.Txn { return txn.Txn }, setOrDelete(txn)); err != nil {
 		return nil, err
 	}
 	return now, nil

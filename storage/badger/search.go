@@ -246,12 +246,18 @@ func (p prefilter) mayMatch(e *pageEntry) bool {
 	return acc
 }
 
-// setOrDelete is the write function of a plain transaction.
-func setOrDelete(txn *bdg.Txn) func(key, value []byte) error {
+// writer is what writes a key: the committer's transaction.
+type writer interface {
+	Set(key, value []byte) error
+	Delete(key []byte) error
+}
+
+// setOrDelete is the write function of a transaction (value nil: delete).
+func setOrDelete(w writer) func(key, value []byte) error {
 	return func(key, value []byte) error {
 		if value == nil {
-			return txn.Delete(key)
+			return w.Delete(key)
 		}
-		return txn.Set(key, value)
+		return w.Set(key, value)
 	}
 }

@@ -24,7 +24,9 @@ type Options struct {
 	InMemory   bool          // for tests: no files
 
 	// NoSyncWrites acknowledges saves before they reach the disk: faster,
-	// but a crash may lose the last acknowledged saves (never corrupt the store).
+	// but an OS crash or power loss may lose the last acknowledged saves
+	// (never corrupt the store). Without it, every commit is synced through
+	// the journal (see journal.go).
 	NoSyncWrites bool
 	// MemTableSize is Badger's memtable size in bytes; 0 means Badger's default (64 MiB).
 	MemTableSize int64
@@ -37,10 +39,14 @@ type Options struct {
 	MinFree       uint64
 	FreeSpace     FreeSpaceFunc
 	SpaceInterval time.Duration
+
+	journalSegment   int64 // journal segment size; 0: defaultJournalSeg (tests set it)
+	valueLogFileSize int64 // 0: 64 MiB (tests copying a store set less)
 }
 
 // DB is the Badger-backed store. Safe for concurrent use.
 type DB struct {
+	dir   string
 	bdb   *bdg.DB
 	poll  *bdg.DB // poll states, not synced: see openPollStore
 	log   *slog.Logger
@@ -48,7 +54,10 @@ type DB struct {
 	infos infoCache   // storage.ResourceInfo of resources read lately; see infoCache
 	space *spaceGuard // nil: no free-space check
 
-	commits *committer // saves, batched into one transaction: see commit.go
+	commits *committer // every write, batched into one transaction: see commit.go
+	journal *journal   // nil with NoSyncWrites or InMemory: see journal.go
+	// checkpoint makes every write Badger has done durable (syncFiles).
+	checkpoint func() error
 	hints   hashHints  // latest content hashes, in part: see save.go
 	xmlBufs sync.Pool  // *[]byte: buffers for versions' XML before compression
 
@@ -69,12 +78,19 @@ func Open(dir string, opts Options) (*DB, error) {
 	if err != nil {
 		return nil, err
 	}
+	var j *journal
+	if !opts.InMemory {
+		if j, err = startJournal(dir, bdb, opts, log); err != nil {
+			return nil, errors.Join(err, bdb.Close())
+		}
+	}
 	poll, err := openPollStore(dir, opts, log)
 	if err != nil {
-		return nil, errors.Join(err, bdb.Close())
+		return nil, errors.Join(err, j.closeIfAny(), bdb.Close())
 	}
-	db := &DB{bdb: bdb, poll: poll, log: log, stop: make(chan struct{})}
-	db.commits = &committer{bdb: bdb, reqs: make(chan *commitReq), stop: db.stop}
+	db := &DB{dir: dir, bdb: bdb, poll: poll, log: log, journal: j, stop: make(chan struct{}),
+		checkpoint: func() error { return syncFiles(dir) }}
+	db.commits = &committer{bdb: bdb, j: j, reqs: make(chan *commitReq), stop: db.stop}
 	db.wg.Go(db.commits.run)
 	if !opts.InMemory && opts.MinFree > 0 {
 		free := opts.FreeSpace
@@ -108,7 +124,15 @@ func (db *DB) Close() error {
 		db.wg.Wait()
 		var errs []error
 		if err := db.bdb.Close(); err != nil {
-			errs = append(errs, fmt.Errorf("close badger: %w", err))
+			errs = append(errs, fmt.Errorf("close badger: %w", err), db.journal.closeIfAny())
+		} else if db.journal != nil {
+			// Badger is closed; once its files are synced the journal
+			// has nothing left to replay, and says so.
+			if err := syncFiles(db.dir); err != nil {
+				errs = append(errs, fmt.Errorf("close: sync store: %w", err), db.journal.close())
+			} else if err := db.journal.closeClean(); err != nil {
+				errs = append(errs, fmt.Errorf("close journal: %w", err))
+			}
 		}
 		if err := db.poll.Close(); err != nil {
 			errs = append(errs, fmt.Errorf("close poll-state badger: %w", err))

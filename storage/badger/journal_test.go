@@ -1,0 +1,388 @@
+package badger
+
+import (
+	"bytes"
+	"context"
+	"encoding/binary"
+	"fmt"
+	"hash/crc32"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	bdg "github.com/dgraph-io/badger/v4"
+
+	"github.com/dynamo-rss/dynamo/storage"
+)
+
+// encodeRecord builds a record as journal.write lays it out, padded.
+func encodeRecord(epoch, seq uint64, payload []byte) []byte {
+	rec := make([]byte, journalHeader, journalHeader+len(payload))
+	rec = append(rec, payload...)
+	binary.LittleEndian.PutUint32(rec[0:4], uint32(len(payload)))
+	binary.LittleEndian.PutUint64(rec[8:16], epoch)
+	binary.LittleEndian.PutUint64(rec[16:24], seq)
+	binary.LittleEndian.PutUint32(rec[4:8], crc32.Checksum(rec[8:], crcTable))
+	return append(rec, make([]byte, roundBlock(int64(len(rec)))-int64(len(rec)))...)
+}
+
+func setOp(k, v string) []byte { return appendOp(nil, []byte(k), []byte(v), false) }
+
+func seqs(recs []record) []uint64 {
+	var out []uint64
+	for _, r := range recs {
+		out = append(out, r.seq)
+	}
+	return out
+}
+
+// A segment is read from its start while records are whole, pass their CRC
+// and follow each other: a stale tail (an older round, or an older epoch)
+// and a write cut by a crash end it.
+func TestReadSegmentStopsAtStaleOrCutRecords(t *testing.T) {
+	var seg []byte
+	for seq := uint64(1); seq <= 3; seq++ {
+		seg = append(seg, encodeRecord(2, seq, setOp(fmt.Sprint("k", seq), "v"))...)
+	}
+	stale := encodeRecord(2, 41, setOp("old", "round"))
+	older := encodeRecord(1, 4, setOp("old", "epoch"))
+	for _, tt := range []struct {
+		name string
+		seg  []byte
+		want int
+	}{
+		{"zero-filled end", append(bytes.Clone(seg), make([]byte, 3*journalBlock)...), 3},
+		{"older round of the same epoch", append(bytes.Clone(seg), stale...), 3},
+		{"older epoch", append(bytes.Clone(seg), older...), 3},
+		{"end of file", seg, 3},
+		{"empty", nil, 0},
+	} {
+		if got := readSegment(tt.seg); len(got) != tt.want {
+			t.Errorf("%s: %d records %v, want %d", tt.name, len(got), seqs(got), tt.want)
+		}
+	}
+	cut := bytes.Clone(seg)
+	cut[2*journalBlock+journalHeader+1] ^= 0xff // the third record's payload
+	if got := readSegment(cut); len(got) != 2 {
+		t.Errorf("damaged third record: read %v, want the first two", seqs(got))
+	}
+	if got := readSegment(seg[:2*journalBlock+journalHeader+2]); len(got) != 2 {
+		t.Errorf("third record cut short: read %v, want the first two", seqs(got))
+	}
+}
+
+func TestToReplay(t *testing.T) {
+	rec := func(epoch, seq uint64, payload string) record {
+		return record{epoch: epoch, seq: seq, payload: []byte(payload)}
+	}
+	// Segment 1 holds 5-7 of epoch 3 after a clean epoch 2; segment 0 holds 8-9.
+	recs := []record{rec(3, 8, "x"), rec(3, 9, "x"), rec(2, 30, "x"), rec(2, 31, ""), rec(3, 5, "x"), rec(3, 6, "x"), rec(3, 7, "x")}
+	run, epoch, err := toReplay(recs)
+	if err != nil || epoch != 3 || fmt.Sprint(seqs(run)) != "[5 6 7 8 9]" {
+		t.Fatalf("got %v epoch %d %v, want 5..9 of epoch 3", seqs(run), epoch, err)
+	}
+	if run, epoch, err := toReplay(append(recs, rec(3, 10, ""))); err != nil || epoch != 3 || len(run) != 0 {
+		t.Fatalf("after a clean close: %v epoch %d %v, want nothing to replay", seqs(run), epoch, err)
+	}
+	if _, _, err := toReplay(append(recs, rec(3, 12, "x"))); err == nil || !strings.Contains(err.Error(), "damaged") {
+		t.Fatalf("records 10-11 missing before 12: %v, want an error", err)
+	}
+	if run, epoch, err := toReplay(nil); err != nil || epoch != 0 || len(run) != 0 {
+		t.Fatalf("no journal: %v %d %v", run, epoch, err)
+	}
+}
+
+// copyDir copies the regular files of src (and of its journal directory) to
+// dst; not the poll states (a Badger of their own, with 2 GB sparse files).
+func copyDir(t *testing.T, src, dst string) {
+	t.Helper()
+	entries, err := os.ReadDir(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(dst, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range entries {
+		if e.IsDir() {
+			if e.Name() == journalDir {
+				copyDir(t, filepath.Join(src, e.Name()), filepath.Join(dst, e.Name()))
+			}
+			continue
+		}
+		in, err := os.Open(filepath.Join(src, e.Name()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		out, err := os.Create(filepath.Join(dst, e.Name()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := io.Copy(out, in); err != nil {
+			t.Fatal(err)
+		}
+		in.Close()
+		if err := out.Close(); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// dump lists every key and value of the store.
+func dump(t *testing.T, db *DB) map[string]string {
+	t.Helper()
+	out := map[string]string{}
+	err := db.bdb.View(func(txn *bdg.Txn) error {
+		it := txn.NewIterator(bdg.DefaultIteratorOptions)
+		defer it.Close()
+		for it.Rewind(); it.Valid(); it.Next() {
+			v, err := it.Item().ValueCopy(nil)
+			if err != nil {
+				return err
+			}
+			out[string(it.Item().Key())] = string(v)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// exercise writes through every path that writes to the store.
+func exercise(t *testing.T, db *DB) {
+	t.Helper()
+	ctx := context.Background()
+	ts := time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC)
+	for _, id := range []string{"a", "b", "c"} {
+		if _, err := db.Register(ctx, storage.Registration{ID: id, Definition: []byte("url: https://example.org/" + id)}); err != nil {
+			t.Fatal(err)
+		}
+		for v := range 6 {
+			titles := []string{fmt.Sprint(id, v), fmt.Sprint(id, v+1), fmt.Sprint(id, v+2)}
+			if _, err := db.Save(ctx, testDoc(id, ts.Add(time.Duration(v)*time.Hour), titles...)); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if n, err := db.Prune(ctx, "a", storage.Retention{MaxVersions: 2}, ts.Add(24*time.Hour)); err != nil || n != 4 {
+		t.Fatalf("prune: %d %v", n, err)
+	}
+	if err := db.Unregister(ctx, "b"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.Register(ctx, storage.Registration{ID: "b", Definition: []byte("again")}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.Save(ctx, testDoc("b", ts.Add(48*time.Hour), "fresh")); err != nil {
+		t.Fatal(err)
+	}
+	for _, key := range []string{"x", "y"} {
+		err := db.UpdateRecord(ctx, "sub", key, func([]byte) ([]byte, error) { return []byte("on"), nil })
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := db.UpdateRecord(ctx, "sub", "x", func([]byte) ([]byte, error) { return nil, nil }); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// A power loss may take every write Badger made since the last checkpoint
+// (here: since Open). The journal must hold them all: a copy of the store
+// taken right after Open, given the journal of the run that followed,
+// reopens to exactly the same keys and values.
+func TestJournalReplaysEveryWrite(t *testing.T) {
+	dir, snap := t.TempDir(), t.TempDir()
+	opts := Options{MemTableSize: 4 << 20, valueLogFileSize: 4 << 20}
+	db, err := Open(dir, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	copyDir(t, dir, snap) // what a power loss just after Open would leave
+	exercise(t, db)
+	copyDir(t, filepath.Join(dir, journalDir), filepath.Join(snap, journalDir))
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+
+	want := reopenDump(t, dir, opts)
+	got := reopenDump(t, snap, opts)
+	if len(want) < 30 {
+		t.Fatalf("only %d keys: the exercise wrote little", len(want))
+	}
+	for k, v := range want {
+		if got[k] != v {
+			t.Errorf("key %q: replayed %d bytes, want %d", k, len(got[k]), len(v))
+		}
+	}
+	for k := range got {
+		if _, ok := want[k]; !ok {
+			t.Errorf("key %q is in the replayed store only", k)
+		}
+	}
+}
+
+func reopenDump(t *testing.T, dir string, opts Options) map[string]string {
+	t.Helper()
+	db, err := Open(dir, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		if err := db.Close(); err != nil {
+			t.Error(err)
+		}
+	}()
+	if err := db.Check(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	return dump(t, db)
+}
+
+// With small segments the journal goes round many times, checkpointing
+// each segment before it is reused; a crash copy of the running store
+// (Badger's files as the page cache has them, and the journal) opens with
+// every acknowledged version.
+func TestJournalSegmentsGoRound(t *testing.T) {
+	dir := t.TempDir()
+	opts := Options{MemTableSize: 4 << 20, valueLogFileSize: 4 << 20, journalSegment: 64 << 10}
+	db, err := Open(dir, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	ts := time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC)
+	const versions = 300
+	for v := range versions {
+		if _, err := db.Save(ctx, testDoc("r", ts.Add(time.Duration(v)*time.Minute), fmt.Sprint("item", v), fmt.Sprint("item", v+1))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if db.journal.switches < 4 {
+		t.Fatalf("the journal switched segments %d times: the test does not exercise reuse", db.journal.switches)
+	}
+	crash := t.TempDir()
+	copyDir(t, dir, crash)
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	got, err := Open(crash, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer got.Close()
+	info, err := got.Resource(ctx, "r")
+	if err != nil || info.Versions != versions {
+		t.Fatalf("after the crash copy: %+v %v, want %d versions", info, err, versions)
+	}
+	if err := got.Check(ctx); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// A clean close leaves nothing to replay; a reopened store starts a new epoch.
+func TestJournalCleanCloseReplaysNothing(t *testing.T) {
+	dir := t.TempDir()
+	db, err := Open(dir, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	exercise(t, db)
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	log := slog.New(slog.DiscardHandler)
+	bdb, err := openBadger(dir, Options{}, log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer bdb.Close()
+	epoch, replayed, err := replayJournal(filepath.Join(dir, journalDir), bdb, log)
+	if err != nil || epoch != 1 || replayed != 0 {
+		t.Fatalf("after a clean close: epoch %d, %d records replayed, %v; want epoch 1, none", epoch, replayed, err)
+	}
+}
+
+func vlogFiles(t *testing.T, dir string) []string {
+	t.Helper()
+	files, err := filepath.Glob(filepath.Join(dir, "*.vlog"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return files
+}
+
+// The value-log GC moves live values to the current file and deletes the
+// old one: with the journal, the deletion waits for a checkpoint, since the
+// moved values are not synced and the journal no longer holds them.
+func TestValueLogGCDeletesAfterCheckpoint(t *testing.T) {
+	dir := t.TempDir()
+	opts := Options{MemTableSize: 1 << 20, valueLogFileSize: 1 << 20, GCInterval: time.Hour}
+	db, err := Open(dir, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	value := bytes.Repeat([]byte("v"), 8<<10) // over the value threshold: in the value log
+	for round := range 6 { // level 0 is compacted from 5 tables
+		for k := range 200 {
+			key := []byte(fmt.Sprintf("z/%03d", k))
+			err := db.update(ctx, func(txn wtxn) error { return txn.Set(key, append(value[:len(value):len(value)], byte(round))) })
+			if err != nil {
+				t.Fatal(err)
+			}
+		}
+		// Closing flushes the memtable: one level-0 table per round.
+		if err := db.Close(); err != nil {
+			t.Fatal(err)
+		}
+		if db, err = Open(dir, opts); err != nil {
+			t.Fatal(err)
+		}
+	}
+	defer db.Close()
+	if err := db.bdb.Flatten(1); err != nil { // compaction counts the garbage
+		t.Fatal(err)
+	}
+	before := vlogFiles(t, dir)
+	var atCheckpoint []string
+	db.checkpoint = func() error {
+		atCheckpoint = vlogFiles(t, dir)
+		return syncFiles(dir)
+	}
+	if err := db.valueLogGC(); err != nil {
+		t.Skipf("badger found nothing to rewrite (%v): the test's sizes are off", err)
+	}
+	after := vlogFiles(t, dir)
+	if atCheckpoint == nil {
+		t.Fatal("no checkpoint after a rewrite")
+	}
+	for _, f := range before {
+		if !slices.Contains(atCheckpoint, f) {
+			t.Errorf("%s was deleted before the checkpoint", filepath.Base(f))
+		}
+	}
+	if len(after) >= len(atCheckpoint) {
+		t.Errorf("value-log files: %d before, %d at the checkpoint, %d after: nothing deleted", len(before), len(atCheckpoint), len(after))
+	}
+	for k := range 200 {
+		key := []byte(fmt.Sprintf("z/%03d", k))
+		err := db.view(ctx, func(txn *bdg.Txn) error {
+			v, err := getValue(txn, key)
+			if err == nil && (len(v) != len(value)+1 || v[len(value)] != 5) {
+				err = fmt.Errorf("value of %s changed", key)
+			}
+			return err
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+}
