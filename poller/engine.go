@@ -127,6 +127,7 @@ type Status struct {
 // use; Run owns the scheduler and worker goroutines.
 type Engine struct {
 	store   Store
+	hist    historyStore // nil: the history is kept in the stored state
 	clock   Clock
 	log     *slog.Logger
 	m       *metrics
@@ -186,8 +187,10 @@ func New(ctx context.Context, cfg *config.Config, store Store, opts Options) (*E
 	if err != nil {
 		return nil, err
 	}
+	hist, _ := store.(historyStore)
 	e := &Engine{
 		store:      store,
+		hist:       hist,
 		clock:      opts.Clock,
 		log:        opts.Logger,
 		m:          m,
@@ -816,6 +819,10 @@ type pollResult struct {
 	extracted  bool             // the page went through the extractor (diags are this poll's)
 	diags      []string         // the extraction's diagnostics, at most maxStatusDiagnostics
 	history    []byte           // the stored history, encoded, which this poll extends (see appendRecord)
+	// With a historyStore: the records to append, numbered from firstRecord.
+	records       [][]byte
+	firstRecord   uint64
+	historyUnread bool // the stored history could not be read: nothing is saved
 }
 
 // maxStatusDiagnostics bounds the diagnostics a status keeps.
@@ -942,6 +949,7 @@ type fetchState struct {
 func (e *Engine) fetchAndStore(ctx context.Context, r *resource, f *retriever, u *url.URL, fs fetchState, now time.Time) pollResult {
 	val, last, ret, dates := fs.val, fs.last, fs.ret, fs.dates
 	fr, err := f.fetch(ctx, u.String(), val, now)
+	defer f.recycle(&fr) // nothing below keeps the body
 	e.m.bytes.Add(float64(fr.Bytes))
 	if err != nil {
 		res := pollResult{outcome: OutcomeError, err: classify(err)}
@@ -1088,7 +1096,14 @@ func (e *Engine) finish(ctx context.Context, r *resource, start time.Time, res p
 	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), stateSaveTimeout)
 	defer cancel()
 	var readErr error
-	res.history, readErr = e.storedRawHistory(sctx, r.id)
+	e.mu.Lock()
+	recorded := e.hist != nil && r.st.HistorySeq > 0
+	e.mu.Unlock()
+	if !recorded {
+		// The history is in the stored state (or, once, is moved out of it).
+		res.history, readErr = e.storedRawHistory(sctx, r.id)
+		res.historyUnread = readErr != nil
+	}
 	status, data, ok, err := e.decide(r, start, &res)
 	if !ok {
 		e.m.polls.WithLabelValues(res.outcome).Inc()
@@ -1099,7 +1114,11 @@ func (e *Engine) finish(ctx context.Context, r *resource, start time.Time, res p
 		// alone; the state in memory is saved with the next poll.
 		err = readErr
 	}
-	if err == nil {
+	switch {
+	case err != nil:
+	case res.records != nil:
+		err = e.hist.SavePollStateRecords(sctx, r.id, data, res.firstRecord, res.records, historyMax)
+	default:
 		err = e.store.SavePollState(sctx, r.id, data)
 	}
 	switch {
@@ -1191,14 +1210,20 @@ func (e *Engine) decide(r *resource, start time.Time, res *pollResult) (status S
 	}
 	next := e.clock.Now().Add(wait)
 	st.NextPoll = next
-	history := appendRecord(res.history, PollRecord{
+	rec := PollRecord{
 		Time:     start.UTC().Truncate(time.Second),
 		Outcome:  res.outcome,
 		Wait:     wait,
 		Tau:      st.Policy.Tau,
 		Versions: res.versions,
-	})
+	}
 	e.queue.Push(r.id, next)
+	if e.hist != nil && e.leaser == nil && !res.historyUnread {
+		res.firstRecord, res.records = st.recordPoll(res.history, rec)
+		data, err = st.marshal()
+		return e.statusLocked(r), data, true, err
+	}
+	history := appendRecord(res.history, rec)
 	data, err = st.marshalWith(history) // the history is stored, not kept in memory
 	return e.statusLocked(r), data, true, err
 }

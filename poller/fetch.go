@@ -1,6 +1,7 @@
 package poller
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -8,6 +9,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/dynamo-rss/dynamo/config"
@@ -59,6 +61,19 @@ type retriever struct {
 	set       fetchSettings
 	client    *http.Client
 	transport *http.Transport // nil when a test injected its own RoundTripper
+	bufs      sync.Pool       // *bytes.Buffer for bodies: a poll reads one without growing it
+}
+
+// maxPooledBody: a buffer that grew past this for a huge page is left to
+// the collector rather than kept.
+const maxPooledBody = 1 << 20
+
+// recycle takes back the buffer of fr's body, which must no longer be used.
+func (r *retriever) recycle(fr *fetchResult) {
+	if fr.buf != nil && fr.buf.Cap() <= maxPooledBody {
+		r.bufs.Put(fr.buf)
+	}
+	fr.buf, fr.Body = nil, nil
 }
 
 func newRetriever(set fetchSettings, opts Options) *retriever {
@@ -116,6 +131,8 @@ type fetchResult struct {
 	Validators  validators
 	MaxAge      time.Duration // Cache-Control max-age, a floor for the next poll
 	Bytes       int64
+
+	buf *bytes.Buffer // holds Body; see retriever.recycle
 }
 
 // fetch GETs url conditionally. Non-200/304 answers are *StatusError; now
@@ -152,7 +169,14 @@ func (r *retriever) fetch(ctx context.Context, url string, v validators, now tim
 	if resp.ContentLength > r.set.MaxBody {
 		return res, fmt.Errorf("GET %s: %d bytes > max_body %d: %w", url, resp.ContentLength, r.set.MaxBody, ErrTooLarge)
 	}
-	body, err := io.ReadAll(http.MaxBytesReader(nil, resp.Body, r.set.MaxBody))
+	buf, _ := r.bufs.Get().(*bytes.Buffer)
+	if buf == nil {
+		buf = new(bytes.Buffer)
+	}
+	buf.Reset()
+	res.buf = buf
+	_, err = buf.ReadFrom(http.MaxBytesReader(nil, resp.Body, r.set.MaxBody))
+	body := buf.Bytes()
 	res.Bytes = int64(len(body))
 	if err != nil {
 		var mbe *http.MaxBytesError

@@ -15,11 +15,14 @@ import (
 
 // Bounds of a resource's poll history: the newest historyMax polls, none
 // older than historyAge. 200 polls cover four weeks of a page polled every
-// 3.4 hours; a page polled more often keeps fewer days. The history is
-// stored with the poll state, as its last member, and not kept in memory: a
-// poll reads the stored state back, appends its record on the encoded bytes
-// (appendRecord) and saves the state with it, so the bound is also a bound on
-// that write (about 5 KB).
+// 3.4 hours; a page polled more often keeps fewer days. The history is not
+// kept in memory. With a store that keeps records (historyStore: Badger),
+// each poll writes its record under a key of its own with the state, and the
+// store drops the one historyMax before it: a poll reads nothing back.
+// Otherwise (PostgreSQL) the history is stored with the poll state, as its
+// last member: a poll reads the stored state back, appends its record on the
+// encoded bytes (appendRecord) and saves the state with it, so the bound is
+// also a bound on that write (about 5 KB).
 const (
 	historyMax = 200
 	historyAge = 28 * 24 * time.Hour
@@ -92,6 +95,40 @@ func (h pollHistory) add(rec PollRecord) pollHistory {
 	return h[cut:]
 }
 
+// historyStore keeps each poll's record under a key of its own, written with
+// the state (Badger's store): a poll then writes its record without reading
+// the history back.
+type historyStore interface {
+	SavePollStateRecords(ctx context.Context, id string, state []byte, first uint64, recs [][]byte, keep uint64) error
+	PollRecords(ctx context.Context, id string) ([][]byte, error)
+}
+
+// recordPoll numbers rec after p's last record and returns the records to
+// append, from the first one's number. The first time, the history still
+// stored in the state, legacy (encoded; nil: none), goes first: its records
+// move out of the state with this write.
+func (p *persisted) recordPoll(legacy []byte, rec PollRecord) (first uint64, recs [][]byte) {
+	if p.HistorySeq == 0 && len(legacy) > 0 {
+		var h pollHistory
+		if h.UnmarshalJSON(legacy) == nil {
+			for _, old := range h {
+				recs = append(recs, appendRecordJSON(nil, old))
+			}
+			if len(h) > 0 {
+				p.HistoryVersions = h[len(h)-1].Versions
+			}
+		}
+	}
+	if rec.Versions <= 0 {
+		rec.Versions = p.HistoryVersions
+	}
+	recs = append(recs, appendRecordJSON(nil, rec))
+	first = p.HistorySeq + 1
+	p.HistorySeq += uint64(len(recs))
+	p.HistoryVersions = rec.Versions
+	return first, recs
+}
+
 // History returns the recent polls of resource id, oldest first (at most
 // the last 200, none older than four weeks), and false for an unknown id.
 // The history is read from the stored poll state: the engine does not keep
@@ -103,7 +140,45 @@ func (e *Engine) History(ctx context.Context, id string) ([]PollRecord, bool) {
 	if !known {
 		return nil, false
 	}
+	if e.hist != nil {
+		if h, ok := e.recordedHistory(ctx, id); ok {
+			return h, true
+		}
+	}
 	return e.storedHistory(ctx, id), true
+}
+
+// recordedHistory reads id's poll records (a historyStore's); false when
+// there are none (a history not yet moved out of the state) or they cannot
+// be read.
+func (e *Engine) recordedHistory(ctx context.Context, id string) (pollHistory, bool) {
+	recs, err := e.hist.PollRecords(ctx, id)
+	if err != nil {
+		e.log.WarnContext(ctx, "poll history unreadable", slog.String("resource", id), slog.Any("error", err))
+		return nil, false
+	}
+	if len(recs) == 0 {
+		return nil, false
+	}
+	h := make(pollHistory, 0, len(recs))
+	for _, b := range recs {
+		var r PollRecord
+		if err := r.UnmarshalJSON(b); err != nil {
+			e.log.WarnContext(ctx, "poll record undecodable", slog.String("resource", id), slog.Any("error", err))
+			continue
+		}
+		h = append(h, r)
+	}
+	if len(h) == 0 {
+		return nil, false
+	}
+	// The bounds add applies: none older than historyAge before the last.
+	oldest := h[len(h)-1].Time.Add(-historyAge)
+	cut := 0
+	for cut < len(h)-1 && h[cut].Time.Before(oldest) {
+		cut++
+	}
+	return h[cut:], true
 }
 
 // storedHistory reads id's poll history from its stored state; nil when

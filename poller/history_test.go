@@ -353,3 +353,64 @@ func (c *countingStates) PollState(ctx context.Context, id string) ([]byte, erro
 	c.reads.Add(1)
 	return c.DB.PollState(ctx, id)
 }
+
+// With Badger (a historyStore) each poll appends its own record, written
+// with the state and never read back; a history that an older version kept
+// inside the state moves out with the first poll.
+func TestHistoryRecordsOfTheirOwn(t *testing.T) {
+	o := newOrigin(t)
+	clk := newFakeClock(t0)
+	cfg := testConfig(t, baseYAML(fmt.Sprintf("resources:\n  - {id: news, url: %q}\n", o.url("/news.html"))))
+
+	// Two polls on a store without records: the history is in the state.
+	ms := newMemStore()
+	old := newTestEngine(t, cfg, ms, clk)
+	o.set(page("Site", "first"))
+	pollAtNext(t, old, clk, "news")
+	pollAtNext(t, old, clk, "news")
+	legacy, err := ms.PollState(t.Context(), "news")
+	if err != nil {
+		t.Fatal(err)
+	}
+	db, err := badger.Open(t.TempDir(), badger.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if err := db.SavePollState(t.Context(), "news", legacy); err != nil {
+		t.Fatal(err)
+	}
+
+	e := newTestEngine(t, cfg, db, clk)
+	if h, _ := e.History(t.Context(), "news"); len(h) != 2 {
+		t.Fatalf("before the first poll: %d polls, want the 2 in the state", len(h))
+	}
+	pollAtNext(t, e, clk, "news")                     // unchanged
+	o.set("<html><body>no annotations</body></html>") // did not save: the count carries over
+	pollAtNext(t, e, clk, "news")
+	h, _ := e.History(t.Context(), "news")
+	var got []string
+	for _, r := range h {
+		got = append(got, fmt.Sprint(r.Outcome, "/", r.Versions))
+	}
+	want := []string{OutcomeChanged + "/1", OutcomeUnchanged + "/1", OutcomeUnchanged + "/1", OutcomeNotAnnotated + "/1"}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("history %v, want %v", got, want)
+	}
+	state, err := db.PollState(t.Context(), "news")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if raw, _ := rawHistory(state); raw != nil {
+		t.Errorf("the state still holds a history: %s", raw)
+	}
+	recs, err := db.PollRecords(t.Context(), "news")
+	if err != nil || len(recs) != 4 {
+		t.Fatalf("%d records stored, %v; want 4", len(recs), err)
+	}
+	// A restarted engine reads the same history.
+	e2 := newTestEngine(t, cfg, db, clk)
+	if h2, _ := e2.History(t.Context(), "news"); !reflect.DeepEqual(h2, h) {
+		t.Errorf("after restart %+v, want %+v", h2, h)
+	}
+}

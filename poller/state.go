@@ -44,8 +44,13 @@ type persisted struct {
 	Last *lastVersion `json:"last_version,omitempty"`
 	// History is the recent polls, oldest first (see history.go). It is
 	// stored with the state, last, but not kept in memory between polls:
-	// a poll reads it back, appends to it and writes it again.
-	History pollHistory `json:"-"`
+	// a poll reads it back, appends to it and writes it again. With a
+	// historyStore the polls are stored as records of their own instead:
+	// HistorySeq is the last one's number (0: none yet, the history is
+	// still in the state if anywhere) and HistoryVersions its versions.
+	History         pollHistory `json:"-"`
+	HistorySeq      uint64      `json:"history_seq,omitempty"`
+	HistoryVersions int         `json:"history_versions,omitempty"`
 }
 
 // maxItemIDs bounds how many item ids a [lastVersion] keeps (the first ones

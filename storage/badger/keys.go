@@ -14,6 +14,7 @@ const (
 	prefixContent byte = 'f'
 	prefixSearch  byte = 's'
 	prefixPoll    byte = 'p'
+	prefixPollRec byte = 'q' // poll-history records: q | id | 0 | seq
 	prefixReg     byte = 'r'
 	prefixGone    byte = 'g'
 	prefixRecord  byte = 'c' // records of other features: c | kind | 0 | key
@@ -41,6 +42,10 @@ func goneKey(id string) []byte {
 
 func pollKey(id string) []byte {
 	return append([]byte{prefixPoll}, id...)
+}
+
+func pollRecordKey(id string, seq uint64) []byte {
+	return binary.BigEndian.AppendUint64(familyPrefix(prefixPollRec, id), seq)
 }
 
 // familyPrefix is p | id | 0x00, the prefix of all of one resource's keys of a family.

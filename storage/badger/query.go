@@ -352,6 +352,19 @@ func (db *DB) PollStates(ctx context.Context, fn func(id string, state []byte) e
 }
 
 func (db *DB) savePollState(ctx context.Context, id string, state []byte) error {
+	return db.writePollState(ctx, id, state, 0, nil, 0)
+}
+
+func (db *DB) savePollStateRecords(ctx context.Context, id string, state []byte, first uint64, recs [][]byte, keep uint64) error {
+	if first == 0 || keep == 0 {
+		return fmt.Errorf("save poll state of %q: %w: records from %d, keeping %d", id, storage.ErrInvalid, first, keep)
+	}
+	return db.writePollState(ctx, id, state, first, recs, keep)
+}
+
+// writePollState replaces id's poll state and appends recs (see
+// SavePollStateRecords) in one unsynced write, unless id is unregistered.
+func (db *DB) writePollState(ctx context.Context, id string, state []byte, first uint64, recs [][]byte, keep uint64) error {
 	if err := storage.ValidateID(id); err != nil {
 		return fmt.Errorf("save poll state: %w", err)
 	}
@@ -372,13 +385,44 @@ func (db *DB) savePollState(ctx context.Context, id string, state []byte) error 
 	})
 	if err == nil {
 		err = db.poll.Update(func(txn *bdg.Txn) error {
-			return txn.Set(pollKey(id), bytes.Clone(state))
+			if err := txn.Set(pollKey(id), bytes.Clone(state)); err != nil {
+				return err
+			}
+			for i, rec := range recs {
+				seq := first + uint64(i)
+				if err := txn.Set(pollRecordKey(id, seq), bytes.Clone(rec)); err != nil {
+					return err
+				}
+				if seq > keep {
+					if err := txn.Delete(pollRecordKey(id, seq-keep)); err != nil {
+						return err
+					}
+				}
+			}
+			return nil
 		})
 	}
 	if err != nil {
 		return fmt.Errorf("save poll state of %q: %w", id, err)
 	}
 	return nil
+}
+
+func (db *DB) pollRecords(ctx context.Context, id string) ([][]byte, error) {
+	if err := readID(id); err != nil {
+		return nil, err
+	}
+	var out [][]byte
+	err := db.poll.View(func(txn *bdg.Txn) error {
+		return scanPrefix(ctx, txn, familyPrefix(prefixPollRec, id), func(_, v []byte) error {
+			out = append(out, bytes.Clone(v))
+			return nil
+		})
+	})
+	if err != nil {
+		return nil, fmt.Errorf("read poll history of %q: %w", id, err)
+	}
+	return out, nil
 }
 
 // noPollState is the error for an id without poll state: ErrGone if it was

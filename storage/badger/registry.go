@@ -1,6 +1,7 @@
 package badger
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -126,7 +127,7 @@ func (db *DB) Unregister(ctx context.Context, id string) error {
 	if err != nil {
 		return fmt.Errorf("unregister: %w", err)
 	}
-	if err := db.poll.Update(func(txn *bdg.Txn) error { return txn.Delete(pollKey(id)) }); err != nil {
+	if err := db.deletePollState(ctx, id); err != nil {
 		return fmt.Errorf("unregister %q: delete poll state: %w", id, err)
 	}
 	err = db.update(ctx, func(txn wtxn) error {
@@ -262,4 +263,26 @@ func decodeRegistration(id string, b []byte) (storage.Registration, error) {
 	}
 	reg.Definition = append([]byte(nil), reg.Definition...) // out of the transaction's memory
 	return reg, nil
+}
+
+// deletePollState deletes id's poll state and poll-history records.
+func (db *DB) deletePollState(ctx context.Context, id string) error {
+	keys := [][]byte{pollKey(id)}
+	err := db.poll.View(func(txn *bdg.Txn) error {
+		return scanPrefix(ctx, txn, familyPrefix(prefixPollRec, id), func(k, _ []byte) error {
+			keys = append(keys, bytes.Clone(k))
+			return nil
+		})
+	})
+	if err != nil {
+		return err
+	}
+	return db.poll.Update(func(txn *bdg.Txn) error {
+		for _, k := range keys {
+			if err := txn.Delete(k); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
 }

@@ -198,6 +198,20 @@ func (db *DB) SavePollState(ctx context.Context, id string, state []byte) error 
 	return db.savePollState(ctx, id, state)
 }
 
+// SavePollStateRecords replaces id's poll state, as SavePollState does,
+// and in the same write appends recs to its poll history as records first,
+// first+1, …, dropping the record keep before each: the history grows
+// without being read back. first and keep must be positive.
+func (db *DB) SavePollStateRecords(ctx context.Context, id string, state []byte, first uint64, recs [][]byte, keep uint64) error {
+	return db.savePollStateRecords(ctx, id, state, first, recs, keep)
+}
+
+// PollRecords returns id's poll-history records, oldest first (none for an
+// id without any).
+func (db *DB) PollRecords(ctx context.Context, id string) ([][]byte, error) {
+	return db.pollRecords(ctx, id)
+}
+
 // Prune drops versions beyond the retention (never the latest), keeping the
 // item index consistent; it returns how many versions it removed.
 func (db *DB) Prune(ctx context.Context, id string, r storage.Retention, now time.Time) (int, error) {
