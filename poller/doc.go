@@ -28,7 +28,9 @@
 // (policy state τ/α/intervals, ETag/Last-Modified of the last 200, outcome,
 // next poll, counters, and the history of the last 200 polls, which is not
 // kept in memory) is stored after every poll as versioned JSON through
-// [StateStore]. A changed version is pruned with the resource's retention.
+// [StateStore]; with Badger each poll's history record is a key of its own,
+// written with the state, so that a poll never reads its history back. A
+// changed version is pruned with the resource's retention.
 // [Engine.Apply] switches configuration live: added resources are scheduled,
 // removed ones unscheduled (their history stays), a changed policy recomputes
 // the next poll at once from the last poll, and the learned state survives
