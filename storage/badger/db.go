@@ -213,13 +213,14 @@ func (db *DB) update(ctx context.Context, fn func(txn wtxn) error) error {
 // kv is one write of writeAll: value nil deletes key.
 type kv struct{ key, value []byte }
 
-// writeAll commits ops in order, in transactions of at most opsChunk: a
-// write too big for one transaction (a prune, a purge) is split, and an
-// interruption leaves a prefix of ops written.
+// writeAll commits ops in order, in transactions of at most opsChunk (fewer
+// when Badger finds that too big): a write too big for one transaction (a
+// prune, a purge) is split, and an interruption leaves a prefix of ops
+// written.
 func (db *DB) writeAll(ctx context.Context, ops []kv) error {
+	size := opsChunk
 	for len(ops) > 0 {
-		chunk := ops[:min(len(ops), opsChunk)]
-		ops = ops[len(chunk):]
+		chunk := ops[:min(len(ops), size)]
 		err := db.update(ctx, func(txn wtxn) error {
 			write := setOrDelete(txn)
 			for _, o := range chunk {
@@ -229,9 +230,14 @@ func (db *DB) writeAll(ctx context.Context, ops []kv) error {
 			}
 			return nil
 		})
+		if errors.Is(err, bdg.ErrTxnTooBig) && size > 1 {
+			size /= 2 // a small memtable: smaller transactions
+			continue
+		}
 		if err != nil {
 			return err
 		}
+		ops = ops[len(chunk):]
 	}
 	return nil
 }

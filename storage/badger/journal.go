@@ -38,10 +38,18 @@ import (
 //     directory) that began after the segment's last record must be done.
 //   - Every write to the store goes through the committer, so through the
 //     journal: saves, registrations, records, prunes, purges.
-//   - Badger's own rewrites are covered: memtable flushes write synced
-//     tables from data that is durable or journaled, and the value-log GC,
-//     which moves old values to a new file and deletes the old one, holds
-//     that deletion until a checkpoint (see [DB.valueLogGC]).
+//   - Badger's own rewrites: memtable flushes write synced tables from data
+//     that is durable or journaled; the value-log GC, which moves old values
+//     to the current file and deletes the old one, holds that deletion until
+//     a checkpoint (see [DB.valueLogGC]). One window remains: while the GC
+//     rewrites a file (seconds, at most once per GC interval) the moved
+//     values and their new pointers are unsynced, and a power loss that
+//     wrote back the pointers but not the values would leave those keys
+//     unreadable (kill -9 cannot: the page cache survives it). Badger offers
+//     no hook to order those writes.
+//   - A batch whose record was written but whose Badger commit failed is
+//     answered with an error, stops the journal, and is applied by the next
+//     Open's replay: an error means "maybe stored", as with any database.
 //
 // The segments grow by appends in their first round and are overwritten in
 // place afterwards, so that a commit writes allocated blocks and its sync
@@ -58,8 +66,10 @@ import (
 // whole, passes its CRC and follows the previous one (same epoch, next
 // sequence number); what comes after is an older round or a write cut by a
 // crash, which was never acknowledged. Replay applies the records of the
-// latest epoch in sequence order; an empty record marks a clean close,
-// after which nothing needs replaying.
+// latest epoch in sequence order, from the last gap; an empty record marks
+// a clean close, after which nothing needs replaying. A new epoch starts in
+// the segment that does not hold the previous epoch's latest record, so
+// that tearing its first write cannot take that record away.
 
 const (
 	journalDir        = "journal"
@@ -97,6 +107,7 @@ type journal struct {
 type record struct {
 	epoch, seq uint64
 	payload    []byte
+	seg        int // the segment it was read from
 }
 
 // readSegment returns the records at the start of a segment: each whole,
@@ -126,58 +137,66 @@ func readSegment(data []byte) []record {
 	return out
 }
 
-// toReplay orders the records of the latest epoch, from both segments; none
-// if the last one is a clean close. A segment's stale tail is already cut
-// by readSegment, so an epoch's records follow each other across the two
-// segments: a gap means a damaged segment, and the records after it may be
-// acknowledged writes that Badger lost, so it is an error.
-func toReplay(recs []record) (run []record, epoch uint64, err error) {
+// toReplay returns the records of the latest epoch that are to be replayed,
+// in order: the run of consecutive sequence numbers that ends with the
+// latest record (its last one an empty clean-close marker when the store was
+// closed cleanly), and the segment that holds that latest record (-1: none).
+// A segment's stale tail is already cut by readSegment. Records before a gap
+// are durable in Badger: the writer returns to a segment (overwriting, and
+// perhaps tearing, what it held) only after a checkpoint covering it.
+func toReplay(recs []record) (run []record, epoch uint64, lastSeg int) {
 	for _, r := range recs {
 		epoch = max(epoch, r.epoch)
 	}
 	recs = slices.DeleteFunc(recs, func(r record) bool { return r.epoch != epoch })
+	if len(recs) == 0 {
+		return nil, epoch, -1
+	}
 	slices.SortFunc(recs, func(a, b record) int { return cmp.Compare(a.seq, b.seq) })
+	start := 0
 	for i := 1; i < len(recs); i++ {
 		if recs[i].seq != recs[i-1].seq+1 {
-			return nil, 0, fmt.Errorf("journal records %d to %d of epoch %d are missing before %d more: a segment is damaged", recs[i-1].seq+1, recs[i].seq-1, epoch, len(recs)-i)
+			start = i
 		}
 	}
-	if len(recs) > 0 && len(recs[len(recs)-1].payload) == 0 {
-		return nil, epoch, nil // closed cleanly
-	}
-	return recs, epoch, nil
+	return recs[start:], epoch, recs[len(recs)-1].seg
 }
 
 // replayJournal applies what the journal in dir holds for Badger and
 // returns the latest epoch found (0: none).
-func replayJournal(dir string, bdb *bdg.DB, log *slog.Logger) (epoch uint64, replayed int, err error) {
+func replayJournal(dir string, bdb *bdg.DB, log *slog.Logger) (epoch uint64, lastSeg, replayed int, err error) {
 	var all []record
-	for _, name := range segmentNames {
+	for i, name := range segmentNames {
 		data, err := os.ReadFile(filepath.Join(dir, name))
 		if errors.Is(err, os.ErrNotExist) {
 			continue
 		}
 		if err != nil {
-			return 0, 0, fmt.Errorf("read journal: %w", err)
+			return 0, 0, 0, fmt.Errorf("read journal: %w", err)
 		}
-		all = append(all, readSegment(data)...)
+		recs := readSegment(data)
+		for j := range recs {
+			recs[j].seg = i
+		}
+		all = append(all, recs...)
 	}
-	run, epoch, err := toReplay(all)
-	if err != nil {
-		return 0, 0, fmt.Errorf("%w (to open the store without it, move %s aside; the writes it holds are then lost)", err, dir)
+	run, epoch, lastSeg := toReplay(all)
+	replay := run
+	if len(replay) > 0 && len(replay[len(replay)-1].payload) == 0 {
+		replay = nil // closed cleanly
 	}
-	for _, r := range run {
+	for _, r := range replay {
 		if len(r.payload) == 0 {
 			continue
 		}
 		if err := applyRecord(bdb, r.payload); err != nil {
-			return 0, 0, fmt.Errorf("replay journal record %d of epoch %d: %w", r.seq, r.epoch, err)
+			return 0, 0, 0, fmt.Errorf("replay journal record %d of epoch %d: %w", r.seq, r.epoch, err)
 		}
 	}
-	if len(run) > 0 {
-		log.Info("journal replayed", slog.Int("records", len(run)))
+	if len(replay) > 0 {
+		log.Info("journal replayed", slog.Int("records", len(replay)))
 	}
-	return epoch, len(run), nil
+	return epoch, lastSeg, len(replay), nil
 }
 
 // applyRecord runs a record's operations in Badger transactions (one unless
@@ -259,11 +278,17 @@ func appendOp(rec []byte, key, value []byte, del bool) []byte {
 
 // openJournal opens the segments in dir for epoch, after a checkpoint made
 // whatever they hold durable in Badger.
-func openJournal(dir string, epoch uint64, segSize int64, checkpoint func() error) (*journal, error) {
+func openJournal(dir string, epoch uint64, avoid int, segSize int64, checkpoint func() error) (*journal, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("journal: %w", err)
 	}
+	if err := syncDir(filepath.Dir(dir)); err != nil { // the journal directory's entry
+		return nil, fmt.Errorf("journal: %w", err)
+	}
 	j := &journal{dir: dir, segSize: segSize, checkpoint: checkpoint, epoch: epoch, freed: make(chan error, 1)}
+	if avoid == 0 {
+		j.cur = 1 // the previous epoch's latest record stays whole
+	}
 	for i, name := range segmentNames {
 		path := filepath.Join(dir, name)
 		f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY, 0o644)
@@ -279,7 +304,7 @@ func openJournal(dir string, epoch uint64, segSize int64, checkpoint func() erro
 	if err := syncDir(dir); err != nil {
 		return nil, errors.Join(fmt.Errorf("journal: %w", err), j.closeFiles())
 	}
-	j.freed <- nil // segment 1 is free: what it holds is durable
+	j.freed <- nil // the other segment is free too: what it holds is durable
 	return j, nil
 }
 
@@ -305,7 +330,15 @@ func (j *journal) write(rec []byte) error {
 	binary.LittleEndian.PutUint64(rec[16:24], j.seq)
 	binary.LittleEndian.PutUint32(rec[4:8], crc32.Checksum(rec[8:], crcTable))
 	f := j.segs[j.cur]
-	if _, err := f.WriteAt(j.padded(rec, size), j.off); err != nil {
+	_, err := f.WriteAt(j.padded(rec, size), j.off)
+	if err != nil && j.direct[j.cur] && errors.Is(err, syscall.EINVAL) {
+		// O_DIRECT opened but the file system refuses its writes: write
+		// through the page cache and fdatasync instead.
+		if f, err = j.reopenBuffered(); err == nil {
+			_, err = f.WriteAt(j.padded(rec, size), j.off)
+		}
+	}
+	if err != nil {
 		j.seq--
 		if errors.Is(err, syscall.ENOSPC) {
 			return fmt.Errorf("journal: %w: %w", storage.ErrDiskFull, err)
@@ -324,6 +357,17 @@ func (j *journal) write(rec []byte) error {
 	}
 	j.off += size
 	return nil
+}
+
+// reopenBuffered reopens the current segment without O_DIRECT.
+func (j *journal) reopenBuffered() (*os.File, error) {
+	f, err := os.OpenFile(j.segs[j.cur].Name(), os.O_WRONLY, 0)
+	if err != nil {
+		return nil, err
+	}
+	_ = j.segs[j.cur].Close()
+	j.segs[j.cur], j.direct[j.cur] = f, false
+	return f, nil
 }
 
 // fail makes the journal refuse every later write.
@@ -433,7 +477,7 @@ func syncDir(dir string) error {
 // opts.NoSyncWrites (nil then).
 func startJournal(dir string, bdb *bdg.DB, opts Options, log *slog.Logger) (*journal, error) {
 	jdir := filepath.Join(dir, journalDir)
-	epoch, replayed, err := replayJournal(jdir, bdb, log)
+	epoch, lastSeg, replayed, err := replayJournal(jdir, bdb, log)
 	if err != nil {
 		return nil, err
 	}
@@ -444,8 +488,19 @@ func startJournal(dir string, bdb *bdg.DB, opts Options, log *slog.Logger) (*jou
 	}
 	if opts.NoSyncWrites {
 		if epoch > 0 {
-			// Nothing to replay any more: the records are durable.
-			if err := os.RemoveAll(jdir); err != nil {
+			// Nothing to replay any more: the records are durable. The
+			// directory goes at once (a rename, synced), then its files.
+			old := jdir + ".old"
+			if err := os.RemoveAll(old); err != nil {
+				return nil, fmt.Errorf("journal: %w", err)
+			}
+			if err := os.Rename(jdir, old); err != nil {
+				return nil, fmt.Errorf("journal: %w", err)
+			}
+			if err := syncDir(dir); err != nil {
+				return nil, fmt.Errorf("journal: %w", err)
+			}
+			if err := os.RemoveAll(old); err != nil {
 				return nil, fmt.Errorf("journal: %w", err)
 			}
 		}
@@ -455,7 +510,7 @@ func startJournal(dir string, bdb *bdg.DB, opts Options, log *slog.Logger) (*jou
 	if size <= 0 {
 		size = defaultJournalSeg
 	}
-	return openJournal(jdir, epoch+1, size, func() error { return syncFiles(dir) })
+	return openJournal(jdir, epoch+1, lastSeg, size, func() error { return syncFiles(dir) })
 }
 
 // closeIfAny closes j, if there is one, without marking a clean close.
