@@ -11,17 +11,15 @@ import (
 
 // Group commit.
 //
-// With synced writes Badger makes every committed transaction durable before
-// Commit returns, and it already gathers the transactions committed at the
-// same time into one write; but it then syncs the memtable's log once per
-// transaction of that write (writeToLSM), so N concurrent saves still cost N
-// msyncs. The committer instead runs the saves that arrive while it is busy
-// in ONE transaction: one write, one sync of the value log and one of the
-// memtable's log for the whole batch. Each caller waits until the batch is
-// durable, so a nil error still means "on disk".
-//
-// With the journal (journal.go), Badger does not sync: the batch's writes
-// are written to the journal and synced there, then committed to Badger.
+// Every write to the store goes through one goroutine, the committer: the
+// requests that arrive while it is busy run in ONE transaction, which is
+// written to the journal (journal.go: one synced write for the whole batch)
+// and then committed to Badger, which does not sync. Each caller waits until
+// the batch is durable, so a nil error still means "on disk". (Badger's own
+// synced commit gathers concurrent transactions into one write too, but
+// then syncs the memtable's log once per transaction, and each sync is an
+// msync of a memory-mapped file.) With NoSyncWrites there is no journal and
+// nothing is synced.
 //
 // A save's fn runs on the committer's goroutine, inside the shared
 // transaction. It must only touch its own resource's keys (the caller holds
@@ -43,7 +41,7 @@ type commitReq struct {
 
 type committer struct {
 	bdb  *bdg.DB
-	j    *journal        // nil: Badger syncs (or nothing does, with NoSyncWrites)
+	j    *journal        // nil: nothing is synced (NoSyncWrites, InMemory)
 	rec  []byte          // the journal record of the transaction being built
 	reqs chan *commitReq // unbuffered: a request is either taken or refused
 	stop <-chan struct{}
