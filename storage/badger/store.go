@@ -58,8 +58,8 @@ type DB struct {
 	journal *journal   // nil with NoSyncWrites or InMemory: see journal.go
 	// checkpoint makes every write Badger has done durable (syncFiles).
 	checkpoint func() error
-	hints   hashHints  // latest content hashes, in part: see save.go
-	xmlBufs sync.Pool  // *[]byte: buffers for versions' XML before compression
+	hints      hashHints // latest content hashes, in part: see save.go
+	xmlBufs    sync.Pool // *[]byte: buffers for versions' XML before compression
 
 	stop      chan struct{}
 	wg        sync.WaitGroup
