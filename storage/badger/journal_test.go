@@ -383,7 +383,8 @@ func TestValueLogGCDeletesAfterCheckpoint(t *testing.T) {
 	}
 	ctx := context.Background()
 	value := bytes.Repeat([]byte("v"), 8<<10) // over the value threshold: in the value log
-	for round := range 6 {                    // level 0 is compacted from 5 tables
+	// Six rounds, six level-0 tables: level 0 is compacted from five.
+	for round := range 6 {
 		for k := range 200 {
 			key := []byte(fmt.Sprintf("z/%03d", k))
 			err := db.update(ctx, func(txn wtxn) error { return txn.Set(key, append(value[:len(value):len(value)], byte(round))) })
