@@ -203,6 +203,11 @@ func serve(ctx context.Context, o serveOptions) (err error) {
 			return fmt.Errorf("register runtime metrics: %w", err)
 		}
 	}
+	if db.commits != nil {
+		if err := registerCommitMetrics(reg, db.commits); err != nil {
+			return err
+		}
+	}
 	popts := o.Poller
 	popts.Logger = log.With(slog.String("component", "poller"))
 	popts.Registerer = reg

@@ -12,6 +12,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime/debug"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -302,6 +303,18 @@ func TestServeEndToEnd(t *testing.T) {
 	for _, want := range []string{`dynamo_http_requests_total{code="200",method="GET",route="/resources/:rssId"}`, "go_goroutines"} {
 		if !strings.Contains(string(metrics), want) {
 			t.Errorf("/metrics lacks %q", want)
+		}
+	}
+	// Versions were stored: the store committed (and counted) writes.
+	for _, name := range []string{"dynamo_storage_commits_total", "dynamo_storage_commit_writes_total"} {
+		var n float64
+		for _, line := range strings.Split(string(metrics), "\n") {
+			if v, ok := strings.CutPrefix(line, name+" "); ok {
+				n, _ = strconv.ParseFloat(v, 64)
+			}
+		}
+		if n < 1 {
+			t.Errorf("/metrics: %s is %v after versions were stored", name, n)
 		}
 	}
 

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"github.com/prometheus/client_golang/prometheus"
 	"log/slog"
 	"time"
 
@@ -22,6 +23,9 @@ type openedStore struct {
 	leaser poller.Leaser        // nil: one node polls everything
 	space  func() api.DiskSpace // nil: not shown on /
 	where  string               // for the start-up log line
+	// commits reports the embedded store's transactions and the writes
+	// they held (group commit); nil for PostgreSQL.
+	commits func() (transactions, writes uint64)
 }
 
 // postgresOpenTimeout bounds connecting and migrating at start-up.
@@ -51,6 +55,27 @@ func openStore(ctx context.Context, cfg *config.Config, log *slog.Logger) (*open
 		return &openedStore{Store: db, where: cfg.Storage.Path, space: func() api.DiskSpace {
 			sp := db.Space()
 			return api.DiskSpace{Low: sp.Low, Free: sp.Free, MinFree: sp.MinFree}
-		}}, nil
+		}, commits: db.CommitStats}, nil
 	}
+}
+
+// registerCommitMetrics exports the embedded store's group commit: each
+// transaction is one synced journal write, so writes per transaction is
+// how many callers shared each sync.
+func registerCommitMetrics(reg prometheus.Registerer, stats func() (uint64, uint64)) error {
+	for _, c := range []prometheus.Collector{
+		prometheus.NewCounterFunc(prometheus.CounterOpts{
+			Name: "dynamo_storage_commits_total",
+			Help: "Transactions committed by the embedded store (with sync_writes, one synced journal write each).",
+		}, func() float64 { t, _ := stats(); return float64(t) }),
+		prometheus.NewCounterFunc(prometheus.CounterOpts{
+			Name: "dynamo_storage_commit_writes_total",
+			Help: "Writes (saves, registrations, records, prunes) those transactions held.",
+		}, func() float64 { _, w := stats(); return float64(w) }),
+	} {
+		if err := reg.Register(c); err != nil {
+			return fmt.Errorf("register storage metrics: %w", err)
+		}
+	}
+	return nil
 }

@@ -151,9 +151,10 @@ func (db *DB) Save(ctx context.Context, doc *schema.Document) (storage.SaveResul
 	return db.save(ctx, doc)
 }
 
-// CommitStats reports how many transactions committed saves and how many
-// saves they held: concurrent saves share one synced commit (see commit.go),
-// so saves/commits is the mean batch.
+// CommitStats reports how many transactions the committer committed and
+// how many writes (saves, registrations, records, prune and purge steps)
+// they held: concurrent writes share one synced commit (see commit.go), so
+// writes/commits is the mean batch.
 func (db *DB) CommitStats() (commits, saves uint64) {
 	return db.commits.commits.Load(), db.commits.saves.Load()
 }
