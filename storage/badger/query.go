@@ -376,13 +376,19 @@ func (db *DB) writePollState(ctx context.Context, id string, state []byte, first
 	}
 	unlock := db.locks.lock(id) // an Unregister deletes the state under it
 	defer unlock()
-	err := db.view(ctx, func(txn *bdg.Txn) error {
-		g, _, err := getGone(txn, id)
-		if err == nil && g.Gone {
-			err = fmt.Errorf("resource %q: %w", id, storage.ErrGone)
+	var err error
+	if !db.live.has(id) {
+		err = db.view(ctx, func(txn *bdg.Txn) error {
+			g, _, err := getGone(txn, id)
+			if err == nil && g.Gone {
+				err = fmt.Errorf("resource %q: %w", id, storage.ErrGone)
+			}
+			return err
+		})
+		if err == nil {
+			db.live.add(id)
 		}
-		return err
-	})
+	}
 	if err == nil {
 		err = db.poll.Update(func(txn *bdg.Txn) error {
 			if err := txn.Set(pollKey(id), bytes.Clone(state)); err != nil {

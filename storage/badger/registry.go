@@ -5,6 +5,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
+	"sync"
 
 	bdg "github.com/dgraph-io/badger/v4"
 
@@ -100,6 +102,7 @@ func (db *DB) Unregister(ctx context.Context, id string) error {
 	}
 	unlock := db.locks.lock(id)
 	defer unlock()
+	db.live.forget(id)            // before the tombstone: the next poll-state write reads it
 	defer db.infos.invalidate(id) // after the commit, before the unlock
 	defer db.hints.forget(id)
 
@@ -285,4 +288,36 @@ func (db *DB) deletePollState(ctx context.Context, id string) error {
 		}
 		return nil
 	})
+}
+
+// liveIDs remembers ids found not to be unregistered, so that a poll-state
+// write (one per poll) need not read the tombstone each time. Unregister
+// forgets its id, under the id's lock, before it writes the tombstone, and
+// the writes check under that lock too. Bounded as hashHints is: beyond
+// maxHints ids, the set starts again.
+type liveIDs struct {
+	mu sync.Mutex
+	m  map[string]struct{}
+}
+
+func (l *liveIDs) has(id string) bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	_, ok := l.m[id]
+	return ok
+}
+
+func (l *liveIDs) add(id string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.m == nil || len(l.m) >= maxHints {
+		l.m = make(map[string]struct{})
+	}
+	l.m[strings.Clone(id)] = struct{}{}
+}
+
+func (l *liveIDs) forget(id string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	delete(l.m, id)
 }

@@ -59,6 +59,7 @@ type DB struct {
 	// checkpoint makes every write Badger has done durable (syncFiles).
 	checkpoint func() error
 	hints      hashHints // latest content hashes, in part: see save.go
+	live       liveIDs   // ids known not to be unregistered: see registry.go
 	xmlBufs    sync.Pool // *[]byte: buffers for versions' XML before compression
 
 	stop      chan struct{}
