@@ -90,7 +90,7 @@ type Options struct {
 	// provide its own.
 	Transport http.RoundTripper
 	Resolver  Resolver    // nil: the system resolver
-	Extract   ExtractFunc // nil: extractor.Extract
+	Extract   ExtractFunc // nil: extractor.Extract; its reader is valid only during the call (the body's buffer is reused)
 	// Registry keeps resources registered at run time (the store's); nil:
 	// only the configuration file's resources, and Register fails.
 	Registry Registry
@@ -823,6 +823,11 @@ type pollResult struct {
 	records       [][]byte
 	firstRecord   uint64
 	historyUnread bool // the stored history could not be read: nothing is saved
+	// The state's history numbering before this poll, restored when the
+	// save fails (the next poll must not skip a record, nor a history
+	// still to move out of the state).
+	prevHistorySeq      uint64
+	prevHistoryVersions int
 }
 
 // maxStatusDiagnostics bounds the diagnostics a status keeps.
@@ -1118,6 +1123,11 @@ func (e *Engine) finish(ctx context.Context, r *resource, start time.Time, res p
 	case err != nil:
 	case res.records != nil:
 		err = e.hist.SavePollStateRecords(sctx, r.id, data, res.firstRecord, res.records, historyMax)
+		if err != nil {
+			e.mu.Lock()
+			r.st.HistorySeq, r.st.HistoryVersions = res.prevHistorySeq, res.prevHistoryVersions
+			e.mu.Unlock()
+		}
 	default:
 		err = e.store.SavePollState(sctx, r.id, data)
 	}
@@ -1219,6 +1229,7 @@ func (e *Engine) decide(r *resource, start time.Time, res *pollResult) (status S
 	}
 	e.queue.Push(r.id, next)
 	if e.hist != nil && e.leaser == nil && !res.historyUnread {
+		res.prevHistorySeq, res.prevHistoryVersions = st.HistorySeq, st.HistoryVersions
 		res.firstRecord, res.records = st.recordPoll(res.history, rec)
 		data, err = st.marshal()
 		return e.statusLocked(r), data, true, err

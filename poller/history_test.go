@@ -414,3 +414,59 @@ func TestHistoryRecordsOfTheirOwn(t *testing.T) {
 		t.Errorf("after restart %+v, want %+v", h2, h)
 	}
 }
+
+// failingRecords is Badger whose SavePollStateRecords fails while fail is set.
+type failingRecords struct {
+	*badger.DB
+	fail atomic.Bool
+}
+
+func (f *failingRecords) SavePollStateRecords(ctx context.Context, id string, state []byte, first uint64, recs [][]byte, keep uint64) error {
+	if f.fail.Load() {
+		return errors.New("disk hiccup")
+	}
+	return f.DB.SavePollStateRecords(ctx, id, state, first, recs, keep)
+}
+
+// A failed save of the poll that moves the history out of the state loses
+// nothing: the next poll moves it again, with both polls' records.
+func TestHistoryKeptWhenTheMoveFails(t *testing.T) {
+	o := newOrigin(t)
+	clk := newFakeClock(t0)
+	cfg := testConfig(t, baseYAML(fmt.Sprintf("resources:\n  - {id: news, url: %q}\n", o.url("/news.html"))))
+	ms := newMemStore()
+	old := newTestEngine(t, cfg, ms, clk)
+	o.set(page("Site", "first"))
+	for range 3 {
+		pollAtNext(t, old, clk, "news")
+	}
+	legacy, err := ms.PollState(t.Context(), "news")
+	if err != nil {
+		t.Fatal(err)
+	}
+	db, err := badger.Open(t.TempDir(), badger.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if err := db.SavePollState(t.Context(), "news", legacy); err != nil {
+		t.Fatal(err)
+	}
+	fr := &failingRecords{DB: db}
+	e := newTestEngine(t, cfg, fr, clk)
+	fr.fail.Store(true)
+	pollAtNext(t, e, clk, "news") // its save fails: the state keeps the old history
+	fr.fail.Store(false)
+	pollAtNext(t, e, clk, "news")
+	pollAtNext(t, e, clk, "news")
+	h, _ := e.History(t.Context(), "news")
+	// 3 old polls, then the two saved ones (the failed poll's record is lost
+	// with its save, as any state of a failed save is).
+	if len(h) != 5 {
+		t.Fatalf("history has %d polls, want 5: %+v", len(h), h)
+	}
+	recs, err := db.PollRecords(t.Context(), "news")
+	if err != nil || len(recs) != 5 {
+		t.Fatalf("%d records, %v; want 5 numbered without a gap", len(recs), err)
+	}
+}

@@ -218,7 +218,7 @@ func serve(ctx context.Context, o serveOptions) (err error) {
 	if db.leaser != nil {
 		popts.Leaser = notifyingLeaser{Leaser: db.leaser, c: &changed}
 	}
-	engine, err := poller.New(ctx, cfg, notifyingStore{Store: db.Store, c: &changed}, popts)
+	engine, err := poller.New(ctx, cfg, pollerStore(db, &changed), popts)
 	if err != nil {
 		return fmt.Errorf("start poller: %w", err)
 	}

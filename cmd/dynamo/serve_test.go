@@ -339,11 +339,17 @@ func TestServeEndToEnd(t *testing.T) {
 		t.Fatalf("reopen storage: %v", err)
 	}
 	info, err := db.Resource(context.Background(), "news")
+	// The poller reached Badger's own capabilities through the wrappers:
+	// each poll's history record is a key of its own.
+	recs, rerr := db.PollRecords(context.Background(), "news")
 	if cerr := db.Close(); cerr != nil {
 		t.Error(cerr)
 	}
 	if err != nil || info.Versions != 2 {
 		t.Errorf("stored news: %+v, %v", info, err)
+	}
+	if rerr != nil || len(recs) == 0 {
+		t.Errorf("poll records of news: %d, %v; want the polls' records", len(recs), rerr)
 	}
 }
 

@@ -26,6 +26,7 @@ type openedStore struct {
 	// commits reports the embedded store's transactions and the writes
 	// they held (group commit); nil for PostgreSQL.
 	commits func() (transactions, writes uint64)
+	badger  *badger.DB // the embedded store, nil for PostgreSQL: see notifyingBadger
 }
 
 // postgresOpenTimeout bounds connecting and migrating at start-up.
@@ -55,7 +56,7 @@ func openStore(ctx context.Context, cfg *config.Config, log *slog.Logger) (*open
 		return &openedStore{Store: db, where: cfg.Storage.Path, space: func() api.DiskSpace {
 			sp := db.Space()
 			return api.DiskSpace{Low: sp.Low, Free: sp.Free, MinFree: sp.MinFree}
-		}, commits: db.CommitStats}, nil
+		}, commits: db.CommitStats, badger: db}, nil
 	}
 }
 

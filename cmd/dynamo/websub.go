@@ -14,6 +14,7 @@ import (
 	"github.com/dynamo-rss/dynamo/poller"
 	"github.com/dynamo-rss/dynamo/schema"
 	"github.com/dynamo-rss/dynamo/storage"
+	"github.com/dynamo-rss/dynamo/storage/badger"
 	"github.com/dynamo-rss/dynamo/websub"
 )
 
@@ -50,6 +51,37 @@ func (s notifyingStore) Save(ctx context.Context, doc *schema.Document) (storage
 	res, err := s.Store.Save(ctx, doc)
 	s.c.stored(doc.RSSID, res, err)
 	return res, err
+}
+
+// notifyingBadger is notifyingStore over Badger. The poller finds some of
+// a store's abilities by its type (states read in one pass, poll-history
+// records of their own); a wrapper that embeds the storage.Store interface
+// hides them, so they are forwarded here.
+type notifyingBadger struct {
+	notifyingStore
+	b *badger.DB
+}
+
+func (s notifyingBadger) PollStates(ctx context.Context, fn func(id string, state []byte) error) error {
+	return s.b.PollStates(ctx, fn)
+}
+
+func (s notifyingBadger) SavePollStateRecords(ctx context.Context, id string, state []byte, first uint64, recs [][]byte, keep uint64) error {
+	return s.b.SavePollStateRecords(ctx, id, state, first, recs, keep)
+}
+
+func (s notifyingBadger) PollRecords(ctx context.Context, id string) ([][]byte, error) {
+	return s.b.PollRecords(ctx, id)
+}
+
+// pollerStore is the store the poller is given: saves that store a version
+// are reported to the hub, and Badger's abilities stay visible.
+func pollerStore(db *openedStore, c *changes) poller.Store {
+	ns := notifyingStore{Store: db.Store, c: c}
+	if db.badger != nil {
+		return notifyingBadger{notifyingStore: ns, b: db.badger}
+	}
+	return ns
 }
 
 // notifyingLeaser is a Leaser whose commits that store a version are reported.
