@@ -74,9 +74,7 @@ func (p *persisted) marshal() ([]byte, error) {
 // marshalWith encodes p with the encoded history h (nil: none) in place of
 // p.History.
 func (p *persisted) marshalWith(h []byte) ([]byte, error) {
-	c := *p
-	c.V = stateVersion
-	b, err := json.Marshal(&c)
+	b, err := appendState(make([]byte, 0, 1024+len(historyKey)+len(h)), p)
 	if err != nil {
 		return nil, fmt.Errorf("encode poll state: %w", err)
 	}
@@ -84,11 +82,9 @@ func (p *persisted) marshalWith(h []byte) ([]byte, error) {
 		return b, nil
 	}
 	// The history goes last, so that rawHistory finds it without decoding the rest.
-	out := make([]byte, 0, len(b)+len(historyKey)+len(h))
-	out = append(out, b[:len(b)-1]...)
-	out = append(out, historyKey...)
-	out = append(out, h...)
-	return append(out, '}'), nil
+	b = append(b[:len(b)-1], historyKey...)
+	b = append(b, h...)
+	return append(b, '}'), nil
 }
 
 // historyKey introduces the history in an encoded state.
