@@ -390,13 +390,15 @@ func (db *DB) writePollState(ctx context.Context, id string, state []byte, first
 		}
 	}
 	if err == nil {
+		// No copies: Badger keeps the slices until the commit, which ends
+		// before this returns (the caller does not touch them meanwhile).
 		err = db.poll.Update(func(txn *bdg.Txn) error {
-			if err := txn.Set(pollKey(id), bytes.Clone(state)); err != nil {
+			if err := txn.Set(pollKey(id), state); err != nil {
 				return err
 			}
 			for i, rec := range recs {
 				seq := first + uint64(i)
-				if err := txn.Set(pollRecordKey(id, seq), bytes.Clone(rec)); err != nil {
+				if err := txn.Set(pollRecordKey(id, seq), rec); err != nil {
 					return err
 				}
 				if seq > keep {
