@@ -58,6 +58,10 @@
 //	p | id                          the poller's opaque state, in a second
 //	                                Badger under <dir>/pollstate whose writes
 //	                                are not synced (see Durability)
+//	q | id | 00 | seq(8)            one poll-history record of the poller
+//	                                (SavePollStateRecords), in the same store,
+//	                                written with the state; the one keep
+//	                                records older goes in the same write
 //
 // An item's slot is ^firstSeen(12) | ^firstSeq(8) | position(4): when it
 // was first seen and the version it was first seen in, both with every bit
