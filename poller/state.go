@@ -2,6 +2,7 @@ package poller
 
 import (
 	"bytes"
+	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -61,6 +62,28 @@ const maxItemIDs = 500
 type lastVersion struct {
 	Items  []uint64  `json:"items,omitempty"` // FNV-1a 64 hashes of the item ids, at most maxItemIDs
 	Newest time.Time `json:"newest,omitzero"` // the newest item publication date; zero for none
+}
+
+// UnmarshalJSON reads the hashes as appendState writes them (base64 of
+// 8-byte big-endian values under "ids", less than half the size of the
+// numbers) or, from states written before, as numbers under "items".
+func (l *lastVersion) UnmarshalJSON(b []byte) error {
+	var aux struct {
+		Items  []uint64  `json:"items"`
+		IDs    []byte    `json:"ids"` // base64 in JSON
+		Newest time.Time `json:"newest"`
+	}
+	if err := json.Unmarshal(b, &aux); err != nil {
+		return err
+	}
+	if len(aux.IDs)%8 != 0 {
+		return fmt.Errorf("last version: %d bytes of item hashes, not a multiple of 8", len(aux.IDs))
+	}
+	l.Items, l.Newest = aux.Items, aux.Newest
+	for i := 0; i < len(aux.IDs); i += 8 {
+		l.Items = append(l.Items, binary.BigEndian.Uint64(aux.IDs[i:]))
+	}
+	return nil
 }
 
 func (p *persisted) marshal() ([]byte, error) {

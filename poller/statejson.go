@@ -1,6 +1,8 @@
 package poller
 
 import (
+	"encoding/base64"
+	"encoding/binary"
 	"encoding/json"
 	"fmt"
 	"math"
@@ -83,14 +85,16 @@ func appendState(b []byte, p *persisted) ([]byte, error) {
 		b = append(b, `,"last_version":{`...)
 		sep := ""
 		if len(p.Last.Items) > 0 {
-			b = append(b, `"items":[`...)
-			for i, h := range p.Last.Items {
-				if i > 0 {
-					b = append(b, ',')
-				}
-				b = strconv.AppendUint(b, h, 10)
+			// Base64 of the hashes (see lastVersion.UnmarshalJSON).
+			var raw [8 * maxItemIDs]byte
+			n := 0
+			for _, h := range p.Last.Items {
+				binary.BigEndian.PutUint64(raw[n:], h)
+				n += 8
 			}
-			b = append(b, ']')
+			b = append(b, `"ids":"`...)
+			b = base64.StdEncoding.AppendEncode(b, raw[:n])
+			b = append(b, '"')
 			sep = ","
 		}
 		if !p.Last.Newest.IsZero() {
