@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/dynamo-rss/dynamo/config"
 	"github.com/dynamo-rss/dynamo/storage/badger"
 )
 
@@ -363,23 +364,7 @@ func TestHistoryRecordsOfTheirOwn(t *testing.T) {
 	cfg := testConfig(t, baseYAML(fmt.Sprintf("resources:\n  - {id: news, url: %q}\n", o.url("/news.html"))))
 
 	// Two polls on a store without records: the history is in the state.
-	ms := newMemStore()
-	old := newTestEngine(t, cfg, ms, clk)
-	o.set(page("Site", "first"))
-	pollAtNext(t, old, clk, "news")
-	pollAtNext(t, old, clk, "news")
-	legacy, err := ms.PollState(t.Context(), "news")
-	if err != nil {
-		t.Fatal(err)
-	}
-	db, err := badger.Open(t.TempDir(), badger.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	if err := db.SavePollState(t.Context(), "news", legacy); err != nil {
-		t.Fatal(err)
-	}
+	db := badgerWithLegacyHistory(t, o, cfg, clk, 2)
 
 	e := newTestEngine(t, cfg, db, clk)
 	if h, _ := e.History(t.Context(), "news"); len(h) != 2 {
@@ -434,24 +419,7 @@ func TestHistoryKeptWhenTheMoveFails(t *testing.T) {
 	o := newOrigin(t)
 	clk := newFakeClock(t0)
 	cfg := testConfig(t, baseYAML(fmt.Sprintf("resources:\n  - {id: news, url: %q}\n", o.url("/news.html"))))
-	ms := newMemStore()
-	old := newTestEngine(t, cfg, ms, clk)
-	o.set(page("Site", "first"))
-	for range 3 {
-		pollAtNext(t, old, clk, "news")
-	}
-	legacy, err := ms.PollState(t.Context(), "news")
-	if err != nil {
-		t.Fatal(err)
-	}
-	db, err := badger.Open(t.TempDir(), badger.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	if err := db.SavePollState(t.Context(), "news", legacy); err != nil {
-		t.Fatal(err)
-	}
+	db := badgerWithLegacyHistory(t, o, cfg, clk, 3)
 	fr := &failingRecords{DB: db}
 	e := newTestEngine(t, cfg, fr, clk)
 	fr.fail.Store(true)
@@ -469,4 +437,30 @@ func TestHistoryKeptWhenTheMoveFails(t *testing.T) {
 	if err != nil || len(recs) != 5 {
 		t.Fatalf("%d records, %v; want 5 numbered without a gap", len(recs), err)
 	}
+}
+
+// badgerWithLegacyHistory polls "news" n times on a store without history
+// records, so that its history is inside the state as an older version kept
+// it, and returns a Badger store holding that state (closed with the test).
+func badgerWithLegacyHistory(t *testing.T, o *origin, cfg *config.Config, clk *fakeClock, n int) *badger.DB {
+	t.Helper()
+	ms := newMemStore()
+	old := newTestEngine(t, cfg, ms, clk)
+	o.set(page("Site", "first"))
+	for range n {
+		pollAtNext(t, old, clk, "news")
+	}
+	legacy, err := ms.PollState(t.Context(), "news")
+	if err != nil {
+		t.Fatal(err)
+	}
+	db, err := badger.Open(t.TempDir(), badger.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	if err := db.SavePollState(t.Context(), "news", legacy); err != nil {
+		t.Fatal(err)
+	}
+	return db
 }
