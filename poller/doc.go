@@ -29,7 +29,10 @@
 // next poll, counters, and the history of the last 200 polls, which is not
 // kept in memory) is stored after every poll as versioned JSON through
 // [StateStore]; with Badger each poll's history record is a key of its own,
-// written with the state, so that a poll never reads its history back. A
+// written with the state, so that a poll never reads its history back, and
+// the state is stored in two parts: its progress (times, outcome, counters,
+// next poll: ≈ 50 bytes, binary), written by every poll, and the rest, written
+// only when it differs from what was last stored (progress.go). A
 // changed version is pruned with the resource's retention.
 // [Engine.Apply] switches configuration live: added resources are scheduled,
 // removed ones unscheduled (their history stays), a changed policy recomputes

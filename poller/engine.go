@@ -171,7 +171,10 @@ type resource struct {
 	entry     *config.ResourceEntry // its definition, as the file or the admin API gave it (shared, never modified)
 	source    string                // SourceFile or SourceAPI
 	st        persisted
-	busy      chan struct{} // cap 1: held while polling, so no two polls of one resource overlap
+	// restHash is a hash of the state without its progress as last stored
+	// beside a progress (see progress.go); 0: not stored since loaded.
+	restHash uint64
+	busy     chan struct{} // cap 1: held while polling, so no two polls of one resource overlap
 }
 
 // New builds an engine for cfg, reading persisted poll state from store and
@@ -468,7 +471,7 @@ func (e *Engine) scheduleFirst(r *resource, now time.Time) {
 // iterator), which a start-up with many resources uses instead of a read
 // per resource.
 type bulkStates interface {
-	PollStates(ctx context.Context, fn func(id string, state []byte) error) error
+	PollStates(ctx context.Context, fn func(id string, state, progress []byte) error) error
 }
 
 // bulkLoadMin is the number of resources from which loadStates reads every
@@ -501,8 +504,8 @@ func (e *Engine) loadStatesBulk(ctx context.Context, bulk bulkStates, ids []stri
 		want[id] = true
 	}
 	type stored struct {
-		id string
-		b  []byte
+		id          string
+		b, progress []byte
 	}
 	in := make(chan stored, 256)
 	var (
@@ -513,6 +516,9 @@ func (e *Engine) loadStatesBulk(ctx context.Context, bulk bulkStates, ids []stri
 		wg.Go(func() {
 			for s := range in {
 				st, err := unmarshalState(s.b)
+				if err == nil && s.progress != nil {
+					err = st.applyProgress(s.progress)
+				}
 				if err != nil {
 					e.log.Warn("poll state undecodable; starting afresh", slog.String("resource", s.id), slog.Any("error", err))
 					continue
@@ -523,12 +529,12 @@ func (e *Engine) loadStatesBulk(ctx context.Context, bulk bulkStates, ids []stri
 			}
 		})
 	}
-	err := bulk.PollStates(ctx, func(id string, b []byte) error {
+	err := bulk.PollStates(ctx, func(id string, b, progress []byte) error {
 		if !want[id] {
 			return nil
 		}
 		select {
-		case in <- stored{id: id, b: bytes.Clone(b)}: // b is only valid during the call
+		case in <- stored{id: id, b: bytes.Clone(b), progress: bytes.Clone(progress)}: // only valid during the call
 			return nil
 		case <-ctx.Done():
 			return ctx.Err()
@@ -551,6 +557,12 @@ func (e *Engine) loadState(ctx context.Context, id string) (persisted, bool) {
 		return persisted{}, false
 	}
 	st, err := unmarshalState(b)
+	if err == nil && e.hist != nil {
+		var progress []byte
+		if progress, err = e.hist.PollProgress(ctx, id); err == nil && progress != nil {
+			err = st.applyProgress(progress)
+		}
+	}
 	if err != nil {
 		e.log.Warn("poll state undecodable; starting afresh", slog.String("resource", id), slog.Any("error", err))
 		return persisted{}, false
@@ -856,6 +868,10 @@ type pollResult struct {
 	// still to move out of the state).
 	prevHistorySeq      uint64
 	prevHistoryVersions int
+	// With a historyStore: the state's progress to store, and the hash of
+	// the rest (see progress.go).
+	progress []byte
+	restHash uint64
 }
 
 // maxStatusDiagnostics bounds the diagnostics a status keeps.
@@ -1150,12 +1166,14 @@ func (e *Engine) finish(ctx context.Context, r *resource, start time.Time, res p
 	switch {
 	case err != nil:
 	case res.records != nil:
-		err = e.hist.SavePollStateRecords(sctx, r.id, data, res.firstRecord, res.records, historyMax)
+		err = e.hist.SavePollStateRecords(sctx, r.id, data, res.progress, res.firstRecord, res.records, historyMax)
+		e.mu.Lock()
 		if err != nil {
-			e.mu.Lock()
 			r.st.HistorySeq, r.st.HistoryVersions = res.prevHistorySeq, res.prevHistoryVersions
-			e.mu.Unlock()
+		} else {
+			r.restHash = res.restHash
 		}
+		e.mu.Unlock()
 	default:
 		err = e.store.SavePollState(sctx, r.id, data)
 	}
@@ -1259,8 +1277,18 @@ func (e *Engine) decide(r *resource, start time.Time, res *pollResult) (status S
 	if e.hist != nil && e.leaser == nil && !res.historyUnread {
 		res.prevHistorySeq, res.prevHistoryVersions = st.HistorySeq, st.HistoryVersions
 		res.firstRecord, res.records = st.recordPoll(res.history, rec)
-		data, err = st.marshal()
-		return e.statusLocked(r), data, true, err
+		// The state is stored in two parts (progress.go): the rest only
+		// when it differs from what was stored last.
+		rest := st.withoutProgress()
+		if data, err = rest.marshal(); err != nil {
+			return e.statusLocked(r), nil, true, err
+		}
+		res.progress = appendProgress(make([]byte, 0, 64), st)
+		res.restHash = xxhash.Sum64(data) | 1 // never 0, which means "not stored"
+		if res.restHash == r.restHash {
+			data = nil
+		}
+		return e.statusLocked(r), data, true, nil
 	}
 	history := appendRecord(res.history, rec)
 	data, err = st.marshalWith(history) // the history is stored, not kept in memory

@@ -97,10 +97,12 @@ func (h pollHistory) add(rec PollRecord) pollHistory {
 
 // historyStore keeps each poll's record under a key of its own, written with
 // the state (Badger's store): a poll then writes its record without reading
-// the history back.
+// the history back. It also keeps a state's progress beside it (see
+// progress.go): a nil state leaves the stored one as it is.
 type historyStore interface {
-	SavePollStateRecords(ctx context.Context, id string, state []byte, first uint64, recs [][]byte, keep uint64) error
+	SavePollStateRecords(ctx context.Context, id string, state, progress []byte, first uint64, recs [][]byte, keep uint64) error
 	PollRecords(ctx context.Context, id string) ([][]byte, error)
+	PollProgress(ctx context.Context, id string) ([]byte, error) // nil when none
 }
 
 // recordPoll numbers rec after p's last record and returns the records to

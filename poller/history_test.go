@@ -406,11 +406,11 @@ type failingRecords struct {
 	fail atomic.Bool
 }
 
-func (f *failingRecords) SavePollStateRecords(ctx context.Context, id string, state []byte, first uint64, recs [][]byte, keep uint64) error {
+func (f *failingRecords) SavePollStateRecords(ctx context.Context, id string, state, progress []byte, first uint64, recs [][]byte, keep uint64) error {
 	if f.fail.Load() {
 		return errors.New("disk hiccup")
 	}
-	return f.DB.SavePollStateRecords(ctx, id, state, first, recs, keep)
+	return f.DB.SavePollStateRecords(ctx, id, state, progress, first, recs, keep)
 }
 
 // A failed save of the poll that moves the history out of the state loses

@@ -62,12 +62,16 @@ type notifyingBadger struct {
 	b *badger.DB
 }
 
-func (s notifyingBadger) PollStates(ctx context.Context, fn func(id string, state []byte) error) error {
+func (s notifyingBadger) PollStates(ctx context.Context, fn func(id string, state, progress []byte) error) error {
 	return s.b.PollStates(ctx, fn)
 }
 
-func (s notifyingBadger) SavePollStateRecords(ctx context.Context, id string, state []byte, first uint64, recs [][]byte, keep uint64) error {
-	return s.b.SavePollStateRecords(ctx, id, state, first, recs, keep)
+func (s notifyingBadger) SavePollStateRecords(ctx context.Context, id string, state, progress []byte, first uint64, recs [][]byte, keep uint64) error {
+	return s.b.SavePollStateRecords(ctx, id, state, progress, first, recs, keep)
+}
+
+func (s notifyingBadger) PollProgress(ctx context.Context, id string) ([]byte, error) {
+	return s.b.PollProgress(ctx, id)
 }
 
 func (s notifyingBadger) PollRecords(ctx context.Context, id string) ([][]byte, error) {

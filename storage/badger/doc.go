@@ -58,6 +58,10 @@
 //	p | id                          the poller's opaque state, in a second
 //	                                Badger under <dir>/pollstate whose writes
 //	                                are not synced (see Durability)
+//	o | id                          the progress of that state (opaque too):
+//	                                the few fields every poll changes, which
+//	                                a poll that changes nothing else writes
+//	                                alone (SavePollStateRecords); same store
 //	q | id | 00 | seq(8)            one poll-history record of the poller
 //	                                (SavePollStateRecords), in the same store,
 //	                                written with the state; the one keep

@@ -15,6 +15,7 @@ const (
 	prefixSearch  byte = 's'
 	prefixPoll    byte = 'p'
 	prefixPollRec byte = 'q' // poll-history records: q | id | 0 | seq
+	prefixPollPro byte = 'o' // poll-state progress: o | id
 	prefixReg     byte = 'r'
 	prefixGone    byte = 'g'
 	prefixRecord  byte = 'c' // records of other features: c | kind | 0 | key
@@ -42,6 +43,10 @@ func goneKey(id string) []byte {
 
 func pollKey(id string) []byte {
 	return append([]byte{prefixPoll}, id...)
+}
+
+func pollProgressKey(id string) []byte {
+	return append([]byte{prefixPollPro}, id...)
 }
 
 func pollRecordKey(id string, seq uint64) []byte {

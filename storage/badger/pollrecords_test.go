@@ -23,11 +23,11 @@ func TestPollRecords(t *testing.T) {
 		t.Fatal(err)
 	}
 	// A first save brings three records at once (an older history), then one per poll.
-	if err := db.SavePollStateRecords(ctx, "r", []byte("s3"), 1, [][]byte{[]byte("1"), []byte("2"), []byte("3")}, 5); err != nil {
+	if err := db.SavePollStateRecords(ctx, "r", []byte("s3"), nil, 1, [][]byte{[]byte("1"), []byte("2"), []byte("3")}, 5); err != nil {
 		t.Fatal(err)
 	}
 	for seq := uint64(4); seq <= 9; seq++ {
-		if err := db.SavePollStateRecords(ctx, "r", []byte(fmt.Sprint("s", seq)), seq, [][]byte{[]byte(fmt.Sprint(seq))}, 5); err != nil {
+		if err := db.SavePollStateRecords(ctx, "r", []byte(fmt.Sprint("s", seq)), nil, seq, [][]byte{[]byte(fmt.Sprint(seq))}, 5); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -38,7 +38,7 @@ func TestPollRecords(t *testing.T) {
 	if st, err := db.PollState(ctx, "r"); err != nil || string(st) != "s9" {
 		t.Fatalf("state %q, %v", st, err)
 	}
-	if err := db.SavePollStateRecords(ctx, "r", nil, 0, nil, 5); !errors.Is(err, storage.ErrInvalid) {
+	if err := db.SavePollStateRecords(ctx, "r", nil, nil, 0, nil, 5); !errors.Is(err, storage.ErrInvalid) {
 		t.Fatalf("record 0: %v, want ErrInvalid", err)
 	}
 	if err := db.Unregister(ctx, "r"); err != nil {
@@ -47,7 +47,68 @@ func TestPollRecords(t *testing.T) {
 	if recs, err := db.PollRecords(ctx, "r"); err != nil || len(recs) != 0 {
 		t.Fatalf("after Unregister: %s, %v; want none", recs, err)
 	}
-	if err := db.SavePollStateRecords(ctx, "r", []byte("late"), 10, [][]byte{[]byte("10")}, 5); !errors.Is(err, storage.ErrGone) {
+	if err := db.SavePollStateRecords(ctx, "r", []byte("late"), nil, 10, [][]byte{[]byte("10")}, 5); !errors.Is(err, storage.ErrGone) {
 		t.Fatalf("after Unregister: %v, want ErrGone", err)
+	}
+}
+
+// A poll state's progress is written beside it: a nil state leaves the
+// state, a nil progress deletes the progress; PollStates pairs them by id;
+// Unregister removes both.
+func TestPollProgress(t *testing.T) {
+	db, err := badger.Open(t.TempDir(), badger.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	ctx := context.Background()
+	for _, id := range []string{"a", "b", "c", "bb"} {
+		if _, err := db.Register(ctx, storage.Registration{ID: id, Definition: []byte("x")}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	save := func(id string, state, progress string, seq uint64) {
+		t.Helper()
+		var s, p []byte
+		if state != "" {
+			s = []byte(state)
+		}
+		if progress != "" {
+			p = []byte(progress)
+		}
+		if err := db.SavePollStateRecords(ctx, id, s, p, seq, [][]byte{[]byte("r")}, 5); err != nil {
+			t.Fatal(err)
+		}
+	}
+	save("a", "sa", "pa1", 1)
+	save("a", "", "pa2", 2) // the state stays
+	save("b", "sb", "", 1)  // no progress
+	save("c", "sc", "pc", 1)
+	save("bb", "", "pbb", 1)                                          // a progress without a state is not listed
+	if err := db.SavePollState(ctx, "c", []byte("sc2")); err != nil { // a whole state: no progress
+		t.Fatal(err)
+	}
+	if st, err := db.PollState(ctx, "a"); err != nil || string(st) != "sa" {
+		t.Errorf("state of a %q, %v; want sa", st, err)
+	}
+	if p, err := db.PollProgress(ctx, "a"); err != nil || string(p) != "pa2" {
+		t.Errorf("progress of a %q, %v; want pa2", p, err)
+	}
+	if p, err := db.PollProgress(ctx, "c"); err != nil || p != nil {
+		t.Errorf("progress of c %q, %v; want none", p, err)
+	}
+	var got []string
+	err = db.PollStates(ctx, func(id string, state, progress []byte) error {
+		got = append(got, fmt.Sprintf("%s:%s/%s", id, state, progress))
+		return nil
+	})
+	if want := "[a:sa/pa2 b:sb/ c:sc2/]"; err != nil || fmt.Sprint(got) != want {
+		t.Errorf("PollStates %v, %v; want %s", got, err, want)
+	}
+	if err := db.Unregister(ctx, "a"); err != nil {
+		t.Fatal(err)
+	}
+	if p, err := db.PollProgress(ctx, "a"); err != nil || p != nil {
+		t.Errorf("progress after Unregister %q, %v; want none", p, err)
 	}
 }

@@ -330,20 +330,40 @@ func (db *DB) pollState(ctx context.Context, id string) ([]byte, error) {
 	return state, err
 }
 
-// PollStates calls fn with every stored poll state, in id order, in one
-// pass over the poll-state store: what a start-up needs, much faster than a
-// read per resource. state is only valid during the call.
-func (db *DB) PollStates(ctx context.Context, fn func(id string, state []byte) error) error {
+// PollStates calls fn with every stored poll state and its progress (nil
+// when it has none; see SavePollStateRecords), in id order, in one pass over
+// the poll-state store: what a start-up needs, much faster than a read per
+// resource. state and progress are only valid during the call.
+func (db *DB) PollStates(ctx context.Context, fn func(id string, state, progress []byte) error) error {
 	return db.poll.View(func(txn *bdg.Txn) error {
 		it := txn.NewIterator(bdg.IteratorOptions{Prefix: []byte{prefixPoll}, PrefetchValues: false})
 		defer it.Close()
+		// The progress values, in the same id order: read beside the states.
+		pro := txn.NewIterator(bdg.IteratorOptions{Prefix: []byte{prefixPollPro}, PrefetchValues: false})
+		defer pro.Close()
+		pro.Rewind()
 		for it.Rewind(); it.Valid(); it.Next() {
 			if err := ctx.Err(); err != nil {
 				return err
 			}
 			item := it.Item()
-			id := string(item.Key()[1:])
-			if err := item.Value(func(v []byte) error { return fn(id, v) }); err != nil {
+			id := item.Key()[1:]
+			var progress []byte
+			for ; pro.Valid(); pro.Next() {
+				c := bytes.Compare(pro.Item().Key()[1:], id)
+				if c > 0 {
+					break
+				}
+				if c == 0 {
+					var err error
+					if progress, err = pro.Item().ValueCopy(nil); err != nil {
+						return fmt.Errorf("poll-state progress of %q: %w", id, err)
+					}
+					pro.Next()
+					break
+				}
+			}
+			if err := item.Value(func(v []byte) error { return fn(string(id), v, progress) }); err != nil {
 				return fmt.Errorf("poll state of %q: %w", id, err)
 			}
 		}
@@ -351,20 +371,46 @@ func (db *DB) PollStates(ctx context.Context, fn func(id string, state []byte) e
 	})
 }
 
-func (db *DB) savePollState(ctx context.Context, id string, state []byte) error {
-	return db.writePollState(ctx, id, state, 0, nil, 0)
+func (db *DB) pollProgress(ctx context.Context, id string) ([]byte, error) {
+	if err := readID(id); err != nil {
+		return nil, err
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	var progress []byte
+	err := db.poll.View(func(txn *bdg.Txn) error {
+		item, err := txn.Get(pollProgressKey(id))
+		if errors.Is(err, bdg.ErrKeyNotFound) {
+			return nil
+		}
+		if err != nil {
+			return fmt.Errorf("read poll-state progress of %q: %w", id, err)
+		}
+		progress, err = item.ValueCopy(nil)
+		return err
+	})
+	return progress, err
 }
 
-func (db *DB) savePollStateRecords(ctx context.Context, id string, state []byte, first uint64, recs [][]byte, keep uint64) error {
+func (db *DB) savePollState(ctx context.Context, id string, state []byte) error {
+	if state == nil {
+		state = []byte{}
+	}
+	return db.writePollState(ctx, id, state, nil, 0, nil, 0)
+}
+
+func (db *DB) savePollStateRecords(ctx context.Context, id string, state, progress []byte, first uint64, recs [][]byte, keep uint64) error {
 	if first == 0 || keep == 0 {
 		return fmt.Errorf("save poll state of %q: %w: records from %d, keeping %d", id, storage.ErrInvalid, first, keep)
 	}
-	return db.writePollState(ctx, id, state, first, recs, keep)
+	return db.writePollState(ctx, id, state, progress, first, recs, keep)
 }
 
-// writePollState replaces id's poll state and appends recs (see
-// SavePollStateRecords) in one unsynced write, unless id is unregistered.
-func (db *DB) writePollState(ctx context.Context, id string, state []byte, first uint64, recs [][]byte, keep uint64) error {
+// writePollState replaces id's poll state (unless state is nil) and its
+// progress (deleted when nil), and appends recs (see SavePollStateRecords)
+// in one unsynced write, unless id is unregistered.
+func (db *DB) writePollState(ctx context.Context, id string, state, progress []byte, first uint64, recs [][]byte, keep uint64) error {
 	if err := storage.ValidateID(id); err != nil {
 		return fmt.Errorf("save poll state: %w", err)
 	}
@@ -393,7 +439,18 @@ func (db *DB) writePollState(ctx context.Context, id string, state []byte, first
 		// No copies: Badger keeps the slices until the commit, which ends
 		// before this returns (the caller does not touch them meanwhile).
 		err = db.poll.Update(func(txn *bdg.Txn) error {
-			if err := txn.Set(pollKey(id), state); err != nil {
+			if state != nil {
+				if err := txn.Set(pollKey(id), state); err != nil {
+					return err
+				}
+			}
+			var err error
+			if progress != nil {
+				err = txn.Set(pollProgressKey(id), progress)
+			} else {
+				err = txn.Delete(pollProgressKey(id))
+			}
+			if err != nil {
 				return err
 			}
 			for i, rec := range recs {

@@ -270,7 +270,7 @@ func decodeRegistration(id string, b []byte) (storage.Registration, error) {
 
 // deletePollState deletes id's poll state and poll-history records.
 func (db *DB) deletePollState(ctx context.Context, id string) error {
-	keys := [][]byte{pollKey(id)}
+	keys := [][]byte{pollKey(id), pollProgressKey(id)}
 	err := db.poll.View(func(txn *bdg.Txn) error {
 		return scanPrefix(ctx, txn, familyPrefix(prefixPollRec, id), func(k, _ []byte) error {
 			keys = append(keys, bytes.Clone(k))

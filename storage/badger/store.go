@@ -200,12 +200,24 @@ func (db *DB) SavePollState(ctx context.Context, id string, state []byte) error 
 	return db.savePollState(ctx, id, state)
 }
 
-// SavePollStateRecords replaces id's poll state, as SavePollState does,
-// and in the same write appends recs to its poll history as records first,
-// first+1, …, dropping the record keep before each: the history grows
-// without being read back. first and keep must be positive.
-func (db *DB) SavePollStateRecords(ctx context.Context, id string, state []byte, first uint64, recs [][]byte, keep uint64) error {
-	return db.savePollStateRecords(ctx, id, state, first, recs, keep)
+// SavePollStateRecords replaces id's poll state and its progress, and in the
+// same write appends recs to its poll history as records first, first+1, …,
+// dropping the record keep before each: the history grows without being
+// read back. first and keep must be positive.
+//
+// The progress is a second, small value the poller keeps beside the state
+// (what every poll changes: times, counters), so that a poll which changes
+// nothing else writes that and its record only. A nil state leaves the
+// stored one as it is; a nil progress deletes the stored one, as
+// SavePollState does. Both are opaque to the store.
+func (db *DB) SavePollStateRecords(ctx context.Context, id string, state, progress []byte, first uint64, recs [][]byte, keep uint64) error {
+	return db.savePollStateRecords(ctx, id, state, progress, first, recs, keep)
+}
+
+// PollProgress returns id's stored poll-state progress (see
+// SavePollStateRecords); nil when it has none.
+func (db *DB) PollProgress(ctx context.Context, id string) ([]byte, error) {
+	return db.pollProgress(ctx, id)
 }
 
 // PollRecords returns id's poll-history records, oldest first (none for an

@@ -1,0 +1,201 @@
+package poller
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"reflect"
+	"testing"
+	"time"
+
+	"github.com/dynamo-rss/dynamo/storage/badger"
+)
+
+// utcProgress puts p's progress times in UTC, as a decoded progress has
+// them (the JSON state keeps a time's offset; the instant is the same).
+func utcProgress(p persisted) persisted {
+	if !p.LastPoll.IsZero() {
+		p.LastPoll = p.LastPoll.UTC()
+	}
+	if !p.NextPoll.IsZero() {
+		p.NextPoll = p.NextPoll.UTC()
+	}
+	return p
+}
+
+// A state stored in two parts, the rest and the progress, decodes to what
+// the whole state decodes to (with the progress's strings as they were,
+// even where they are not UTF-8).
+func TestProgressSplitDecodesAsWhole(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 11))
+	tested := 0
+	for i := range 20000 {
+		p := randomState(rng)
+		whole, err := p.marshal()
+		if err != nil {
+			continue // a value JSON cannot hold (see TestAppendStateAsEncodingJSON)
+		}
+		want, err := unmarshalState(whole)
+		if err != nil {
+			t.Fatalf("state %d: %v", i, err)
+		}
+		rest := p.withoutProgress()
+		b, err := rest.marshal()
+		if err != nil {
+			t.Fatalf("state %d: the rest does not encode: %v", i, err)
+		}
+		got, err := unmarshalState(b)
+		if err != nil {
+			t.Fatalf("state %d: %v", i, err)
+		}
+		if err := got.applyProgress(appendProgress(nil, &p)); err != nil {
+			t.Fatalf("state %d: %v", i, err)
+		}
+		// JSON replaces invalid UTF-8; the progress keeps the bytes.
+		want.LastOutcome, want.LastError = p.LastOutcome, p.LastError
+		if want = utcProgress(want); !reflect.DeepEqual(got, want) {
+			t.Fatalf("state %d: two parts decode to\n%+v\nwant\n%+v", i, got, want)
+		}
+		tested++
+	}
+	if tested < 15000 {
+		t.Fatalf("only %d of 20000 random states encodable", tested)
+	}
+}
+
+// The progress does not hold what most polls leave alone: a state that
+// differs only in its progress has the same rest.
+func TestProgressLeavesTheRest(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 5))
+	p := randomState(rng)
+	p.Policy.Alpha = 0.5
+	q := p
+	q.LastPoll, q.NextPoll = time.Unix(1e9, 0), time.Unix(2e9, 5)
+	q.LastOutcome, q.LastError = OutcomeUnchanged, "a long error message"
+	q.Polls, q.Changes, q.Errors, q.Failures = p.Polls+1, p.Changes+1, p.Errors+1, p.Failures+1
+	q.BodyHash = p.BodyHash + 1
+	q.Policy.Wait, q.Policy.Unchanged = p.Policy.Wait*2, p.Policy.Unchanged+1
+	q.HistorySeq, q.HistoryVersions = p.HistorySeq+1, p.HistoryVersions+1
+	a, b := p.withoutProgress(), q.withoutProgress()
+	ab, err := a.marshal()
+	if err != nil {
+		t.Fatal(err)
+	}
+	bb, err := b.marshal()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(ab) != string(bb) {
+		t.Errorf("rests differ:\n%s\n%s", ab, bb)
+	}
+	if len(appendProgress(nil, &q)) > 100 {
+		t.Errorf("progress of %d bytes, want a small one", len(appendProgress(nil, &q)))
+	}
+}
+
+// An undecodable progress is refused and leaves the state as it was.
+func TestProgressMalformed(t *testing.T) {
+	p := persisted{Polls: 7, LastOutcome: OutcomeChanged}
+	good := appendProgress(nil, &persisted{Polls: 9, LastPoll: time.Unix(5, 6)})
+	for _, b := range [][]byte{nil, {}, {2}, good[:len(good)-1], append(good[:len(good):len(good)], 0), {1, 7}} {
+		q := p
+		if err := q.applyProgress(b); err == nil {
+			t.Errorf("progress %v decoded", b)
+		}
+		if !reflect.DeepEqual(q, p) {
+			t.Errorf("progress %v changed the state to %+v", b, q)
+		}
+	}
+}
+
+// No bytes make the progress decoder panic, and what it decodes encodes
+// to bytes that decode the same.
+func FuzzProgress(f *testing.F) {
+	f.Add(appendProgress(nil, &persisted{}))
+	f.Add(appendProgress(nil, &persisted{Polls: 3, LastPoll: time.Unix(1e9, 1), LastError: "x", HistorySeq: 1 << 60}))
+	f.Add([]byte{1, 1, 0x80})
+	f.Fuzz(func(t *testing.T, b []byte) {
+		var p persisted
+		if p.applyProgress(b) != nil {
+			return
+		}
+		var q persisted
+		if err := q.applyProgress(appendProgress(nil, &p)); err != nil {
+			t.Fatalf("re-encoded progress undecodable: %v", err)
+		}
+		if !reflect.DeepEqual(p, q) {
+			t.Fatalf("decoded %+v, then %+v", p, q)
+		}
+	})
+}
+
+// With Badger, a poll that finds the page as it was writes the state's
+// progress only; a restart, one by one or in one pass, resumes from both
+// parts; a change writes the rest again.
+func TestUnchangedPollWritesProgressOnly(t *testing.T) {
+	o := newOrigin(t)
+	o.set(page("News", "one", "two"))
+	clk := newFakeClock(t0)
+	cfg := testConfig(t, baseYAML(fmt.Sprintf("resources:\n  - {id: news, url: %q}\n", o.url("/news.html"))))
+	db, err := badger.Open(t.TempDir(), badger.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	ctx := t.Context()
+	stored := func() (string, string) {
+		t.Helper()
+		st, err := db.PollState(ctx, "news")
+		if err != nil {
+			t.Fatal(err)
+		}
+		pr, err := db.PollProgress(ctx, "news")
+		if err != nil || pr == nil {
+			t.Fatalf("progress %v, %v", pr, err)
+		}
+		return string(st), string(pr)
+	}
+
+	e := newTestEngine(t, cfg, db, clk)
+	pollAtNext(t, e, clk, "news") // changed: a first version
+	st1, pr1 := stored()
+	pollAtNext(t, e, clk, "news") // the same bytes
+	s := pollAtNext(t, e, clk, "news")
+	if s.LastOutcome != OutcomeUnchanged || s.Polls != 3 {
+		t.Fatalf("status %+v, want the third poll unchanged", s)
+	}
+	st3, pr3 := stored()
+	if st3 != st1 {
+		t.Errorf("unchanged polls rewrote the state:\n%s\n%s", st1, st3)
+	}
+	if pr3 == pr1 {
+		t.Error("unchanged polls did not write their progress")
+	}
+
+	e.mu.Lock()
+	want := e.resources["news"].st
+	e.mu.Unlock()
+	want = utcProgress(want)
+	want.V = stateVersion // set by decoding
+	e2 := newTestEngine(t, cfg, db, clk)
+	e2.mu.Lock()
+	got := e2.resources["news"].st
+	e2.mu.Unlock()
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("restarted with\n%+v\nwant\n%+v", got, want)
+	}
+	loaded := map[string]persisted{}
+	if err := e2.loadStatesBulk(ctx, db, []string{"news"}, loaded); err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(loaded["news"], want) {
+		t.Errorf("read in one pass\n%+v\nwant\n%+v", loaded["news"], want)
+	}
+
+	o.set(page("News", "one", "two", "three"))
+	if s := pollAtNext(t, e2, clk, "news"); s.LastOutcome != OutcomeChanged || s.Polls != 4 {
+		t.Fatalf("status %+v, want a fourth poll that changed", s)
+	}
+	if st4, _ := stored(); st4 == st3 {
+		t.Error("a change did not write the state")
+	}
+}
