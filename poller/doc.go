@@ -31,8 +31,9 @@
 // [StateStore]; with Badger each poll's history record is a key of its own,
 // written with the state, so that a poll never reads its history back, and
 // the state is stored in two parts: its progress (times, outcome, counters,
-// next poll: ≈ 50 bytes, binary), written by every poll, and the rest, written
-// only when it differs from what was last stored (progress.go). A
+// validators, next poll: ≈ 50–110 bytes, binary), written by every poll, and
+// the rest, written only when it differs from what was last stored (a budget
+// policy's rate state only when the poll added postings; progress.go). A
 // changed version is pruned with the resource's retention.
 // [Engine.Apply] switches configuration live: added resources are scheduled,
 // removed ones unscheduled (their history stays), a changed policy recomputes

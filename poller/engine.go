@@ -171,10 +171,7 @@ type resource struct {
 	entry     *config.ResourceEntry // its definition, as the file or the admin API gave it (shared, never modified)
 	source    string                // SourceFile or SourceAPI
 	st        persisted
-	// restHash is a hash of the state without its progress as last stored
-	// beside a progress (see progress.go); 0: not stored since loaded.
-	restHash uint64
-	busy     chan struct{} // cap 1: held while polling, so no two polls of one resource overlap
+	busy      chan struct{} // cap 1: held while polling, so no two polls of one resource overlap
 }
 
 // New builds an engine for cfg, reading persisted poll state from store and
@@ -516,8 +513,8 @@ func (e *Engine) loadStatesBulk(ctx context.Context, bulk bulkStates, ids []stri
 		wg.Go(func() {
 			for s := range in {
 				st, err := unmarshalState(s.b)
-				if err == nil && s.progress != nil {
-					err = st.applyProgress(s.progress)
+				if err == nil {
+					err = st.loadSplit(s.b, s.progress)
 				}
 				if err != nil {
 					e.log.Warn("poll state undecodable; starting afresh", slog.String("resource", s.id), slog.Any("error", err))
@@ -548,7 +545,13 @@ func (e *Engine) loadStatesBulk(ctx context.Context, bulk bulkStates, ids []stri
 func (e *Engine) loadState(ctx context.Context, id string) (persisted, bool) {
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
-	b, err := e.store.PollState(ctx, id)
+	var b, progress []byte
+	var err error
+	if e.hist != nil {
+		b, progress, err = e.hist.PollStateProgress(ctx, id)
+	} else {
+		b, err = e.store.PollState(ctx, id)
+	}
 	if errors.Is(err, storage.ErrNotFound) {
 		return persisted{}, false
 	}
@@ -557,11 +560,8 @@ func (e *Engine) loadState(ctx context.Context, id string) (persisted, bool) {
 		return persisted{}, false
 	}
 	st, err := unmarshalState(b)
-	if err == nil && e.hist != nil {
-		var progress []byte
-		if progress, err = e.hist.PollProgress(ctx, id); err == nil && progress != nil {
-			err = st.applyProgress(progress)
-		}
+	if err == nil {
+		err = st.loadSplit(b, progress)
 	}
 	if err != nil {
 		e.log.Warn("poll state undecodable; starting afresh", slog.String("resource", id), slog.Any("error", err))
@@ -1164,16 +1164,18 @@ func (e *Engine) finish(ctx context.Context, r *resource, start time.Time, res p
 		err = readErr
 	}
 	switch {
-	case err != nil:
 	case res.records != nil:
-		err = e.hist.SavePollStateRecords(sctx, r.id, data, res.progress, res.firstRecord, res.records, historyMax)
+		if err == nil {
+			err = e.hist.SavePollStateRecords(sctx, r.id, data, res.progress, res.firstRecord, res.records, historyMax)
+		}
 		e.mu.Lock()
 		if err != nil {
 			r.st.HistorySeq, r.st.HistoryVersions = res.prevHistorySeq, res.prevHistoryVersions
 		} else {
-			r.restHash = res.restHash
+			r.st.restHash = res.restHash
 		}
 		e.mu.Unlock()
+	case err != nil:
 	default:
 		err = e.store.SavePollState(sctx, r.id, data)
 	}
@@ -1210,6 +1212,9 @@ func (e *Engine) decide(r *resource, start time.Time, res *pollResult) (status S
 		return Status{ID: r.id, LastOutcome: res.outcome}, nil, false, nil
 	}
 	st := &r.st
+	// Whether the poll may add postings to a budget policy's rate state
+	// (see progress.go): it changed, or it is the first observation.
+	postings := res.changed || st.Policy.Rate == nil || st.Policy.Rate.At.IsZero()
 	st.Polls++
 	st.LastPoll = start
 	st.LastOutcome = res.outcome
@@ -1279,16 +1284,9 @@ func (e *Engine) decide(r *resource, start time.Time, res *pollResult) (status S
 		res.firstRecord, res.records = st.recordPoll(res.history, rec)
 		// The state is stored in two parts (progress.go): the rest only
 		// when it differs from what was stored last.
-		rest := st.withoutProgress()
-		if data, err = rest.marshal(); err != nil {
-			return e.statusLocked(r), nil, true, err
-		}
-		res.progress = appendProgress(make([]byte, 0, 64), st)
-		res.restHash = xxhash.Sum64(data) | 1 // never 0, which means "not stored"
-		if res.restHash == r.restHash {
-			data = nil
-		}
-		return e.statusLocked(r), data, true, nil
+		data, res.restHash, err = st.restToStore(postings)
+		res.progress = appendProgress(make([]byte, 0, 128), st)
+		return e.statusLocked(r), data, true, err
 	}
 	history := appendRecord(res.history, rec)
 	data, err = st.marshalWith(history) // the history is stored, not kept in memory

@@ -102,7 +102,9 @@ func (h pollHistory) add(rec PollRecord) pollHistory {
 type historyStore interface {
 	SavePollStateRecords(ctx context.Context, id string, state, progress []byte, first uint64, recs [][]byte, keep uint64) error
 	PollRecords(ctx context.Context, id string) ([][]byte, error)
-	PollProgress(ctx context.Context, id string) ([]byte, error) // nil when none
+	// PollStateProgress reads id's state and its progress (nil when none)
+	// together; storage.ErrNotFound when it has no state.
+	PollStateProgress(ctx context.Context, id string) (state, progress []byte, err error)
 }
 
 // recordPoll numbers rec after p's last record and returns the records to

@@ -4,9 +4,11 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"reflect"
+	"strings"
 	"testing"
 	"time"
 
+	"github.com/dynamo-rss/dynamo/config"
 	"github.com/dynamo-rss/dynamo/storage/badger"
 )
 
@@ -30,6 +32,7 @@ func TestProgressSplitDecodesAsWhole(t *testing.T) {
 	tested := 0
 	for i := range 20000 {
 		p := randomState(rng)
+		p.Progress = false // a whole state
 		whole, err := p.marshal()
 		if err != nil {
 			continue // a value JSON cannot hold (see TestAppendStateAsEncodingJSON)
@@ -47,11 +50,12 @@ func TestProgressSplitDecodesAsWhole(t *testing.T) {
 		if err != nil {
 			t.Fatalf("state %d: %v", i, err)
 		}
-		if err := got.applyProgress(appendProgress(nil, &p)); err != nil {
+		if err := got.loadSplit(b, appendProgress(nil, &p)); err != nil {
 			t.Fatalf("state %d: %v", i, err)
 		}
+		got.restHash = 0
 		// JSON replaces invalid UTF-8; the progress keeps the bytes.
-		want.LastOutcome, want.LastError = p.LastOutcome, p.LastError
+		want.LastOutcome, want.LastError, want.Validators = p.LastOutcome, p.LastError, p.Validators
 		if want = utcProgress(want); !reflect.DeepEqual(got, want) {
 			t.Fatalf("state %d: two parts decode to\n%+v\nwant\n%+v", i, got, want)
 		}
@@ -73,6 +77,7 @@ func TestProgressLeavesTheRest(t *testing.T) {
 	q.LastOutcome, q.LastError = OutcomeUnchanged, "a long error message"
 	q.Polls, q.Changes, q.Errors, q.Failures = p.Polls+1, p.Changes+1, p.Errors+1, p.Failures+1
 	q.BodyHash = p.BodyHash + 1
+	q.Validators = validators{ETag: `"v2"`, LastModified: "Mon, 23 Nov 2026 10:00:00 GMT"}
 	q.Policy.Wait, q.Policy.Unchanged = p.Policy.Wait*2, p.Policy.Unchanged+1
 	q.HistorySeq, q.HistoryVersions = p.HistorySeq+1, p.HistoryVersions+1
 	a, b := p.withoutProgress(), q.withoutProgress()
@@ -87,7 +92,7 @@ func TestProgressLeavesTheRest(t *testing.T) {
 	if string(ab) != string(bb) {
 		t.Errorf("rests differ:\n%s\n%s", ab, bb)
 	}
-	if len(appendProgress(nil, &q)) > 100 {
+	if len(appendProgress(nil, &q)) > 150 {
 		t.Errorf("progress of %d bytes, want a small one", len(appendProgress(nil, &q)))
 	}
 }
@@ -128,29 +133,34 @@ func FuzzProgress(f *testing.F) {
 	})
 }
 
-// With Badger, a poll that finds the page as it was writes the state's
-// progress only; a restart, one by one or in one pass, resumes from both
-// parts; a change writes the rest again.
-func TestUnchangedPollWritesProgressOnly(t *testing.T) {
+// newsOnBadger serves body as the page of resource news, declared by
+// resources (a YAML tail whose %q takes the page's URL), over a Badger store.
+func newsOnBadger(t *testing.T, body, resources string) (*origin, *fakeClock, *config.Config, *badger.DB) {
+	t.Helper()
 	o := newOrigin(t)
-	o.set(page("News", "one", "two"))
-	clk := newFakeClock(t0)
-	cfg := testConfig(t, baseYAML(fmt.Sprintf("resources:\n  - {id: news, url: %q}\n", o.url("/news.html"))))
+	o.set(body)
+	cfg := testConfig(t, baseYAML(fmt.Sprintf(resources, o.url("/news.html"))))
 	db, err := badger.Open(t.TempDir(), badger.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer db.Close()
+	t.Cleanup(func() { db.Close() })
+	return o, newFakeClock(t0), cfg, db
+}
+
+const newsResource = "resources:\n  - {id: news, url: %q}\n"
+
+// With Badger, a poll that finds the page as it was writes the state's
+// progress only; a restart, one by one or in one pass, resumes from both
+// parts; a change writes the rest again.
+func TestUnchangedPollWritesProgressOnly(t *testing.T) {
+	o, clk, cfg, db := newsOnBadger(t, page("News", "one", "two"), newsResource)
 	ctx := t.Context()
 	stored := func() (string, string) {
 		t.Helper()
-		st, err := db.PollState(ctx, "news")
-		if err != nil {
-			t.Fatal(err)
-		}
-		pr, err := db.PollProgress(ctx, "news")
+		st, pr, err := db.PollStateProgress(ctx, "news")
 		if err != nil || pr == nil {
-			t.Fatalf("progress %v, %v", pr, err)
+			t.Fatalf("state %s, progress %v, %v", st, pr, err)
 		}
 		return string(st), string(pr)
 	}
@@ -197,5 +207,74 @@ func TestUnchangedPollWritesProgressOnly(t *testing.T) {
 	}
 	if st4, _ := stored(); st4 == st3 {
 		t.Error("a change did not write the state")
+	}
+}
+
+// A budget resource's polls that add no postings leave the stored rest as
+// it was (its rate state moves at every poll, but an older snapshot
+// resumes the same); a poll that adds postings stores it.
+func TestBudgetUnchangedPollWritesProgressOnly(t *testing.T) {
+	o, clk, cfg, db := newsOnBadger(t, datedPage("Site", "one", t0.Add(-time.Hour)), `  budget: {polls_per_day: 48, max_interval: 24h}
+resources:
+  - {id: news, url: %q, policy: {kind: budget}}
+`)
+	rest := func() string {
+		t.Helper()
+		st, _, err := db.PollStateProgress(t.Context(), "news")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(st)
+	}
+	e := newTestEngine(t, cfg, db, clk)
+	pollAtNext(t, e, clk, "news")
+	first := rest()
+	if !strings.Contains(first, `"rate":`) {
+		t.Fatalf("no rate state stored: %s", first)
+	}
+	for range 3 {
+		if s := pollAtNext(t, e, clk, "news"); s.LastOutcome != OutcomeUnchanged {
+			t.Fatalf("outcome %s, want unchanged", s.LastOutcome)
+		}
+	}
+	if got := rest(); got != first {
+		t.Errorf("polls without postings rewrote the state:\n%s\n%s", first, got)
+	}
+	o.set(datedPage("Site", "two", clk.Now()))
+	if s := pollAtNext(t, e, clk, "news"); s.LastOutcome != OutcomeChanged {
+		t.Fatalf("outcome %s, want changed", s.LastOutcome)
+	}
+	if got := rest(); got == first {
+		t.Error("a poll that added postings did not store the rate state")
+	}
+}
+
+// A version that does not know the progress writes the whole state and
+// leaves a progress stored before; the whole state wins.
+func TestProgressIgnoredBesideAWholeState(t *testing.T) {
+	_, clk, cfg, db := newsOnBadger(t, page("News", "one"), newsResource)
+	e := newTestEngine(t, cfg, db, clk)
+	pollAtNext(t, e, clk, "news")
+	pollAtNext(t, e, clk, "news")
+	_, stale, err := db.PollStateProgress(t.Context(), "news")
+	if err != nil || stale == nil {
+		t.Fatalf("progress %v, %v", stale, err)
+	}
+	// What an older version writes after more polls: the whole state, and
+	// nothing about the progress (rewritten here as it was).
+	e.mu.Lock()
+	whole := e.resources["news"].st
+	e.mu.Unlock()
+	whole.Polls, whole.NextPoll = 10, clk.Now().Add(3*time.Hour)
+	b, err := whole.marshal()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := db.SavePollStateRecords(t.Context(), "news", b, stale, whole.HistorySeq+1, [][]byte{[]byte("{}")}, historyMax); err != nil {
+		t.Fatal(err)
+	}
+	e2 := newTestEngine(t, cfg, db, clk)
+	if s, _ := e2.Status("news"); s.Polls != 10 || !s.NextPoll.Equal(whole.NextPoll) {
+		t.Errorf("restarted with %d polls, next %v; want the whole state's 10, %v", s.Polls, s.NextPoll, whole.NextPoll)
 	}
 }

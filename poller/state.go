@@ -52,6 +52,14 @@ type persisted struct {
 	History         pollHistory `json:"-"`
 	HistorySeq      uint64      `json:"history_seq,omitempty"`
 	HistoryVersions int         `json:"history_versions,omitempty"`
+	// Progress marks a stored state whose progress fields are stored apart
+	// (progress.go); false in memory. A version that does not know it
+	// rewrites the whole state without it, so a progress left over from
+	// before is then ignored.
+	Progress bool `json:"progress,omitempty"`
+	// restHash is a hash of the state's rest as last stored beside a
+	// progress (0: unknown); never encoded.
+	restHash uint64
 }
 
 // maxItemIDs bounds how many item ids a [lastVersion] keeps (the first ones

@@ -112,6 +112,9 @@ func appendState(b []byte, p *persisted) ([]byte, error) {
 		b = append(b, `,"history_versions":`...)
 		b = strconv.AppendInt(b, int64(p.HistoryVersions), 10)
 	}
+	if p.Progress {
+		b = append(b, `,"progress":true`...)
+	}
 	return append(b, '}'), nil
 }
 

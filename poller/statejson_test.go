@@ -43,6 +43,7 @@ func randomState(rng *rand.Rand) persisted {
 		BodyHash:    rng.Uint64() * uint64(rng.IntN(2)),
 		Since:       randomTime(rng),
 		HistorySeq:  rng.Uint64N(3) * rng.Uint64(),
+		Progress:    rng.IntN(2) == 0,
 	}
 	p.HistoryVersions = rng.IntN(3) * rng.IntN(1e6)
 	p.Validators = validators{ETag: randomText(rng), LastModified: randomText(rng)}

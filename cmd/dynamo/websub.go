@@ -70,8 +70,8 @@ func (s notifyingBadger) SavePollStateRecords(ctx context.Context, id string, st
 	return s.b.SavePollStateRecords(ctx, id, state, progress, first, recs, keep)
 }
 
-func (s notifyingBadger) PollProgress(ctx context.Context, id string) ([]byte, error) {
-	return s.b.PollProgress(ctx, id)
+func (s notifyingBadger) PollStateProgress(ctx context.Context, id string) (state, progress []byte, err error) {
+	return s.b.PollStateProgress(ctx, id)
 }
 
 func (s notifyingBadger) PollRecords(ctx context.Context, id string) ([][]byte, error) {

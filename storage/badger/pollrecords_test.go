@@ -91,24 +91,34 @@ func TestPollProgress(t *testing.T) {
 	if st, err := db.PollState(ctx, "a"); err != nil || string(st) != "sa" {
 		t.Errorf("state of a %q, %v; want sa", st, err)
 	}
-	if p, err := db.PollProgress(ctx, "a"); err != nil || string(p) != "pa2" {
-		t.Errorf("progress of a %q, %v; want pa2", p, err)
+	if st, p, err := db.PollStateProgress(ctx, "a"); err != nil || string(st) != "sa" || string(p) != "pa2" {
+		t.Errorf("state and progress of a %q, %q, %v; want sa, pa2", st, p, err)
 	}
-	if p, err := db.PollProgress(ctx, "c"); err != nil || p != nil {
-		t.Errorf("progress of c %q, %v; want none", p, err)
+	if st, p, err := db.PollStateProgress(ctx, "c"); err != nil || string(st) != "sc2" || p != nil {
+		t.Errorf("state and progress of c %q, %q, %v; want sc2 and none", st, p, err)
 	}
-	var got []string
-	err = db.PollStates(ctx, func(id string, state, progress []byte) error {
-		got = append(got, fmt.Sprintf("%s:%s/%s", id, state, progress))
-		return nil
-	})
-	if want := "[a:sa/pa2 b:sb/ c:sc2/]"; err != nil || fmt.Sprint(got) != want {
-		t.Errorf("PollStates %v, %v; want %s", got, err, want)
+	list := func() string {
+		t.Helper()
+		var got []string
+		err := db.PollStates(ctx, func(id string, state, progress []byte) error {
+			got = append(got, fmt.Sprintf("%s:%s/%s", id, state, progress))
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return fmt.Sprint(got)
+	}
+	if got, want := list(), "[a:sa/pa2 b:sb/ c:sc2/]"; got != want {
+		t.Errorf("PollStates %s, want %s", got, want)
 	}
 	if err := db.Unregister(ctx, "a"); err != nil {
 		t.Fatal(err)
 	}
-	if p, err := db.PollProgress(ctx, "a"); err != nil || p != nil {
-		t.Errorf("progress after Unregister %q, %v; want none", p, err)
+	if _, p, err := db.PollStateProgress(ctx, "a"); err == nil || p != nil {
+		t.Errorf("progress after Unregister %q, %v; want none and an error", p, err)
+	}
+	if got, want := list(), "[b:sb/ c:sc2/]"; got != want {
+		t.Errorf("PollStates after Unregister %s, want %s", got, want)
 	}
 }

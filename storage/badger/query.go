@@ -309,14 +309,24 @@ func completeItem(txn *bdg.Txn, id string, m *meta, slot []byte, si schema.Item)
 }
 
 func (db *DB) pollState(ctx context.Context, id string) ([]byte, error) {
+	state, _, err := db.readPollState(ctx, id, false)
+	return state, err
+}
+
+func (db *DB) pollStateProgress(ctx context.Context, id string) (state, progress []byte, err error) {
+	return db.readPollState(ctx, id, true)
+}
+
+// readPollState reads id's poll state and, when withProgress, its progress,
+// in one transaction.
+func (db *DB) readPollState(ctx context.Context, id string, withProgress bool) (state, progress []byte, err error) {
 	if err := readID(id); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if err := ctx.Err(); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	var state []byte
-	err := db.poll.View(func(txn *bdg.Txn) error {
+	err = db.poll.View(func(txn *bdg.Txn) error {
 		item, err := txn.Get(pollKey(id))
 		if errors.Is(err, bdg.ErrKeyNotFound) {
 			return db.noPollState(ctx, id)
@@ -324,10 +334,20 @@ func (db *DB) pollState(ctx context.Context, id string) ([]byte, error) {
 		if err != nil {
 			return fmt.Errorf("read poll state of %q: %w", id, err)
 		}
-		state, err = item.ValueCopy(nil)
+		if state, err = item.ValueCopy(nil); err != nil || !withProgress {
+			return err
+		}
+		item, err = txn.Get(pollProgressKey(id))
+		if errors.Is(err, bdg.ErrKeyNotFound) {
+			return nil
+		}
+		if err != nil {
+			return fmt.Errorf("read poll-state progress of %q: %w", id, err)
+		}
+		progress, err = item.ValueCopy(nil)
 		return err
 	})
-	return state, err
+	return state, progress, err
 }
 
 // PollStates calls fn with every stored poll state and its progress (nil
@@ -369,28 +389,6 @@ func (db *DB) PollStates(ctx context.Context, fn func(id string, state, progress
 		}
 		return nil
 	})
-}
-
-func (db *DB) pollProgress(ctx context.Context, id string) ([]byte, error) {
-	if err := readID(id); err != nil {
-		return nil, err
-	}
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
-	var progress []byte
-	err := db.poll.View(func(txn *bdg.Txn) error {
-		item, err := txn.Get(pollProgressKey(id))
-		if errors.Is(err, bdg.ErrKeyNotFound) {
-			return nil
-		}
-		if err != nil {
-			return fmt.Errorf("read poll-state progress of %q: %w", id, err)
-		}
-		progress, err = item.ValueCopy(nil)
-		return err
-	})
-	return progress, err
 }
 
 func (db *DB) savePollState(ctx context.Context, id string, state []byte) error {

@@ -214,10 +214,11 @@ func (db *DB) SavePollStateRecords(ctx context.Context, id string, state, progre
 	return db.savePollStateRecords(ctx, id, state, progress, first, recs, keep)
 }
 
-// PollProgress returns id's stored poll-state progress (see
-// SavePollStateRecords); nil when it has none.
-func (db *DB) PollProgress(ctx context.Context, id string) ([]byte, error) {
-	return db.pollProgress(ctx, id)
+// PollStateProgress returns id's poll state and its progress (nil when it
+// has none; see SavePollStateRecords), read together; [storage.ErrNotFound]
+// when it has no state.
+func (db *DB) PollStateProgress(ctx context.Context, id string) (state, progress []byte, err error) {
+	return db.pollStateProgress(ctx, id)
 }
 
 // PollRecords returns id's poll-history records, oldest first (none for an
