@@ -122,3 +122,29 @@ func TestPollProgress(t *testing.T) {
 		t.Errorf("PollStates after Unregister %s, want %s", got, want)
 	}
 }
+
+// A history that starts again at record 1 replaces the records left from
+// before (a downgrade to a version that kept the history in the state, then
+// an upgrade, moves that history out again from 1).
+func TestPollRecordsStartAgain(t *testing.T) {
+	db, err := badger.Open(t.TempDir(), badger.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	ctx := context.Background()
+	if _, err := db.Register(ctx, storage.Registration{ID: "r", Definition: []byte("x")}); err != nil {
+		t.Fatal(err)
+	}
+	for seq := uint64(1); seq <= 6; seq++ {
+		if err := db.SavePollStateRecords(ctx, "r", []byte("s"), nil, seq, [][]byte{[]byte(fmt.Sprint("old", seq))}, 5); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := db.SavePollStateRecords(ctx, "r", []byte("s"), nil, 1, [][]byte{[]byte("new1"), []byte("new2")}, 5); err != nil {
+		t.Fatal(err)
+	}
+	if recs, err := db.PollRecords(ctx, "r"); err != nil || fmt.Sprintf("%s", recs) != "[new1 new2]" {
+		t.Fatalf("records %s, %v; want only the new ones", recs, err)
+	}
+}

@@ -451,6 +451,22 @@ func (db *DB) writePollState(ctx context.Context, id string, state, progress []b
 			if err != nil {
 				return err
 			}
+			if first == 1 && len(recs) > 0 {
+				// A history that starts again (the first records of an id,
+				// or after a version that did not number them) replaces
+				// whatever records are left: none may follow it unasked.
+				it := txn.NewIterator(bdg.IteratorOptions{Prefix: familyPrefix(prefixPollRec, id)})
+				var old [][]byte
+				for it.Rewind(); it.Valid(); it.Next() {
+					old = append(old, it.Item().KeyCopy(nil))
+				}
+				it.Close()
+				for _, k := range old {
+					if err := txn.Delete(k); err != nil {
+						return err
+					}
+				}
+			}
 			for i, rec := range recs {
 				seq := first + uint64(i)
 				if err := txn.Set(pollRecordKey(id, seq), rec); err != nil {

@@ -203,7 +203,8 @@ func (db *DB) SavePollState(ctx context.Context, id string, state []byte) error 
 // SavePollStateRecords replaces id's poll state and its progress, and in the
 // same write appends recs to its poll history as records first, first+1, …,
 // dropping the record keep before each: the history grows without being
-// read back. first and keep must be positive.
+// read back. first and keep must be positive; records numbered from 1
+// start the history again, replacing any records left.
 //
 // The progress is a second, small value the poller keeps beside the state
 // (what every poll changes: times, counters), so that a poll which changes
