@@ -40,7 +40,14 @@ func main() {
 	plot := flag.String("plot", "bench/scale/scale.png", "plot file")
 	profiles := flag.String("profiles", "", "directory to keep a heap profile of each size in, taken after the restart (default: none)")
 	workDir := flag.String("dir", "", "working directory (default: a temporary one, removed at the end)")
+	replot := flag.Bool("replot", false, "only draw the plot again from the results file (--out)")
 	flag.Parse()
+	if *replot {
+		if err := replotFrom(*out, *plot); err != nil {
+			log.Fatal(err)
+		}
+		return
+	}
 	if *bin == "" {
 		log.Fatal("--dynamo is required")
 	}
@@ -95,6 +102,23 @@ func main() {
 		log.Fatal(err)
 	}
 	fmt.Printf("results in %s, plot in %s\n", *out, *plot)
+}
+
+// replotFrom draws the plot of a results file written before (its first
+// entry is the baseline, as main writes it).
+func replotFrom(results, plot string) error {
+	b, err := os.ReadFile(results)
+	if err != nil {
+		return err
+	}
+	var rs []result
+	if err := json.Unmarshal(b, &rs); err != nil {
+		return fmt.Errorf("%s: %w", results, err)
+	}
+	if len(rs) < 2 {
+		return fmt.Errorf("%s: no size measured", results)
+	}
+	return plotResults(plot, rs[1:])
 }
 
 // result is one size's figures.

@@ -13,14 +13,24 @@ import (
 
 // plotResults draws cost against size, log-log, one panel per cost.
 func plotResults(path string, rs []result) error {
+	type line struct {
+		name string
+		y    func(result) float64
+	}
 	panels := []struct {
 		title, unit string
-		y           func(result) float64
+		lines       []line
 	}{
-		{"Memory per idle resource", "bytes", func(r result) float64 { return r.BytesPerIdleResource }},
-		{"Start-up to ready (state stored)", "seconds", func(r result) float64 { return r.StartStored }},
-		{"Disk per stored version", "bytes", func(r result) float64 { return r.DiskPerVersion }},
-		{"CPU per poll", "µs", func(r result) float64 { return r.ChangedCPU }},
+		{"Memory per idle resource", "bytes", []line{
+			{"RSS", func(r result) float64 { return r.BytesPerIdleResource }},
+			{"live heap", func(r result) float64 { return r.LivePerResource }},
+		}},
+		{"Start-up to ready (state stored)", "seconds", []line{{"", func(r result) float64 { return r.StartStored }}}},
+		{"Disk per stored version", "bytes", []line{{"", func(r result) float64 { return r.DiskPerVersion }}}},
+		{"CPU per poll", "µs", []line{
+			{"changed", func(r result) float64 { return r.ChangedCPU }},
+			{"same bytes", func(r result) float64 { return r.SameCPU }},
+		}},
 	}
 	const cols, rows = 2, 2
 	img := vgimg.New(vg.Points(900), vg.Points(650))
@@ -35,17 +45,28 @@ func plotResults(path string, rs []result) error {
 		p.Y.Label.Text = pn.unit
 		p.X.Scale = plot.LogScale{}
 		p.X.Tick.Marker = plot.LogTicks{Prec: -1}
-		var pts plotter.XYs
-		for _, r := range rs {
-			if v := pn.y(r); v > 0 {
-				pts = append(pts, plotter.XY{X: float64(r.Resources), Y: v})
+		var args []any // name, points, name, points…: what AddLinePoints takes
+		for _, l := range pn.lines {
+			var pts plotter.XYs
+			for _, r := range rs {
+				if v := l.y(r); v > 0 {
+					pts = append(pts, plotter.XY{X: float64(r.Resources), Y: v})
+				}
 			}
+			if len(pts) == 0 {
+				continue
+			}
+			if len(pn.lines) > 1 {
+				args = append(args, l.name)
+			}
+			args = append(args, pts)
 		}
-		if len(pts) > 0 {
-			if err := plotutil.AddLinePoints(p, pts); err != nil {
+		if len(args) > 0 {
+			if err := plotutil.AddLinePoints(p, args...); err != nil {
 				return fmt.Errorf("plot %s: %w", pn.title, err)
 			}
 		}
+		p.Legend.Top = true
 		p.Y.Min = 0
 		p.Draw(canvases[i/cols][i%cols])
 	}
