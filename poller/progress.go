@@ -165,18 +165,12 @@ type progressDecoder struct {
 	bad bool
 }
 
-func (d *progressDecoder) uvarint() uint64 {
-	v, n := binary.Uvarint(d.b)
-	if n <= 0 {
-		d.bad, d.b = true, nil
-		return 0
-	}
-	d.b = d.b[n:]
-	return v
-}
+func (d *progressDecoder) uvarint() uint64 { return readNumber(d, binary.Uvarint) }
+func (d *progressDecoder) varint() int64   { return readNumber(d, binary.Varint) }
 
-func (d *progressDecoder) varint() int64 {
-	v, n := binary.Varint(d.b)
+// readNumber reads a varint with read (binary.Uvarint or binary.Varint).
+func readNumber[T int64 | uint64](d *progressDecoder, read func([]byte) (T, int)) T {
+	v, n := read(d.b)
 	if n <= 0 {
 		d.bad, d.b = true, nil
 		return 0

@@ -10,18 +10,28 @@ import (
 	"github.com/dynamo-rss/dynamo/storage/badger"
 )
 
-// Poll-history records are appended with the state, the oldest beyond keep
-// dropped, and go with the resource when it is unregistered.
-func TestPollRecords(t *testing.T) {
+// registeredStore opens a store, closed at the end of the test, with ids
+// registered.
+func registeredStore(t *testing.T, ids ...string) (*badger.DB, context.Context) {
+	t.Helper()
 	db, err := badger.Open(t.TempDir(), badger.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer db.Close()
+	t.Cleanup(func() { db.Close() })
 	ctx := context.Background()
-	if _, err := db.Register(ctx, storage.Registration{ID: "r", Definition: []byte("x")}); err != nil {
-		t.Fatal(err)
+	for _, id := range ids {
+		if _, err := db.Register(ctx, storage.Registration{ID: id, Definition: []byte("x")}); err != nil {
+			t.Fatal(err)
+		}
 	}
+	return db, ctx
+}
+
+// Poll-history records are appended with the state, the oldest beyond keep
+// dropped, and go with the resource when it is unregistered.
+func TestPollRecords(t *testing.T) {
+	db, ctx := registeredStore(t, "r")
 	// A first save brings three records at once (an older history), then one per poll.
 	if err := db.SavePollStateRecords(ctx, "r", []byte("s3"), nil, 1, [][]byte{[]byte("1"), []byte("2"), []byte("3")}, 5); err != nil {
 		t.Fatal(err)
@@ -56,17 +66,7 @@ func TestPollRecords(t *testing.T) {
 // state, a nil progress deletes the progress; PollStates pairs them by id;
 // Unregister removes both.
 func TestPollProgress(t *testing.T) {
-	db, err := badger.Open(t.TempDir(), badger.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	ctx := context.Background()
-	for _, id := range []string{"a", "b", "c", "bb"} {
-		if _, err := db.Register(ctx, storage.Registration{ID: id, Definition: []byte("x")}); err != nil {
-			t.Fatal(err)
-		}
-	}
+	db, ctx := registeredStore(t, "a", "b", "c", "bb")
 	save := func(id string, state, progress string, seq uint64) {
 		t.Helper()
 		var s, p []byte
@@ -127,15 +127,7 @@ func TestPollProgress(t *testing.T) {
 // before (a downgrade to a version that kept the history in the state, then
 // an upgrade, moves that history out again from 1).
 func TestPollRecordsStartAgain(t *testing.T) {
-	db, err := badger.Open(t.TempDir(), badger.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	ctx := context.Background()
-	if _, err := db.Register(ctx, storage.Registration{ID: "r", Definition: []byte("x")}); err != nil {
-		t.Fatal(err)
-	}
+	db, ctx := registeredStore(t, "r")
 	for seq := uint64(1); seq <= 6; seq++ {
 		if err := db.SavePollStateRecords(ctx, "r", []byte("s"), nil, seq, [][]byte{[]byte(fmt.Sprint("old", seq))}, 5); err != nil {
 			t.Fatal(err)
