@@ -87,8 +87,17 @@ type pollHistory []PollRecord
 // many, or older than historyAge before rec) dropped.
 func (h pollHistory) add(rec PollRecord) pollHistory {
 	h = append(h, rec)
-	cut := max(len(h)-historyMax, 0)
-	oldest := rec.Time.Add(-historyAge)
+	return h[max(len(h)-historyMax, 0):].recent()
+}
+
+// recent returns h without the records older than historyAge before its
+// last one.
+func (h pollHistory) recent() pollHistory {
+	if len(h) == 0 {
+		return h
+	}
+	oldest := h[len(h)-1].Time.Add(-historyAge)
+	cut := 0
 	for cut < len(h)-1 && h[cut].Time.Before(oldest) {
 		cut++
 	}
@@ -176,13 +185,7 @@ func (e *Engine) recordedHistory(ctx context.Context, id string) (pollHistory, b
 	if len(h) == 0 {
 		return nil, false
 	}
-	// The bounds add applies: none older than historyAge before the last.
-	oldest := h[len(h)-1].Time.Add(-historyAge)
-	cut := 0
-	for cut < len(h)-1 && h[cut].Time.Before(oldest) {
-		cut++
-	}
-	return h[cut:], true
+	return h.recent(), true
 }
 
 // storedHistory reads id's poll history from its stored state; nil when

@@ -3,9 +3,10 @@ package main
 import (
 	"context"
 	"fmt"
-	"github.com/prometheus/client_golang/prometheus"
 	"log/slog"
 	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/dynamo-rss/dynamo/api"
 	"github.com/dynamo-rss/dynamo/config"

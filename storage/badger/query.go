@@ -455,13 +455,7 @@ func (db *DB) writePollState(ctx context.Context, id string, state, progress []b
 				// A history that starts again (the first records of an id,
 				// or after a version that did not number them) replaces
 				// whatever records are left: none may follow it unasked.
-				it := txn.NewIterator(bdg.IteratorOptions{Prefix: familyPrefix(prefixPollRec, id)})
-				var old [][]byte
-				for it.Rewind(); it.Valid(); it.Next() {
-					old = append(old, it.Item().KeyCopy(nil))
-				}
-				it.Close()
-				for _, k := range old {
+				for _, k := range pollRecordKeys(txn, id) {
 					if err := txn.Delete(k); err != nil {
 						return err
 					}

@@ -1,7 +1,6 @@
 package badger
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -268,19 +267,14 @@ func decodeRegistration(id string, b []byte) (storage.Registration, error) {
 	return reg, nil
 }
 
-// deletePollState deletes id's poll state and poll-history records.
+// deletePollState deletes id's poll state, its progress and its
+// poll-history records.
 func (db *DB) deletePollState(ctx context.Context, id string) error {
-	keys := [][]byte{pollKey(id), pollProgressKey(id)}
-	err := db.poll.View(func(txn *bdg.Txn) error {
-		return scanPrefix(ctx, txn, familyPrefix(prefixPollRec, id), func(k, _ []byte) error {
-			keys = append(keys, bytes.Clone(k))
-			return nil
-		})
-	})
-	if err != nil {
+	if err := ctx.Err(); err != nil {
 		return err
 	}
 	return db.poll.Update(func(txn *bdg.Txn) error {
+		keys := append([][]byte{pollKey(id), pollProgressKey(id)}, pollRecordKeys(txn, id)...)
 		for _, k := range keys {
 			if err := txn.Delete(k); err != nil {
 				return err
@@ -288,6 +282,18 @@ func (db *DB) deletePollState(ctx context.Context, id string) error {
 		}
 		return nil
 	})
+}
+
+// pollRecordKeys lists the keys of id's poll-history records (as many as
+// the poller keeps, 200, so a list is fine), reading no value.
+func pollRecordKeys(txn *bdg.Txn, id string) [][]byte {
+	it := txn.NewIterator(bdg.IteratorOptions{Prefix: familyPrefix(prefixPollRec, id)})
+	defer it.Close()
+	var keys [][]byte
+	for it.Rewind(); it.Valid(); it.Next() {
+		keys = append(keys, it.Item().KeyCopy(nil))
+	}
+	return keys
 }
 
 // liveIDs remembers ids found not to be unregistered, so that a poll-state
