@@ -15,6 +15,10 @@ import (
 	"github.com/dynamo-rss/dynamo/storage"
 )
 
+// maxPooledOps bounds the planned-write buffers kept for reuse: a save's
+// writes are ≈ 10 KB for a 20-item page; a rare huge page's buffer is let go.
+const maxPooledOps = 256 << 10
+
 // prepared is what a save writes, computed once outside retries.
 type prepared struct {
 	version []byte
@@ -85,11 +89,19 @@ func (db *DB) save(ctx context.Context, doc *schema.Document) (storage.SaveResul
 	if err := ctx.Err(); err != nil {
 		return storage.SaveResult{}, fmt.Errorf("save %q: %w", id, err)
 	}
-	var (
-		res storage.SaveResult
-		ops []byte
-	)
+	var res storage.SaveResult
+	opsBuf, _ := db.opsBufs.Get().(*[]byte)
+	if opsBuf == nil {
+		opsBuf = new([]byte)
+	}
+	defer func() {
+		if cap(*opsBuf) <= maxPooledOps {
+			db.opsBufs.Put(opsBuf)
+		}
+	}()
+	ops := (*opsBuf)[:0]
 	err = db.view(ctx, func(rtxn *bdg.Txn) error {
+		ops = ops[:0] // View does not retry, but stay correct if it did
 		txn := wtxn{Txn: rtxn, rec: &ops, plan: true}
 		m, err := getMeta(txn.Txn, id)
 		existed := err == nil
@@ -138,6 +150,7 @@ func (db *DB) save(ctx context.Context, doc *schema.Document) (storage.SaveResul
 		res = storage.SaveResult{Changed: true, Seq: seq, Versions: int(m.Count)}
 		return nil
 	})
+	*opsBuf = ops // kept for the next save once this one is committed
 	if err == nil && len(ops) > 0 {
 		err = db.commits.do(ctx, func(txn wtxn) error { return txn.apply(ops) })
 	}

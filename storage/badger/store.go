@@ -61,6 +61,7 @@ type DB struct {
 	hints      hashHints // latest content hashes, in part: see save.go
 	live       liveIDs   // ids known not to be unregistered: see registry.go
 	xmlBufs    sync.Pool // *[]byte: buffers for versions' XML before compression
+	opsBufs    sync.Pool // *[]byte: buffers for a save's planned writes, reused once committed
 
 	stop      chan struct{}
 	wg        sync.WaitGroup
