@@ -1,6 +1,7 @@
 package badger
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -53,7 +54,8 @@ func (db *DB) Records(ctx context.Context, kind, prefix string) ([]storage.Recor
 	head := len(recordKey(kind, ""))
 	err := db.view(ctx, func(txn *bdg.Txn) error {
 		return scanPrefix(ctx, txn, recordKey(kind, prefix), func(k, v []byte) error {
-			out = append(out, storage.Record{Key: string(k[head:]), Value: v})
+			// v is Badger's buffer, reused after the callback returns.
+			out = append(out, storage.Record{Key: string(k[head:]), Value: bytes.Clone(v)})
 			return nil
 		})
 	})

@@ -50,6 +50,24 @@ func testRecords(t *testing.T, open Opener) {
 	if got := fmt.Sprint(list("")); got != "[one two three]" {
 		t.Errorf("Records(all) = %s, want [one two three] in key order", got)
 	}
+	// Enough records that a store reusing its read buffers would show it:
+	// each listed record keeps its own value.
+	const many = 300
+	for i := range many {
+		set("bulk", fmt.Sprintf("k%04d", i), fmt.Sprintf("value of record %04d, long enough to matter: %0*d", i, 40, i))
+	}
+	rs, err := s.Records(ctx, "bulk", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rs) != many {
+		t.Fatalf("Records(bulk) = %d records, want %d", len(rs), many)
+	}
+	for i, r := range rs {
+		if want := fmt.Sprintf("value of record %04d, long enough to matter: %0*d", i, 40, i); r.Key != fmt.Sprintf("k%04d", i) || string(r.Value) != want {
+			t.Fatalf("Records(bulk)[%d] = %s = %q, want k%04d = %q", i, r.Key, r.Value, i, want)
+		}
+	}
 	// The update function sees the current value and may replace it.
 	if err := s.UpdateRecord(ctx, "websub", "news\x1fhttps://t/1\x1fhttps://cb/1", func(cur []byte) ([]byte, error) {
 		if string(cur) != "one" {
