@@ -80,7 +80,7 @@ func TestCommitBatchTooBigIsSplit(t *testing.T) {
 	}
 	defer db.Close()
 	// Values under the value-log threshold count in full.
-	value := bytes.Repeat([]byte("x"), valueThreshold-56)
+	value := bytes.Repeat([]byte("x"), 1<<10)
 	many := func(prefix string, n int) func(wtxn) error {
 		return func(txn wtxn) error {
 			for j := range n {
@@ -93,9 +93,9 @@ func TestCommitBatchTooBigIsSplit(t *testing.T) {
 	}
 	var batch []*commitReq
 	for i := range 12 { // 12 × 30 KB
-		batch = append(batch, request(many(fmt.Sprint("k", i), 150)))
+		batch = append(batch, request(many(fmt.Sprint("k", i), 30)))
 	}
-	huge := request(many("huge", 1000)) // 200 KB
+	huge := request(many("huge", 300))
 	batch = append(batch, huge)
 	db.commits.commit(batch)
 	for i, r := range batch[:12] {

@@ -17,19 +17,6 @@ import (
 // [Options.GCInterval] is zero.
 const defaultGCInterval = 10 * time.Minute
 
-// valueThreshold: values of at least this many bytes go to Badger's value
-// log, written there once with a 12-byte pointer in the tree, instead of to
-// the memtable's log, the memtable, a level-0 table (compressed) and every
-// compaction after it. A save writes ≈ 10 KB: the compressed version
-// (≈ 4.3 KB), the resource's metadata (≈ 1 KB), the new items' contents
-// (≈ 0.8 KB each), a search page (≈ 1.1 KB) and a few 55-byte item
-// entries. With 2 KiB (the version alone in the value log) a synced save
-// cost 430–570 µs of CPU, a third of it in Badger's write path; with 256 B,
-// 320–440 µs and 1.2–1.35× the versions per second, and queries are no
-// slower. The price is disk: the value log is not compressed, 9.8 KB per
-// version instead of 6.4 (BENCHMARKS.md, Storage).
-const valueThreshold = 256
-
 // gcDiscardRatio: rewrite a value-log file when at least this share of it is garbage.
 const gcDiscardRatio = 0.5
 
@@ -42,9 +29,10 @@ func openBadger(dir string, opts Options, log *slog.Logger) (*bdg.DB, error) {
 		// Saves of a resource are serialized by DB.locks and every
 		// read-modify-write holds that lock, so Badger need not track reads.
 		WithDetectConflicts(false).
-		// Every value but the small ones (item entries, registrations) goes
-		// to the value log: see valueThreshold.
-		WithValueThreshold(valueThreshold).
+		// Versions (a few KB once compressed) go to the value log, out of
+		// the LSM tree; metadata, item entries and most item contents stay
+		// in the tree, where scans are quick and compaction drops old copies.
+		WithValueThreshold(2 << 10).
 		// Value-log GC rewrites a whole file once half of it is garbage
 		// (pruned versions): small files free space sooner than 1 GB ones,
 		// and each synced commit msyncs a smaller mapping.
@@ -57,10 +45,7 @@ func openBadger(dir string, opts Options, log *slog.Logger) (*bdg.DB, error) {
 		bo = bo.WithValueLogFileSize(opts.valueLogFileSize)
 	}
 	if opts.InMemory {
-		// No value log: every value stays in the tree, up to what one
-		// transaction may hold.
-		bo = bo.WithDir("").WithValueDir("").WithInMemory(true).
-			WithValueThreshold(min(1<<20, bo.MemTableSize*15/100/2))
+		bo = bo.WithDir("").WithValueDir("").WithInMemory(true)
 	}
 	bdb, err := bdg.Open(bo)
 	if err != nil {
