@@ -226,8 +226,10 @@ func (b *builder) token(z *html.Tokenizer, tt html.TokenType) {
 	}
 }
 
-// tagAttr is an attribute of an HTML tag, as the tokenizer returns it (its
-// TagAttr returns fresh copies, so they stay valid after Next).
+// tagAttr is an attribute of an HTML tag, as the tokenizer returns it. The
+// tokenizer documents its slices as valid only until the next call to Next,
+// so b.attrs is read for the current tag only: whatever is kept is copied
+// (attr, appendTag).
 type tagAttr struct{ name, value []byte }
 
 // readAttrs reads the current tag's attributes into b.attrs.
