@@ -91,6 +91,7 @@ type builder struct {
 	free       []*region // released regions, for reuse
 	cur        *region   // the innermost open region that is not ignored
 	descs      []*region // the open descriptions
+	needHref   bool      // an open URL region has not met its first <a href> yet
 	skipped    int       // openings refused for depth whose closing has not come yet
 	hiddenNext bool      // the next text token is the raw content of a hidden element
 	hiddenEnd  atom.Atom
@@ -170,7 +171,7 @@ func (b *builder) token(z *html.Tokenizer, tt html.TokenType) {
 
 	// Start, end and self-closing tags.
 	b.hiddenNext = false
-	if cur == nil && len(b.descs) == 0 && b.hiddenEnd == 0 {
+	if cur == nil && len(b.descs) == 0 && b.hiddenEnd == 0 && !b.needHref {
 		// Outside every region (most of a page) only a hidden element's
 		// start or <base> matter: their names begin with s, n, i or b.
 		if tt == html.EndTagToken {
@@ -197,7 +198,9 @@ func (b *builder) token(z *html.Tokenizer, tt html.TokenType) {
 	}
 	isStart := tt != html.EndTagToken
 	urlInDesc := isStart && len(b.descs) > 0 && mayHaveURL(raw)
-	wantHref := isStart && kind == valueURL && a == atom.A && !cur.hasHref
+	// A URL region's value is the href of the first <a> in it, nested
+	// regions included.
+	wantHref := isStart && a == atom.A && b.needHref
 	if urlInDesc || wantHref || isStart && a == atom.Base && !b.hasBase {
 		b.readAttrs(z)
 		if href, ok := b.attr("href"); ok {
@@ -205,7 +208,12 @@ func (b *builder) token(z *html.Tokenizer, tt html.TokenType) {
 			case a == atom.Base && !b.hasBase:
 				b.base, b.hasBase, b.baseAt = href, true, start
 			case wantHref:
-				cur.href, cur.hasHref = href, true
+				for _, r := range b.stack {
+					if !r.ignored && r.a.kind.value() == valueURL && !r.hasHref {
+						r.href, r.hasHref = href, true
+					}
+				}
+				b.needHref = false
 			}
 		}
 	}
@@ -284,17 +292,25 @@ func tagAtom(raw []byte) atom.Atom {
 }
 
 // restack recomputes, after a push or pop, the innermost region that takes
-// text (ignored regions are transparent) and the open descriptions.
+// text (none inside a refused region), the open descriptions and whether an
+// open URL region still waits for its <a href>.
 func (b *builder) restack() {
 	b.cur = nil
 	b.descs = b.descs[:0]
+	b.needHref = false
 	for _, r := range b.stack {
 		if r.ignored {
+			// A refused region loses its text, and is still a region
+			// nested in the ones around it: they do not get its text.
+			b.cur = nil
 			continue
 		}
 		b.cur = r
-		if r.a.kind.value() == valueHTML {
+		switch r.a.kind.value() {
+		case valueHTML:
 			b.descs = append(b.descs, r)
+		case valueURL:
+			b.needHref = b.needHref || !r.hasHref
 		}
 	}
 }

@@ -43,7 +43,10 @@
 //
 // Open regions form a stack. Text goes to the innermost open region only, so
 // a region's value never includes the text of regions nested in it; a region
-// whose opening was refused (unknown tag, missing attribute) is transparent.
+// whose opening was refused (unknown tag, missing attribute) loses its text:
+// neither it nor the regions around it get it (regions nested in it still
+// get theirs). A URL region's value is the href of the first <a> in it,
+// nested regions included.
 // A closing tag closes the innermost open region of its name, and any region
 // opened inside it (an error: it does not match the innermost region); a
 // closing tag with no open region of its name is ignored (an error when

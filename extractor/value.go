@@ -157,9 +157,9 @@ func (v *value) addText(s []byte) {
 		}
 		c := s[0]
 		if c < utf8.RuneSelf {
-			if isSpace(c) || c == '\v' {
+			if isSpace(c) {
 				v.addSpace()
-			} // other C0 controls are not XML characters: dropped
+			} // other C0 controls (vertical tab included) are not XML characters: dropped
 			s = s[1:]
 			continue
 		}
