@@ -83,6 +83,7 @@ type annotation struct {
 	closing bool
 	empty   bool
 	attrs   []attr
+	dup     string // the first attribute given twice (the first value is kept)
 }
 
 func (a *annotation) attr(name string) (string, bool) {
@@ -260,6 +261,8 @@ func parseAnnotation(body []byte, buf []attr, in *interner) (a annotation, looks
 				a.attrs = make([]attr, 0, 4)
 			}
 			a.attrs = append(a.attrs, attr{name, in.str(value)})
+		} else if a.dup == "" {
+			a.dup = name
 		}
 	}
 }

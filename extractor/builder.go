@@ -422,11 +422,21 @@ func (b *builder) comment(body []byte, at pos) {
 		b.fail(at, fmt.Sprintf("annotation %q does not parse: %s; expected a tag such as <!-- <item:title index=\"1\"> -->; it is ignored", shorten(strings.TrimSpace(string(body))), reason))
 		return
 	}
+	if a.dup != "" {
+		b.warn(at, fmt.Sprintf("<%s%s> gives the attribute %s twice; the first value is kept", closingSlash(a.closing), a.name, a.dup))
+	}
 	if a.closing {
 		b.close(a, at)
 		return
 	}
 	b.open(a, at)
+}
+
+func closingSlash(closing bool) string {
+	if closing {
+		return "/"
+	}
+	return ""
 }
 
 // open starts a region (or handles an empty tag at once).

@@ -22,7 +22,7 @@ func TestParseAnnotation(t *testing.T) {
 		{"<channel:image url=\"/a.png\"\n title='A \"quoted\" title' />", true, true,
 			annotation{name: "channel:image", kind: tagChannelImage, empty: true, attrs: []attr{{"url", "/a.png"}, {"title", `A "quoted" title`}}}},
 		{`<item:title index="1" index="2" Data-X="y">`, true, true,
-			annotation{name: "item:title", kind: tagItemTitle, attrs: []attr{{"index", "1"}, {"data-x", "y"}}}},
+			annotation{name: "item:title", kind: tagItemTitle, attrs: []attr{{"index", "1"}, {"data-x", "y"}}, dup: "index"}},
 		{"<item:bogus>", true, true, annotation{name: "item:bogus"}},
 		{"<item:title index=1>", true, false, annotation{}},
 		{"<item:title index>", true, false, annotation{}},
