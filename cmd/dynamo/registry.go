@@ -9,6 +9,7 @@ import (
 	"github.com/dynamo-rss/dynamo/api"
 	"github.com/dynamo-rss/dynamo/config"
 	"github.com/dynamo-rss/dynamo/poller"
+	"github.com/dynamo-rss/dynamo/storage"
 )
 
 // apiRegistry shows the engine's runtime registry to the api: definitions
@@ -51,8 +52,11 @@ func (r apiRegistry) PollerConfig() config.PollerConfig { return r.cfg.Load().Po
 
 // apiError maps the poller's registry errors onto the api's.
 func apiError(err error) error {
-	if errors.Is(err, poller.ErrDeclaredInFile) {
+	switch {
+	case errors.Is(err, poller.ErrDeclaredInFile):
 		return fmt.Errorf("%w: %w", api.ErrDeclaredInFile, err)
+	case errors.Is(err, poller.ErrUnknownResource):
+		return fmt.Errorf("%w: %w", storage.ErrNotFound, err) // 404
 	}
 	return err
 }

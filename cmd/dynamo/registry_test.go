@@ -146,6 +146,11 @@ func TestRegistryEndToEnd(t *testing.T) {
 			t.Errorf("GET %s after DELETE: %d %s, want 410", path, resp.StatusCode, b)
 		}
 	}
+	for _, id := range []string{"forum", "never-registered"} {
+		if resp, b := c.do(http.MethodDelete, "/admin/resources/"+id, true); resp.StatusCode != http.StatusNotFound {
+			t.Errorf("DELETE of an unknown id %q: %d %s, want 404", id, resp.StatusCode, b)
+		}
+	}
 	if resp, _ := c.do(http.MethodDelete, "/admin/resources/news", true); resp.StatusCode != http.StatusConflict {
 		t.Errorf("DELETE of a file id: %d, want 409", resp.StatusCode)
 	}
