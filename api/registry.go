@@ -257,7 +257,9 @@ func (s *Server) postResources(c echo.Context) error {
 	reg := s.opts.Registry
 	defs := reg.Definitions()
 	for _, d := range defs {
-		if d.Resource.URL == in.URL && (in.ID == "" || in.ID == d.Resource.ID) {
+		// An already registered URL answers its existing feed, whatever
+		// id was asked for: one page is polled once.
+		if d.Resource.URL == in.URL {
 			c.Response().Header().Set(echo.HeaderLocation, s.feedURL(d.Resource.ID))
 			return c.JSON(http.StatusOK, s.definitionJSON(d))
 		}

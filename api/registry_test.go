@@ -174,6 +174,10 @@ func TestSelfRegistration(t *testing.T) {
 	if rec.Code != http.StatusOK || rec.Header().Get("Location") != "https://feeds.example.org/resources/example.org-news.html" {
 		t.Fatalf("again: %d %q %s", rec.Code, rec.Header().Get("Location"), rec.Body)
 	}
+	rec = post(`{"url": "https://example.org/news.html", "id": "mine"}`, "application/json", "192.0.2.2")
+	if rec.Code != http.StatusOK || rec.Header().Get("Location") != "https://feeds.example.org/resources/example.org-news.html" {
+		t.Fatalf("again under another id: %d %q %s", rec.Code, rec.Header().Get("Location"), rec.Body)
+	}
 	rec = post(`{"url": "https://example.org/plain.html"}`, "application/json", "192.0.2.3")
 	p := svcProblem(t, rec, http.StatusUnprocessableEntity)
 	var withDiags previewResult
