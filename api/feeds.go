@@ -95,7 +95,7 @@ func (s *Server) getResources(c echo.Context) error {
 		}
 	}
 	if lastMod.IsZero() {
-		lastMod = time.Unix(0, 0).UTC()
+		lastMod = s.started // nothing stored yet: dated like an empty feed, never 1970
 	}
 	b := &builder{s: s, base: base, q: q, format: format, interval: interval}
 	return s.serveFeed(c, feedRequest{

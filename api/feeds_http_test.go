@@ -655,3 +655,21 @@ func TestHumanDateInFeeds(t *testing.T) {
 		}
 	}
 }
+
+// A list with nothing stored yet is dated by when the server started (as an
+// empty feed whose registration time is unknown), never 1970.
+func TestEmptyResourcesListDate(t *testing.T) {
+	s := newSvcServer(t, Options{})
+	for _, typ := range []string{"rss2", "atom", "json", "rss1"} {
+		rec := svcDo(s, http.MethodGet, "/resources?type="+typ, nil)
+		if rec.Code != http.StatusOK {
+			t.Fatalf("%s: %d %s", typ, rec.Code, rec.Body)
+		}
+		if lm, want := rec.Header().Get("Last-Modified"), svcNow.UTC().Format(http.TimeFormat); lm != want {
+			t.Errorf("%s: Last-Modified %q, want %q", typ, lm, want)
+		}
+		if strings.Contains(rec.Body.String(), "1970") {
+			t.Errorf("%s: dated 1970:\n%s", typ, rec.Body)
+		}
+	}
+}
