@@ -167,6 +167,9 @@ func TestExtractUsage(t *testing.T) {
 			if tc.out != "" && strings.Count(stdout, tc.out) != 1 {
 				t.Errorf("usage printed %d times", strings.Count(stdout, tc.out))
 			}
+			if tc.code != 0 && stdout != "" {
+				t.Errorf("an error printed on stdout: %q (errors go to stderr)", stdout)
+			}
 		})
 	}
 }

@@ -37,7 +37,6 @@ func cmdTune(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 		return err
 	}
 	if fs.NArg() > 1 {
-		fs.Usage()
 		return &exitError{code: 2, err: fmt.Errorf("tune: want at most one FILE or -, got %d arguments", fs.NArg())}
 	}
 	name, in := "-", stdin
