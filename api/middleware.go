@@ -40,8 +40,9 @@ func (s *Server) middleware() {
 			// CPU of a mass registration by Go clients (BENCHMARKS.md).
 			Skipper: func(c echo.Context) bool {
 				m := c.Request().Method
-				return m == http.MethodHead || strings.HasPrefix(c.Path(), "/resources") ||
-					m != http.MethodGet && strings.HasPrefix(c.Path(), "/admin")
+				p := c.Path()
+				feeds := p == "/resources" || strings.HasPrefix(p, "/resources/") // not /resources.opml
+				return m == http.MethodHead || feeds || m != http.MethodGet && strings.HasPrefix(p, "/admin")
 			},
 		}),
 		s.limitBody,

@@ -6,6 +6,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 
 	"io"
 	"log/slog"
@@ -15,6 +16,8 @@ import (
 	"time"
 
 	"github.com/labstack/echo/v4"
+
+	"github.com/dynamo-rss/dynamo/storage"
 )
 
 func TestGzip(t *testing.T) {
@@ -34,6 +37,7 @@ func TestGzip(t *testing.T) {
 		{"admin write", http.MethodPost, "/admin/resources/news/poll", false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			plain := svcDo(s, http.MethodGet, tc.path, nil)
 			rec := svcDo(s, tc.method, tc.path, nil, "Accept-Encoding", "gzip, deflate")
 			if got := rec.Header().Get("Content-Encoding") == "gzip"; got != tc.wantGzip {
 				t.Fatalf("Content-Encoding = %q, want gzip: %v", rec.Header().Get("Content-Encoding"), tc.wantGzip)
@@ -59,6 +63,32 @@ func TestGzip(t *testing.T) {
 				t.Error("gunzipped body differs from the plain one")
 			}
 		})
+	}
+}
+
+// The OPML list is compressed by the middleware (feeds under /resources
+// compress themselves and skip it; /resources.opml is not one of them).
+func TestGzipOPML(t *testing.T) {
+	store := &svcStore{}
+	for i := range 40 {
+		store.resources = append(store.resources, storage.ResourceInfo{ID: fmt.Sprintf("page-%02d", i), URL: fmt.Sprintf("https://example.org/%02d.html", i),
+			Title: "A page of the town", Versions: 1, LatestSeq: 1, Updated: svcNow})
+	}
+	s := newSvcServer(t, Options{Store: store})
+	plain := svcDo(s, http.MethodGet, "/resources.opml", nil)
+	if plain.Code != http.StatusOK || plain.Body.Len() < gzipMinLength {
+		t.Fatalf("OPML: %d, %d bytes: too small to test", plain.Code, plain.Body.Len())
+	}
+	rec := svcDo(s, http.MethodGet, "/resources.opml", nil, "Accept-Encoding", "gzip")
+	if rec.Header().Get("Content-Encoding") != "gzip" {
+		t.Fatalf("OPML of %d bytes not compressed", plain.Body.Len())
+	}
+	zr, err := gzip.NewReader(rec.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, err := io.ReadAll(zr); err != nil || !bytes.Equal(got, plain.Body.Bytes()) {
+		t.Errorf("gunzipped OPML differs (%v)", err)
 	}
 }
 
