@@ -310,7 +310,7 @@ func Parse(data []byte) (*Config, error) {
 		// Decoded from the tree already parsed: parsing is most of the cost
 		// of a file with many resources.
 		if err := yaml.NodeToValue(f.Docs[0].Body, &cfg, yaml.DisallowUnknownField()); err != nil {
-			return nil, yamlError(err)
+			return nil, decodeProblems(data, f.Docs[0].Body, err)
 		}
 	}
 	// Checked here, not in Validate: LoadConfig fills Token from TokenFile,
@@ -331,6 +331,98 @@ func Parse(data []byte) (*Config, error) {
 		return nil, err
 	}
 	return &cfg, nil
+}
+
+// maxProblems bounds the problems one Parse reports.
+const maxProblems = 50
+
+// decodeProblems lists every problem of a document that failed to decode
+// with err, not only the first: each key the decoder refuses (unknown, or a
+// value of the wrong type) is taken out of the tree and the rest decoded
+// again; once the rest decodes, its validation problems follow. A problem
+// whose key cannot be located ends the list.
+func decodeProblems(data []byte, body ast.Node, err error) error {
+	var problems []error
+	for len(problems) < maxProblems {
+		problem := yamlError(err)
+		problems = append(problems, problem)
+		path, ok := dropKey(body, problemAt(err))
+		if !ok {
+			return errors.Join(problems...)
+		}
+		if ce, isField := problem.(*FieldError); isField && ce.Path == "" {
+			ce.Path = path // name the field, e.g. of an unknown key
+		}
+		cfg := Default()
+		if err = yaml.NodeToValue(body, &cfg, yaml.DisallowUnknownField()); err == nil {
+			if verr := cfg.Validate(); verr != nil {
+				for _, e := range unjoin(verr) {
+					var ce *FieldError
+					if errors.As(e, &ce) && ce.Line == 0 {
+						ce.Line = lineOf(data, ce.Path)
+					}
+					problems = append(problems, e)
+				}
+			}
+			return errors.Join(problems...)
+		}
+	}
+	return errors.Join(problems...)
+}
+
+// problemAt returns what tells the node a decoding error is about: its
+// path when one of our unmarshalers named it, else its token's position;
+// nil when the error says neither.
+func problemAt(err error) func(ast.Node) bool {
+	var ce *FieldError
+	if errors.As(err, &ce) && ce.Path != "" {
+		return func(n ast.Node) bool { return n != nil && n.GetPath() == ce.Path }
+	}
+	var ye yaml.Error
+	if errors.As(err, &ye) && ye.GetToken() != nil {
+		pos := ye.GetToken().Position
+		return func(n ast.Node) bool {
+			if n == nil || n.GetToken() == nil {
+				return false
+			}
+			p := n.GetToken().Position
+			return p.Line == pos.Line && p.Column == pos.Column
+		}
+	}
+	return nil
+}
+
+// dropKey removes from the tree the mapping key whose name or value is the
+// node is picks; it returns that key's path, and whether it found one.
+func dropKey(n ast.Node, is func(ast.Node) bool) (string, bool) {
+	if is == nil {
+		return "", false
+	}
+	switch n := n.(type) {
+	case *ast.MappingNode:
+		for i, mv := range n.Values {
+			if is(mv.Key) || is(mv.Value) {
+				n.Values = append(n.Values[:i], n.Values[i+1:]...)
+				return mv.Value.GetPath(), true
+			}
+			if path, ok := dropKey(mv.Value, is); ok {
+				return path, true
+			}
+		}
+	case *ast.MappingValueNode:
+		return dropKey(n.Value, is) // a one-key mapping: the key itself cannot go
+	case *ast.SequenceNode:
+		for _, v := range n.Values {
+			if path, ok := dropKey(v, is); ok {
+				return path, true
+			}
+		}
+	case *ast.TagNode:
+		return dropKey(n.Value, is)
+	case *ast.AnchorNode:
+		return dropKey(n.Value, is)
+	}
+	return "", false
 }
 
 // unjoin lists the errors joined in err (err itself when it joins none).

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -129,6 +130,44 @@ func TestParseFieldErrors(t *testing.T) {
 				t.Errorf("message %q does not name %q and its line", err, tc.want)
 			}
 		})
+	}
+}
+
+// A file with several problems reports every one, each with its field and
+// line: keys the decoder refuses (unknown, or a value of the wrong type) do
+// not hide the others, nor what validation finds in the rest.
+func TestParseReportsEveryProblem(t *testing.T) {
+	doc := "listen: ':8080'\n" +
+		"poller:\n" +
+		"  workers: -1\n" +
+		"  timeout: abc\n" +
+		"  wrokers: 3\n" +
+		"  max_body: lots\n" +
+		"resources:\n" +
+		"  - id: a\n" +
+		"    url: https://example.org/\n" +
+		"    bogus: 1\n" +
+		"  - {id: b, url: /relative}\n"
+	_, err := Parse([]byte(doc))
+	if err == nil {
+		t.Fatal("no error")
+	}
+	got := unjoin(err)
+	want := []string{
+		"config line 4: poller.timeout: invalid duration",
+		"config line 5: poller.wrokers: unknown field",
+		"config line 6: poller.max_body:",
+		"config line 10: resources[0].bogus: unknown field",
+		"config line 3: poller.workers: must be between",
+		"config line 11: resources[1].url:",
+	}
+	if len(got) != len(want) {
+		t.Fatalf("%d problems, want %d:\n%v", len(got), len(want), err)
+	}
+	for _, w := range want {
+		if !slices.ContainsFunc(got, func(e error) bool { return strings.HasPrefix(e.Error(), w) }) {
+			t.Errorf("no problem starts with %q:\n%v", w, err)
+		}
 	}
 }
 
