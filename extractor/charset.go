@@ -77,9 +77,9 @@ func (b *builder) decoder(br *bufio.Reader) (io.Reader, error) {
 	return transform.NewReader(br, enc.NewDecoder()), nil
 }
 
-func isASCII(p []byte) bool {
-	for _, c := range p {
-		if c >= utf8.RuneSelf {
+func isASCII[T string | []byte](p T) bool {
+	for i := 0; i < len(p); i++ {
+		if p[i] >= utf8.RuneSelf {
 			return false
 		}
 	}

@@ -4,10 +4,13 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"net"
 	"net/url"
 	"slices"
 	"strconv"
 	"strings"
+
+	"golang.org/x/net/idna"
 
 	"github.com/dynamo-rss/dynamo/schema"
 )
@@ -210,6 +213,20 @@ func (b *builder) resolve(base *baseURL, raw string, at pos, w what) (string, bo
 	if u.Host == "" {
 		b.warn(at, fmt.Sprintf("%s %q has no host: dropped", w, shorten(s)))
 		return "", false
+	}
+	if !isASCII(u.Host) {
+		// An internationalized host name goes out in its ASCII form
+		// (xn--…): url.URL.String would percent-encode it, which no
+		// resolver reads.
+		host, err := idna.Lookup.ToASCII(u.Hostname())
+		if err != nil {
+			b.warn(at, fmt.Sprintf("%s %q has a host name that is not valid: dropped", w, shorten(s)))
+			return "", false
+		}
+		if port := u.Port(); port != "" {
+			host = net.JoinHostPort(host, port)
+		}
+		u.Host = host
 	}
 	out := fixURL(u.String())
 	if !schema.LegalXML(out) {
