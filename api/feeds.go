@@ -84,7 +84,12 @@ func (s *Server) getResources(c echo.Context) error {
 	if err != nil {
 		return fmt.Errorf("list resources: %w", err)
 	}
-	maxAge, interval := s.listFreshness()
+	var statuses []ResourceStatus
+	if s.opts.Poller != nil {
+		statuses = s.opts.Poller.Statuses()
+	}
+	maxAge, interval := s.listFreshness(statuses)
+	infos = withUnstored(infos, statuses, s.started)
 	var key strings.Builder
 	fmt.Fprintf(&key, "resources\x00%s\x00%s\x00%s\x00%d", base, format.name, q.canonical(q.format), ttlMinutes(interval))
 	var lastMod time.Time
@@ -481,14 +486,35 @@ func updateHint(st ResourceStatus) time.Duration {
 	return st.Interval
 }
 
+// withUnstored adds to the stored resources those the poller knows that
+// have no version yet (just registered, or never polled successfully), as
+// the list's items too, dated by when they were declared or registered
+// (started when that is unknown).
+func withUnstored(infos []storage.ResourceInfo, statuses []ResourceStatus, started time.Time) []storage.ResourceInfo {
+	stored := make(map[string]bool, len(infos))
+	for _, in := range infos {
+		stored[in.ID] = true
+	}
+	for _, st := range statuses {
+		if !stored[st.ID] {
+			since := st.Since
+			if since.IsZero() {
+				since = started
+			}
+			infos = append(infos, storage.ResourceInfo{ID: st.ID, URL: st.URL, Updated: since})
+		}
+	}
+	return infos
+}
+
 // listFreshness is resourceFreshness for /resources: until the soonest next
 // poll of any resource, with the shortest interval.
-func (s *Server) listFreshness() (maxAge, interval time.Duration) {
+func (s *Server) listFreshness(statuses []ResourceStatus) (maxAge, interval time.Duration) {
 	if s.opts.Poller == nil {
 		return defaultMaxAge, 0
 	}
 	var soonest time.Time
-	for _, st := range s.opts.Poller.Statuses() {
+	for _, st := range statuses {
 		if !st.NextPoll.IsZero() && (soonest.IsZero() || st.NextPoll.Before(soonest)) {
 			soonest = st.NextPoll
 		}

@@ -3,11 +3,9 @@ package api
 import (
 	"context"
 	"crypto/tls"
+	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/dynamo-rss/dynamo/storage"
-	"github.com/mmcdole/gofeed"
-	"github.com/prometheus/client_golang/prometheus"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
@@ -18,9 +16,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mmcdole/gofeed"
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
 	"github.com/dynamo-rss/dynamo/schema"
+	"github.com/dynamo-rss/dynamo/storage"
 )
 
 // guids returns the item guids of an RSS 2.0 answer, in order.
@@ -671,5 +672,38 @@ func TestEmptyResourcesListDate(t *testing.T) {
 		if strings.Contains(rec.Body.String(), "1970") {
 			t.Errorf("%s: dated 1970:\n%s", typ, rec.Body)
 		}
+	}
+}
+
+// The list's items are every resource: those with no version yet too (just
+// registered, or never polled successfully), titled by their id and dated
+// by when they were declared or registered.
+func TestResourcesListsUnstored(t *testing.T) {
+	store, poller := svcFixture()
+	since := svcNow.Add(-time.Hour)
+	poller.statuses[1].Since = since // forum: known to the poller, nothing stored
+	s := newSvcServer(t, Options{Store: store, Poller: poller})
+	rec := svcDo(s, http.MethodGet, "/resources?type=json", nil)
+	if rec.Code != http.StatusOK {
+		t.Fatalf("%d %s", rec.Code, rec.Body)
+	}
+	var feed struct {
+		Items []struct {
+			ID, Title, URL string
+			DatePublished  time.Time `json:"date_published"`
+		}
+	}
+	if err := json.Unmarshal(rec.Body.Bytes(), &feed); err != nil {
+		t.Fatal(err)
+	}
+	var ids []string
+	for _, it := range feed.Items {
+		ids = append(ids, it.Title)
+		if it.Title == "forum" && (!it.DatePublished.Equal(since) || !strings.Contains(it.URL, "/resources/forum")) {
+			t.Errorf("forum item: %+v, want dated %v, linking its feed", it, since)
+		}
+	}
+	if want := []string{"Our News & Views", "forum", "Old page"}; !slices.Equal(ids, want) {
+		t.Errorf("items %q, want %q (newest first)", ids, want)
 	}
 }
