@@ -192,6 +192,7 @@ func (b *builder) read(r io.Reader) error {
 // absolute, else [DefaultURL].
 func pageURL(s string) *url.URL {
 	if u, err := url.Parse(s); err == nil && u.IsAbs() && schema.LegalXML(s) {
+		asciiHost(u)
 		return u
 	}
 	u, _ := url.Parse(DefaultURL) // a constant that parses

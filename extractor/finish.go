@@ -214,19 +214,9 @@ func (b *builder) resolve(base *baseURL, raw string, at pos, w what) (string, bo
 		b.warn(at, fmt.Sprintf("%s %q has no host: dropped", w, shorten(s)))
 		return "", false
 	}
-	if !isASCII(u.Host) {
-		// An internationalized host name goes out in its ASCII form
-		// (xn--…): url.URL.String would percent-encode it, which no
-		// resolver reads.
-		host, err := idna.Lookup.ToASCII(u.Hostname())
-		if err != nil {
-			b.warn(at, fmt.Sprintf("%s %q has a host name that is not valid: dropped", w, shorten(s)))
-			return "", false
-		}
-		if port := u.Port(); port != "" {
-			host = net.JoinHostPort(host, port)
-		}
-		u.Host = host
+	if !asciiHost(u) {
+		b.warn(at, fmt.Sprintf("%s %q has a host name that is not valid: dropped", w, shorten(s)))
+		return "", false
 	}
 	out := fixURL(u.String())
 	if !schema.LegalXML(out) {
@@ -234,6 +224,24 @@ func (b *builder) resolve(base *baseURL, raw string, at pos, w what) (string, bo
 		return "", false
 	}
 	return out, true
+}
+
+// asciiHost writes an internationalized host name of u in its ASCII form
+// (xn--…): url.URL.String would percent-encode it, which no resolver reads.
+// It reports false, leaving u as it is, for a name IDNA refuses.
+func asciiHost(u *url.URL) bool {
+	if isASCII(u.Host) {
+		return true
+	}
+	host, err := idna.Lookup.ToASCII(u.Hostname())
+	if err != nil {
+		return false
+	}
+	if port := u.Port(); port != "" {
+		host = net.JoinHostPort(host, port)
+	}
+	u.Host = host
+	return true
 }
 
 // fixURL escapes the white space url.URL.String leaves in queries.

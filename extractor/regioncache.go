@@ -236,7 +236,10 @@ func (b *builder) replay(store bool) {
 	b.at, b.prevCR = r.at, r.prevCR
 	z := html.NewTokenizer(bytes.NewReader(r.buf))
 	z.SetMaxBuf(b.limits.MaxTokenBytes)
-	n := 0
+	// A region is stored only if replaying it adds no diagnostic: counted
+	// from before its opening comment, which may warn (an attribute given
+	// twice) and still open the region.
+	n, before := 0, b.diags.count()
 	for {
 		tt := z.Next()
 		if tt == html.ErrorToken {
@@ -244,7 +247,7 @@ func (b *builder) replay(store bool) {
 		}
 		n += len(z.Raw())
 		if store && n == len(r.buf) {
-			r.store, r.diags = true, b.diags.count()
+			r.store, r.diags = true, before
 		}
 		b.token(z, tt)
 	}

@@ -101,6 +101,10 @@ func TestRegionCacheSameAsCold(t *testing.T) {
 	for name, data := range goldenPages(t) {
 		t.Run(name, func(t *testing.T) { sameAsCold(t, variants(data), cacheLimits) })
 	}
+	t.Run("a warning in the opening comment", func(t *testing.T) {
+		p := []byte(chanTitle + `<!-- <item:title index="1" index="2"> -->t<!-- </item:title> -->`)
+		sameAsCold(t, [][]byte{p, p}, []extractor.Limits{{}})
+	})
 	t.Run("legacy", func(t *testing.T) {
 		withBase := bytes.Replace(legacyPage(3), []byte(`<a href="/news/1/`), []byte(`<base href="https://b.example/d/"><a href="/news/1/`), 1)
 		sameAsCold(t, append(variants(legacyPage(5)), twentyItems(1), twentyItems(2), withBase), cacheLimits)

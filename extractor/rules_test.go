@@ -272,6 +272,28 @@ func TestURLValues(t *testing.T) {
 	})
 }
 
+// An internationalized page URL gives links in the ASCII form of its host,
+// resolved ones and the page-URL defaults alike.
+func TestIDNAPageURL(t *testing.T) {
+	res, err := extractor.Extract(strings.NewReader(`<!-- <channel:title> -->T<!-- </channel:title> -->`+
+		`<!-- <item:title index="1"> -->t<!-- </item:title> -->`+
+		`<!-- <item:title index="2"> -->u<!-- </item:title> --><!-- <item:link index="2"> --><a href="x">x</a><!-- </item:link> -->`),
+		extractor.Options{URL: "https://bücher.example/news.html"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := res.Document
+	for _, got := range []struct{ what, link, want string }{
+		{"channel link", d.Channel.Link, "https://xn--bcher-kva.example/news.html"},
+		{"item 1 link (the page)", d.Items[0].Link, "https://xn--bcher-kva.example/news.html"},
+		{"item 2 link (resolved)", d.Items[1].Link, "https://xn--bcher-kva.example/x"},
+	} {
+		if got.link != got.want {
+			t.Errorf("%s = %q, want %q", got.what, got.link, got.want)
+		}
+	}
+}
+
 func TestDefaultURL(t *testing.T) {
 	res, err := extractor.Extract(strings.NewReader(`<!-- <channel:title> -->T<!-- </channel:title> --><!-- <channel:link> -->/home<!-- </channel:link> -->`), extractor.Options{})
 	if err != nil {
