@@ -94,7 +94,7 @@ func (s *Server) getResources(c echo.Context) error {
 	fmt.Fprintf(&key, "resources\x00%s\x00%s\x00%s\x00%d", base, format.name, q.canonical(q.format), ttlMinutes(interval))
 	var lastMod time.Time
 	for _, in := range infos {
-		fmt.Fprintf(&key, "\x00%s\x00%d\x00%d", in.ID, in.LatestSeq, in.Versions)
+		fmt.Fprintf(&key, "\x00%s\x00%d\x00%d\x00%d", in.ID, in.LatestSeq, in.Versions, in.Updated.UnixNano()) // a resource with no version is dated by its registration
 		if in.Updated.After(lastMod) {
 			lastMod = in.Updated
 		}

@@ -706,4 +706,13 @@ func TestResourcesListsUnstored(t *testing.T) {
 	if want := []string{"Our News & Views", "forum", "Old page"}; !slices.Equal(ids, want) {
 		t.Errorf("items %q, want %q (newest first)", ids, want)
 	}
+	// Registered again (or adopted by another node) with another date: a
+	// new list, not the one cached.
+	etag := rec.Header().Get("ETag")
+	poller.mu.Lock()
+	poller.statuses[1].Since = svcNow.Add(-30 * time.Minute)
+	poller.mu.Unlock()
+	if again := svcDo(s, http.MethodGet, "/resources?type=json", nil, "If-None-Match", etag); again.Code != http.StatusOK || again.Header().Get("ETag") == etag {
+		t.Errorf("after the date changed: %d, ETag %q (was %q)", again.Code, again.Header().Get("ETag"), etag)
+	}
 }
