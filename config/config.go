@@ -306,31 +306,47 @@ func Parse(data []byte) (*Config, error) {
 	if len(f.Docs) > 1 {
 		return nil, &FieldError{Err: errors.New("want one YAML document, got several")}
 	}
+	var problems []error
 	if len(f.Docs) == 1 && f.Docs[0].Body != nil { // an empty file is the default
 		// Decoded from the tree already parsed: parsing is most of the cost
 		// of a file with many resources.
 		if err := yaml.NodeToValue(f.Docs[0].Body, &cfg, yaml.DisallowUnknownField()); err != nil {
-			return nil, decodeProblems(data, f.Docs[0].Body, err)
+			var rest bool
+			if problems, rest = decodeProblems(f.Docs[0].Body, &cfg, err); !rest {
+				return nil, errors.Join(problems...)
+			}
 		}
 	}
+	problems = append(problems, checkDecoded(data, &cfg)...)
+	if len(problems) > 0 {
+		return nil, errors.Join(problems...)
+	}
+	return &cfg, nil
+}
+
+// checkDecoded lists the problems of a decoded configuration, each with its
+// line in data.
+func checkDecoded(data []byte, cfg *Config) []error {
 	// Checked here, not in Validate: LoadConfig fills Token from TokenFile,
 	// and the loaded config must still validate when a component applies it.
 	if cfg.Admin.Token != "" && cfg.Admin.TokenFile != "" {
-		return nil, &FieldError{Path: "$.admin", Line: lineOf(data, "$.admin"), Err: errors.New("set token or token_file, not both")}
+		return []error{&FieldError{Path: "$.admin", Line: lineOf(data, "$.admin"), Err: errors.New("set token or token_file, not both")}}
 	}
 	if cfg.Storage.DSN != "" && cfg.Storage.DSNFile != "" {
-		return nil, &FieldError{Path: "$.storage", Line: lineOf(data, "$.storage"), Err: errors.New("set dsn or dsn_file, not both")}
+		return []error{&FieldError{Path: "$.storage", Line: lineOf(data, "$.storage"), Err: errors.New("set dsn or dsn_file, not both")}}
 	}
-	if err := cfg.Validate(); err != nil {
-		for _, e := range unjoin(err) {
-			var ce *FieldError
-			if errors.As(e, &ce) && ce.Line == 0 {
-				ce.Line = lineOf(data, ce.Path)
-			}
+	err := cfg.Validate()
+	if err == nil {
+		return nil
+	}
+	problems := unjoin(err)
+	for _, e := range problems {
+		var ce *FieldError
+		if errors.As(e, &ce) && ce.Line == 0 {
+			ce.Line = lineOf(data, ce.Path)
 		}
-		return nil, err
 	}
-	return &cfg, nil
+	return problems
 }
 
 // maxProblems bounds the problems one Parse reports.
@@ -338,36 +354,27 @@ const maxProblems = 50
 
 // decodeProblems lists every problem of a document that failed to decode
 // with err, not only the first: each key the decoder refuses (unknown, or a
-// value of the wrong type) is taken out of the tree and the rest decoded
-// again; once the rest decodes, its validation problems follow. A problem
-// whose key cannot be located ends the list.
-func decodeProblems(data []byte, body ast.Node, err error) error {
-	var problems []error
+// value of the wrong type) is named, taken out of the tree and the rest
+// decoded again into cfg. rest reports whether the rest decoded, so that
+// its own problems can follow; a problem whose key cannot be located (or
+// cannot go: it defines an anchor) ends the list.
+func decodeProblems(body ast.Node, cfg *Config, err error) (problems []error, rest bool) {
 	for len(problems) < maxProblems {
 		problem := yamlError(err)
 		problems = append(problems, problem)
 		path, ok := dropKey(body, problemAt(err))
 		if !ok {
-			return errors.Join(problems...)
+			return problems, false
 		}
 		if ce, isField := problem.(*FieldError); isField && ce.Path == "" {
 			ce.Path = path // name the field, e.g. of an unknown key
 		}
-		cfg := Default()
-		if err = yaml.NodeToValue(body, &cfg, yaml.DisallowUnknownField()); err == nil {
-			if verr := cfg.Validate(); verr != nil {
-				for _, e := range unjoin(verr) {
-					var ce *FieldError
-					if errors.As(e, &ce) && ce.Line == 0 {
-						ce.Line = lineOf(data, ce.Path)
-					}
-					problems = append(problems, e)
-				}
-			}
-			return errors.Join(problems...)
+		*cfg = Default()
+		if err = yaml.NodeToValue(body, cfg, yaml.DisallowUnknownField()); err == nil {
+			return problems, true
 		}
 	}
-	return errors.Join(problems...)
+	return problems, false
 }
 
 // problemAt returns what tells the node a decoding error is about: its
@@ -402,6 +409,9 @@ func dropKey(n ast.Node, is func(ast.Node) bool) (string, bool) {
 	case *ast.MappingNode:
 		for i, mv := range n.Values {
 			if is(mv.Key) || is(mv.Value) {
+				if definesAnchor(mv.Value) {
+					return "", false // aliases elsewhere would break: no guessing past this problem
+				}
 				n.Values = append(n.Values[:i], n.Values[i+1:]...)
 				return mv.Value.GetPath(), true
 			}
@@ -423,6 +433,32 @@ func dropKey(n ast.Node, is func(ast.Node) bool) (string, bool) {
 		return dropKey(n.Value, is)
 	}
 	return "", false
+}
+
+// definesAnchor reports whether n or a node inside it defines an anchor.
+func definesAnchor(n ast.Node) bool {
+	if n == nil {
+		return false
+	}
+	found := false
+	ast.Walk(visitFunc(func(m ast.Node) bool {
+		if _, ok := m.(*ast.AnchorNode); ok {
+			found = true
+		}
+		return !found
+	}), n)
+	return found
+}
+
+// visitFunc is an ast.Visitor: it goes on into a node's children while it
+// returns true.
+type visitFunc func(ast.Node) bool
+
+func (f visitFunc) Visit(n ast.Node) ast.Visitor {
+	if f(n) {
+		return f
+	}
+	return nil
 }
 
 // unjoin lists the errors joined in err (err itself when it joins none).

@@ -171,6 +171,34 @@ func TestParseReportsEveryProblem(t *testing.T) {
 	}
 }
 
+// Set-aside keys do not make problems up: a refused value that defines an
+// anchor (used elsewhere) ends the list there; the checks across fields run
+// on the rest too.
+func TestParseProblemsEdgeCases(t *testing.T) {
+	for _, tc := range []struct {
+		name, yaml string
+		want       []string
+	}{
+		{"anchor in a refused value", "poller:\n  timeout: &t zzz\n  max_body: *t\n",
+			[]string{"config line 2: poller.timeout: invalid duration"}},
+		{"token and token_file beside an unknown key", "admin:\n  token: x\n  token_file: /y\nlisten: ':1'\nbogus: 1\n",
+			[]string{"config line 5: bogus: unknown field", "config line 2: admin: set token or token_file, not both"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := Parse([]byte(tc.yaml))
+			got := unjoin(err)
+			if err == nil || len(got) != len(tc.want) {
+				t.Fatalf("%d problems, want %d:\n%v", len(got), len(tc.want), err)
+			}
+			for _, w := range tc.want {
+				if !slices.ContainsFunc(got, func(e error) bool { return strings.HasPrefix(e.Error(), w) }) {
+					t.Errorf("no problem starts with %q:\n%v", w, err)
+				}
+			}
+		})
+	}
+}
+
 func TestLoadConfigTokenFile(t *testing.T) {
 	dir := t.TempDir()
 	tok := filepath.Join(dir, "token")
