@@ -88,13 +88,15 @@ func (s *Server) getResources(c echo.Context) error {
 	if s.opts.Poller != nil {
 		statuses = s.opts.Poller.Statuses()
 	}
+	// The items are the resources with a latest version (API.md: title,
+	// description and date come from it); a resource not stored yet is in
+	// OPML and on /, with its poll state.
 	maxAge, interval := s.listFreshness(statuses)
-	infos = withUnstored(infos, statuses, s.started)
 	var key strings.Builder
 	fmt.Fprintf(&key, "resources\x00%s\x00%s\x00%s\x00%d", base, format.name, q.canonical(q.format), ttlMinutes(interval))
 	var lastMod time.Time
 	for _, in := range infos {
-		fmt.Fprintf(&key, "\x00%s\x00%d\x00%d\x00%d", in.ID, in.LatestSeq, in.Versions, in.Updated.UnixNano()) // a resource with no version is dated by its registration
+		fmt.Fprintf(&key, "\x00%s\x00%d\x00%d\x00%d", in.ID, in.LatestSeq, in.Versions, in.Updated.UnixNano())
 		if in.Updated.After(lastMod) {
 			lastMod = in.Updated
 		}
@@ -484,27 +486,6 @@ func updateHint(st ResourceStatus) time.Duration {
 		return st.Tau
 	}
 	return st.Interval
-}
-
-// withUnstored adds to the stored resources those the poller knows that
-// have no version yet (just registered, or never polled successfully), as
-// the list's items too, dated by when they were declared or registered
-// (started when that is unknown).
-func withUnstored(infos []storage.ResourceInfo, statuses []ResourceStatus, started time.Time) []storage.ResourceInfo {
-	stored := make(map[string]bool, len(infos))
-	for _, in := range infos {
-		stored[in.ID] = true
-	}
-	for _, st := range statuses {
-		if !stored[st.ID] {
-			since := st.Since
-			if since.IsZero() {
-				since = started
-			}
-			infos = append(infos, storage.ResourceInfo{ID: st.ID, URL: st.URL, Updated: since})
-		}
-	}
-	return infos
 }
 
 // listFreshness is resourceFreshness for /resources: until the soonest next
