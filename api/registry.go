@@ -76,15 +76,17 @@ type definitionJSON struct {
 	Polled     bool                 `json:"polled"`
 	Resource   config.ResourceEntry `json:"resource"`
 	Feed       string               `json:"feed"`
-	Status     adminStatus          `json:"status"`
+	Status     *adminStatus         `json:"status,omitempty"` // nil in a public answer
 }
 
 func (s *Server) definitionJSON(d ResourceDefinition) definitionJSON {
 	return definitionJSON{
 		ID: d.Resource.ID, Source: d.Source, Registered: timePtr(d.Registered), Polled: d.Polled,
-		Resource: d.Resource, Feed: s.feedURL(d.Resource.ID), Status: newAdminStatus(d.Status),
+		Resource: d.Resource, Feed: s.feedURL(d.Resource.ID), Status: ptr(newAdminStatus(d.Status)),
 	}
 }
+
+func ptr[T any](v T) *T { return &v }
 
 // feedURL is the absolute URL of a resource's feed.
 func (s *Server) feedURL(id string) string {
@@ -260,8 +262,11 @@ func (s *Server) postResources(c echo.Context) error {
 		// An already registered URL answers its existing feed, whatever
 		// id was asked for: one page is polled once.
 		if d.Resource.URL == in.URL {
+			// A public answer: the feed, not the definition's poll state
+			// and errors (those are behind the admin token).
 			c.Response().Header().Set(echo.HeaderLocation, s.feedURL(d.Resource.ID))
-			return c.JSON(http.StatusOK, s.definitionJSON(d))
+			return c.JSON(http.StatusOK, definitionJSON{ID: d.Resource.ID, Source: d.Source,
+				Resource: config.ResourceEntry{ID: d.Resource.ID, URL: d.Resource.URL}, Feed: s.feedURL(d.Resource.ID)})
 		}
 	}
 	if ok, wait := s.limiter.allow(c.RealIP(), s.now()); !ok {

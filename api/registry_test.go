@@ -178,6 +178,13 @@ func TestSelfRegistration(t *testing.T) {
 	if rec.Code != http.StatusOK || rec.Header().Get("Location") != "https://feeds.example.org/resources/example.org-news.html" {
 		t.Fatalf("again under another id: %d %q %s", rec.Code, rec.Header().Get("Location"), rec.Body)
 	}
+	var existing map[string]any
+	if err := json.Unmarshal(rec.Body.Bytes(), &existing); err != nil || existing["feed"] != "https://feeds.example.org/resources/example.org-news.html" {
+		t.Fatalf("answer for an existing URL: %s (%v)", rec.Body, err)
+	}
+	if _, ok := existing["status"]; ok {
+		t.Errorf("a public answer carries the poll state (admin only): %s", rec.Body)
+	}
 	rec = post(`{"url": "https://example.org/plain.html"}`, "application/json", "192.0.2.3")
 	p := svcProblem(t, rec, http.StatusUnprocessableEntity)
 	var withDiags previewResult

@@ -256,6 +256,23 @@ func TestRedirectLoop(t *testing.T) {
 	}
 }
 
+// An error status after a redirect names the URL that answered it.
+func TestErrorAfterRedirectNamesTheURL(t *testing.T) {
+	o := newOrigin(t)
+	o.handle("/moved", func(w http.ResponseWriter, r *http.Request) {
+		http.Redirect(w, r, "/gone", http.StatusFound)
+	})
+	o.handle("/gone", func(w http.ResponseWriter, r *http.Request) {
+		http.Error(w, "no", http.StatusForbidden)
+	})
+	clk := newFakeClock(t0)
+	e := newTestEngine(t, testConfig(t, baseYAML(fmt.Sprintf("resources:\n  - {id: m, url: %q}\n", o.url("/moved")))), newMemStore(), clk)
+	st := pollAtNext(t, e, clk, "m")
+	if st.LastOutcome != OutcomeError || !strings.Contains(st.LastError, o.url("/gone")+": HTTP 403") {
+		t.Fatalf("outcome %q error %q, want the 403 of %s", st.LastOutcome, st.LastError, o.url("/gone"))
+	}
+}
+
 func TestErrorsBackOffThenRecover(t *testing.T) {
 	o := newOrigin(t)
 	var failing atomic.Bool
