@@ -164,7 +164,8 @@ func (r *retriever) fetch(ctx context.Context, url string, v validators, now tim
 	case http.StatusOK:
 	default:
 		_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10)) // drain a little so the connection can be reused
-		return res, &StatusError{URL: res.URL, Code: resp.StatusCode, RetryAfter: retryAfter(resp.Header, now)} // the URL that answered, after redirects
+		// Named by the URL that answered, after redirects.
+		return res, &StatusError{URL: res.URL, Code: resp.StatusCode, RetryAfter: retryAfter(resp.Header, now)}
 	}
 	if resp.ContentLength > r.set.MaxBody {
 		return res, fmt.Errorf("GET %s: %d bytes > max_body %d: %w", url, resp.ContentLength, r.set.MaxBody, ErrTooLarge)
