@@ -242,7 +242,7 @@ func (s *Server) postResources(c echo.Context) error {
 	}
 	var in selfRegistration
 	if err := c.Bind(&in); err != nil {
-		return problemf(http.StatusBadRequest, "the body must be a form or JSON with url (and optionally id): %v", err)
+		return problemf(http.StatusBadRequest, "the body must be a form or JSON with url (and optionally id): %v", bindCause(err))
 	}
 	in.URL = strings.TrimSpace(in.URL)
 	u, err := url.Parse(in.URL)
@@ -326,6 +326,19 @@ func (s *Server) postResources(c echo.Context) error {
 		return c.JSON(http.StatusCreated, s.definitionJSON(d))
 	}
 	return c.JSON(http.StatusCreated, definitionJSON{ID: id, Source: "api", Resource: entry, Feed: s.feedURL(id)})
+}
+
+// bindCause is what went wrong in echo's Bind, without its HTTP error's
+// wrapping ("code=400, message=…, internal=…").
+func bindCause(err error) error {
+	var he *echo.HTTPError
+	if errors.As(err, &he) {
+		if he.Internal != nil {
+			return he.Internal
+		}
+		return fmt.Errorf("%v", he.Message)
+	}
+	return err
 }
 
 var nonID = regexp.MustCompile(`[^A-Za-z0-9._-]+`)

@@ -193,6 +193,9 @@ func TestSelfRegistration(t *testing.T) {
 	}
 	svcProblem(t, post(`{"url": "https://other.org/news.html", "id": "example.org-news.html"}`, "application/json", "192.0.2.4"), http.StatusConflict)
 	svcProblem(t, post(`{"url": "/relative"}`, "application/json", "192.0.2.5"), http.StatusBadRequest)
+	if p := svcProblem(t, post(`{"url":`, "application/json", "192.0.2.5"), http.StatusBadRequest); strings.Contains(p.Detail, "code=") || strings.Contains(p.Detail, "internal=") {
+		t.Errorf("malformed JSON: the detail carries echo's wrapping: %q", p.Detail)
+	}
 
 	// Per client: a burst, then 429 with Retry-After.
 	var last *httpRecorder

@@ -273,6 +273,19 @@ func TestErrorAfterRedirectNamesTheURL(t *testing.T) {
 	}
 }
 
+// A 304 to a request that sent no validators is a broken origin: an error,
+// not an unchanged page.
+func TestNotModifiedWithoutValidatorsIsAnError(t *testing.T) {
+	o := newOrigin(t)
+	o.handle("/", func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(http.StatusNotModified) })
+	clk := newFakeClock(t0)
+	e := newTestEngine(t, testConfig(t, baseYAML(fmt.Sprintf("resources:\n  - {id: n, url: %q}\n", o.url("/")))), newMemStore(), clk)
+	st := pollAtNext(t, e, clk, "n")
+	if st.LastOutcome != OutcomeError || !strings.Contains(st.LastError, "HTTP 304") {
+		t.Fatalf("outcome %q error %q, want an error naming the 304", st.LastOutcome, st.LastError)
+	}
+}
+
 func TestErrorsBackOffThenRecover(t *testing.T) {
 	o := newOrigin(t)
 	var failing atomic.Bool

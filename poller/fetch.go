@@ -158,6 +158,11 @@ func (r *retriever) fetch(ctx context.Context, url string, v validators, now tim
 	res := fetchResult{URL: resp.Request.URL.String(), MaxAge: maxAge(resp.Header)}
 	switch resp.StatusCode {
 	case http.StatusNotModified:
+		if v.ETag == "" && v.LastModified == "" {
+			// Not modified since nothing: a 304 to a request without
+			// validators is a broken origin, not an unchanged page.
+			return res, &StatusError{URL: res.URL, Code: resp.StatusCode}
+		}
 		res.NotModified = true
 		res.Validators = v
 		return res, nil
