@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	stdlog "log"
 	"log/slog"
 	"net"
 	"os"
@@ -82,6 +83,7 @@ func cmdServe(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	if err != nil {
 		return &exitError{code: 2, err: err}
 	}
+	defer routeStdLog(logger)()
 	// Only cmd may install signal handlers: SIGHUP reloads the configuration.
 	hup := make(chan os.Signal, 1)
 	signal.Notify(hup, syscall.SIGHUP)
@@ -98,6 +100,17 @@ func cmdServe(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 		return &exitError{code: 1, err: err}
 	}
 	return nil
+}
+
+// routeStdLog sends what Go's own packages log through the standard logger
+// (net/http's client: "Unsolicited response received on idle HTTP
+// channel…", with bytes an origin chose) into the service's structured log,
+// as warnings, until restore is called.
+func routeStdLog(l *slog.Logger) (restore func()) {
+	w, flags := stdlog.Writer(), stdlog.Flags()
+	stdlog.SetFlags(0)
+	stdlog.SetOutput(slog.NewLogLogger(l.Handler(), slog.LevelWarn).Writer())
+	return func() { stdlog.SetOutput(w); stdlog.SetFlags(flags) }
 }
 
 // logFlags are the logging flags of serve and demo; set, they override the

@@ -6,6 +6,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	stdlog "log"
+	"log/slog"
 	"math"
 	"net/http"
 	"net/http/httptest"
@@ -375,5 +377,24 @@ func TestServeFlags(t *testing.T) {
 				t.Errorf("exit %d (want %d); stdout %q; stderr %q; want %q", code, tc.code, stdout.String(), stderr.String(), tc.want)
 			}
 		})
+	}
+}
+
+// What Go's packages log through the standard logger lands in the service's
+// structured log while serve runs, and the standard logger is restored after.
+func TestRouteStdLog(t *testing.T) {
+	var buf bytes.Buffer
+	restore := routeStdLog(slog.New(slog.NewJSONHandler(&buf, nil)))
+	stdlog.Printf("Unsolicited response received on idle HTTP channel starting with %q", "x")
+	restore()
+	var rec map[string]any
+	if err := json.Unmarshal(buf.Bytes(), &rec); err != nil {
+		t.Fatalf("not one JSON record: %q (%v)", buf.String(), err)
+	}
+	if rec["level"] != "WARN" || !strings.Contains(fmt.Sprint(rec["msg"]), "Unsolicited response") {
+		t.Errorf("record %v", rec)
+	}
+	if stdlog.Writer() == io.Writer(&buf) {
+		t.Error("standard logger not restored")
 	}
 }
