@@ -84,14 +84,7 @@ func (s *Server) getResources(c echo.Context) error {
 	if err != nil {
 		return fmt.Errorf("list resources: %w", err)
 	}
-	var statuses []ResourceStatus
-	if s.opts.Poller != nil {
-		statuses = s.opts.Poller.Statuses()
-	}
-	// The items are the resources with a latest version (API.md: title,
-	// description and date come from it); a resource not stored yet is in
-	// OPML and on /, with its poll state.
-	maxAge, interval := s.listFreshness(statuses)
+	maxAge, interval := s.listFreshness()
 	var key strings.Builder
 	fmt.Fprintf(&key, "resources\x00%s\x00%s\x00%s\x00%d", base, format.name, q.canonical(q.format), ttlMinutes(interval))
 	var lastMod time.Time
@@ -490,12 +483,12 @@ func updateHint(st ResourceStatus) time.Duration {
 
 // listFreshness is resourceFreshness for /resources: until the soonest next
 // poll of any resource, with the shortest interval.
-func (s *Server) listFreshness(statuses []ResourceStatus) (maxAge, interval time.Duration) {
+func (s *Server) listFreshness() (maxAge, interval time.Duration) {
 	if s.opts.Poller == nil {
 		return defaultMaxAge, 0
 	}
 	var soonest time.Time
-	for _, st := range statuses {
+	for _, st := range s.opts.Poller.Statuses() {
 		if !st.NextPoll.IsZero() && (soonest.IsZero() || st.NextPoll.Before(soonest)) {
 			soonest = st.NextPoll
 		}

@@ -80,13 +80,12 @@ type definitionJSON struct {
 }
 
 func (s *Server) definitionJSON(d ResourceDefinition) definitionJSON {
+	st := newAdminStatus(d.Status)
 	return definitionJSON{
 		ID: d.Resource.ID, Source: d.Source, Registered: timePtr(d.Registered), Polled: d.Polled,
-		Resource: d.Resource, Feed: s.feedURL(d.Resource.ID), Status: ptr(newAdminStatus(d.Status)),
+		Resource: d.Resource, Feed: s.feedURL(d.Resource.ID), Status: &st,
 	}
 }
-
-func ptr[T any](v T) *T { return &v }
 
 // feedURL is the absolute URL of a resource's feed.
 func (s *Server) feedURL(id string) string {

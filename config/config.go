@@ -400,7 +400,7 @@ func problemAt(err error) func(ast.Node) bool {
 }
 
 // dropKey removes from the tree the mapping key whose name or value is the
-// node is picks; it returns that key's path, and whether it found one.
+// node `is` picks; it returns that key's path, and whether it found one.
 func dropKey(n ast.Node, is func(ast.Node) bool) (string, bool) {
 	if is == nil {
 		return "", false

@@ -19,6 +19,14 @@ import (
 // writes are ≈ 10 KB for a 20-item page; a rare huge page's buffer is let go.
 const maxPooledOps = 256 << 10
 
+// pooledBuf takes a *[]byte from p, or a new one.
+func pooledBuf(p *sync.Pool) *[]byte {
+	if b, ok := p.Get().(*[]byte); ok {
+		return b
+	}
+	return new([]byte)
+}
+
 // prepared is what a save writes, computed once outside retries.
 type prepared struct {
 	version []byte
@@ -26,10 +34,7 @@ type prepared struct {
 }
 
 func (db *DB) prepare(doc *schema.Document) (*prepared, error) {
-	buf, _ := db.xmlBufs.Get().(*[]byte)
-	if buf == nil {
-		buf = new([]byte)
-	}
+	buf := pooledBuf(&db.xmlBufs)
 	defer db.xmlBufs.Put(buf) // the XML is only read to compress it
 	xmlData, err := schema.AppendMarshal((*buf)[:0], doc)
 	if err != nil {
@@ -90,10 +95,7 @@ func (db *DB) save(ctx context.Context, doc *schema.Document) (storage.SaveResul
 		return storage.SaveResult{}, fmt.Errorf("save %q: %w", id, err)
 	}
 	var res storage.SaveResult
-	opsBuf, _ := db.opsBufs.Get().(*[]byte)
-	if opsBuf == nil {
-		opsBuf = new([]byte)
-	}
+	opsBuf := pooledBuf(&db.opsBufs)
 	defer func() {
 		if cap(*opsBuf) <= maxPooledOps {
 			db.opsBufs.Put(opsBuf)

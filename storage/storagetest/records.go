@@ -53,8 +53,9 @@ func testRecords(t *testing.T, open Opener) {
 	// Enough records that a store reusing its read buffers would show it:
 	// each listed record keeps its own value.
 	const many = 300
+	bulkValue := func(i int) string { return fmt.Sprintf("value of record %04d, long enough to matter: %0*d", i, 40, i) }
 	for i := range many {
-		set("bulk", fmt.Sprintf("k%04d", i), fmt.Sprintf("value of record %04d, long enough to matter: %0*d", i, 40, i))
+		set("bulk", fmt.Sprintf("k%04d", i), bulkValue(i))
 	}
 	rs, err := s.Records(ctx, "bulk", "")
 	if err != nil {
@@ -64,7 +65,7 @@ func testRecords(t *testing.T, open Opener) {
 		t.Fatalf("Records(bulk) = %d records, want %d", len(rs), many)
 	}
 	for i, r := range rs {
-		if want := fmt.Sprintf("value of record %04d, long enough to matter: %0*d", i, 40, i); r.Key != fmt.Sprintf("k%04d", i) || string(r.Value) != want {
+		if want := bulkValue(i); r.Key != fmt.Sprintf("k%04d", i) || string(r.Value) != want {
 			t.Fatalf("Records(bulk)[%d] = %s = %q, want k%04d = %q", i, r.Key, r.Value, i, want)
 		}
 	}
