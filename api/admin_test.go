@@ -209,7 +209,10 @@ func TestAdminWrongMethod(t *testing.T) {
 			{http.MethodGet, "/admin/resources/news/poll"},
 		} {
 			rec := svcDo(s, r.method, r.path, nil, "Authorization", "Bearer "+token)
-			svcProblem(t, rec, http.StatusMethodNotAllowed)
+			p := svcProblem(t, rec, http.StatusMethodNotAllowed)
+			if !strings.Contains(p.Detail, "Allow") || strings.Contains(p.Detail, "GET and HEAD") {
+				t.Errorf("token %q: %s %s: the detail %q should point at Allow, not name other routes' methods", token, r.method, r.path, p.Detail)
+			}
 			if rec.Header().Get("Allow") == "" {
 				t.Errorf("token %q: %s %s: 405 without Allow", token, r.method, r.path)
 			}

@@ -117,7 +117,7 @@ func toProblem(err error) *Problem {
 			case he.Code == http.StatusNotFound:
 				out.Detail = "no such route; feeds are under /resources"
 			case he.Code == http.StatusMethodNotAllowed:
-				out.Detail = "this route does not answer this method; feeds answer GET and HEAD"
+				out.Detail = "this route does not answer this method; the Allow header lists the methods it answers"
 			}
 		}
 		return out

@@ -264,7 +264,7 @@ func (s *Server) postResources(c echo.Context) error {
 			// A public answer: the feed, not the definition's poll state
 			// and errors (those are behind the admin token).
 			c.Response().Header().Set(echo.HeaderLocation, s.feedURL(d.Resource.ID))
-			return c.JSON(http.StatusOK, definitionJSON{ID: d.Resource.ID, Source: d.Source,
+			return c.JSON(http.StatusOK, definitionJSON{ID: d.Resource.ID, Source: d.Source, Polled: d.Polled,
 				Resource: config.ResourceEntry{ID: d.Resource.ID, URL: d.Resource.URL}, Feed: s.feedURL(d.Resource.ID)})
 		}
 	}

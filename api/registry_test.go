@@ -185,6 +185,9 @@ func TestSelfRegistration(t *testing.T) {
 	if _, ok := existing["status"]; ok {
 		t.Errorf("a public answer carries the poll state (admin only): %s", rec.Body)
 	}
+	if existing["polled"] != true {
+		t.Errorf("answer for an existing, polled URL says polled %v: %s", existing["polled"], rec.Body)
+	}
 	rec = post(`{"url": "https://example.org/plain.html"}`, "application/json", "192.0.2.3")
 	p := svcProblem(t, rec, http.StatusUnprocessableEntity)
 	var withDiags previewResult

@@ -63,3 +63,30 @@ func TestDocsStayInTheRepository(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestDocsLintExample checks that the annotation guide's page with typical
+// mistakes makes `dynamo lint` print exactly what the guide shows.
+func TestDocsLintExample(t *testing.T) {
+	b, err := os.ReadFile(filepath.Join("..", "..", "docs", "annotations.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	guide := string(b)
+	const want = "```text\nbroken.html:"
+	at := strings.Index(guide, want)
+	if at < 0 {
+		t.Fatal("docs/annotations.md: no lint output of broken.html")
+	}
+	output := guide[at+len("```text\n"):]
+	output = output[:strings.Index(output, "```")]
+	page := guide[:at]
+	page = page[strings.LastIndex(page, "```html\n")+len("```html\n"):]
+	page = page[:strings.Index(page, "```")]
+	stdout, stderr, code := runExtractCmd(t, page, "lint", "-")
+	if code != 1 {
+		t.Errorf("lint: exit %d, want 1 (the page has errors)\n%s", code, stderr)
+	}
+	if got := strings.ReplaceAll(stdout, "<stdin>", "broken.html"); got != output {
+		t.Errorf("lint prints\n%s\nthe guide shows\n%s", got, output)
+	}
+}

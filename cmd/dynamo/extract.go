@@ -34,7 +34,7 @@ func (p *pageFlags) parse(name, synopsis string, args []string, stdout io.Writer
 	fs.StringVar(&p.contentType, "content-type", "", "the HTTP Content-Type of the page, whose charset wins over the page's own (e.g. 'text/html; charset=ISO-8859-1')")
 	fs.StringVar(&p.dateFormat, "date-format", "", "the page's date layout, as the resource's date_format: a Go layout tried first (e.g. '02.01.2006 15:04')")
 	fs.StringVar(&p.timezone, "timezone", "", "the zone of dates without one, as the resource's timezone (e.g. Europe/Rome; default UTC)")
-	fs.StringVar(&p.selectFile, "select", "", "a YAML or JSON file holding a select block (SELECTORS.md; what 'dynamo suggest' prints): extract with these selectors, as the poller does, instead of the page's annotations")
+	fs.StringVar(&p.selectFile, "select", "", "a YAML or JSON file holding a select block (docs/selectors.md; what 'dynamo suggest' prints): extract with these selectors, as the poller does, instead of the page's annotations")
 	if withDoc {
 		fs.StringVar(&p.rssID, "rssid", "", "the resource id written as rssId (default: the file name without extension, 'page' for standard input)")
 		fs.StringVar(&p.timestamp, "timestamp", "", "the retrieval time written in the document, RFC 3339 (default: now, UTC)")

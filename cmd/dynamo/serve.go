@@ -436,12 +436,21 @@ func restartOnly(last, next *config.Config) []string {
 		{"registration", next.Registration != last.Registration},
 		{"node_id", next.NodeID != last.NodeID},
 		{"memory_limit", next.MemoryLimit != last.MemoryLimit},
+		{"websub", websubChanged(last, next)},
 	} {
 		if f.changed {
 			out = append(out, f.name)
 		}
 	}
 	return out
+}
+
+// websubChanged reports whether the hub's settings differ: the hub is
+// built once, at start-up.
+func websubChanged(last, next *config.Config) bool {
+	a, b := last.WebSub, next.WebSub
+	a.Enabled, b.Enabled = nil, nil
+	return a != b || last.WebSubEnabled() != next.WebSubEnabled()
 }
 
 // lateReaders gives the poller the api's count of readers per resource

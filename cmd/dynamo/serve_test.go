@@ -24,6 +24,7 @@ import (
 	"github.com/mmcdole/gofeed"
 	"go.uber.org/goleak"
 
+	"github.com/dynamo-rss/dynamo/config"
 	"github.com/dynamo-rss/dynamo/storage/badger"
 )
 
@@ -396,5 +397,37 @@ func TestRouteStdLog(t *testing.T) {
 	}
 	if stdlog.Writer() == io.Writer(&buf) {
 		t.Error("standard logger not restored")
+	}
+}
+
+// TestRestartOnly checks which changes a reload names as needing a restart
+// (docs/configuration.md, Reload): the settings read once at start-up.
+func TestRestartOnly(t *testing.T) {
+	tests := []struct {
+		name   string
+		change func(*config.Config)
+		want   string
+	}{
+		{"resources apply live", func(c *config.Config) {
+			c.Resources = append(c.Resources, config.ResourceEntry{ID: "a", URL: "https://example.org/"})
+		}, ""},
+		{"poller settings apply live", func(c *config.Config) { c.Poller.Timeout = config.Duration(time.Minute) }, ""},
+		{"admin token applies live", func(c *config.Config) { c.Admin.Token = "new" }, ""},
+		{"listen", func(c *config.Config) { c.Listen = ":9090" }, "listen"},
+		{"poller.workers", func(c *config.Config) { c.Poller.Workers = 2 }, "poller.workers"},
+		{"storage", func(c *config.Config) { c.Storage.MinFree = 0 }, "storage"},
+		{"log", func(c *config.Config) { c.Log.Access = true }, "log"},
+		{"registration", func(c *config.Config) { c.Registration = config.RegistrationOpen }, "registration"},
+		{"websub: the hub is built once", func(c *config.Config) { c.WebSub.LeaseDefault = config.Duration(48 * time.Hour) }, "websub"},
+		{"websub turned on", func(c *config.Config) { on := true; c.WebSub.Enabled = &on }, "websub"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			last, next := config.Default(), config.Default()
+			tt.change(&next)
+			if got := strings.Join(restartOnly(&last, &next), ", "); got != tt.want {
+				t.Errorf("restartOnly = %q, want %q", got, tt.want)
+			}
+		})
 	}
 }

@@ -48,7 +48,7 @@ func cmdSuggest(ctx context.Context, args []string, stdin io.Reader, stdout, std
 		return fmt.Errorf("%s: %w", name, err)
 	}
 	if len(sugs) == 0 {
-		return &exitError{code: 1, err: fmt.Errorf("%s: no repeated structure with links and text found; write a select block by hand (SELECTORS.md)", name)}
+		return &exitError{code: 1, err: fmt.Errorf("%s: no repeated structure with links and text found; write a select block by hand (docs/selectors.md)", name)}
 	}
 	best := sugs[0]
 	var b strings.Builder
