@@ -154,7 +154,7 @@ func diskUsage(tb testing.TB, dir string) int64 {
 }
 
 // ingest saves versions of resources feeds from workers goroutines and returns the versions stored.
-func ingest(tb testing.TB, db *badger.DB, resources, versions, workers, newPerVersion int) int {
+func ingest(tb testing.TB, db *badger.DB, resources, versions, workers, perPage, newPerVersion int) int {
 	var (
 		wg      sync.WaitGroup
 		mu      sync.Mutex
@@ -165,7 +165,7 @@ func ingest(tb testing.TB, db *badger.DB, resources, versions, workers, newPerVe
 		wg.Go(func() {
 			var feeds []*feed
 			for r := w; r < resources; r += workers {
-				feeds = append(feeds, newFeed(fmt.Sprintf("res%03d", r), uint64(r), 20))
+				feeds = append(feeds, newFeed(fmt.Sprintf("res%03d", r), uint64(r), perPage))
 			}
 			n := 0
 			for range versions {
@@ -203,6 +203,10 @@ func BenchmarkIngest(b *testing.B) {
 	if v, err := strconv.Atoi(os.Getenv("DYNAMO_BENCH_VERSIONS")); err == nil {
 		versions = v // e.g. a shorter full-width run
 	}
+	perPage := 20
+	if v, err := strconv.Atoi(os.Getenv("DYNAMO_BENCH_ITEMS")); err == nil && v > 0 {
+		perPage = v // items per page: metadata over 2 KiB from about 35
+	}
 	for _, mode := range []struct {
 		name   string
 		noSync bool
@@ -215,7 +219,7 @@ func BenchmarkIngest(b *testing.B) {
 					b.Fatal(err)
 				}
 				start, cpu0 := time.Now(), cpuTime(b)
-				n := ingest(b, db, resources, versions, ingestWorkers(), 3)
+				n := ingest(b, db, resources, versions, ingestWorkers(), perPage, 3)
 				elapsed, cpu := time.Since(start), cpuTime(b)-cpu0
 				commits, saves := db.CommitStats()
 				if err := db.Close(); err != nil {

@@ -3,6 +3,7 @@ package badger
 import (
 	"bytes"
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
 
@@ -37,24 +38,33 @@ func (db *DB) check(ctx context.Context) error {
 	err := db.view(ctx, func(txn *bdg.Txn) error {
 		metas := map[string]meta{}
 		if err := scanPrefix(ctx, txn, []byte{prefixMeta}, func(k, v []byte) error {
+			id := string(k[1:])
 			m, err := decodeMeta(v)
+			if err == nil {
+				err = loadPresent(txn, id, &m)
+			}
 			if err != nil {
-				bad("resource %q: %v", k[1:], err)
+				bad("resource %q: %v", id, err)
 				return nil
 			}
-			metas[string(k[1:])] = m
+			metas[id] = m
 			return nil
 		}); err != nil {
 			return err
 		}
-		// No family key may belong to a resource without metadata.
-		for _, p := range []byte{prefixVersion, prefixItem, prefixContent, prefixSearch} {
+		// No family key may belong to a resource without metadata, and no
+		// present-list chunk may lie beyond its metadata's chunk count.
+		for _, p := range familiesOfMeta {
 			if err := scanPrefix(ctx, txn, []byte{p}, func(k, _ []byte) error {
-				id, _, ok := idOf(k)
-				if !ok {
+				id, rest, ok := idOf(k)
+				m, known := metas[id]
+				switch {
+				case !ok:
 					bad("malformed key %q", k)
-				} else if _, known := metas[id]; !known {
+				case !known:
 					bad("key %q of resource %q without metadata", k, id)
+				case p == prefixPresent && (len(rest) != 2 || int(binary.BigEndian.Uint16(rest)) >= m.chunks):
+					bad("resource %q: present-list chunk %q beyond the %d its metadata names", id, k, m.chunks)
 				}
 				return nil
 			}); err != nil {

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/cespare/xxhash/v2"
+	bdg "github.com/dgraph-io/badger/v4"
 	"github.com/klauspost/compress/s2"
 
 	"github.com/dynamo-rss/dynamo/schema"
@@ -117,6 +118,9 @@ type meta struct {
 	Present     []present // the latest version's items, in page order
 
 	byID map[string]int // Present's indexes by id, built by presentIndex
+
+	chunks int    // formatV2: the l chunks holding Present; 0: Present is in the record
+	items  uint64 // formatV2: the items in those chunks
 }
 
 // presentIndex returns the latest index of a present item (0 if absent).
@@ -141,7 +145,28 @@ type present struct {
 	Digest [digestLen]byte // of its f record
 }
 
-func (m *meta) encode() []byte {
+// A metadata record holds the latest version's items (the present list)
+// while it stays under metaInline bytes: below Badger's value threshold
+// (2 KiB), so it lives in the LSM tree, where compaction drops the copies
+// each save supersedes. A longer one (a page of more than about 25 items)
+// would go to the value log, where superseded copies are reclaimed only once
+// half of their file is garbage, which never happens while every version is
+// kept. So its present list goes to l chunks of at most presentChunk bytes
+// each (formatV2): the m record keeps the item count and the chunk count.
+const (
+	metaInline   = 1900
+	presentChunk = 1800
+	formatV2     = 2 // metadata whose present list is in l chunks
+)
+
+// encode returns m's record and, when the present list does not fit in it,
+// the chunks holding that list, in order. The chunks depend on the list
+// alone, so a write that keeps the list (a prune) may write the record only.
+func (m *meta) encode() (rec []byte, chunks [][]byte) { return m.encodeWithin(metaInline) }
+
+// encodeWithin is encode with the present list kept in the record up to
+// inline bytes (tests write what releases before formatV2 wrote).
+func (m *meta) encodeWithin(inline int) (rec []byte, chunks [][]byte) {
 	e := enc{b: make([]byte, 0, 128+len(m.URL)+len(m.Title)+len(m.Description)+len(m.Present)*(64+slotLen+digestLen))}
 	e.byte1(formatV1)
 	e.str(m.URL)
@@ -153,20 +178,61 @@ func (m *meta) encode() []byte {
 	e.raw(m.Hash[:])
 	e.str(m.Title)
 	e.str(m.Description)
+	header := len(e.b)
 	e.uvar(uint64(len(m.Present)))
-	for _, p := range m.Present {
-		e.str(p.ID)
-		e.raw(p.Slot)
-		e.uvar(uint64(p.Index))
-		e.raw(p.Digest[:])
+	for i := range m.Present {
+		m.Present[i].appendTo(&e)
 	}
-	return e.b
+	if len(e.b) <= inline {
+		return e.b, nil
+	}
+	var c enc
+	start, n := 0, 0 // the chunk's first entry, its entries
+	flush := func(end int) {
+		b := binary.AppendUvarint(make([]byte, 0, binary.MaxVarintLen64+len(c.b[start:end])), uint64(n))
+		chunks = append(chunks, append(b, c.b[start:end]...))
+		start, n = end, 0
+	}
+	for i := range m.Present {
+		before := len(c.b)
+		m.Present[i].appendTo(&c)
+		if n > 0 && len(c.b)-start > presentChunk-binary.MaxVarintLen64 {
+			flush(before)
+		}
+		n++
+	}
+	flush(len(c.b))
+	e.b = e.b[:header]
+	e.b[0] = formatV2
+	e.uvar(uint64(len(m.Present)))
+	e.uvar(uint64(len(chunks)))
+	return e.b, chunks
 }
 
+func (p *present) appendTo(e *enc) {
+	e.str(p.ID)
+	e.raw(p.Slot)
+	e.uvar(uint64(p.Index))
+	e.raw(p.Digest[:])
+}
+
+func (p *present) readFrom(d *dec) {
+	p.ID = d.str()
+	p.Slot = append([]byte(nil), d.take(slotLen)...)
+	p.Index = int(d.uvar())
+	copy(p.Digest[:], d.take(digestLen))
+}
+
+// decodeMeta decodes a metadata record. For a formatV2 record the present
+// list is in chunks: Present is left nil and m.chunks says how many there
+// are (see [loadPresent]).
 func decodeMeta(b []byte) (meta, error) {
 	d := dec{b: b}
 	var m meta
-	d.format("metadata")
+	format := d.byte1()
+	if d.err == nil && format != formatV1 && format != formatV2 {
+		return meta{}, fmt.Errorf("decode metadata: metadata record format %d unknown", format)
+	}
 	m.URL = d.str()
 	m.Created = d.time()
 	m.Updated = d.time()
@@ -176,22 +242,73 @@ func decodeMeta(b []byte) (meta, error) {
 	copy(m.Hash[:], d.take(len(m.Hash)))
 	m.Title = d.str()
 	m.Description = d.str()
-	if n := d.uvar(); n <= uint64(len(d.b)) {
+	n := d.uvar()
+	switch {
+	case format == formatV2:
+		m.items = n
+		m.chunks = int(d.uvar())
+	case n <= uint64(len(d.b)):
 		m.Present = make([]present, n)
 		for i := range m.Present {
-			p := &m.Present[i]
-			p.ID = d.str()
-			p.Slot = append([]byte(nil), d.take(slotLen)...)
-			p.Index = int(d.uvar())
-			copy(p.Digest[:], d.take(digestLen))
+			m.Present[i].readFrom(&d)
 		}
-	} else {
+	default:
 		d.err = errShort
 	}
 	if d.err != nil {
 		return meta{}, fmt.Errorf("decode metadata: %w", d.err)
 	}
 	return m, nil
+}
+
+// loadPresent reads the present list of a formatV2 record from its chunks.
+func loadPresent(txn *bdg.Txn, id string, m *meta) error {
+	if m.chunks == 0 {
+		return nil
+	}
+	m.Present = make([]present, 0, min(m.items, 1<<16))
+	for k := range m.chunks {
+		v, err := getValue(txn, presentKey(id, k))
+		if errors.Is(err, bdg.ErrKeyNotFound) {
+			return fmt.Errorf("metadata of %q: present list chunk %d of %d: %w", id, k, m.chunks, storage.ErrInconsistent)
+		}
+		if err != nil {
+			return fmt.Errorf("metadata of %q: %w", id, err)
+		}
+		d := dec{b: v}
+		n := d.uvar()
+		for range n {
+			if d.err != nil {
+				break
+			}
+			var p present
+			p.readFrom(&d)
+			m.Present = append(m.Present, p)
+		}
+		if d.err != nil {
+			return fmt.Errorf("metadata of %q: present list chunk %d: %w", id, k, d.err)
+		}
+	}
+	if uint64(len(m.Present)) != m.items {
+		return fmt.Errorf("metadata of %q: %d present items in %d chunks, the record says %d: %w", id, len(m.Present), m.chunks, m.items, storage.ErrInconsistent)
+	}
+	return nil
+}
+
+// metaOps returns the writes that store m for id over a previous metadata
+// that had prevChunks chunks: its record, its chunks, and deletions of the
+// chunks it no longer has.
+func metaOps(ops []kv, id string, m *meta, prevChunks int) []kv {
+	rec, chunks := m.encode()
+	ops = append(ops, kv{key: metaKey(id), value: rec})
+	for k, c := range chunks {
+		ops = append(ops, kv{key: presentKey(id, k), value: c})
+	}
+	for k := len(chunks); k < prevChunks; k++ {
+		ops = append(ops, kv{key: presentKey(id, k)})
+	}
+	m.chunks, m.items = len(chunks), uint64(len(m.Present))
+	return ops
 }
 
 func (m *meta) info(id string) storage.ResourceInfo {

@@ -257,6 +257,18 @@ func (db *DB) view(ctx context.Context, fn func(txn *bdg.Txn) error) error {
 // unregistered, else storage.ErrNotFound if it has none, with a meta whose
 // Latest is the last seq the id used before (0 for a new id).
 func getMeta(txn *bdg.Txn, id string) (meta, error) {
+	m, err := getMetaRecord(txn, id)
+	if err == nil {
+		if err = loadPresent(txn, id, &m); err != nil {
+			return meta{}, fmt.Errorf("resource %q: %w", id, err)
+		}
+	}
+	return m, err
+}
+
+// getMetaRecord is getMeta without the present list when that is in chunks
+// (m.chunks says how many).
+func getMetaRecord(txn *bdg.Txn, id string) (meta, error) {
 	it, err := txn.Get(metaKey(id))
 	if errors.Is(err, bdg.ErrKeyNotFound) {
 		g, _, err := getGone(txn, id)

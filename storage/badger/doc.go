@@ -31,7 +31,14 @@
 //	                                (schema.ContentHash) of the latest version,
 //	                                latest channel title and description, and
 //	                                the latest version's items (id, slot,
-//	                                index, digest)
+//	                                index, digest), or, when they would take
+//	                                the record over 1,900 bytes, their count
+//	                                and the number of l chunks holding them
+//	l | id | 00 | chunk(2)          part of the latest version's items, in
+//	                                page order, when m cannot hold them all:
+//	                                at most 1,800 bytes a chunk, so that
+//	                                every m and l value stays under Badger's
+//	                                2 KiB value threshold, in the LSM tree
 //	v | id | 00 | seq(8)            one version: a header (timestamp, channel
 //	                                title, description, item count) then the
 //	                                S2-compressed schema.Marshal bytes

@@ -9,6 +9,7 @@ import (
 // Key family prefixes; see the package documentation for the layout.
 const (
 	prefixMeta    byte = 'm'
+	prefixPresent byte = 'l' // the latest version's items, when m cannot hold them: l | id | 0 | chunk
 	prefixVersion byte = 'v'
 	prefixItem    byte = 'x'
 	prefixContent byte = 'f'
@@ -21,6 +22,10 @@ const (
 	prefixRecord  byte = 'c' // records of other features: c | kind | 0 | key
 )
 
+// familiesOfMeta are the families of a resource's keys that only its
+// metadata (m) makes reachable: Unregister deletes m first, then these.
+var familiesOfMeta = [...]byte{prefixVersion, prefixItem, prefixContent, prefixSearch, prefixPresent}
+
 const (
 	timeLen   = 12                 // sec(8) with the sign bit flipped, nsec(4)
 	pageIDLen = timeLen + 8        // ^firstSeen, ^firstSeq: a search page
@@ -31,6 +36,11 @@ const (
 
 func metaKey(id string) []byte {
 	return append([]byte{prefixMeta}, id...)
+}
+
+// presentKey is the key of chunk k of id's present list (see [meta.encode]).
+func presentKey(id string, k int) []byte {
+	return binary.BigEndian.AppendUint16(familyPrefix(prefixPresent, id), uint16(k))
 }
 
 func regKey(id string) []byte {

@@ -173,7 +173,9 @@ func (db *DB) pruneStep(ctx context.Context, id string, m *meta, n uint64, del [
 	next := *m
 	next.Oldest += n
 	next.Count -= n
-	ops = append(ops, kv{key: metaKey(id), value: next.encode()})
+	// The present list is unchanged, so are its chunks: the record alone.
+	rec, _ := next.encode()
+	ops = append(ops, kv{key: metaKey(id), value: rec})
 	if err := db.writeAll(ctx, ops); err != nil {
 		return fmt.Errorf("commit prune: %w", err)
 	}

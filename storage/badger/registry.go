@@ -137,7 +137,8 @@ func (db *DB) Unregister(ctx context.Context, id string) error {
 		if err != nil {
 			return err
 		}
-		m, err := getMeta(txn.Txn, id)
+		// The record alone: a damaged present list does not stop a delete.
+		m, err := getMetaRecord(txn.Txn, id)
 		if err != nil && !errors.Is(err, storage.ErrNotFound) {
 			return err
 		}
@@ -148,6 +149,11 @@ func (db *DB) Unregister(ctx context.Context, id string) error {
 		}
 		if err := txn.Delete(metaKey(id)); err != nil {
 			return err
+		}
+		for k := range m.chunks {
+			if err := txn.Delete(presentKey(id, k)); err != nil {
+				return err
+			}
 		}
 		return txn.Delete(regKey(id))
 	})
@@ -161,12 +167,12 @@ func (db *DB) Unregister(ctx context.Context, id string) error {
 	return nil
 }
 
-// purge deletes id's versions, item index, contents and search pages:
-// every family key but m. The caller holds id's lock.
+// purge deletes id's versions, item index, contents, search pages and
+// present-list chunks: every family key but m. The caller holds id's lock.
 func (db *DB) purge(ctx context.Context, id string) error {
 	var dels []kv
 	err := db.view(ctx, func(txn *bdg.Txn) error {
-		for _, p := range []byte{prefixVersion, prefixItem, prefixContent, prefixSearch} {
+		for _, p := range familiesOfMeta {
 			opts := bdg.DefaultIteratorOptions
 			opts.Prefix = familyPrefix(p, id)
 			opts.PrefetchValues = false

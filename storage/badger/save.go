@@ -145,9 +145,12 @@ func (db *DB) save(ctx context.Context, doc *schema.Document) (storage.SaveResul
 		m.Hash = hash
 		m.Title = doc.Channel.Title
 		m.Description = doc.Channel.Description
+		prevChunks := m.chunks
 		m.Present = nowPresent
-		if err := txn.Set(metaKey(id), m.encode()); err != nil {
-			return fmt.Errorf("write metadata: %w", err)
+		for _, op := range metaOps(nil, id, &m, prevChunks) {
+			if err := setOrDelete(txn)(op.key, op.value); err != nil {
+				return fmt.Errorf("write metadata: %w", err)
+			}
 		}
 		res = storage.SaveResult{Changed: true, Seq: seq, Versions: int(m.Count)}
 		return nil

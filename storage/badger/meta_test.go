@@ -1,0 +1,205 @@
+package badger
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+	"testing"
+	"time"
+
+	bdg "github.com/dgraph-io/badger/v4"
+
+	"github.com/dynamo-rss/dynamo/storage"
+)
+
+// pageOf returns n item titles numbered from first, newest first.
+func pageOf(first, n int) []string {
+	out := make([]string, n)
+	for i := range out {
+		out[i] = fmt.Sprintf("item-%04d-with-a-longish-id/%d", first+n-i, first+n-i)
+	}
+	return out
+}
+
+// metaState reads id's metadata record's size and format, the present
+// chunks stored, and the metadata as getMeta returns it.
+func metaState(t *testing.T, db *DB, id string) (size int, format byte, chunks int, m meta) {
+	t.Helper()
+	err := db.bdb.View(func(txn *bdg.Txn) error {
+		it, err := txn.Get(metaKey(id))
+		if err != nil {
+			return err
+		}
+		v, err := it.ValueCopy(nil)
+		if err != nil {
+			return err
+		}
+		size, format = len(v), v[0]
+		opts := bdg.DefaultIteratorOptions
+		opts.Prefix = familyPrefix(prefixPresent, id)
+		iter := txn.NewIterator(opts)
+		for iter.Rewind(); iter.Valid(); iter.Next() {
+			if iter.Item().ValueSize() >= metaInline {
+				t.Errorf("chunk %q holds %d bytes, over %d", iter.Item().Key(), iter.Item().ValueSize(), metaInline)
+			}
+			chunks++
+		}
+		iter.Close()
+		m, err = getMeta(txn, id)
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return size, format, chunks, m
+}
+
+func presentIDs(m meta) []string {
+	ids := make([]string, len(m.Present))
+	for i, p := range m.Present {
+		ids[i] = p.ID
+	}
+	return ids
+}
+
+// TestLargeMetadataStaysInTheTree: the metadata of a page of many items
+// stays under Badger's value threshold, its item list in chunks that follow
+// the page as it grows, shrinks, is pruned and unregistered, and a store
+// stays consistent throughout.
+func TestLargeMetadataStaysInTheTree(t *testing.T) {
+	db := openInternal(t)
+	ctx := context.Background()
+	ts := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	save := func(i int, titles []string) {
+		t.Helper()
+		if _, err := db.Save(ctx, testDoc("big", ts.Add(time.Duration(i)*time.Minute), titles...)); err != nil {
+			t.Fatal(err)
+		}
+		if err := db.Check(ctx); err != nil {
+			t.Fatalf("after save %d: %v", i, err)
+		}
+	}
+	steps := []struct {
+		titles     []string
+		wantFormat byte
+		minChunks  int
+	}{
+		{pageOf(0, 200), formatV2, 5},
+		{pageOf(3, 200), formatV2, 5}, // three new on top, three fall off
+		{pageOf(3, 10), formatV1, 0},  // shrinks: the chunks go
+		{pageOf(3, 120), formatV2, 3},
+	}
+	for i, st := range steps {
+		save(i, st.titles)
+		size, format, chunks, m := metaState(t, db, "big")
+		if size >= metaInline || format != st.wantFormat {
+			t.Errorf("step %d: metadata record of %d bytes, format %d; want < %d, format %d", i, size, format, metaInline, st.wantFormat)
+		}
+		if chunks < st.minChunks || format == formatV1 && chunks != 0 || chunks != m.chunks {
+			t.Errorf("step %d: %d chunks stored, metadata names %d, want at least %d", i, chunks, m.chunks, st.minChunks)
+		}
+		if got := presentIDs(m); !slices.Equal(got, st.titles) {
+			t.Errorf("step %d: present items %d, want the page's %d", i, len(got), len(st.titles))
+		}
+	}
+	items, err := db.Items(ctx, "big", storage.ItemQuery{Max: 500})
+	if err != nil || len(items) != 203 {
+		t.Fatalf("Items = %d items, %v; want the 203 ever seen", len(items), err)
+	}
+	if _, err := db.Prune(ctx, "big", storage.Retention{MaxVersions: 1}, ts.Add(time.Hour)); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.Check(ctx); err != nil {
+		t.Fatalf("after prune: %v", err)
+	}
+	if _, _, chunks, m := metaState(t, db, "big"); chunks != m.chunks || len(m.Present) != 120 || m.Count != 1 {
+		t.Errorf("after prune: %d chunks (metadata names %d), %d present, %d versions", chunks, m.chunks, len(m.Present), m.Count)
+	}
+	if _, err := db.Register(ctx, storage.Registration{ID: "big"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.Unregister(ctx, "big"); err != nil {
+		t.Fatal(err)
+	}
+	err = db.bdb.View(func(txn *bdg.Txn) error {
+		opts := bdg.DefaultIteratorOptions
+		opts.Prefix = []byte{prefixPresent}
+		it := txn.NewIterator(opts)
+		defer it.Close()
+		for it.Rewind(); it.Valid(); it.Next() {
+			t.Errorf("chunk %q left after Unregister", it.Item().Key())
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestLargeMetadataOfEarlierReleases: a record that holds a long present
+// list itself (as releases before chunks wrote it) is read, and the next
+// save moves the list to chunks.
+func TestLargeMetadataOfEarlierReleases(t *testing.T) {
+	db := openInternal(t)
+	ctx := context.Background()
+	ts := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	if _, err := db.Save(ctx, testDoc("old", ts, pageOf(0, 100)...)); err != nil {
+		t.Fatal(err)
+	}
+	_, _, _, m := metaState(t, db, "old")
+	err := db.bdb.Update(func(txn *bdg.Txn) error {
+		rec, chunks := m.encodeWithin(math.MaxInt)
+		if chunks != nil || rec[0] != formatV1 {
+			return fmt.Errorf("encodeWithin(MaxInt): format %d, %d chunks", rec[0], len(chunks))
+		}
+		for k := range m.chunks {
+			if err := txn.Delete(presentKey("old", k)); err != nil {
+				return err
+			}
+		}
+		return txn.Set(metaKey("old"), rec)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if size, format, chunks, m := metaState(t, db, "old"); format != formatV1 || chunks != 0 || size < 2048 || len(m.Present) != 100 {
+		t.Fatalf("legacy record: %d bytes, format %d, %d chunks, %d present", size, format, chunks, len(m.Present))
+	}
+	if err := db.Check(ctx); err != nil {
+		t.Fatalf("legacy record: %v", err)
+	}
+	if _, err := db.Save(ctx, testDoc("old", ts.Add(time.Minute), pageOf(1, 100)...)); err != nil {
+		t.Fatal(err)
+	}
+	if size, format, chunks, m := metaState(t, db, "old"); format != formatV2 || chunks == 0 || size >= metaInline || len(m.Present) != 100 {
+		t.Errorf("after a save: %d bytes, format %d, %d chunks, %d present", size, format, chunks, len(m.Present))
+	}
+	if err := db.Check(ctx); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestCheckFindsChunkDamage: a missing or stray present-list chunk is an
+// inconsistency.
+func TestCheckFindsChunkDamage(t *testing.T) {
+	for name, damage := range map[string]func(txn *bdg.Txn) error{
+		"missing": func(txn *bdg.Txn) error { return txn.Delete(presentKey("r", 1)) },
+		"stray":   func(txn *bdg.Txn) error { return txn.Set(presentKey("r", 40), []byte{0}) },
+	} {
+		t.Run(name, func(t *testing.T) {
+			db := openInternal(t)
+			ctx := context.Background()
+			if _, err := db.Save(ctx, testDoc("r", time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC), pageOf(0, 100)...)); err != nil {
+				t.Fatal(err)
+			}
+			if err := db.bdb.Update(damage); err != nil {
+				t.Fatal(err)
+			}
+			if err := db.Check(ctx); !errors.Is(err, storage.ErrInconsistent) {
+				t.Fatalf("Check = %v, want storage.ErrInconsistent", err)
+			}
+		})
+	}
+}
