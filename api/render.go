@@ -169,7 +169,12 @@ func (x xmlExt) MarshalXML(enc *xml.Encoder, _ xml.StartElement) error {
 
 // feedExtensions returns the extensions a feed item carries as foreign
 // elements: content:encoded is rendered by each format itself, skip drops
-// more (RSS 1.0 writes its own dc:date), names XML reserves are dropped.
+// more (RSS 1.0 writes its own dc:date), names XML reserves are dropped, and
+// so are extensions in the namespaces the feed formats are written in (Atom,
+// RDF, RSS 1.0): those are not foreign markup but the feed's own, so a page's
+// atom:id or rdf:about would replace the item's id (feedparser reads an
+// atom:id in any format as the entry's id), duplicate a required element
+// (a second atom:title) or make RSS 1.0 something RDF refuses.
 // Dates were normalized when the item was built (see datedExtensions).
 func feedExtensions(ext schema.Extensions, skip func(schema.Extension) bool) []xmlExt {
 	var out []xmlExt
@@ -178,6 +183,7 @@ func feedExtensions(ext schema.Extensions, skip func(schema.Extension) bool) []x
 		case x.URI == schema.ContentNamespace && x.LocalName == "encoded":
 		case x.Prefix == "" || x.LocalName == "" || x.URI == "":
 		case strings.HasPrefix(strings.ToLower(x.Prefix), "xml"):
+		case x.URI == nsAtom || x.URI == nsRDF || x.URI == nsRSS1:
 		case skip != nil && skip(x):
 		default:
 			out = append(out, xmlExt(x))
