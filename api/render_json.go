@@ -40,6 +40,8 @@ func renderJSON(buf *bytes.Buffer, m *feedModel) error {
 	for i, it := range feed.Items {
 		src := &m.Items[i]
 		it.ModifiedDate = nil
+		date := src.Date // every item is dated, also at Go's zero time, which gorilla/feeds leaves out
+		it.PublishedDate = &date
 		if src.ContentHTML == "" {
 			it.Summary = ""
 			it.ContentText = src.Description

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/xml"
 	"fmt"
+	"time"
 
 	"github.com/gorilla/feeds"
 
@@ -83,6 +84,9 @@ func renderRSS2(buf *bytes.Buffer, m *feedModel) error {
 		},
 	}
 	for i, it := range ch.Items {
+		// Every item is dated, also at 0001-01-01T00:00:00Z, which
+		// gorilla/feeds takes for no date (Go's zero time).
+		it.PubDate = m.Items[i].Date.Format(time.RFC1123Z)
 		item := &rss2Item{RssItem: it, Ext: feedExtensions(m.Items[i].Extensions, nil)}
 		if img := m.Items[i].Image; img != nil && img.URL != "" {
 			typ := imageType(img.URL)
