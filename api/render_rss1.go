@@ -2,6 +2,7 @@ package api
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/xml"
 	"net/url"
 	"strconv"
@@ -92,7 +93,7 @@ func renderRSS1(buf *bytes.Buffer, m *feedModel) error {
 			About:           m.Self,
 			Title:           m.Title,
 			Link:            m.Link,
-			Description:     m.Description,
+			Description:     cmp.Or(m.Description, m.Title), // required; a page may have none
 			Date:            w3cdtf(m.Updated),
 			UpdatePeriod:    period,
 			UpdateFrequency: freq,

@@ -67,6 +67,9 @@ func renderRSS2(buf *bytes.Buffer, m *feedModel) error {
 	ch.ManagingEditor = "" // gorilla/feeds writes the author as an e-mail address; we have none
 	ch.Ttl = ttlMinutes(m.Interval)
 	ch.Generator = "dynamo"
+	if ch.Description == "" { // required; a page may have none (ANNOTATIONS.md: missing → empty)
+		ch.Description = m.Title
+	}
 	period, freq := syndication(m.Interval)
 	doc := rss2Doc{
 		Version:   "2.0",
