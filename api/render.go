@@ -184,6 +184,7 @@ func feedExtensions(ext schema.Extensions, skip func(schema.Extension) bool) []x
 		case x.Prefix == "" || x.LocalName == "" || x.URI == "":
 		case strings.HasPrefix(strings.ToLower(x.Prefix), "xml"):
 		case x.URI == nsAtom || x.URI == nsRDF || x.URI == nsRSS1:
+		case schema.ExtensionNameProblem(x.Prefix, x.LocalName, x.URI) != "": // stored before Validate refused it
 		case skip != nil && skip(x):
 		default:
 			out = append(out, xmlExt(x))
