@@ -1,6 +1,7 @@
 package api
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"encoding/xml"
@@ -31,6 +32,7 @@ import (
 type edgePage struct {
 	id, contentType string
 	body            []byte
+	url             string // "": https://pages.example.org/dir/{id}.html
 }
 
 // edgeItem writes an item's annotations: title, link (as <a href>),
@@ -94,6 +96,8 @@ func edgePages(t *testing.T) []edgePage {
 <!-- <channel:description> --><!-- </channel:description> -->
 <!-- <channel:image url="//cdn.example.org/logo.png" /> -->
 <!-- <channel:extension uri="http://purl.org/dc/elements/1.1/" prefix="dc" localName="language"> -->he<!-- </channel:extension> -->
+<!-- <channel:extension uri="http://purl.org/dc/elements/1.1/" prefix="dc" localName="rights"> -->© the editors<!-- </channel:extension> -->
+<!-- <channel:extension uri="http://www.w3.org/2005/Atom" prefix="atom" localName="id"> -->urn:x-evil:channel<!-- </channel:extension> -->
 `)
 	n := 0
 	item := func(id, title, href, desc string, ext ...string) {
@@ -152,6 +156,7 @@ func edgePages(t *testing.T) []edgePage {
 			"Caf\xe9 \x93quoted\x94 \x85", "na\xefve \xa0 \xbd"))},
 		{id: "sjis", contentType: "text/html", body: encode(japanese.ShiftJIS,
 			charsetPage(`<meta charset="Shift_JIS">`, "日本語のニュース", "今日の出来事"))},
+		{id: "Ωmega id/ü?#&;+", url: "https://bücher.example/a b/c.html?q=1 2", contentType: "text/html", body: []byte(charsetPage("", "An odd resource id and page URL", ""))},
 		{id: "empty", contentType: "text/html", body: []byte(`<html><body><!-- <channel:title> -->No items<!-- </channel:title> --></body></html>`)},
 		// The extractor refuses a page whose channel:title is empty; the
 		// test blanks the title after extraction (XMLData allows it).
@@ -174,7 +179,7 @@ func TestFeedEdgeContent(t *testing.T) {
 	docs := map[string]*schema.Document{}
 	for i, p := range edgePages(t) {
 		res, err := extractor.Extract(strings.NewReader(string(p.body)), extractor.Options{
-			URL: "https://pages.example.org/dir/" + p.id + ".html", RSSID: p.id, ContentType: p.contentType,
+			URL: cmp.Or(p.url, "https://pages.example.org/dir/"+p.id+".html"), RSSID: p.id, ContentType: p.contentType,
 			Timestamp: fdT0.Add(time.Duration(i) * time.Minute),
 		})
 		if err != nil {
@@ -217,12 +222,13 @@ func TestFeedEdgeContent(t *testing.T) {
 	var files []string
 	targets := []string{"/resources"}
 	for _, p := range edgePages(t) {
-		targets = append(targets, "/resources/"+p.id, "/resources/"+p.id+"?index=1", "/resources/"+p.id+"?max=100")
+		path := "/resources/" + url.PathEscape(p.id)
+		targets = append(targets, path, path+"?index=1", path+"?max=100")
 	}
 	for i, target := range targets {
 		for _, format := range fdFormats {
 			body := edgeGet(t, srv.URL+target+sep(target)+"type="+format)
-			name := fmt.Sprintf("%02d-%s.%s", i, strings.NewReplacer("/", "_", "?", "_", "=", "_").Replace(target), format)
+			name := fmt.Sprintf("%02d-%s.%s", i, strings.NewReplacer("/", "_", "?", "_", "=", "_", "%", "_").Replace(target), format)
 			path := filepath.Join(dir, name)
 			if err := os.WriteFile(path, body, 0o644); err != nil {
 				t.Fatal(err)
@@ -233,8 +239,28 @@ func TestFeedEdgeContent(t *testing.T) {
 					t.Errorf("not UTF-8")
 				}
 				feed := parseFeed(t, body)
+				// Our own links (self, permalinks, resource feeds) lead somewhere.
+				own := []string{feed.FeedLink}
+				for _, it := range feed.Items {
+					own = append(own, it.Link)
+				}
+				for _, l := range own {
+					if rest, ok := strings.CutPrefix(l, fdBase); ok {
+						edgeGet(t, srv.URL+rest)
+					}
+				}
 				if want := edgeItemCount(docs, target); want >= 0 && len(feed.Items) != want {
 					t.Errorf("%d items, want %d", len(feed.Items), want)
+				}
+				if strings.Contains(target, "/edge") { // the page's channel extensions are not lost
+					if format == "json" {
+						var doc struct{ Language string }
+						if err := json.Unmarshal(body, &doc); err != nil || doc.Language != "he" {
+							t.Errorf("JSON Feed language %q, want he (dc:language) %v", doc.Language, err)
+						}
+					} else if !strings.Contains(string(body), `<dc:rights xmlns:dc="http://purl.org/dc/elements/1.1/">© the editors</dc:rights>`) {
+						t.Errorf("the channel's dc:rights extension is missing")
+					}
 				}
 				switch format {
 				case "rss2":
@@ -255,7 +281,8 @@ func TestFeedEdgeContent(t *testing.T) {
 // edgeItemCount is how many items the feed at target has, -1: not checked.
 func edgeItemCount(docs map[string]*schema.Document, target string) int {
 	path, query, _ := strings.Cut(target, "?")
-	doc := docs[strings.TrimPrefix(path, "/resources/")]
+	id, _ := url.PathUnescape(strings.TrimPrefix(path, "/resources/"))
+	doc := docs[id]
 	switch {
 	case path == "/resources":
 		return len(docs)

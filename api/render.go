@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/gorilla/feeds"
+	"golang.org/x/text/language"
 
 	"github.com/dynamo-rss/dynamo/schema"
 )
@@ -31,13 +32,14 @@ type feedModel struct {
 	ID          string // stable URI of the feed (Atom id)
 	Title       string
 	Description string
-	Link        string        // the page people read (alternate link)
-	Self        string        // this feed's absolute URL
-	Hub         string        // the WebSub hub's absolute URL; "": none
-	Updated     time.Time     // never zero
-	Author      string        // Atom needs a feed author when entries have none
-	Image       *schema.Image // nil: none
-	Interval    time.Duration // the poller's interval, for <ttl> and sy:*; 0: unknown
+	Link        string            // the page people read (alternate link)
+	Self        string            // this feed's absolute URL
+	Hub         string            // the WebSub hub's absolute URL; "": none
+	Updated     time.Time         // never zero
+	Author      string            // Atom needs a feed author when entries have none
+	Image       *schema.Image     // nil: none
+	Interval    time.Duration     // the poller's interval, for <ttl> and sy:*; 0: unknown
+	Extensions  schema.Extensions // the channel's, dates normalized (see datedExtensions)
 	Items       []feedItem
 }
 
@@ -191,6 +193,20 @@ func feedExtensions(ext schema.Extensions, skip func(schema.Extension) bool) []x
 		}
 	}
 	return out
+}
+
+// feedLanguage is the channel's dc:language when it is a language tag
+// (BCP 47), for Atom's xml:lang and JSON Feed's language; "" otherwise.
+func feedLanguage(ext schema.Extensions) string {
+	v, ok := ext.Lookup(schema.DCNamespace, "language")
+	if !ok {
+		return ""
+	}
+	tag, err := language.Parse(strings.TrimSpace(v))
+	if err != nil {
+		return ""
+	}
+	return tag.String()
 }
 
 // datedExtensions returns ext with each dc:date written as W3C-DTF, as the

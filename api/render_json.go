@@ -33,6 +33,7 @@ func renderJSON(buf *bytes.Buffer, m *feedModel) error {
 		feed.Hubs = []*feeds.JSONHub{{Type: "WebSub", Url: m.Hub}}
 	}
 	feed.HomePageUrl = m.Link
+	feed.Language = feedLanguage(m.Extensions)
 	feed.Author = nil // deprecated in JSON Feed 1.1; authors carries it
 	if m.Image != nil && m.Image.URL != "" {
 		feed.Icon = m.Image.URL

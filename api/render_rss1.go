@@ -45,6 +45,7 @@ type rss1Channel struct {
 	UpdatePeriod    string        `xml:"sy:updatePeriod,omitempty"`
 	UpdateFrequency int           `xml:"sy:updateFrequency,omitempty"`
 	Image           *rdfResource  `xml:"image"`
+	Ext             []xmlExt      // the channel's extensions but dc:date
 	Items           rss1ItemsList `xml:"items"`
 }
 
@@ -114,6 +115,7 @@ func renderRSS1(buf *bytes.Buffer, m *feedModel) error {
 	abouts := rss1Abouts(m)
 	lis := make([]rdfResource, len(m.Items))
 	isDCDate := func(x schema.Extension) bool { return x.URI == schema.DCNamespace && x.LocalName == "date" }
+	doc.Channel.Ext = feedExtensions(m.Extensions, isDCDate)
 	for i := range m.Items {
 		it := &m.Items[i]
 		lis[i] = rdfResource{Resource: abouts[i]}

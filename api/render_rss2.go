@@ -39,6 +39,7 @@ type rss2Channel struct {
 	Links           []atomLink  `xml:"atom:link"` // rel=self, and rel=hub (WebSub) when there is a hub
 	UpdatePeriod    string      `xml:"sy:updatePeriod,omitempty"`
 	UpdateFrequency int         `xml:"sy:updateFrequency,omitempty"`
+	Ext             []xmlExt    // the channel's extensions
 	Items           []*rss2Item `xml:"item"` // shadows RssFeed.Items
 }
 
@@ -83,6 +84,7 @@ func renderRSS2(buf *bytes.Buffer, m *feedModel) error {
 			Links:           atomLinks(m, "application/rss+xml"),
 			UpdatePeriod:    period,
 			UpdateFrequency: freq,
+			Ext:             feedExtensions(m.Extensions, nil),
 			Items:           make([]*rss2Item, len(ch.Items)),
 		},
 	}
