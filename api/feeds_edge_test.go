@@ -216,11 +216,18 @@ func TestFeedEdgeContent(t *testing.T) {
 		t.Errorf("ISO-8859-1 title = %q", got)
 	}
 
-	srv := httptest.NewServer(newFDServer(t, db))
+	// Two resources the poller knows but has no version of: empty feeds
+	// whose description is the last poll's error, whatever bytes it holds.
+	poller := &svcPoller{statuses: []ResourceStatus{
+		{ID: "unpolled", URL: "https://pages.example.org/unpolled.html", Since: fdT0},
+		{ID: "failed", URL: "https://pages.example.org/failed.html", Since: fdT0, LastPoll: fdT0.Add(time.Minute),
+			LastError: "GET: 500 \x01\x0b <b>&amp;</b> ]]> 😀 \xff"},
+	}}
+	srv := httptest.NewServer(newFDServer(t, db, func(o *Options) { o.Poller = poller }))
 	t.Cleanup(srv.Close)
 	dir := t.TempDir()
 	var files []string
-	targets := []string{"/resources"}
+	targets := []string{"/resources", "/resources/unpolled", "/resources/failed"}
 	for _, p := range edgePages(t) {
 		path := "/resources/" + url.PathEscape(p.id)
 		targets = append(targets, path, path+"?index=1", path+"?max=100")
@@ -286,6 +293,8 @@ func edgeItemCount(docs map[string]*schema.Document, target string) int {
 	switch {
 	case path == "/resources":
 		return len(docs)
+	case doc == nil:
+		return 0
 	case query == "":
 		return 1 // one version each
 	default:
