@@ -22,7 +22,14 @@
 // built once into a neutral model and rendered by one file per format
 // (render_rss1.go, render_rss2.go, render_atom.go, render_json.go; RSS 2.0,
 // Atom and JSON Feed through gorilla/feeds, RSS 1.0 as RDF/XML with
-// encoding/xml). Rendered bytes are kept in a render cache bounded by
+// encoding/xml). Extensions of the channel and of items are written as
+// foreign elements in RSS 1.0, RSS 2.0 and Atom, but those in the Atom, RDF
+// or RSS 1.0 namespace (readers take them for the feed's own markup: a
+// page's atom:id would become the item's id) and those whose namespace is
+// not a URI; the channel's dc:language, when a BCP 47 tag, is also Atom's
+// xml:lang and JSON Feed's language. A channel without a description is
+// described by its title in RSS 1.0 and 2.0, which require one.
+// Rendered bytes are kept in a render cache bounded by
 // Options.CacheBytes (LRU by bytes) under the same key as the ETag, so a new
 // version makes old entries unreachable rather than stale; concurrent misses
 // of one key render once. Cache-Control max-age never outlives the next

@@ -285,6 +285,7 @@ func (b *builder) channel(info storage.ResourceInfo, doc *schema.Document, updat
 	if doc != nil {
 		m.Title, m.Description = doc.Channel.Title, doc.Channel.Description
 		m.Link = cmp.Or(doc.Channel.Link, doc.URL, info.URL)
+		m.Extensions = datedExtensions(doc.Channel.Extensions, b.dates.Parse)
 		if doc.Channel.Image != nil && doc.Channel.Image.URL != "" {
 			img := *doc.Channel.Image
 			m.Image = &img

@@ -10,9 +10,9 @@ import (
 
 var _ Store = (*badger.DB)(nil)
 
-// openFixtureDB opens a real Badger store in a temporary directory and saves
-// the versions of the feed fixture into it, oldest first.
-func openFixtureDB(t testing.TB) *badger.DB {
+// openDB opens an empty real Badger store in a temporary directory, closed
+// when the test ends.
+func openDB(t testing.TB) *badger.DB {
 	t.Helper()
 	db, err := badger.Open(t.TempDir(), badger.Options{})
 	if err != nil {
@@ -23,6 +23,14 @@ func openFixtureDB(t testing.TB) *badger.DB {
 			t.Errorf("close storage: %v", err)
 		}
 	})
+	return db
+}
+
+// openFixtureDB opens a real Badger store in a temporary directory and saves
+// the versions of the feed fixture into it, oldest first.
+func openFixtureDB(t testing.TB) *badger.DB {
+	t.Helper()
+	db := openDB(t)
 	fixture := fdFixture()
 	for _, id := range []string{"news", "forum"} {
 		for _, doc := range fixture.docs[id] {

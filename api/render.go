@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/gorilla/feeds"
+	"golang.org/x/text/language"
 
 	"github.com/dynamo-rss/dynamo/schema"
 )
@@ -31,13 +32,14 @@ type feedModel struct {
 	ID          string // stable URI of the feed (Atom id)
 	Title       string
 	Description string
-	Link        string        // the page people read (alternate link)
-	Self        string        // this feed's absolute URL
-	Hub         string        // the WebSub hub's absolute URL; "": none
-	Updated     time.Time     // never zero
-	Author      string        // Atom needs a feed author when entries have none
-	Image       *schema.Image // nil: none
-	Interval    time.Duration // the poller's interval, for <ttl> and sy:*; 0: unknown
+	Link        string            // the page people read (alternate link)
+	Self        string            // this feed's absolute URL
+	Hub         string            // the WebSub hub's absolute URL; "": none
+	Updated     time.Time         // never zero
+	Author      string            // Atom needs a feed author when entries have none
+	Image       *schema.Image     // nil: none
+	Interval    time.Duration     // the poller's interval, for <ttl> and sy:*; 0: unknown
+	Extensions  schema.Extensions // the channel's, dates normalized (see datedExtensions)
 	Items       []feedItem
 }
 
@@ -169,7 +171,12 @@ func (x xmlExt) MarshalXML(enc *xml.Encoder, _ xml.StartElement) error {
 
 // feedExtensions returns the extensions a feed item carries as foreign
 // elements: content:encoded is rendered by each format itself, skip drops
-// more (RSS 1.0 writes its own dc:date), names XML reserves are dropped.
+// more (RSS 1.0 writes its own dc:date), names XML reserves are dropped, and
+// so are extensions in the namespaces the feed formats are written in (Atom,
+// RDF, RSS 1.0): those are not foreign markup but the feed's own, so a page's
+// atom:id or rdf:about would replace the item's id (feedparser reads an
+// atom:id in any format as the entry's id), duplicate a required element
+// (a second atom:title) or make RSS 1.0 something RDF refuses.
 // Dates were normalized when the item was built (see datedExtensions).
 func feedExtensions(ext schema.Extensions, skip func(schema.Extension) bool) []xmlExt {
 	var out []xmlExt
@@ -178,12 +185,28 @@ func feedExtensions(ext schema.Extensions, skip func(schema.Extension) bool) []x
 		case x.URI == schema.ContentNamespace && x.LocalName == "encoded":
 		case x.Prefix == "" || x.LocalName == "" || x.URI == "":
 		case strings.HasPrefix(strings.ToLower(x.Prefix), "xml"):
+		case x.URI == nsAtom || x.URI == nsRDF || x.URI == nsRSS1:
+		case schema.ExtensionNameProblem(x.Prefix, x.LocalName, x.URI) != "": // stored before Validate refused it
 		case skip != nil && skip(x):
 		default:
 			out = append(out, xmlExt(x))
 		}
 	}
 	return out
+}
+
+// feedLanguage is the channel's dc:language when it is a language tag
+// (BCP 47), for Atom's xml:lang and JSON Feed's language; "" otherwise.
+func feedLanguage(ext schema.Extensions) string {
+	v, ok := ext.Lookup(schema.DCNamespace, "language")
+	if !ok {
+		return ""
+	}
+	tag, err := language.Parse(strings.TrimSpace(v))
+	if err != nil {
+		return ""
+	}
+	return tag.String()
 }
 
 // datedExtensions returns ext with each dc:date written as W3C-DTF, as the

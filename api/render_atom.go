@@ -21,8 +21,10 @@ var atomFormat = feedFormat{
 
 type atomDoc struct {
 	*feeds.AtomFeed
+	Lang      string            `xml:"xml:lang,attr,omitempty"` // from the channel's dc:language
 	Links     []*feeds.AtomLink // alternate and self; shadows AtomFeed.Link
 	Generator string            `xml:"generator"`
+	Ext       []xmlExt          // the channel's extensions
 	Entries   []*atomEntry      `xml:"entry"` // shadows AtomFeed.Entries
 }
 
@@ -44,7 +46,9 @@ func renderAtom(buf *bytes.Buffer, m *feedModel) error {
 			{Href: m.Link, Rel: "alternate", Type: "text/html"},
 			{Href: m.Self, Rel: "self", Type: "application/atom+xml"},
 		},
+		Lang:      feedLanguage(m.Extensions),
 		Generator: "dynamo",
+		Ext:       feedExtensions(m.Extensions, nil),
 		Entries:   make([]*atomEntry, len(feed.Entries)),
 	}
 	if m.Hub != "" {

@@ -33,6 +33,7 @@ func renderJSON(buf *bytes.Buffer, m *feedModel) error {
 		feed.Hubs = []*feeds.JSONHub{{Type: "WebSub", Url: m.Hub}}
 	}
 	feed.HomePageUrl = m.Link
+	feed.Language = feedLanguage(m.Extensions)
 	feed.Author = nil // deprecated in JSON Feed 1.1; authors carries it
 	if m.Image != nil && m.Image.URL != "" {
 		feed.Icon = m.Image.URL
@@ -40,6 +41,8 @@ func renderJSON(buf *bytes.Buffer, m *feedModel) error {
 	for i, it := range feed.Items {
 		src := &m.Items[i]
 		it.ModifiedDate = nil
+		date := src.Date // every item is dated, also at Go's zero time, which gorilla/feeds leaves out
+		it.PublishedDate = &date
 		if src.ContentHTML == "" {
 			it.Summary = ""
 			it.ContentText = src.Description

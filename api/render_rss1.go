@@ -2,6 +2,7 @@ package api
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/xml"
 	"net/url"
 	"strconv"
@@ -44,6 +45,7 @@ type rss1Channel struct {
 	UpdatePeriod    string        `xml:"sy:updatePeriod,omitempty"`
 	UpdateFrequency int           `xml:"sy:updateFrequency,omitempty"`
 	Image           *rdfResource  `xml:"image"`
+	Ext             []xmlExt      // the channel's extensions but dc:date
 	Items           rss1ItemsList `xml:"items"`
 }
 
@@ -92,7 +94,7 @@ func renderRSS1(buf *bytes.Buffer, m *feedModel) error {
 			About:           m.Self,
 			Title:           m.Title,
 			Link:            m.Link,
-			Description:     m.Description,
+			Description:     cmp.Or(m.Description, m.Title), // required; a page may have none
 			Date:            w3cdtf(m.Updated),
 			UpdatePeriod:    period,
 			UpdateFrequency: freq,
@@ -113,6 +115,7 @@ func renderRSS1(buf *bytes.Buffer, m *feedModel) error {
 	abouts := rss1Abouts(m)
 	lis := make([]rdfResource, len(m.Items))
 	isDCDate := func(x schema.Extension) bool { return x.URI == schema.DCNamespace && x.LocalName == "date" }
+	doc.Channel.Ext = feedExtensions(m.Extensions, isDCDate)
 	for i := range m.Items {
 		it := &m.Items[i]
 		lis[i] = rdfResource{Resource: abouts[i]}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/xml"
 	"fmt"
+	"time"
 
 	"github.com/gorilla/feeds"
 
@@ -38,6 +39,7 @@ type rss2Channel struct {
 	Links           []atomLink  `xml:"atom:link"` // rel=self, and rel=hub (WebSub) when there is a hub
 	UpdatePeriod    string      `xml:"sy:updatePeriod,omitempty"`
 	UpdateFrequency int         `xml:"sy:updateFrequency,omitempty"`
+	Ext             []xmlExt    // the channel's extensions
 	Items           []*rss2Item `xml:"item"` // shadows RssFeed.Items
 }
 
@@ -66,6 +68,9 @@ func renderRSS2(buf *bytes.Buffer, m *feedModel) error {
 	ch.ManagingEditor = "" // gorilla/feeds writes the author as an e-mail address; we have none
 	ch.Ttl = ttlMinutes(m.Interval)
 	ch.Generator = "dynamo"
+	if ch.Description == "" { // required; a page may have none (ANNOTATIONS.md: missing → empty)
+		ch.Description = m.Title
+	}
 	period, freq := syndication(m.Interval)
 	doc := rss2Doc{
 		Version:   "2.0",
@@ -79,10 +84,14 @@ func renderRSS2(buf *bytes.Buffer, m *feedModel) error {
 			Links:           atomLinks(m, "application/rss+xml"),
 			UpdatePeriod:    period,
 			UpdateFrequency: freq,
+			Ext:             feedExtensions(m.Extensions, nil),
 			Items:           make([]*rss2Item, len(ch.Items)),
 		},
 	}
 	for i, it := range ch.Items {
+		// Every item is dated, also at 0001-01-01T00:00:00Z, which
+		// gorilla/feeds takes for no date (Go's zero time).
+		it.PubDate = m.Items[i].Date.Format(time.RFC1123Z)
 		item := &rss2Item{RssItem: it, Ext: feedExtensions(m.Items[i].Extensions, nil)}
 		if img := m.Items[i].Image; img != nil && img.URL != "" {
 			typ := imageType(img.URL)

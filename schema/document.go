@@ -267,26 +267,54 @@ const (
 	xmlnsNamespace = "http://www.w3.org/2000/xmlns/"
 )
 
-// decodableName reports whether encoding/xml's decoder, and so [Unmarshal],
-// reads the NCName s as a name. It follows the XML 1.0 fourth edition's name
-// characters, far fewer than the fifth edition's [IsNCName] allows beyond
-// ASCII (no U+0132, nothing past U+FFFF, ...); in ASCII the two agree.
 // ExtensionNameProblem says why prefix:localName in namespace uri, both
 // names well formed (IsNCName), cannot name an extension element that
 // survives a round trip through Marshal and Unmarshal ("" when it can): it
 // misuses the reserved xml or xmlns prefix or namespace, or a name has
-// characters encoding/xml cannot read back. Validate and the extractor
-// apply it alike.
+// characters encoding/xml cannot read back, or uri is not a URI reference,
+// which a namespace name must be (libxml2 reports a namespace error for a
+// space or a non-ASCII character, and the expat parser feedparser uses
+// stops at a space). Validate and the extractor apply it alike.
 func ExtensionNameProblem(prefix, localName, uri string) string {
 	switch {
 	case (prefix == "xml") != (uri == xmlNamespace) || prefix == "xmlns" || uri == xmlnsNamespace:
 		return "misuses the reserved xml or xmlns prefix or namespace"
 	case !decodableName(prefix) || !decodableName(localName):
 		return "has a name encoding/xml cannot read back"
+	case !uriReference(uri):
+		return "has a namespace that is not a URI (no spaces; other characters percent-encoded)"
 	}
 	return ""
 }
 
+// uriReference reports whether s is a non-empty URI reference by RFC 3986's
+// characters: unreserved and reserved ASCII characters, and '%' only before
+// two hexadecimal digits.
+func uriReference(s string) bool {
+	if s == "" {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; {
+		case 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z', '0' <= c && c <= '9':
+		case strings.IndexByte("-._~:/?#[]@!$&'()*+,;=", c) >= 0:
+		case c == '%' && i+2 < len(s) && isHex(s[i+1]) && isHex(s[i+2]):
+			i += 2
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+func isHex(c byte) bool {
+	return '0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F'
+}
+
+// decodableName reports whether encoding/xml's decoder, and so [Unmarshal],
+// reads the NCName s as a name. It follows the XML 1.0 fourth edition's name
+// characters, far fewer than the fifth edition's [IsNCName] allows beyond
+// ASCII (no U+0132, nothing past U+FFFF, ...); in ASCII the two agree.
 func decodableName(s string) bool {
 	for i := 0; i < len(s); i++ {
 		if s[i] >= utf8.RuneSelf {
@@ -372,10 +400,10 @@ func (v *validator) extensions(item int, ext Extensions) {
 		switch {
 		case !IsNCName(x.Prefix) || !IsNCName(x.LocalName) || x.URI == "":
 			v.bad("%s extension %q:%q (uri %q) is not a well-formed element name", where(item), x.Prefix, x.LocalName, x.URI)
-		case ExtensionNameProblem(x.Prefix, x.LocalName, x.URI) != "":
-			v.bad("%s extension %q:%q (uri %q) %s", where(item), x.Prefix, x.LocalName, x.URI, ExtensionNameProblem(x.Prefix, x.LocalName, x.URI))
 		case !LegalXML(x.URI):
 			v.bad("%s extension %s:%s namespace contains characters XML does not allow", where(item), x.Prefix, x.LocalName)
+		case ExtensionNameProblem(x.Prefix, x.LocalName, x.URI) != "":
+			v.bad("%s extension %q:%q (uri %q) %s", where(item), x.Prefix, x.LocalName, x.URI, ExtensionNameProblem(x.Prefix, x.LocalName, x.URI))
 		}
 		if !LegalXML(x.Value) {
 			v.bad("%s extension %s contains characters XML does not allow", where(item), x.LocalName)

@@ -121,6 +121,10 @@ func TestValidate(t *testing.T) {
 		{"resource url with invalid utf8", func(d *schema.Document) { d.URL = "https://e.org/\xc3" }, "resource url contains"},
 		{"rssId with a control char", func(d *schema.Document) { d.RSSID = "a\x02" }, "rssId contains"},
 		{"extension namespace with invalid utf8", func(d *schema.Document) { d.Items[0].Extensions[1].URI = "urn:\xff" }, "item 1 extension content:encoded namespace contains"},
+		{"extension namespace with a space", func(d *schema.Document) { d.Items[0].Extensions[0].URI = "http://e.org/a b" }, "namespace that is not a URI"},
+		{"extension namespace beyond ASCII", func(d *schema.Document) { d.Items[0].Extensions[0].URI = "urn:x-ü" }, "namespace that is not a URI"},
+		{"extension namespace with a bad escape", func(d *schema.Document) { d.Items[0].Extensions[0].URI = "urn:x-%g0" }, "namespace that is not a URI"},
+		{"extension namespace percent-encoded", func(d *schema.Document) { d.Items[0].Extensions[0].URI = "urn:x-%C3%BC" }, ""},
 		{"extension value", func(d *schema.Document) { d.Channel.Extensions[0].Value = "\x00" }, "channel extension language contains"},
 		{"image title", func(d *schema.Document) { d.Items[1].Image = &schema.Image{Title: "\x1b"} }, "item 2 image title contains"},
 		{"duplicate index on a long page", func(d *schema.Document) {
