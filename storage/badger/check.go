@@ -3,7 +3,6 @@ package badger
 import (
 	"bytes"
 	"context"
-	"encoding/binary"
 	"errors"
 	"fmt"
 
@@ -63,8 +62,8 @@ func (db *DB) check(ctx context.Context) error {
 					bad("malformed key %q", k)
 				case !known:
 					bad("key %q of resource %q without metadata", k, id)
-				case p == prefixPresent && (len(rest) != 2 || int(binary.BigEndian.Uint16(rest)) >= m.chunks):
-					bad("resource %q: present-list chunk %q beyond the %d its metadata names", id, k, m.chunks)
+				case p == prefixPresent && !m.namesChunk(rest):
+					bad("resource %q: present-list chunk %q its metadata does not name", id, k)
 				}
 				return nil
 			}); err != nil {

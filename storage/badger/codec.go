@@ -79,6 +79,19 @@ func (d *dec) uvar() uint64 {
 	return v
 }
 
+func (d *dec) svar() int64 {
+	if d.err != nil {
+		return 0
+	}
+	v, n := binary.Varint(d.b)
+	if n <= 0 {
+		d.err = errShort
+		return 0
+	}
+	d.b = d.b[n:]
+	return v
+}
+
 func (d *dec) time() time.Time {
 	if p := d.take(timeLen); p != nil {
 		return readTime(p)
@@ -119,8 +132,8 @@ type meta struct {
 
 	byID map[string]int // Present's indexes by id, built by presentIndex
 
-	chunks int    // formatV2: the l chunks holding Present; 0: Present is in the record
-	items  uint64 // formatV2: the items in those chunks
+	chunks []chunkRef // formatV2: the l chunks holding Present; nil: Present is in the record
+	items  uint64     // formatV2: the items in those chunks
 }
 
 // presentIndex returns the latest index of a present item (0 if absent).
@@ -151,22 +164,41 @@ type present struct {
 // each save supersedes. A longer one (a page of more than about 25 items)
 // would go to the value log, where superseded copies are reclaimed only once
 // half of their file is garbage, which never happens while every version is
-// kept. So its present list goes to l chunks of at most presentChunk bytes
-// each (formatV2): the m record keeps the item count and the chunk count.
+// kept. So its present list goes to l chunks instead (formatV2), and the
+// record lists them.
+//
+// A chunk is a run of consecutive items, at most presentChunk bytes, keyed
+// by a hash of its bytes. Its boundaries fall after the items whose id
+// hashes to 0 modulo chunkEvery (or where a chunk would grow too long), and
+// an item's index is written as the difference from the previous item's
+// (the chunk's first index is in the record), so a chunk's bytes do not
+// depend on where it lies in the list: when new items arrive on top and old
+// ones fall off the bottom, only the chunks at the two ends change, and a
+// save writes those alone.
 const (
 	metaInline   = 1900
 	presentChunk = 1800
+	chunkEvery   = 16
 	formatV2     = 2 // metadata whose present list is in l chunks
 )
 
+// chunkRef is a chunk as its metadata record names it.
+type chunkRef struct {
+	sum   uint64 // xxhash of the chunk's bytes: its key
+	first int    // the index of its first item
+}
+
 // encode returns m's record and, when the present list does not fit in it,
-// the chunks holding that list, in order. The chunks depend on the list
-// alone, so a write that keeps the list (a prune) may write the record only.
-func (m *meta) encode() (rec []byte, chunks [][]byte) { return m.encodeWithin(metaInline) }
+// the chunks holding that list, in order (refs[i] names chunks[i]). The
+// chunks depend on the list alone, so a write that keeps the list (a
+// prune) may write the record only.
+func (m *meta) encode() (rec []byte, refs []chunkRef, chunks [][]byte) {
+	return m.encodeWithin(metaInline)
+}
 
 // encodeWithin is encode with the present list kept in the record up to
 // inline bytes (tests write what releases before formatV2 wrote).
-func (m *meta) encodeWithin(inline int) (rec []byte, chunks [][]byte) {
+func (m *meta) encodeWithin(inline int) (rec []byte, refs []chunkRef, chunks [][]byte) {
 	e := enc{b: make([]byte, 0, 128+len(m.URL)+len(m.Title)+len(m.Description)+len(m.Present)*(64+slotLen+digestLen))}
 	e.byte1(formatV1)
 	e.str(m.URL)
@@ -184,31 +216,72 @@ func (m *meta) encodeWithin(inline int) (rec []byte, chunks [][]byte) {
 		m.Present[i].appendTo(&e)
 	}
 	if len(e.b) <= inline {
-		return e.b, nil
+		return e.b, nil, nil
 	}
-	var c enc
-	start, n := 0, 0 // the chunk's first entry, its entries
-	flush := func(end int) {
-		b := binary.AppendUvarint(make([]byte, 0, binary.MaxVarintLen64+len(c.b[start:end])), uint64(n))
-		chunks = append(chunks, append(b, c.b[start:end]...))
-		start, n = end, 0
+	if refs, chunks = m.chunked(); refs == nil { // two chunks with one hash: keep the list in the record
+		return e.b, nil, nil
 	}
-	for i := range m.Present {
-		before := len(c.b)
-		m.Present[i].appendTo(&c)
-		if n > 0 && len(c.b)-start > presentChunk-binary.MaxVarintLen64 {
-			flush(before)
-		}
-		n++
-	}
-	flush(len(c.b))
 	e.b = e.b[:header]
 	e.b[0] = formatV2
 	e.uvar(uint64(len(m.Present)))
-	e.uvar(uint64(len(chunks)))
-	return e.b, chunks
+	e.uvar(uint64(len(refs)))
+	for _, r := range refs {
+		e.u64(r.sum)
+		e.uvar(uint64(r.first))
+	}
+	return e.b, refs, chunks
 }
 
+// chunked cuts the present list into chunks (see metaInline); nil if two
+// chunks hash alike, which their keys cannot tell apart.
+func (m *meta) chunked() ([]chunkRef, [][]byte) {
+	var (
+		refs        []chunkRef
+		chunks      [][]byte
+		c           enc
+		n           int // items in c
+		first, prev int // indexes of c's first item and of the last one written
+	)
+	flush := func() {
+		b := binary.AppendUvarint(make([]byte, 0, binary.MaxVarintLen64+len(c.b)), uint64(n))
+		b = append(b, c.b...)
+		refs = append(refs, chunkRef{sum: xxhash.Sum64(b), first: first})
+		chunks = append(chunks, b)
+		c.b, n = c.b[:0], 0
+	}
+	for i := range m.Present {
+		p := &m.Present[i]
+		if n == 0 {
+			first, prev = p.Index, p.Index
+		}
+		before := len(c.b)
+		p.appendChunked(&c, prev)
+		if n > 0 && len(c.b) > presentChunk-binary.MaxVarintLen64 {
+			c.b = c.b[:before]
+			flush()
+			first, prev = p.Index, p.Index
+			p.appendChunked(&c, prev)
+		}
+		n++
+		prev = p.Index
+		if xxhash.Sum64String(p.ID)%chunkEvery == 0 {
+			flush()
+		}
+	}
+	if n > 0 {
+		flush()
+	}
+	seen := make(map[uint64]bool, len(refs))
+	for _, r := range refs {
+		if seen[r.sum] {
+			return nil, nil
+		}
+		seen[r.sum] = true
+	}
+	return refs, chunks
+}
+
+// appendTo writes p as a formatV1 record holds it.
 func (p *present) appendTo(e *enc) {
 	e.str(p.ID)
 	e.raw(p.Slot)
@@ -223,9 +296,25 @@ func (p *present) readFrom(d *dec) {
 	copy(p.Digest[:], d.take(digestLen))
 }
 
+// appendChunked writes p as a chunk holds it: its index as the difference
+// from the previous item's, prev.
+func (p *present) appendChunked(e *enc, prev int) {
+	e.str(p.ID)
+	e.raw(p.Slot)
+	e.b = binary.AppendVarint(e.b, int64(p.Index-prev))
+	e.raw(p.Digest[:])
+}
+
+func (p *present) readChunked(d *dec, prev int) {
+	p.ID = d.str()
+	p.Slot = append([]byte(nil), d.take(slotLen)...)
+	p.Index = prev + int(d.svar())
+	copy(p.Digest[:], d.take(digestLen))
+}
+
 // decodeMeta decodes a metadata record. For a formatV2 record the present
-// list is in chunks: Present is left nil and m.chunks says how many there
-// are (see [loadPresent]).
+// list is in chunks: Present is left nil and m.chunks names them (see
+// [loadPresent]).
 func decodeMeta(b []byte) (meta, error) {
 	d := dec{b: b}
 	var m meta
@@ -246,7 +335,14 @@ func decodeMeta(b []byte) (meta, error) {
 	switch {
 	case format == formatV2:
 		m.items = n
-		m.chunks = int(d.uvar())
+		if k := d.uvar(); k <= uint64(len(d.b)) {
+			m.chunks = make([]chunkRef, k)
+			for i := range m.chunks {
+				m.chunks[i] = chunkRef{sum: d.u64(), first: int(d.uvar())}
+			}
+		} else {
+			d.err = errShort
+		}
 	case n <= uint64(len(d.b)):
 		m.Present = make([]present, n)
 		for i := range m.Present {
@@ -261,54 +357,80 @@ func decodeMeta(b []byte) (meta, error) {
 	return m, nil
 }
 
-// loadPresent reads the present list of a formatV2 record from its chunks.
+// loadPresent reads the present list of a formatV2 record from its chunks,
+// each checked against its hash.
 func loadPresent(txn *bdg.Txn, id string, m *meta) error {
-	if m.chunks == 0 {
+	if m.chunks == nil {
 		return nil
 	}
 	m.Present = make([]present, 0, min(m.items, 1<<16))
-	for k := range m.chunks {
-		v, err := getValue(txn, presentKey(id, k))
+	for k, r := range m.chunks {
+		v, err := getValue(txn, chunkKey(id, r.sum))
 		if errors.Is(err, bdg.ErrKeyNotFound) {
-			return fmt.Errorf("metadata of %q: present list chunk %d of %d: %w", id, k, m.chunks, storage.ErrInconsistent)
+			return fmt.Errorf("metadata of %q: present-list chunk %d of %d missing: %w", id, k+1, len(m.chunks), storage.ErrInconsistent)
 		}
 		if err != nil {
 			return fmt.Errorf("metadata of %q: %w", id, err)
 		}
+		if xxhash.Sum64(v) != r.sum {
+			return fmt.Errorf("metadata of %q: present-list chunk %d of %d damaged: %w", id, k+1, len(m.chunks), storage.ErrInconsistent)
+		}
 		d := dec{b: v}
-		n := d.uvar()
-		for range n {
-			if d.err != nil {
-				break
-			}
+		prev := r.first
+		for n := d.uvar(); n > 0 && d.err == nil; n-- {
 			var p present
-			p.readFrom(&d)
+			p.readChunked(&d, prev)
+			prev = p.Index
 			m.Present = append(m.Present, p)
 		}
 		if d.err != nil {
-			return fmt.Errorf("metadata of %q: present list chunk %d: %w", id, k, d.err)
+			return fmt.Errorf("metadata of %q: present-list chunk %d: %w", id, k+1, d.err)
 		}
 	}
 	if uint64(len(m.Present)) != m.items {
-		return fmt.Errorf("metadata of %q: %d present items in %d chunks, the record says %d: %w", id, len(m.Present), m.chunks, m.items, storage.ErrInconsistent)
+		return fmt.Errorf("metadata of %q: %d present items in %d chunks, the record says %d: %w", id, len(m.Present), len(m.chunks), m.items, storage.ErrInconsistent)
 	}
 	return nil
 }
 
-// metaOps returns the writes that store m for id over a previous metadata
-// that had prevChunks chunks: its record, its chunks, and deletions of the
-// chunks it no longer has.
-func metaOps(ops []kv, id string, m *meta, prevChunks int) []kv {
-	rec, chunks := m.encode()
+// metaOps appends the writes that store m for id over the metadata read
+// before (whose chunks m.chunks still names): its record, the chunks it did
+// not have, and deletions of those it no longer has.
+func metaOps(ops []kv, id string, m *meta) []kv {
+	rec, refs, chunks := m.encode()
 	ops = append(ops, kv{key: metaKey(id), value: rec})
-	for k, c := range chunks {
-		ops = append(ops, kv{key: presentKey(id, k), value: c})
+	had := make(map[uint64]bool, len(m.chunks))
+	for _, r := range m.chunks {
+		had[r.sum] = true
 	}
-	for k := len(chunks); k < prevChunks; k++ {
-		ops = append(ops, kv{key: presentKey(id, k)})
+	for i, r := range refs {
+		if had[r.sum] {
+			delete(had, r.sum) // stored already: a key is the hash of its bytes
+			continue
+		}
+		ops = append(ops, kv{key: chunkKey(id, r.sum), value: chunks[i]})
 	}
-	m.chunks, m.items = len(chunks), uint64(len(m.Present))
+	for _, r := range m.chunks {
+		if had[r.sum] {
+			ops = append(ops, kv{key: chunkKey(id, r.sum)})
+		}
+	}
+	m.chunks, m.items = refs, uint64(len(m.Present))
 	return ops
+}
+
+// namesChunk reports whether m names the chunk whose key ends with suffix.
+func (m *meta) namesChunk(suffix []byte) bool {
+	if len(suffix) != 8 {
+		return false
+	}
+	sum := binary.BigEndian.Uint64(suffix)
+	for _, r := range m.chunks {
+		if r.sum == sum {
+			return true
+		}
+	}
+	return false
 }
 
 func (m *meta) info(id string) storage.ResourceInfo {

@@ -33,12 +33,16 @@
 //	                                the latest version's items (id, slot,
 //	                                index, digest), or, when they would take
 //	                                the record over 1,900 bytes, their count
-//	                                and the number of l chunks holding them
-//	l | id | 00 | chunk(2)          part of the latest version's items, in
-//	                                page order, when m cannot hold them all:
-//	                                at most 1,800 bytes a chunk, so that
-//	                                every m and l value stays under Badger's
-//	                                2 KiB value threshold, in the LSM tree
+//	                                and the l chunks holding them (hash and
+//	                                first index of each, in order)
+//	l | id | 00 | hash(8)           a run of the latest version's items, when
+//	                                m cannot hold them all: at most 1,800
+//	                                bytes, so that every m and l value stays
+//	                                under Badger's 2 KiB value threshold, in
+//	                                the LSM tree; keyed by the xxhash of its
+//	                                bytes, cut where item ids hash to 0 mod
+//	                                16, indexes as differences: a save writes
+//	                                only the chunks whose items changed
 //	v | id | 00 | seq(8)            one version: a header (timestamp, channel
 //	                                title, description, item count) then the
 //	                                S2-compressed schema.Marshal bytes

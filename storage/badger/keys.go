@@ -9,7 +9,7 @@ import (
 // Key family prefixes; see the package documentation for the layout.
 const (
 	prefixMeta    byte = 'm'
-	prefixPresent byte = 'l' // the latest version's items, when m cannot hold them: l | id | 0 | chunk
+	prefixPresent byte = 'l' // the latest version's items, when m cannot hold them: l | id | 0 | hash
 	prefixVersion byte = 'v'
 	prefixItem    byte = 'x'
 	prefixContent byte = 'f'
@@ -38,9 +38,10 @@ func metaKey(id string) []byte {
 	return append([]byte{prefixMeta}, id...)
 }
 
-// presentKey is the key of chunk k of id's present list (see [meta.encode]).
-func presentKey(id string, k int) []byte {
-	return binary.BigEndian.AppendUint16(familyPrefix(prefixPresent, id), uint16(k))
+// chunkKey is the key of the chunk of id's present list whose bytes hash
+// to sum (see [metaInline]).
+func chunkKey(id string, sum uint64) []byte {
+	return binary.BigEndian.AppendUint64(familyPrefix(prefixPresent, id), sum)
 }
 
 func regKey(id string) []byte {

@@ -97,7 +97,7 @@ func TestLargeMetadataStaysInTheTree(t *testing.T) {
 		if size >= metaInline || format != st.wantFormat {
 			t.Errorf("step %d: metadata record of %d bytes, format %d; want < %d, format %d", i, size, format, metaInline, st.wantFormat)
 		}
-		if chunks < st.minChunks || format == formatV1 && chunks != 0 || chunks != m.chunks {
+		if chunks < st.minChunks || format == formatV1 && chunks != 0 || chunks != len(m.chunks) {
 			t.Errorf("step %d: %d chunks stored, metadata names %d, want at least %d", i, chunks, m.chunks, st.minChunks)
 		}
 		if got := presentIDs(m); !slices.Equal(got, st.titles) {
@@ -114,7 +114,7 @@ func TestLargeMetadataStaysInTheTree(t *testing.T) {
 	if err := db.Check(ctx); err != nil {
 		t.Fatalf("after prune: %v", err)
 	}
-	if _, _, chunks, m := metaState(t, db, "big"); chunks != m.chunks || len(m.Present) != 120 || m.Count != 1 {
+	if _, _, chunks, m := metaState(t, db, "big"); chunks != len(m.chunks) || len(m.Present) != 120 || m.Count != 1 {
 		t.Errorf("after prune: %d chunks (metadata names %d), %d present, %d versions", chunks, m.chunks, len(m.Present), m.Count)
 	}
 	if _, err := db.Register(ctx, storage.Registration{ID: "big"}); err != nil {
@@ -150,12 +150,12 @@ func TestLargeMetadataOfEarlierReleases(t *testing.T) {
 	}
 	_, _, _, m := metaState(t, db, "old")
 	err := db.bdb.Update(func(txn *bdg.Txn) error {
-		rec, chunks := m.encodeWithin(math.MaxInt)
-		if chunks != nil || rec[0] != formatV1 {
-			return fmt.Errorf("encodeWithin(MaxInt): format %d, %d chunks", rec[0], len(chunks))
+		rec, refs, _ := m.encodeWithin(math.MaxInt)
+		if refs != nil || rec[0] != formatV1 {
+			return fmt.Errorf("encodeWithin(MaxInt): format %d, %d chunks", rec[0], len(refs))
 		}
-		for k := range m.chunks {
-			if err := txn.Delete(presentKey("old", k)); err != nil {
+		for _, r := range m.chunks {
+			if err := txn.Delete(chunkKey("old", r.sum)); err != nil {
 				return err
 			}
 		}
@@ -184,9 +184,17 @@ func TestLargeMetadataOfEarlierReleases(t *testing.T) {
 // TestCheckFindsChunkDamage: a missing or stray present-list chunk is an
 // inconsistency.
 func TestCheckFindsChunkDamage(t *testing.T) {
+	firstChunk := func(txn *bdg.Txn) []byte {
+		m, err := getMetaRecord(txn, "r")
+		if err != nil || len(m.chunks) == 0 {
+			t.Fatalf("no chunks: %v", err)
+		}
+		return chunkKey("r", m.chunks[0].sum)
+	}
 	for name, damage := range map[string]func(txn *bdg.Txn) error{
-		"missing": func(txn *bdg.Txn) error { return txn.Delete(presentKey("r", 1)) },
-		"stray":   func(txn *bdg.Txn) error { return txn.Set(presentKey("r", 40), []byte{0}) },
+		"missing": func(txn *bdg.Txn) error { return txn.Delete(firstChunk(txn)) },
+		"damaged": func(txn *bdg.Txn) error { return txn.Set(firstChunk(txn), []byte{1, 0}) },
+		"stray":   func(txn *bdg.Txn) error { return txn.Set(chunkKey("r", 12345), []byte{0}) },
 	} {
 		t.Run(name, func(t *testing.T) {
 			db := openInternal(t)
@@ -199,6 +207,62 @@ func TestCheckFindsChunkDamage(t *testing.T) {
 			}
 			if err := db.Check(ctx); !errors.Is(err, storage.ErrInconsistent) {
 				t.Fatalf("Check = %v, want storage.ErrInconsistent", err)
+			}
+		})
+	}
+}
+
+// TestSlidingPageWritesEndChunks: when new items arrive on top and old ones
+// fall off the bottom (every index moving), most chunks keep their bytes,
+// so their keys, and a save writes only the others. The indexes read back
+// are the page's, whether they follow the position or not.
+func TestSlidingPageWritesEndChunks(t *testing.T) {
+	// renumber gives the index of the item at position i whose number
+	// (its age on the page) is k.
+	for name, renumber := range map[string]func(i, k int) int{
+		"positional":     func(i, k int) int { return i + 1 },
+		"story numbers":  func(i, k int) int { return 3 * k },
+		"irregular gaps": func(i, k int) int { return 7*k + k%5 },
+	} {
+		t.Run(name, func(t *testing.T) {
+			db := openInternal(t)
+			ctx := context.Background()
+			ts := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+			var before []chunkRef
+			for v := range 8 {
+				doc := testDoc("s", ts.Add(time.Duration(v)*time.Minute), pageOf(3*v, 300)...)
+				for i := range doc.Items {
+					doc.Items[i].Index = renumber(i, 3*v+300-i)
+				}
+				if _, err := db.Save(ctx, doc); err != nil {
+					t.Fatal(err)
+				}
+				_, _, stored, m := metaState(t, db, "s")
+				if stored != len(m.chunks) {
+					t.Fatalf("version %d: %d chunks stored, metadata names %d", v, stored, len(m.chunks))
+				}
+				for i, p := range m.Present {
+					if p.ID != doc.Items[i].ID || p.Index != doc.Items[i].Index {
+						t.Fatalf("version %d: present %d is %q at %d, want %q at %d", v, i, p.ID, p.Index, doc.Items[i].ID, doc.Items[i].Index)
+					}
+				}
+				if v > 0 {
+					kept := 0
+					for _, r := range m.chunks {
+						for _, b := range before {
+							if r.sum == b.sum {
+								kept++
+							}
+						}
+					}
+					if len(m.chunks)-kept > 3 || kept < len(m.chunks)/2 {
+						t.Errorf("version %d: %d of %d chunks new, want the ends only", v, len(m.chunks)-kept, len(m.chunks))
+					}
+				}
+				before = m.chunks
+			}
+			if err := db.Check(ctx); err != nil {
+				t.Fatal(err)
 			}
 		})
 	}

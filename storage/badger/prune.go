@@ -174,7 +174,7 @@ func (db *DB) pruneStep(ctx context.Context, id string, m *meta, n uint64, del [
 	next.Oldest += n
 	next.Count -= n
 	// The present list is unchanged, so are its chunks: the record alone.
-	rec, _ := next.encode()
+	rec, _, _ := next.encode()
 	ops = append(ops, kv{key: metaKey(id), value: rec})
 	if err := db.writeAll(ctx, ops); err != nil {
 		return fmt.Errorf("commit prune: %w", err)

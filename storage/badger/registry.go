@@ -150,8 +150,8 @@ func (db *DB) Unregister(ctx context.Context, id string) error {
 		if err := txn.Delete(metaKey(id)); err != nil {
 			return err
 		}
-		for k := range m.chunks {
-			if err := txn.Delete(presentKey(id, k)); err != nil {
+		for _, r := range m.chunks {
+			if err := txn.Delete(chunkKey(id, r.sum)); err != nil {
 				return err
 			}
 		}

@@ -145,9 +145,8 @@ func (db *DB) save(ctx context.Context, doc *schema.Document) (storage.SaveResul
 		m.Hash = hash
 		m.Title = doc.Channel.Title
 		m.Description = doc.Channel.Description
-		prevChunks := m.chunks
 		m.Present = nowPresent
-		for _, op := range metaOps(nil, id, &m, prevChunks) {
+		for _, op := range metaOps(nil, id, &m) {
 			if err := setOrDelete(txn)(op.key, op.value); err != nil {
 				return fmt.Errorf("write metadata: %w", err)
 			}
