@@ -23,8 +23,8 @@
 //     positive integer), hub.secret (less than 200 bytes). An invalid one is
 //     refused at once (the api answers 4xx, §5.1.2); a valid one is queued
 //     and answered 202.
-//   - A worker verifies intent (§5.3): GET callback with hub.mode, hub.topic,
-//     hub.challenge (random, single use) and, for subscribe,
+//   - A worker verifies intent (§5.3): GET callback with hub.mode, hub.topic
+//     (as the subscriber spelled it, not normalized), hub.challenge (random, single use) and, for subscribe,
 //     hub.lease_seconds, appended to the callback's own query. Only a 2xx
 //     whose body is exactly the challenge verifies (§5.3.1); redirects are
 //     not followed and count as failures. Then the subscription is created or

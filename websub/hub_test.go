@@ -87,6 +87,23 @@ func TestSubscribeVerifyDeliverSigned(t *testing.T) {
 	}
 }
 
+// TestVerificationEchoesTopicAsGiven: the verification carries hub.topic as
+// the subscriber sent it (§5.3), not the hub's normal form of it: subscribers
+// (websub.rocks among them) compare it byte for byte with the topic they
+// asked for, and answer 404 to anything else.
+func TestVerificationEchoesTopicAsGiven(t *testing.T) {
+	th := startHub(t, nil, nil, nil, nil)
+	th.topics.set(topicNews, "a")
+	sub := newSubscriber(t)
+	asGiven := "HTTP://Dynamo.test/resources/n%65ws?type=rss2" // topicNews, spelled otherwise
+	th.request(t, form(ModeSubscribe, asGiven, sub.srv.URL))
+	if q := nextVerification(t, sub); q.Get("hub.topic") != asGiven {
+		t.Errorf("hub.topic = %q, want %q as given", q.Get("hub.topic"), asGiven)
+	}
+	th.waitEvent(t, ModeSubscribe)
+	mustSub(t, th.store, Key{Resource: "news", Topic: topicNews, Callback: sub.srv.URL}) // keyed in normal form
+}
+
 func TestUnsignedWithoutSecret(t *testing.T) {
 	th := startHub(t, nil, nil, nil, nil)
 	th.topics.set(topicNews, "a")

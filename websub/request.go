@@ -35,6 +35,7 @@ const maxSecret = 200
 type request struct {
 	mode     string
 	topic    string // normalized
+	asGiven  string // hub.topic as the subscriber sent it, echoed in the verification (§5.3)
 	callback string // normalized
 	lease    time.Duration
 	secret   string
@@ -59,7 +60,8 @@ func parseRequest(form url.Values, def, minLease, maxLease time.Duration) (reque
 		return bad("hub.mode %q is not subscribe or unsubscribe", r.mode)
 	}
 	var err error
-	if r.topic, err = checkURL("hub.topic", form.Get("hub.topic")); err != nil {
+	r.asGiven = form.Get("hub.topic")
+	if r.topic, err = checkURL("hub.topic", r.asGiven); err != nil {
 		return bad("%v", err)
 	}
 	if r.callback, err = checkURL("hub.callback", form.Get("hub.callback")); err != nil {

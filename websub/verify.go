@@ -87,7 +87,10 @@ func (h *Hub) verifyIntent(ctx context.Context, r request) {
 func (h *Hub) askIntent(ctx context.Context, r request, challenge string) error {
 	q := url.Values{}
 	q.Set("hub.mode", r.mode)
-	q.Set("hub.topic", r.topic)
+	// §5.3: "the topic URL given in the corresponding subscription
+	// request", as given: a subscriber compares it with the topic it asked
+	// for, and may not know that the hub keys it in normal form.
+	q.Set("hub.topic", r.asGiven)
 	q.Set("hub.challenge", challenge)
 	if r.mode == ModeSubscribe { // §5.3: required for subscribe
 		q.Set("hub.lease_seconds", strconv.FormatInt(int64(r.lease.Seconds()), 10))
