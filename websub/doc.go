@@ -29,9 +29,11 @@
 //     whose body is exactly the challenge verifies (§5.3.1); redirects are
 //     not followed and count as failures. Then the subscription is created or
 //     renewed (lease measured from the verification request), or deleted for
-//     unsubscribe; on failure nothing changes. Verification is tried once,
-//     and the hub never sends hub.mode=denied (§5.2 validation is optional
-//     and this hub has nothing to validate beyond the synchronous checks).
+//     unsubscribe; on failure nothing changes. Verification is tried once.
+//     The topic is checked again first: a subscription whose topic stopped
+//     being a feed (its resource was deleted) after the request was accepted
+//     is denied with a GET carrying hub.mode=denied, hub.topic and
+//     hub.reason (§5.2), instead of being verified.
 //   - [Hub.Notify](resource) (called when the store saves a new version)
 //     never blocks: a goroutine renders every subscribed topic of that
 //     resource, and of the list of resources, once each, and makes a

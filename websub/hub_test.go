@@ -333,6 +333,43 @@ func TestVerificationRefused(t *testing.T) {
 	}
 }
 
+// TestDeniedWhenTopicGoneBeforeVerification: a request accepted (202) whose
+// topic stops being a feed before its verification is denied, and the
+// subscriber is told so with hub.mode=denied (§5.2 "MUST inform the
+// subscriber"), not left waiting for a verification that never comes.
+func TestDeniedWhenTopicGoneBeforeVerification(t *testing.T) {
+	topics := newFakeTopics()
+	topics.set(topicNews, "a")
+	sub := newSubscriber(t)
+	st := &MemoryStore{}
+	h, err := New(Options{URL: topicBase + "/websub", Topics: topics, Store: st, Client: &http.Client{}, Clock: newFakeClock()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	callback := sub.srv.URL + "/cb?id=7"
+	if err := h.Request(context.Background(), form(ModeSubscribe, topicNews, callback)); err != nil {
+		t.Fatal(err)
+	}
+	topics.mu.Lock()
+	delete(topics.bodies, topicNews) // the resource is deleted before the hub runs the verification
+	topics.mu.Unlock()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- h.Run(ctx) }()
+	defer func() { cancel(); <-done }()
+
+	q := nextVerification(t, sub)
+	if q.Get("hub.mode") != "denied" || q.Get("hub.topic") != topicNews || q.Get("hub.reason") == "" || q.Get("id") != "7" {
+		t.Errorf("denial query = %v", q)
+	}
+	if q.Has("hub.challenge") {
+		t.Errorf("a denial carries no challenge: %v", q)
+	}
+	if subs, _ := st.Subscriptions(context.Background(), "", true); len(subs) != 0 {
+		t.Errorf("subscriptions = %v", subs)
+	}
+}
+
 func TestCallbackRefusedByGuard(t *testing.T) {
 	// A client like the poller's guarded one: its dialer refuses loopback
 	// after resolution.

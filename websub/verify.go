@@ -29,8 +29,14 @@ func (h *Hub) verifyIntent(ctx context.Context, r request) {
 	log := h.log.With(slog.String("mode", r.mode), slog.String("topic", r.topic), slog.String("callback", r.callback))
 	resource, err := h.opts.Topics.TopicResource(ctx, r.topic)
 	if err != nil { // the feed went away between the request and now
+		if r.mode == ModeSubscribe {
+			// §5.2: a subscription the hub denies after accepting the
+			// request MUST be reported to the subscriber (hub.mode=denied).
+			h.deny(ctx, r, "hub.topic is no longer a feed of this hub")
+		}
 		h.metrics.verifications.WithLabelValues(r.mode, "refused").Inc()
 		log.InfoContext(ctx, "websub: topic gone before verification", slog.Any("error", err))
+		h.observe("refused", Key{Topic: r.topic, Callback: r.callback})
 		return
 	}
 	challenge, err := newChallenge()
@@ -112,6 +118,23 @@ func (h *Hub) askIntent(ctx context.Context, r request, challenge string) error 
 		return fmt.Errorf("callback answered %d without echoing the challenge", resp.StatusCode)
 	}
 	return nil
+}
+
+// deny tells the subscriber that its subscription request was denied
+// (§5.2): a GET to the callback with hub.mode=denied, hub.topic as given and
+// hub.reason. The answer does not matter and the request is not retried.
+func (h *Hub) deny(ctx context.Context, r request, reason string) {
+	q := url.Values{}
+	q.Set("hub.mode", "denied")
+	q.Set("hub.topic", r.asGiven)
+	q.Set("hub.reason", reason)
+	resp, err := h.call(ctx, http.MethodGet, appendQuery(r.callback, q.Encode()), nil, nil)
+	if err != nil {
+		h.log.InfoContext(ctx, "websub: denial not delivered", slog.String("topic", r.topic), slog.String("callback", r.callback), slog.Any("error", err))
+		return
+	}
+	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, maxDrain))
+	_ = resp.Body.Close()
 }
 
 // appendQuery adds query to a callback URL, keeping its own query string
