@@ -284,6 +284,7 @@ func TestLeaseBounds(t *testing.T) {
 		{"1", time.Minute}, // the test hub's LeaseMin
 		{"3600", time.Hour},
 		{"99999999999999", DefaultLeaseMax},
+		{"99999999999999999999", DefaultLeaseMax}, // a positive decimal integer past int64: granted the longest, not refused
 	}
 	for _, tc := range tests {
 		t.Run("lease="+tc.requested, func(t *testing.T) {
@@ -417,6 +418,8 @@ func TestRequestRefusedSynchronously(t *testing.T) {
 		{"lease not a number", form(ModeSubscribe, topicNews, cb, "hub.lease_seconds", "soon"), ErrInvalidRequest},
 		{"lease zero", form(ModeSubscribe, topicNews, cb, "hub.lease_seconds", "0"), ErrInvalidRequest},
 		{"lease negative", form(ModeSubscribe, topicNews, cb, "hub.lease_seconds", "-5"), ErrInvalidRequest},
+		{"lease hugely negative", form(ModeSubscribe, topicNews, cb, "hub.lease_seconds", "-99999999999999999999"), ErrInvalidRequest},
+		{"lease with a sign", form(ModeSubscribe, topicNews, cb, "hub.lease_seconds", "+99999999999999999999"), ErrInvalidRequest},
 		{"secret of 200 bytes", form(ModeSubscribe, topicNews, cb, "hub.secret", strings.Repeat("x", 200)), ErrInvalidRequest},
 		{"secret of 199 bytes", form(ModeSubscribe, topicNews, cb, "hub.secret", strings.Repeat("x", 199)), nil},
 		{"unsubscribe ignores a bad lease", form(ModeUnsubscribe, topicNews, cb, "hub.lease_seconds", "soon"), nil},

@@ -3,6 +3,7 @@ package websub
 import (
 	"errors"
 	"fmt"
+	"math"
 	"net/url"
 	"strconv"
 	"strings"
@@ -70,6 +71,12 @@ func parseRequest(form url.Values, def, minLease, maxLease time.Duration) (reque
 	r.lease = def
 	if ls := form.Get("hub.lease_seconds"); ls != "" && r.mode == ModeSubscribe {
 		n, err := strconv.ParseInt(ls, 10, 64)
+		if errors.Is(err, strconv.ErrRange) && ls[0] >= '0' && ls[0] <= '9' {
+			// A positive decimal integer too large for int64 is still a
+			// valid request: it is granted the longest lease, as any other
+			// value past LeaseMax.
+			n, err = math.MaxInt64, nil
+		}
 		if err != nil || n <= 0 || strings.HasPrefix(ls, "+") {
 			return bad("hub.lease_seconds %q is not a positive decimal integer", ls)
 		}
