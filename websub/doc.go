@@ -58,7 +58,8 @@
 //     order is significant: "?type=atom&max=5" and "?max=5&type=atom" are two
 //     topics (both are feeds here).
 //   - A new subscription does not receive the current content: only a change
-//     after its verification is delivered.
+//     after its verification began is delivered (one processed while the
+//     subscriber was answering is delivered once the subscription is stored).
 //   - A subscriber that keeps failing keeps its subscription until its lease
 //     ends, as §7 requires, unless [Options.DropAfter] is set; a 410 ends it at
 //     once.

@@ -104,6 +104,35 @@ func TestVerificationEchoesTopicAsGiven(t *testing.T) {
 	mustSub(t, th.store, Key{Resource: "news", Topic: topicNews, Callback: sub.srv.URL}) // keyed in normal form
 }
 
+// TestChangeDuringVerificationDelivered: a new version processed while the
+// subscriber is answering the verification (the subscription is not stored
+// yet, so that pass cannot see it) is still delivered once the subscription
+// is verified, not lost until the next change.
+func TestChangeDuringVerificationDelivered(t *testing.T) {
+	th := startHub(t, nil, nil, nil, nil)
+	th.topics.set(topicNews, "a")
+	sub := newSubscriber(t)
+	sub.answerVerify(func(q url.Values) (int, string) {
+		th.topics.set(topicNews, "b")
+		th.Notify("news")
+		for deadline := time.After(wait); ; { // the pass is over before the answer
+			select {
+			case ev := <-th.events:
+				if ev != "processed" {
+					continue
+				}
+			case <-deadline:
+				t.Error("no notification pass during the verification")
+			}
+			return http.StatusOK, q.Get("hub.challenge")
+		}
+	})
+	th.request(t, form(ModeSubscribe, topicNews, sub.srv.URL))
+	if d := nextDelivery(t, sub, th.clock, 0); string(d.body) != "b" {
+		t.Errorf("body = %q, want the content that changed during the verification", d.body)
+	}
+}
+
 func TestUnsignedWithoutSecret(t *testing.T) {
 	th := startHub(t, nil, nil, nil, nil)
 	th.topics.set(topicNews, "a")

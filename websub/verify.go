@@ -45,6 +45,13 @@ func (h *Hub) verifyIntent(ctx context.Context, r request) {
 		log.ErrorContext(ctx, "websub: challenge", slog.Any("error", err))
 		return
 	}
+	var sum string
+	if r.mode == ModeSubscribe {
+		// The content the subscriber can fetch now is what it has: only a
+		// later change is delivered. A topic that does not render now gets
+		// its first delivery at the next change.
+		sum = h.topicHash(ctx, r.topic)
+	}
 	started := h.clock.Now() // §5.3: the lease is measured from the verification request
 	if err := h.askIntent(ctx, r, challenge); err != nil {
 		h.metrics.verifications.WithLabelValues(r.mode, "refused").Inc()
@@ -53,20 +60,14 @@ func (h *Hub) verifyIntent(ctx context.Context, r request) {
 		return
 	}
 	key := Key{Resource: resource, Topic: r.topic, Callback: r.callback}
-	var sum string
-	if r.mode == ModeSubscribe {
-		// The content the subscriber can fetch now is what it has: only a
-		// later change is delivered. A topic that does not render now gets
-		// its first delivery at the next change.
-		if body, ctype, err := h.opts.Topics.RenderTopic(ctx, r.topic); err == nil {
-			sum = contentHash(body, ctype)
-		}
-	}
+	created := false
 	err = h.opts.Store.Update(ctx, key, func(cur *Subscription) (*Subscription, error) {
+		created = false // fn may run again
 		if r.mode == ModeUnsubscribe {
 			return nil, nil
 		}
 		next := Subscription{Key: key, LastHash: sum}
+		created = cur == nil
 		if cur != nil { // a renewal keeps the delivery state
 			next.LastHash, next.Pending = cur.LastHash, cur.Pending
 		}
@@ -81,9 +82,26 @@ func (h *Hub) verifyIntent(ctx context.Context, r request) {
 		log.ErrorContext(ctx, "websub: store subscription", slog.Any("error", err))
 		return
 	}
+	// A change processed while the verification was under way did not see
+	// this subscription: when the topic differs now from what it was
+	// before, a notification pass makes the change pending (a renewal
+	// was already seen by such a pass).
+	if created && sum != "" && h.topicHash(ctx, r.topic) != sum {
+		h.Notify(resource)
+	}
 	h.metrics.verifications.WithLabelValues(r.mode, "verified").Inc()
 	log.InfoContext(ctx, "websub: intent verified", slog.Duration("lease", r.lease))
 	h.observe(r.mode, key)
+}
+
+// topicHash is the hash of topic's current rendering, "" when it does not
+// render.
+func (h *Hub) topicHash(ctx context.Context, topic string) string {
+	body, ctype, err := h.opts.Topics.RenderTopic(ctx, topic)
+	if err != nil {
+		return ""
+	}
+	return contentHash(body, ctype)
 }
 
 // askIntent sends the GET of §5.3 and checks the answer as §5.3.1 says: a
