@@ -8,6 +8,7 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -397,6 +398,57 @@ func TestDeniedWhenTopicGoneBeforeVerification(t *testing.T) {
 	}
 	if subs, _ := st.Subscriptions(context.Background(), "", true); len(subs) != 0 {
 		t.Errorf("subscriptions = %v", subs)
+	}
+}
+
+// flakyTopics fails with a passing error (not ErrUnknownTopic) once broken.
+type flakyTopics struct {
+	*fakeTopics
+	broken atomic.Bool
+}
+
+func (f *flakyTopics) TopicResource(ctx context.Context, topic string) (string, error) {
+	if f.broken.Load() {
+		return "", errors.New("store unavailable")
+	}
+	return f.fakeTopics.TopicResource(ctx, topic)
+}
+
+// TestNotDeniedForPassingFailure: a topic that cannot be checked at
+// verification time because of our own passing failure is not denied (a
+// denied subscriber gives up on the hub, §5.2); the request is dropped
+// without a word, as a failed verification is, and the subscriber asks again.
+func TestNotDeniedForPassingFailure(t *testing.T) {
+	topics := &flakyTopics{fakeTopics: newFakeTopics()}
+	topics.set(topicNews, "a")
+	sub := newSubscriber(t)
+	h, err := New(Options{URL: topicBase + "/websub", Topics: topics, Store: &MemoryStore{}, Client: &http.Client{}, Clock: newFakeClock()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	refused := make(chan struct{}, 1)
+	h.event = func(kind string, _ Key) {
+		if kind == "refused" {
+			refused <- struct{}{}
+		}
+	}
+	if err := h.Request(context.Background(), form(ModeSubscribe, topicNews, sub.srv.URL)); err != nil {
+		t.Fatal(err)
+	}
+	topics.broken.Store(true)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- h.Run(ctx) }()
+	defer func() { cancel(); <-done }()
+	select {
+	case <-refused:
+	case <-time.After(wait):
+		t.Fatal("request not refused")
+	}
+	select {
+	case v := <-sub.verifs:
+		t.Errorf("the subscriber got %v", v.query)
+	default:
 	}
 }
 

@@ -5,6 +5,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/base64"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -28,8 +29,8 @@ const maxDrain = 64 << 10
 func (h *Hub) verifyIntent(ctx context.Context, r request) {
 	log := h.log.With(slog.String("mode", r.mode), slog.String("topic", r.topic), slog.String("callback", r.callback))
 	resource, err := h.opts.Topics.TopicResource(ctx, r.topic)
-	if err != nil { // the feed went away between the request and now
-		if r.mode == ModeSubscribe {
+	if err != nil { // the feed went away between the request and now, or does not render now
+		if r.mode == ModeSubscribe && errors.Is(err, ErrUnknownTopic) {
 			// §5.2: a subscription the hub denies after accepting the
 			// request MUST be reported to the subscriber (hub.mode=denied).
 			h.deny(ctx, r, "hub.topic is no longer a feed of this hub")
