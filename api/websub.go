@@ -119,6 +119,12 @@ func (s *Server) RenderTopic(ctx context.Context, topic string) ([]byte, string,
 	w := &bufferWriter{header: http.Header{}, code: http.StatusOK}
 	s.ServeHTTP(w, req)
 	ctype := w.header.Get(echo.HeaderContentType)
+	if w.code >= http.StatusInternalServerError {
+		// Our failure (a store error), not the topic's: not ErrUnknownTopic,
+		// so POST /websub answers 5xx, and the hub does not deny (§5.2) a
+		// subscription for a passing error.
+		return nil, "", fmt.Errorf("render %s: GET answers %d", topic, w.code)
+	}
 	if w.code != http.StatusOK || strings.HasPrefix(ctype, echo.MIMETextHTML) || strings.HasPrefix(ctype, problemContentType) {
 		return nil, "", fmt.Errorf("%w: GET %s answers %d", websub.ErrUnknownTopic, topic, w.code)
 	}

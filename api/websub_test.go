@@ -230,6 +230,27 @@ func TestWebSubEndToEnd(t *testing.T) {
 	}
 }
 
+// TestWebSubRequestWhenStoreFails: a subscription request whose topic
+// cannot be rendered because the store fails is our error (500), not the
+// subscriber's (400 "not a feed"), and the hub does not treat the topic as
+// gone.
+func TestWebSubRequestWhenStoreFails(t *testing.T) {
+	store := fdFixture()
+	store.err = errors.New("disk on fire")
+	s := newFDServer(t, &failHistory{fdStore: store}, withHub)
+	topic := fdBase + "/resources/news?type=atom"
+	if _, _, err := s.RenderTopic(context.Background(), topic); err == nil || errors.Is(err, websub.ErrUnknownTopic) {
+		t.Errorf("RenderTopic = %v; want an error that is not ErrUnknownTopic", err)
+	}
+	hub, err := websub.New(websub.Options{URL: fdHub, Topics: s, Store: &websub.MemoryStore{}, Client: &http.Client{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.SetHub(hub)
+	rec := svcDoForm(s, "hub.mode=subscribe&hub.callback="+url.QueryEscape("https://reader.example/cb")+"&hub.topic="+url.QueryEscape(topic))
+	svcProblem(t, rec, http.StatusInternalServerError)
+}
+
 func svcDoForm(s *Server, body string) *httptest.ResponseRecorder {
 	return svcDo(s, http.MethodPost, "/websub", strings.NewReader(body), "Content-Type", "application/x-www-form-urlencoded")
 }

@@ -23,15 +23,17 @@
 //     positive integer), hub.secret (less than 200 bytes). An invalid one is
 //     refused at once (the api answers 4xx, §5.1.2); a valid one is queued
 //     and answered 202.
-//   - A worker verifies intent (§5.3): GET callback with hub.mode, hub.topic,
-//     hub.challenge (random, single use) and, for subscribe,
+//   - A worker verifies intent (§5.3): GET callback with hub.mode, hub.topic
+//     (as the subscriber spelled it, not normalized), hub.challenge (random, single use) and, for subscribe,
 //     hub.lease_seconds, appended to the callback's own query. Only a 2xx
 //     whose body is exactly the challenge verifies (§5.3.1); redirects are
 //     not followed and count as failures. Then the subscription is created or
 //     renewed (lease measured from the verification request), or deleted for
-//     unsubscribe; on failure nothing changes. Verification is tried once,
-//     and the hub never sends hub.mode=denied (§5.2 validation is optional
-//     and this hub has nothing to validate beyond the synchronous checks).
+//     unsubscribe; on failure nothing changes. Verification is tried once.
+//     The topic is checked again first: a subscription whose topic stopped
+//     being a feed (its resource was deleted) after the request was accepted
+//     is denied with a GET carrying hub.mode=denied, hub.topic and
+//     hub.reason (§5.2), instead of being verified.
 //   - [Hub.Notify](resource) (called when the store saves a new version)
 //     never blocks: a goroutine renders every subscribed topic of that
 //     resource, and of the list of resources, once each, and makes a
@@ -56,7 +58,8 @@
 //     order is significant: "?type=atom&max=5" and "?max=5&type=atom" are two
 //     topics (both are feeds here).
 //   - A new subscription does not receive the current content: only a change
-//     after its verification is delivered.
+//     after its verification began is delivered (one processed while the
+//     subscriber was answering is delivered once the subscription is stored).
 //   - A subscriber that keeps failing keeps its subscription until its lease
 //     ends, as §7 requires, unless [Options.DropAfter] is set; a 410 ends it at
 //     once.

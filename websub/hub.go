@@ -22,7 +22,8 @@ type Topics interface {
 	// TopicResource returns the resource whose feed topic is ("" for a feed
 	// that depends on every resource, such as the list of resources), or an
 	// error wrapping [ErrUnknownTopic] when topic is not a feed of this
-	// service.
+	// service (any other error is a passing failure: the hub then refuses
+	// the request without denying it).
 	TopicResource(ctx context.Context, topic string) (resource string, err error)
 	// RenderTopic returns topic's current body and content type, exactly
 	// as a GET of topic would answer them.

@@ -8,6 +8,7 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -84,6 +85,52 @@ func TestSubscribeVerifyDeliverSigned(t *testing.T) {
 	case d := <-sub.deliver:
 		t.Fatalf("unchanged topic delivered again: %q", d.body)
 	default:
+	}
+}
+
+// TestVerificationEchoesTopicAsGiven: the verification carries hub.topic as
+// the subscriber sent it (§5.3), not the hub's normal form of it: subscribers
+// (websub.rocks among them) compare it byte for byte with the topic they
+// asked for, and answer 404 to anything else.
+func TestVerificationEchoesTopicAsGiven(t *testing.T) {
+	th := startHub(t, nil, nil, nil, nil)
+	th.topics.set(topicNews, "a")
+	sub := newSubscriber(t)
+	asGiven := "HTTP://Dynamo.test/resources/n%65ws?type=rss2" // topicNews, spelled otherwise
+	th.request(t, form(ModeSubscribe, asGiven, sub.srv.URL))
+	if q := nextVerification(t, sub); q.Get("hub.topic") != asGiven {
+		t.Errorf("hub.topic = %q, want %q as given", q.Get("hub.topic"), asGiven)
+	}
+	th.waitEvent(t, ModeSubscribe)
+	mustSub(t, th.store, Key{Resource: "news", Topic: topicNews, Callback: sub.srv.URL}) // keyed in normal form
+}
+
+// TestChangeDuringVerificationDelivered: a new version processed while the
+// subscriber is answering the verification (the subscription is not stored
+// yet, so that pass cannot see it) is still delivered once the subscription
+// is verified, not lost until the next change.
+func TestChangeDuringVerificationDelivered(t *testing.T) {
+	th := startHub(t, nil, nil, nil, nil)
+	th.topics.set(topicNews, "a")
+	sub := newSubscriber(t)
+	sub.answerVerify(func(q url.Values) (int, string) {
+		th.topics.set(topicNews, "b")
+		th.Notify("news")
+		for deadline := time.After(wait); ; { // the pass is over before the answer
+			select {
+			case ev := <-th.events:
+				if ev != "processed" {
+					continue
+				}
+			case <-deadline:
+				t.Error("no notification pass during the verification")
+			}
+			return http.StatusOK, q.Get("hub.challenge")
+		}
+	})
+	th.request(t, form(ModeSubscribe, topicNews, sub.srv.URL))
+	if d := nextDelivery(t, sub, th.clock, 0); string(d.body) != "b" {
+		t.Errorf("body = %q, want the content that changed during the verification", d.body)
 	}
 }
 
@@ -267,6 +314,7 @@ func TestLeaseBounds(t *testing.T) {
 		{"1", time.Minute}, // the test hub's LeaseMin
 		{"3600", time.Hour},
 		{"99999999999999", DefaultLeaseMax},
+		{"99999999999999999999", DefaultLeaseMax}, // a positive decimal integer past int64: granted the longest, not refused
 	}
 	for _, tc := range tests {
 		t.Run("lease="+tc.requested, func(t *testing.T) {
@@ -313,6 +361,94 @@ func TestVerificationRefused(t *testing.T) {
 				t.Errorf("subscriptions = %v, %v; want none", subs, err)
 			}
 		})
+	}
+}
+
+// TestDeniedWhenTopicGoneBeforeVerification: a request accepted (202) whose
+// topic stops being a feed before its verification is denied, and the
+// subscriber is told so with hub.mode=denied (§5.2 "MUST inform the
+// subscriber"), not left waiting for a verification that never comes.
+func TestDeniedWhenTopicGoneBeforeVerification(t *testing.T) {
+	topics := newFakeTopics()
+	topics.set(topicNews, "a")
+	sub := newSubscriber(t)
+	st := &MemoryStore{}
+	h, err := New(Options{URL: topicBase + "/websub", Topics: topics, Store: st, Client: &http.Client{}, Clock: newFakeClock()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	callback := sub.srv.URL + "/cb?id=7"
+	if err := h.Request(context.Background(), form(ModeSubscribe, topicNews, callback)); err != nil {
+		t.Fatal(err)
+	}
+	topics.mu.Lock()
+	delete(topics.bodies, topicNews) // the resource is deleted before the hub runs the verification
+	topics.mu.Unlock()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- h.Run(ctx) }()
+	defer func() { cancel(); <-done }()
+
+	q := nextVerification(t, sub)
+	if q.Get("hub.mode") != "denied" || q.Get("hub.topic") != topicNews || q.Get("hub.reason") == "" || q.Get("id") != "7" {
+		t.Errorf("denial query = %v", q)
+	}
+	if q.Has("hub.challenge") {
+		t.Errorf("a denial carries no challenge: %v", q)
+	}
+	if subs, _ := st.Subscriptions(context.Background(), "", true); len(subs) != 0 {
+		t.Errorf("subscriptions = %v", subs)
+	}
+}
+
+// flakyTopics fails with a passing error (not ErrUnknownTopic) once broken.
+type flakyTopics struct {
+	*fakeTopics
+	broken atomic.Bool
+}
+
+func (f *flakyTopics) TopicResource(ctx context.Context, topic string) (string, error) {
+	if f.broken.Load() {
+		return "", errors.New("store unavailable")
+	}
+	return f.fakeTopics.TopicResource(ctx, topic)
+}
+
+// TestNotDeniedForPassingFailure: a topic that cannot be checked at
+// verification time because of our own passing failure is not denied (a
+// denied subscriber gives up on the hub, §5.2); the request is dropped
+// without a word, as a failed verification is, and the subscriber asks again.
+func TestNotDeniedForPassingFailure(t *testing.T) {
+	topics := &flakyTopics{fakeTopics: newFakeTopics()}
+	topics.set(topicNews, "a")
+	sub := newSubscriber(t)
+	h, err := New(Options{URL: topicBase + "/websub", Topics: topics, Store: &MemoryStore{}, Client: &http.Client{}, Clock: newFakeClock()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	refused := make(chan struct{}, 1)
+	h.event = func(kind string, _ Key) {
+		if kind == "refused" {
+			refused <- struct{}{}
+		}
+	}
+	if err := h.Request(context.Background(), form(ModeSubscribe, topicNews, sub.srv.URL)); err != nil {
+		t.Fatal(err)
+	}
+	topics.broken.Store(true)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- h.Run(ctx) }()
+	defer func() { cancel(); <-done }()
+	select {
+	case <-refused:
+	case <-time.After(wait):
+		t.Fatal("request not refused")
+	}
+	select {
+	case v := <-sub.verifs:
+		t.Errorf("the subscriber got %v", v.query)
+	default:
 	}
 }
 
@@ -363,6 +499,8 @@ func TestRequestRefusedSynchronously(t *testing.T) {
 		{"lease not a number", form(ModeSubscribe, topicNews, cb, "hub.lease_seconds", "soon"), ErrInvalidRequest},
 		{"lease zero", form(ModeSubscribe, topicNews, cb, "hub.lease_seconds", "0"), ErrInvalidRequest},
 		{"lease negative", form(ModeSubscribe, topicNews, cb, "hub.lease_seconds", "-5"), ErrInvalidRequest},
+		{"lease hugely negative", form(ModeSubscribe, topicNews, cb, "hub.lease_seconds", "-99999999999999999999"), ErrInvalidRequest},
+		{"lease with a sign", form(ModeSubscribe, topicNews, cb, "hub.lease_seconds", "+99999999999999999999"), ErrInvalidRequest},
 		{"secret of 200 bytes", form(ModeSubscribe, topicNews, cb, "hub.secret", strings.Repeat("x", 200)), ErrInvalidRequest},
 		{"secret of 199 bytes", form(ModeSubscribe, topicNews, cb, "hub.secret", strings.Repeat("x", 199)), nil},
 		{"unsubscribe ignores a bad lease", form(ModeUnsubscribe, topicNews, cb, "hub.lease_seconds", "soon"), nil},

@@ -3,6 +3,7 @@ package websub
 import (
 	"errors"
 	"fmt"
+	"math"
 	"net/url"
 	"strconv"
 	"strings"
@@ -35,6 +36,7 @@ const maxSecret = 200
 type request struct {
 	mode     string
 	topic    string // normalized
+	asGiven  string // hub.topic as the subscriber sent it, echoed in the verification (§5.3)
 	callback string // normalized
 	lease    time.Duration
 	secret   string
@@ -59,7 +61,8 @@ func parseRequest(form url.Values, def, minLease, maxLease time.Duration) (reque
 		return bad("hub.mode %q is not subscribe or unsubscribe", r.mode)
 	}
 	var err error
-	if r.topic, err = checkURL("hub.topic", form.Get("hub.topic")); err != nil {
+	r.asGiven = form.Get("hub.topic")
+	if r.topic, err = checkURL("hub.topic", r.asGiven); err != nil {
 		return bad("%v", err)
 	}
 	if r.callback, err = checkURL("hub.callback", form.Get("hub.callback")); err != nil {
@@ -68,6 +71,12 @@ func parseRequest(form url.Values, def, minLease, maxLease time.Duration) (reque
 	r.lease = def
 	if ls := form.Get("hub.lease_seconds"); ls != "" && r.mode == ModeSubscribe {
 		n, err := strconv.ParseInt(ls, 10, 64)
+		if errors.Is(err, strconv.ErrRange) && ls[0] >= '0' && ls[0] <= '9' {
+			// A positive decimal integer too large for int64 is still a
+			// valid request: it is granted the longest lease, as any other
+			// value past LeaseMax.
+			n, err = math.MaxInt64, nil
+		}
 		if err != nil || n <= 0 || strings.HasPrefix(ls, "+") {
 			return bad("hub.lease_seconds %q is not a positive decimal integer", ls)
 		}

@@ -5,6 +5,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/base64"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -28,9 +29,15 @@ const maxDrain = 64 << 10
 func (h *Hub) verifyIntent(ctx context.Context, r request) {
 	log := h.log.With(slog.String("mode", r.mode), slog.String("topic", r.topic), slog.String("callback", r.callback))
 	resource, err := h.opts.Topics.TopicResource(ctx, r.topic)
-	if err != nil { // the feed went away between the request and now
+	if err != nil { // the feed went away between the request and now, or does not render now
+		if r.mode == ModeSubscribe && errors.Is(err, ErrUnknownTopic) {
+			// §5.2: a subscription the hub denies after accepting the
+			// request MUST be reported to the subscriber (hub.mode=denied).
+			h.deny(ctx, r, "hub.topic is no longer a feed of this hub")
+		}
 		h.metrics.verifications.WithLabelValues(r.mode, "refused").Inc()
 		log.InfoContext(ctx, "websub: topic gone before verification", slog.Any("error", err))
+		h.observe("refused", Key{Topic: r.topic, Callback: r.callback})
 		return
 	}
 	challenge, err := newChallenge()
@@ -38,6 +45,13 @@ func (h *Hub) verifyIntent(ctx context.Context, r request) {
 		h.metrics.verifications.WithLabelValues(r.mode, "error").Inc()
 		log.ErrorContext(ctx, "websub: challenge", slog.Any("error", err))
 		return
+	}
+	var sum string
+	if r.mode == ModeSubscribe {
+		// The content the subscriber can fetch now is what it has: only a
+		// later change is delivered. A topic that does not render now gets
+		// its first delivery at the next change.
+		sum = h.topicHash(ctx, r.topic)
 	}
 	started := h.clock.Now() // §5.3: the lease is measured from the verification request
 	if err := h.askIntent(ctx, r, challenge); err != nil {
@@ -47,20 +61,14 @@ func (h *Hub) verifyIntent(ctx context.Context, r request) {
 		return
 	}
 	key := Key{Resource: resource, Topic: r.topic, Callback: r.callback}
-	var sum string
-	if r.mode == ModeSubscribe {
-		// The content the subscriber can fetch now is what it has: only a
-		// later change is delivered. A topic that does not render now gets
-		// its first delivery at the next change.
-		if body, ctype, err := h.opts.Topics.RenderTopic(ctx, r.topic); err == nil {
-			sum = contentHash(body, ctype)
-		}
-	}
+	created := false
 	err = h.opts.Store.Update(ctx, key, func(cur *Subscription) (*Subscription, error) {
+		created = false // fn may run again
 		if r.mode == ModeUnsubscribe {
 			return nil, nil
 		}
 		next := Subscription{Key: key, LastHash: sum}
+		created = cur == nil
 		if cur != nil { // a renewal keeps the delivery state
 			next.LastHash, next.Pending = cur.LastHash, cur.Pending
 		}
@@ -75,9 +83,26 @@ func (h *Hub) verifyIntent(ctx context.Context, r request) {
 		log.ErrorContext(ctx, "websub: store subscription", slog.Any("error", err))
 		return
 	}
+	// A change processed while the verification was under way did not see
+	// this subscription: when the topic differs now from what it was
+	// before, a notification pass makes the change pending (a renewal
+	// was already seen by such a pass).
+	if created && sum != "" && h.topicHash(ctx, r.topic) != sum {
+		h.Notify(resource)
+	}
 	h.metrics.verifications.WithLabelValues(r.mode, "verified").Inc()
 	log.InfoContext(ctx, "websub: intent verified", slog.Duration("lease", r.lease))
 	h.observe(r.mode, key)
+}
+
+// topicHash is the hash of topic's current rendering, "" when it does not
+// render.
+func (h *Hub) topicHash(ctx context.Context, topic string) string {
+	body, ctype, err := h.opts.Topics.RenderTopic(ctx, topic)
+	if err != nil {
+		return ""
+	}
+	return contentHash(body, ctype)
 }
 
 // askIntent sends the GET of §5.3 and checks the answer as §5.3.1 says: a
@@ -87,7 +112,10 @@ func (h *Hub) verifyIntent(ctx context.Context, r request) {
 func (h *Hub) askIntent(ctx context.Context, r request, challenge string) error {
 	q := url.Values{}
 	q.Set("hub.mode", r.mode)
-	q.Set("hub.topic", r.topic)
+	// §5.3: "the topic URL given in the corresponding subscription
+	// request", as given: a subscriber compares it with the topic it asked
+	// for, and may not know that the hub keys it in normal form.
+	q.Set("hub.topic", r.asGiven)
 	q.Set("hub.challenge", challenge)
 	if r.mode == ModeSubscribe { // §5.3: required for subscribe
 		q.Set("hub.lease_seconds", strconv.FormatInt(int64(r.lease.Seconds()), 10))
@@ -109,6 +137,23 @@ func (h *Hub) askIntent(ctx context.Context, r request, challenge string) error 
 		return fmt.Errorf("callback answered %d without echoing the challenge", resp.StatusCode)
 	}
 	return nil
+}
+
+// deny tells the subscriber that its subscription request was denied
+// (§5.2): a GET to the callback with hub.mode=denied, hub.topic as given and
+// hub.reason. The answer does not matter and the request is not retried.
+func (h *Hub) deny(ctx context.Context, r request, reason string) {
+	q := url.Values{}
+	q.Set("hub.mode", "denied")
+	q.Set("hub.topic", r.asGiven)
+	q.Set("hub.reason", reason)
+	resp, err := h.call(ctx, http.MethodGet, appendQuery(r.callback, q.Encode()), nil, nil)
+	if err != nil {
+		h.log.InfoContext(ctx, "websub: denial not delivered", slog.String("topic", r.topic), slog.String("callback", r.callback), slog.Any("error", err))
+		return
+	}
+	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, maxDrain))
+	_ = resp.Body.Close()
 }
 
 // appendQuery adds query to a callback URL, keeping its own query string

@@ -105,8 +105,18 @@ func (l notifyingLeaser) Complete(ctx context.Context, id string, doc *schema.Do
 // restarts and, with PostgreSQL, every node shares them. The caller runs
 // hub.Run.
 func startHub(cfg *config.Config, url string, srv *api.Server, rs storage.RecordStore, reg prometheus.Registerer, log *slog.Logger) (*websub.Hub, error) {
+	hub, err := websub.New(hubOptions(cfg, url, srv, rs, reg, log))
+	if err != nil {
+		return nil, fmt.Errorf("build websub hub: %w", err)
+	}
+	srv.SetHub(hub)
+	return hub, nil
+}
+
+// hubOptions are the hub's options from the configuration.
+func hubOptions(cfg *config.Config, url string, srv *api.Server, rs storage.RecordStore, reg prometheus.Registerer, log *slog.Logger) websub.Options {
 	w := cfg.WebSub
-	hub, err := websub.New(websub.Options{
+	return websub.Options{
 		URL:      url,
 		Topics:   srv,
 		Store:    websub.NewSharedStore(rs),
@@ -116,18 +126,15 @@ func startHub(cfg *config.Config, url string, srv *api.Server, rs storage.Record
 		LeaseMin: w.LeaseMin.D(),
 		LeaseMax: w.LeaseMax.D(),
 		RetryFor: w.RetryFor.D(),
-		// A subscriber whose deliveries are given up on three times in a
-		// row (each after retry_for of retries) is dropped: a callback that
-		// keeps failing must not cost retries for the rest of its lease.
-		DropAfter:  3,
+		// DropAfter stays 0: a subscriber whose deliveries keep failing
+		// keeps its subscription until its lease ends, and each new
+		// version is tried again (§7: the hub "MUST keep the subscription
+		// active until the end of the lease duration, and if a new update
+		// is published to the topic, MUST continue to retry delivery to the
+		// previously-failing subscriber"). A 410 Gone still ends it at once.
 		Workers:    w.Workers,
 		Queue:      w.Queue,
 		UserAgent:  cfg.Poller.UserAgent,
 		Registerer: reg,
-	})
-	if err != nil {
-		return nil, fmt.Errorf("build websub hub: %w", err)
 	}
-	srv.SetHub(hub)
-	return hub, nil
 }

@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"io"
+	"log/slog"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -16,6 +17,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/dynamo-rss/dynamo/config"
 )
 
 // TestWebSubEndToEnd subscribes a real callback server to a running
@@ -122,5 +125,23 @@ resources:
 			t.Errorf("delivery Link headers %q", links)
 		}
 		return
+	}
+}
+
+// TestHubKeepsFailingSubscribers: the hub cmd builds never ends a
+// subscription because its deliveries keep failing; only its lease (or a
+// 410 Gone) does. §7: the hub "MUST keep the subscription active until the
+// end of the lease duration, and if a new update is published to the topic,
+// MUST continue to retry delivery to the previously-failing subscriber". A
+// reader whose server was down for a few days must not silently stop
+// getting pushes while it believes it is subscribed.
+func TestHubKeepsFailingSubscribers(t *testing.T) {
+	cfg, err := config.Parse([]byte("public_url: \"https://feeds.example.org\"\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	opts := hubOptions(cfg, "https://feeds.example.org/websub", nil, nil, nil, slog.New(slog.DiscardHandler))
+	if opts.DropAfter != 0 {
+		t.Errorf("DropAfter = %d: failing subscribers are dropped before their lease ends", opts.DropAfter)
 	}
 }
