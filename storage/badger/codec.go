@@ -365,26 +365,32 @@ func loadPresent(txn *bdg.Txn, id string, m *meta) error {
 	}
 	m.Present = make([]present, 0, min(m.items, 1<<16))
 	for k, r := range m.chunks {
-		v, err := getValue(txn, chunkKey(id, r.sum))
+		it, err := txn.Get(chunkKey(id, r.sum))
 		if errors.Is(err, bdg.ErrKeyNotFound) {
 			return fmt.Errorf("metadata of %q: present-list chunk %d of %d missing: %w", id, k+1, len(m.chunks), storage.ErrInconsistent)
 		}
 		if err != nil {
 			return fmt.Errorf("metadata of %q: %w", id, err)
 		}
-		if xxhash.Sum64(v) != r.sum {
-			return fmt.Errorf("metadata of %q: present-list chunk %d of %d damaged: %w", id, k+1, len(m.chunks), storage.ErrInconsistent)
-		}
-		d := dec{b: v}
-		prev := r.first
-		for n := d.uvar(); n > 0 && d.err == nil; n-- {
-			var p present
-			p.readChunked(&d, prev)
-			prev = p.Index
-			m.Present = append(m.Present, p)
-		}
-		if d.err != nil {
-			return fmt.Errorf("metadata of %q: present-list chunk %d: %w", id, k+1, d.err)
+		err = it.Value(func(v []byte) error { // decoded in place: the fields are copies
+			if xxhash.Sum64(v) != r.sum {
+				return fmt.Errorf("present-list chunk %d of %d damaged: %w", k+1, len(m.chunks), storage.ErrInconsistent)
+			}
+			d := dec{b: v}
+			prev := r.first
+			for n := d.uvar(); n > 0 && d.err == nil; n-- {
+				var p present
+				p.readChunked(&d, prev)
+				prev = p.Index
+				m.Present = append(m.Present, p)
+			}
+			if d.err != nil {
+				return fmt.Errorf("present-list chunk %d: %w", k+1, d.err)
+			}
+			return nil
+		})
+		if err != nil {
+			return fmt.Errorf("metadata of %q: %w", id, err)
 		}
 	}
 	if uint64(len(m.Present)) != m.items {
@@ -399,6 +405,9 @@ func loadPresent(txn *bdg.Txn, id string, m *meta) error {
 func metaOps(ops []kv, id string, m *meta) []kv {
 	rec, refs, chunks := m.encode()
 	ops = append(ops, kv{key: metaKey(id), value: rec})
+	if refs == nil && m.chunks == nil { // the list is in the record, before and now
+		return ops
+	}
 	had := make(map[uint64]bool, len(m.chunks))
 	for _, r := range m.chunks {
 		had[r.sum] = true
