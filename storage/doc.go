@@ -3,8 +3,8 @@
 // [VersionInfo], [Item], [Registration], the lease shapes) and its sentinel
 // errors ([ErrNotFound], [ErrGone], [ErrInvalid], [ErrInconsistent],
 // [ErrDiskFull], [ErrLeaseLost]) and the input rules every driver applies
-// ([ValidateID], [ValidateDocument], [ValidateRegistration], and the
-// limits they check), so both refuse the same
+// ([ValidateID], [ValidateDocument], [ValidateRegistration],
+// [ValidateRecordKey], and the limits they check), so both refuse the same
 // input with the same errors. It holds nothing driver-specific and does no
 // I/O.
 //

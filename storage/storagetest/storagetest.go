@@ -53,6 +53,7 @@ func Run(t *testing.T, open Opener) {
 		{"UnregisterRacesSaves", testUnregisterRacesSaves},
 		{"Records", testRecords},
 		{"RecordsConcurrent", testRecordsConcurrent},
+		{"RecordKeys", testRecordKeys},
 		{"Close", testClose},
 	}
 	for _, tt := range tests {
