@@ -81,7 +81,10 @@ type Store interface {
 
 	// Prune drops versions beyond the retention (never the latest), keeping
 	// the item index consistent; it returns how many versions it removed.
-	// Sequence numbers are never reused.
+	// MaxAge keeps a version exactly that old (its timestamp ≥ now−MaxAge).
+	// Sequence numbers are never reused. A zero Retention keeps everything:
+	// Prune returns 0 and nil at once, without looking at the resource
+	// (an unknown or unregistered id included).
 	Prune(ctx context.Context, id string, r Retention, now time.Time) (int, error)
 	// Check verifies the whole store; findings wrap [ErrInconsistent].
 	Check(ctx context.Context) error

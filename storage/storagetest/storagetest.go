@@ -44,6 +44,7 @@ func Run(t *testing.T, open Opener) {
 		{"ItemsKeywordsRandom", testItemsKeywordsRandom},
 		{"Prune", testPrune},
 		{"PruneErrors", testPruneErrors},
+		{"PruneAgeBoundary", testPruneAgeBoundary},
 		{"CheckHealthy", testCheckHealthy},
 		{"Registry", testRegistry},
 		{"RegistryErrors", testRegistryErrors},
