@@ -2,8 +2,11 @@
 // [Store] interface, its data shapes ([SaveResult], [ResourceInfo],
 // [VersionInfo], [Item], [Registration], the lease shapes) and its sentinel
 // errors ([ErrNotFound], [ErrGone], [ErrInvalid], [ErrInconsistent],
-// [ErrDiskFull], [ErrLeaseLost]) and the id rule every driver applies
-// ([ValidateID]). It holds nothing driver-specific and does no I/O.
+// [ErrDiskFull], [ErrLeaseLost]) and the input rules every driver applies
+// ([ValidateID], [ValidateDocument], [ValidateRegistration],
+// [ValidateRecordKey], and the limits they check), so both refuse the same
+// input with the same errors. It holds nothing driver-specific and does no
+// I/O.
 //
 // A resource is removed with [Store.Unregister], which leaves a tombstone:
 // its reads and writes then fail with [ErrGone] (the api answers 410 Gone)

@@ -45,14 +45,18 @@ var ErrDiskFull = errors.New("storage: disk full")
 // default, and storage/postgres); storage/storagetest is the contract suite
 // both pass. Consumers (poller, api) still declare the few methods they use;
 // cmd opens a driver and hands it to them. Implementations are safe for
-// concurrent use.
+// concurrent use. Every time a store returns is the instant it was given,
+// to the nanosecond, in UTC (whatever zone it was given in).
 type Store interface {
 	// Save stores doc as the newest version of resource doc.RSSID unless its
 	// informational content equals the latest version's (Changed false,
-	// nothing written). An invalid document or id fails with an error
-	// wrapping [ErrInvalid], a resource that was unregistered with
-	// [ErrGone]. Saves of one resource are serialized; a nil error means
-	// the version is durable as the driver promises.
+	// nothing written). A document [ValidateDocument] refuses (a bad id or
+	// document, a timestamp outside [MinTime]…[MaxTime], the zero time
+	// included, an item id over [MaxItemIDLen] bytes) fails with its error,
+	// which wraps [ErrInvalid], even when its content is unchanged; a
+	// resource that was unregistered fails with [ErrGone]. Saves of one
+	// resource are serialized; a nil error means the version is durable as
+	// the driver promises.
 	Save(ctx context.Context, doc *schema.Document) (SaveResult, error)
 
 	// Resources lists every resource with stored versions, sorted by id.
@@ -77,7 +81,10 @@ type Store interface {
 
 	// Prune drops versions beyond the retention (never the latest), keeping
 	// the item index consistent; it returns how many versions it removed.
-	// Sequence numbers are never reused.
+	// MaxAge keeps a version exactly that old (its timestamp ≥ now−MaxAge).
+	// Sequence numbers are never reused. A zero Retention keeps everything:
+	// Prune returns 0 and nil at once, without looking at the resource
+	// (an unknown or unregistered id included).
 	Prune(ctx context.Context, id string, r Retention, now time.Time) (int, error)
 	// Check verifies the whole store; findings wrap [ErrInconsistent].
 	Check(ctx context.Context) error
@@ -85,7 +92,9 @@ type Store interface {
 	// Registrations lists every resource registered at run time, sorted by id.
 	Registrations(ctx context.Context) ([]Registration, error)
 	// Register stores reg, replacing a registration of the same id (whose
-	// Registered time is kept); created reports a new id.
+	// Registered time is kept); created reports a new id. A registration
+	// [ValidateRegistration] refuses fails with its error (wrapping
+	// [ErrInvalid]); a zero time is kept as unknown.
 	Register(ctx context.Context, reg Registration) (created bool, err error)
 	// Unregister removes the registration and everything stored for the
 	// resource (versions, item index, poll state) and leaves a tombstone:

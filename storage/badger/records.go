@@ -1,11 +1,9 @@
 package badger
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
-	"strings"
 
 	bdg "github.com/dgraph-io/badger/v4"
 
@@ -21,17 +19,13 @@ func recordKey(kind, key string) []byte {
 	return append(k, key...)
 }
 
-func checkKind(kind string) error {
-	if kind == "" || strings.IndexByte(kind, 0) >= 0 {
-		return fmt.Errorf("%w: record kind %q", storage.ErrInvalid, kind)
-	}
-	return nil
-}
-
 // Record returns the value of kind/key; storage.ErrNotFound when absent.
 func (db *DB) Record(ctx context.Context, kind, key string) ([]byte, error) {
-	if err := checkKind(kind); err != nil {
+	if err := storage.ValidateRecordKind(kind); err != nil {
 		return nil, err
+	}
+	if err := storage.ValidateRecordKey(kind, key); err != nil {
+		return nil, fmt.Errorf("record %s/%q: %w (%w)", kind, key, storage.ErrNotFound, err)
 	}
 	var out []byte
 	err := db.view(ctx, func(txn *bdg.Txn) error {
@@ -47,15 +41,16 @@ func (db *DB) Record(ctx context.Context, kind, key string) ([]byte, error) {
 
 // Records lists the records of kind whose keys start with prefix, by key.
 func (db *DB) Records(ctx context.Context, kind, prefix string) ([]storage.Record, error) {
-	if err := checkKind(kind); err != nil {
+	if err := storage.ValidateRecordKind(kind); err != nil {
 		return nil, err
 	}
 	var out []storage.Record
 	head := len(recordKey(kind, ""))
 	err := db.view(ctx, func(txn *bdg.Txn) error {
 		return scanPrefix(ctx, txn, recordKey(kind, prefix), func(k, v []byte) error {
-			// v is Badger's buffer, reused after the callback returns.
-			out = append(out, storage.Record{Key: string(k[head:]), Value: bytes.Clone(v)})
+			// v is Badger's buffer, reused after the callback returns; an
+			// empty value is not nil.
+			out = append(out, storage.Record{Key: string(k[head:]), Value: append([]byte{}, v...)})
 			return nil
 		})
 	})
@@ -67,7 +62,7 @@ func (db *DB) Records(ctx context.Context, kind, prefix string) ([]storage.Recor
 
 // UpdateRecord changes kind/key in one transaction, retried on conflict.
 func (db *DB) UpdateRecord(ctx context.Context, kind, key string, fn func(cur []byte) ([]byte, error)) error {
-	if err := checkKind(kind); err != nil {
+	if err := storage.ValidateRecordKey(kind, key); err != nil {
 		return err
 	}
 	if err := db.space.check(); err != nil {

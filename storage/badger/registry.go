@@ -36,7 +36,7 @@ func (db *DB) Registrations(ctx context.Context) ([]storage.Registration, error)
 // unregistered clears its tombstone (the id starts with no versions; its
 // sequence numbers continue after the last one it had).
 func (db *DB) Register(ctx context.Context, reg storage.Registration) (created bool, err error) {
-	if err := storage.ValidateID(reg.ID); err != nil {
+	if err := storage.ValidateRegistration(reg); err != nil {
 		return false, fmt.Errorf("register: %w", err)
 	}
 	if err := db.space.check(); err != nil {

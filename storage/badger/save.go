@@ -54,16 +54,10 @@ func (db *DB) prepare(doc *schema.Document) (*prepared, error) {
 }
 
 func (db *DB) save(ctx context.Context, doc *schema.Document) (storage.SaveResult, error) {
-	if doc == nil {
-		return storage.SaveResult{}, fmt.Errorf("save: %w: nil document", storage.ErrInvalid)
-	}
-	id := doc.RSSID
-	if err := storage.ValidateID(id); err != nil {
+	if err := storage.ValidateDocument(doc); err != nil {
 		return storage.SaveResult{}, fmt.Errorf("save: %w", err)
 	}
-	if err := doc.Validate(); err != nil {
-		return storage.SaveResult{}, fmt.Errorf("save %q: %w: %w", id, storage.ErrInvalid, err)
-	}
+	id := doc.RSSID
 	hash := schema.ContentHash(doc)
 	ts := doc.Timestamp.UTC()
 

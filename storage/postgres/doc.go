@@ -39,7 +39,8 @@
 //	dynamo_hosts          per host, when it may next be requested
 //
 // Times are int64 nanoseconds since the Unix epoch (exact, like the Badger
-// store's; years 1678–2262, others are refused with storage.ErrInvalid).
+// store's; storage.MinTime to storage.MaxTime, the years 1678–2262, others
+// are refused with storage.ErrInvalid).
 // Ids sort byte-wise (collation "C").
 //
 // # Transactions

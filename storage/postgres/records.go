@@ -5,31 +5,31 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/jackc/pgx/v5"
 
 	"github.com/dynamo-rss/dynamo/storage"
 )
 
-func checkKind(kind string) error {
-	if kind == "" || strings.IndexByte(kind, 0) >= 0 {
-		return fmt.Errorf("%w: record kind %q", storage.ErrInvalid, kind)
+// textPrefix is the longest prefix of s that PostgreSQL text can hold:
+// up to its first NUL or byte that is not UTF-8.
+func textPrefix(s string) string {
+	for i, r := range s {
+		if r == 0 || r == utf8.RuneError && !strings.HasPrefix(s[i:], "\uFFFD") {
+			return s[:i]
+		}
 	}
-	return nil
-}
-
-// textOK reports whether PostgreSQL text can hold s (valid UTF-8, no NUL).
-func textOK(s string) bool {
-	return strings.IndexByte(s, 0) < 0 && strings.ToValidUTF8(s, "\uFFFD") == s
+	return s
 }
 
 // Record returns the value of kind/key; storage.ErrNotFound when absent.
 func (s *Store) Record(ctx context.Context, kind, key string) ([]byte, error) {
-	if err := checkKind(kind); err != nil {
+	if err := storage.ValidateRecordKind(kind); err != nil {
 		return nil, err
 	}
-	if !textOK(key) {
-		return nil, fmt.Errorf("record %s/%q: %w", kind, key, storage.ErrNotFound)
+	if err := storage.ValidateRecordKey(kind, key); err != nil {
+		return nil, fmt.Errorf("record %s/%q: %w (%w)", kind, key, storage.ErrNotFound, err)
 	}
 	var v []byte
 	err := s.pool.QueryRow(ctx, `select value from dynamo_records where kind = $1 and key = $2 and value is not null`, kind, key).Scan(&v)
@@ -44,15 +44,18 @@ func (s *Store) Record(ctx context.Context, kind, key string) ([]byte, error) {
 
 // Records lists the records of kind whose keys start with prefix, by key.
 func (s *Store) Records(ctx context.Context, kind, prefix string) ([]storage.Record, error) {
-	if err := checkKind(kind); err != nil {
+	if err := storage.ValidateRecordKind(kind); err != nil {
 		return nil, err
 	}
-	if !textOK(prefix) {
-		return nil, nil
+	// A range on the "C"-collated key, from the part of the prefix text can
+	// hold (a prefix may end inside a UTF-8 sequence), up to the first key
+	// past it; the rest of the prefix is compared here.
+	lo := textPrefix(prefix)
+	if rest := prefix[len(lo):]; len(rest) >= utf8.UTFMax || strings.IndexByte(rest, 0) >= 0 {
+		return nil, nil // more than the start of one UTF-8 sequence: no key has it
 	}
-	// A range on the "C"-collated key: prefix ≤ key < the prefix's successor.
 	rows, err := s.pool.Query(ctx, `select key, value from dynamo_records
-		where kind = $1 and key >= $2 and value is not null order by key`, kind, prefix)
+		where kind = $1 and key >= $2 and value is not null order by key`, kind, lo)
 	if err != nil {
 		return nil, fmt.Errorf("list records %s: %w", kind, err)
 	}
@@ -63,10 +66,12 @@ func (s *Store) Records(ctx context.Context, kind, prefix string) ([]storage.Rec
 		if err := rows.Scan(&r.Key, &r.Value); err != nil {
 			return nil, fmt.Errorf("list records %s: %w", kind, err)
 		}
-		if !strings.HasPrefix(r.Key, prefix) {
+		if !strings.HasPrefix(r.Key, lo) {
 			break // sorted: past the prefix's range
 		}
-		out = append(out, r)
+		if strings.HasPrefix(r.Key, prefix) {
+			out = append(out, r)
+		}
 	}
 	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("list records %s: %w", kind, err)
@@ -77,11 +82,8 @@ func (s *Store) Records(ctx context.Context, kind, prefix string) ([]storage.Rec
 // UpdateRecord changes kind/key in one transaction under the row's lock, so
 // concurrent updates from any node are applied one after the other.
 func (s *Store) UpdateRecord(ctx context.Context, kind, key string, fn func(cur []byte) ([]byte, error)) error {
-	if err := checkKind(kind); err != nil {
+	if err := storage.ValidateRecordKey(kind, key); err != nil {
 		return err
-	}
-	if !textOK(key) {
-		return fmt.Errorf("%w: record key %q is not valid text", storage.ErrInvalid, key)
 	}
 	err := s.inTx(ctx, func(tx pgx.Tx) error {
 		// Make sure the row exists, so that FOR UPDATE has a row to lock

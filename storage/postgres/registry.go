@@ -39,7 +39,7 @@ func (s *Store) Registrations(ctx context.Context) ([]storage.Registration, erro
 // Registered time is kept); created reports a new id. It lifts the
 // tombstone of a resource unregistered before.
 func (s *Store) Register(ctx context.Context, reg storage.Registration) (bool, error) {
-	if err := storage.ValidateID(reg.ID); err != nil {
+	if err := storage.ValidateRegistration(reg); err != nil {
 		return false, fmt.Errorf("register: %w", err)
 	}
 	registered, err1 := nullNS("registration time", reg.Registered)

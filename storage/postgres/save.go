@@ -60,20 +60,10 @@ type prepared struct {
 }
 
 func prepare(doc *schema.Document) (*prepared, error) {
-	if doc == nil {
-		return nil, fmt.Errorf("%w: nil document", storage.ErrInvalid)
-	}
-	if err := storage.ValidateID(doc.RSSID); err != nil {
+	if err := storage.ValidateDocument(doc); err != nil {
 		return nil, err
 	}
-	if err := doc.Validate(); err != nil {
-		return nil, fmt.Errorf("%q: %w: %w", doc.RSSID, storage.ErrInvalid, err)
-	}
-	ts, err := toNS("timestamp", doc.Timestamp)
-	if err != nil {
-		return nil, err
-	}
-	return &prepared{id: doc.RSSID, doc: doc, hash: schema.ContentHash(doc), ts: ts}, nil
+	return &prepared{id: doc.RSSID, doc: doc, hash: schema.ContentHash(doc), ts: doc.Timestamp.UnixNano()}, nil
 }
 
 // fill computes what a changed save writes: only a save whose content

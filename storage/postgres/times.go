@@ -1,7 +1,6 @@
 package postgres
 
 import (
-	"fmt"
 	"math"
 	"time"
 
@@ -9,16 +8,13 @@ import (
 )
 
 // Times are stored as int64 nanoseconds since the Unix epoch: exact, as the
-// Badger store keeps them, and ordered; the range is the years 1678–2262.
-var (
-	minTime = time.Unix(0, math.MinInt64)
-	maxTime = time.Unix(0, math.MaxInt64)
-)
+// Badger store keeps them, and ordered; the range is storage.MinTime to
+// storage.MaxTime (the years 1678–2262).
 
 // toNS converts t, refusing times out of range with ErrInvalid.
 func toNS(what string, t time.Time) (int64, error) {
-	if t.Before(minTime) || t.After(maxTime) {
-		return 0, fmt.Errorf("%w: %s %v outside the years 1678–2262", storage.ErrInvalid, what, t)
+	if err := storage.ValidateTime(what, t); err != nil {
+		return 0, err
 	}
 	return t.UnixNano(), nil
 }
@@ -26,9 +22,9 @@ func toNS(what string, t time.Time) (int64, error) {
 // clampNS converts t, saturating at the ends of the range.
 func clampNS(t time.Time) int64 {
 	switch {
-	case t.Before(minTime):
+	case t.Before(storage.MinTime):
 		return math.MinInt64
-	case t.After(maxTime):
+	case t.After(storage.MaxTime):
 		return math.MaxInt64
 	}
 	return t.UnixNano()

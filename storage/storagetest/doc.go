@@ -39,12 +39,25 @@
 //     ErrNotFound), documents refused by schema.Document.Validate (also
 //     matching schema.ErrInvalid), with the validators' messages, so a
 //     driver must validate with those two functions.
-//   - Concurrent saves of one resource (no seq handed out twice) and of
-//     many; a cancelled context; Close twice.
+//   - Concurrent saves of one resource (no seq handed out twice; the same
+//     content saved at once is one change) and of many; a cancelled
+//     context; Close twice.
+//   - Times: every time returned is the instant given, to the nanosecond,
+//     in UTC, on a fresh write, a cached read and a re-read; document
+//     timestamps outside storage.MinTime…MaxTime (the zero time too) and
+//     registration times outside it are ErrInvalid; Prune's MaxAge keeps a
+//     version exactly that old; a zero retention is a no-op.
+//   - Limits: item ids up to storage.MaxItemIDLen bytes; record kinds and
+//     keys as storage.ValidateRecordKey says, prefixes as bytes, empty
+//     values kept as empty.
+//   - Ordering: ids byte-wise (Resources, Registrations, record keys);
+//     keyword terms with punctuation taken literally, and terms PostgreSQL
+//     text cannot hold (a split UTF-8 sequence) matched as bytes, with Max.
 //
 // It assumes nothing of a driver's layout: it uses the [storage.Store]
-// methods only, compares times with time.Time.Equal (a driver may return
-// another time.Location) and uses whole-second timestamps. What only one
+// methods only, compares times with time.Time.Equal and their Location
+// with time.UTC, and uses whole-second timestamps except where precision is
+// the point. What only one
 // driver has (Badger's reopen, crash durability and free-space guard;
 // PostgreSQL's leases and several nodes) is tested in the driver's package.
 package storagetest

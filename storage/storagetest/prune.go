@@ -130,4 +130,32 @@ func testPruneErrors(t *testing.T, open Opener) {
 	if _, err := db.Prune(ctx, "news", storage.Retention{MaxVersions: -1}, T0); !errors.Is(err, storage.ErrInvalid) {
 		t.Errorf("Prune negative = %v", err)
 	}
+	// A zero retention keeps everything without looking at the resource.
+	mustRegister(t, db, reg("gone", "https://example.org/gone", T0))
+	mustUnregister(t, db, "gone")
+	for _, id := range []string{"news", "nope", "gone"} {
+		if n, err := db.Prune(ctx, id, storage.Retention{}, T0); n != 0 || err != nil {
+			t.Errorf("Prune(%s, zero retention) = %d, %v; want 0, nil", id, n, err)
+		}
+	}
+}
+
+// testPruneAgeBoundary: MaxAge keeps a version exactly MaxAge old, to the
+// nanosecond, and drops one a nanosecond older, whatever now's zone.
+func testPruneAgeBoundary(t *testing.T, open Opener) {
+	db := open(t)
+	ctx := context.Background()
+	at := T0.Add(time.Nanosecond)
+	for i, ts := range []time.Time{at.Add(-time.Nanosecond), at, at.Add(time.Hour)} {
+		d := Doc("news", 0, Item("a", fmt.Sprint("A", i)))
+		d.Timestamp = ts
+		MustSave(t, db, d)
+	}
+	now := at.Add(time.Hour).In(time.FixedZone("E", 7200))
+	if n, err := db.Prune(ctx, "news", storage.Retention{MaxAge: time.Hour}, now); n != 1 || err != nil {
+		t.Fatalf("Prune = %d, %v; want 1", n, err)
+	}
+	if vs, err := db.Versions(ctx, "news", 0, 0); err != nil || Seqs(vs) != "3,2" {
+		t.Errorf("Versions = %s, %v; want 3,2", Seqs(vs), err)
+	}
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -104,9 +105,35 @@ func testResources(t *testing.T, open Opener) {
 	if !a.Created.Equal(want.Created) || !a.Updated.Equal(want.Updated) {
 		t.Errorf("alpha created %v updated %v, want %v and %v", a.Created, a.Updated, want.Created, want.Updated)
 	}
-	a.Created, a.Updated = want.Created, want.Updated // compared above, whatever their time.Location
+	a.Created, a.Updated = want.Created, want.Updated // compared above
 	if a != want {
 		t.Errorf("alpha = %+v\nwant %+v", a, want)
+	}
+	// Ids sort byte-wise: upper case before lower, ASCII before the rest.
+	for _, id := range []string{"é", "B", "a b", "a\u00a0"} {
+		MustSave(t, db, Doc(id, 0, Item("a", "A")))
+		mustRegister(t, db, reg(id, "https://example.org/", T0))
+	}
+	mustRegister(t, db, reg("zeta", "https://example.org/", T0))
+	rs, err = db.Resources(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ids []string
+	for _, r := range rs {
+		ids = append(ids, r.ID)
+	}
+	want2 := []string{"B", "a b", "alpha", "a\u00a0", "zeta", "é"}
+	if !reflect.DeepEqual(ids, want2) {
+		t.Errorf("Resources = %q, want %q", ids, want2)
+	}
+	regs, err := db.Registrations(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want2 = slices.DeleteFunc(want2, func(id string) bool { return id == "alpha" })
+	if got := regIDs(regs); !reflect.DeepEqual(got, want2) {
+		t.Errorf("Registrations = %q, want %q", got, want2)
 	}
 }
 
@@ -199,6 +226,7 @@ func testItemsKeywords(t *testing.T, open Opener) {
 		{ID: "4", Title: "STRASSE gesperrt", Link: "https://example.org/strasse", Description: "Umleitung"},
 		{ID: "5", Title: "ΣΊΣΥΦΟΣ returns", Link: "https://example.org/greek", Description: "Mythology"},
 		{ID: "6", Title: "Budget concert", Link: "https://example.org/fund", Description: "Jazz fundraiser"},
+		{ID: "7", Title: "50% off_sale", Link: "https://example.org/a_b%41", Description: `C++ isn't a.b \ "q"`},
 	}
 	MustSave(t, db, Doc("news", 0, items...))
 	T := schema.NewTerm
@@ -223,6 +251,17 @@ func testItemsKeywords(t *testing.T, open Opener) {
 		{"σ matches Σ", schema.Terms{T(schema.And, schema.FieldTitle, "σίσυφοσ")}, "5"},
 		{"final ς matches Σ", schema.Terms{T(schema.And, schema.FieldTitle, "σίσυφος")}, "5"},
 		{"lower-case body", schema.Terms{T(schema.And, schema.FieldDescription, "MYTHOLOGY")}, "5"},
+		// Punctuation is literal (no LIKE wildcards, no regexp, no quoting).
+		{"percent", schema.Terms{T(schema.And, schema.FieldTitle, "50%")}, "7"},
+		{"lone percent", schema.Terms{T(schema.And, schema.FieldTitle, "%")}, "7"},
+		{"underscore", schema.Terms{T(schema.And, schema.FieldLink, "a_b")}, "7"},
+		{"escaped byte stays text", schema.Terms{T(schema.And, schema.FieldLink, "%41")}, "7"},
+		{"plus and apostrophe", schema.Terms{T(schema.And, schema.FieldDescription, "c++ isn't")}, "7"},
+		{"dot", schema.Terms{T(schema.And, schema.FieldDescription, "a.b")}, "7"},
+		{"backslash and quote", schema.Terms{T(schema.And, schema.FieldDescription, `\ "q"`)}, "7"},
+		// A term that ends inside a UTF-8 sequence matches the bytes it has.
+		{"split UTF-8 sequence", schema.Terms{T(schema.And, schema.FieldTitle, "\xcf")}, "5"},
+		{"NUL", schema.Terms{T(schema.And, schema.FieldTitle, "a\x00")}, ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -245,9 +284,18 @@ func testItemsKeywords(t *testing.T, open Opener) {
 			}
 		})
 	}
-	got, err := db.Items(ctx, "news", storage.ItemQuery{Max: 1, Terms: schema.Terms{T(schema.And, schema.FieldTitle, "budget")}})
-	if err != nil || IDs(got) != "1" {
-		t.Errorf("Max=1 keyword = %s, %v", IDs(got), err)
+	for _, tc := range []struct {
+		name  string
+		terms schema.Terms
+		want  string
+	}{
+		{"Max=1", schema.Terms{T(schema.And, schema.FieldTitle, "budget")}, "1"},
+		{"Max=1, a term text cannot hold", schema.Terms{T(schema.And, schema.FieldTitle, "\xcf"), T(schema.Or, schema.FieldTitle, "budget")}, "1"},
+	} {
+		got, err := db.Items(ctx, "news", storage.ItemQuery{Max: 1, Terms: tc.terms})
+		if err != nil || IDs(got) != tc.want {
+			t.Errorf("%s: Items = %s, %v; want %s", tc.name, IDs(got), err, tc.want)
+		}
 	}
 }
 

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 
@@ -122,5 +123,90 @@ func testRecordsConcurrent(t *testing.T, open Opener) {
 	wg.Wait()
 	if v, err := s.Record(ctx, "counter", "c"); err != nil || string(v) != strconv.Itoa(n) {
 		t.Errorf("after %d increments: %q, %v", n, v, err)
+	}
+}
+
+// testRecordKeys: what names a record, the same for every driver: a kind and
+// a key of valid UTF-8 without NUL, together at most
+// storage.MaxRecordKeyLen bytes. UpdateRecord refuses others with
+// ErrInvalid; Record says they name nothing (ErrNotFound, and ErrInvalid);
+// a bad kind is ErrInvalid everywhere. A listing prefix is bytes: one that
+// ends inside a UTF-8 sequence lists the keys it is a byte prefix of. An
+// empty value is a record like any other.
+func testRecordKeys(t *testing.T, open Opener) {
+	s := open(t)
+	ctx := context.Background()
+	put := func(kind, key string, v []byte) error {
+		return s.UpdateRecord(ctx, kind, key, func([]byte) ([]byte, error) { return v, nil })
+	}
+	long := strings.Repeat("k", storage.MaxRecordKeyLen-len("kind"))
+	for _, key := range []string{"a\x00b", "a\xffb", long + "k"} {
+		if err := put("kind", key, []byte("v")); !errors.Is(err, storage.ErrInvalid) {
+			t.Errorf("UpdateRecord(key %.20q…) = %v, want ErrInvalid", key, err)
+		}
+		if _, err := s.Record(ctx, "kind", key); !errors.Is(err, storage.ErrNotFound) || !errors.Is(err, storage.ErrInvalid) {
+			t.Errorf("Record(key %.20q…) = %v, want ErrNotFound and ErrInvalid", key, err)
+		}
+	}
+	for _, kind := range []string{"", "k\x00", "k\xff"} {
+		if err := put(kind, "key", []byte("v")); !errors.Is(err, storage.ErrInvalid) {
+			t.Errorf("UpdateRecord(kind %q) = %v, want ErrInvalid", kind, err)
+		}
+		if _, err := s.Record(ctx, kind, "key"); !errors.Is(err, storage.ErrInvalid) {
+			t.Errorf("Record(kind %q) = %v, want ErrInvalid", kind, err)
+		}
+		if _, err := s.Records(ctx, kind, ""); !errors.Is(err, storage.ErrInvalid) {
+			t.Errorf("Records(kind %q) = %v, want ErrInvalid", kind, err)
+		}
+	}
+	keys := []string{long, "é1", "éa", "ê", "\u00e9\u0301", "e"}
+	for _, k := range keys {
+		if err := put("kind", k, []byte(k[:1])); err != nil {
+			t.Fatalf("UpdateRecord(%.20q): %v", k, err)
+		}
+	}
+	if err := put("kind", "empty", []byte{}); err != nil {
+		t.Fatal(err)
+	}
+	listed := func(prefix string) string {
+		t.Helper()
+		rs, err := s.Records(ctx, "kind", prefix)
+		if err != nil {
+			t.Fatalf("Records(%q): %v", prefix, err)
+		}
+		var out []string
+		for _, r := range rs {
+			if r.Value == nil {
+				t.Errorf("Records(%q): %.20q has a nil value", prefix, r.Key)
+			}
+			out = append(out, fmt.Sprintf("%.3q", r.Key))
+		}
+		return strings.Join(out, ",")
+	}
+	for _, tc := range []struct{ prefix, want string }{
+		{"", `"e","emp","kkk","é1","éa","é́","ê"`},
+		{"\xc3", `"é1","éa","é́","ê"`}, // "é" and "ê" start with 0xc3
+		{"\xc3\xa9", `"é1","éa","é́"`},
+		{"\xff", ""},
+		{"e\x00", ""},
+	} {
+		if got := listed(tc.prefix); got != tc.want {
+			t.Errorf("Records(%q) = %s, want %s", tc.prefix, got, tc.want)
+		}
+	}
+	if v, err := s.Record(ctx, "kind", "empty"); err != nil || v == nil || len(v) != 0 {
+		t.Errorf("Record(empty) = %#v, %v; want an empty, non-nil value", v, err)
+	}
+	err := s.UpdateRecord(ctx, "kind", "empty", func(cur []byte) ([]byte, error) {
+		if cur == nil {
+			t.Error("UpdateRecord of an empty record: fn got nil (none), want an empty value")
+		}
+		return nil, nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Record(ctx, "kind", "empty"); !errors.Is(err, storage.ErrNotFound) {
+		t.Errorf("Record after delete = %v, want ErrNotFound", err)
 	}
 }

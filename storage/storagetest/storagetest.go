@@ -30,6 +30,9 @@ func Run(t *testing.T, open Opener) {
 		{"ReadsRejectBadInput", testReadsRejectBadInput},
 		{"SeqNeverReused", testSeqNeverReused},
 		{"ConcurrentSaves", testConcurrentSaves},
+		{"TimesExact", testTimesExact},
+		{"TimeRange", testTimeRange},
+		{"ItemIDLimit", testItemIDLimit},
 		{"PollState", testPollState},
 		{"CanceledContext", testCanceledContext},
 		{"ResourceInfoFresh", testResourceInfoFresh},
@@ -41,6 +44,7 @@ func Run(t *testing.T, open Opener) {
 		{"ItemsKeywordsRandom", testItemsKeywordsRandom},
 		{"Prune", testPrune},
 		{"PruneErrors", testPruneErrors},
+		{"PruneAgeBoundary", testPruneAgeBoundary},
 		{"CheckHealthy", testCheckHealthy},
 		{"Registry", testRegistry},
 		{"RegistryErrors", testRegistryErrors},
@@ -50,6 +54,7 @@ func Run(t *testing.T, open Opener) {
 		{"UnregisterRacesSaves", testUnregisterRacesSaves},
 		{"Records", testRecords},
 		{"RecordsConcurrent", testRecordsConcurrent},
+		{"RecordKeys", testRecordKeys},
 		{"Close", testClose},
 	}
 	for _, tt := range tests {
