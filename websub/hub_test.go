@@ -501,6 +501,8 @@ func TestRequestRefusedSynchronously(t *testing.T) {
 		{"lease negative", form(ModeSubscribe, topicNews, cb, "hub.lease_seconds", "-5"), ErrInvalidRequest},
 		{"lease hugely negative", form(ModeSubscribe, topicNews, cb, "hub.lease_seconds", "-99999999999999999999"), ErrInvalidRequest},
 		{"lease with a sign", form(ModeSubscribe, topicNews, cb, "hub.lease_seconds", "+99999999999999999999"), ErrInvalidRequest},
+		{"callback too long", form(ModeSubscribe, topicNews, cb+"?q="+strings.Repeat("x", maxURL)), ErrInvalidRequest},
+		{"callback of the longest length", form(ModeSubscribe, topicNews, cb+"?q="+strings.Repeat("x", maxURL-len(cb)-3)), nil},
 		{"secret of 200 bytes", form(ModeSubscribe, topicNews, cb, "hub.secret", strings.Repeat("x", 200)), ErrInvalidRequest},
 		{"secret of 199 bytes", form(ModeSubscribe, topicNews, cb, "hub.secret", strings.Repeat("x", 199)), nil},
 		{"unsubscribe ignores a bad lease", form(ModeUnsubscribe, topicNews, cb, "hub.lease_seconds", "soon"), nil},

@@ -32,6 +32,12 @@ const (
 // maxSecret is the bound of §5.1: hub.secret "MUST be less than 200 bytes".
 const maxSecret = 200
 
+// maxURL bounds hub.topic and hub.callback, in bytes: a subscription is
+// stored under its resource id (at most 256 bytes) and both URLs, and a
+// store refuses keys over 2 KiB (storage.MaxRecordKeyLen), so a longer URL
+// is refused here, as a bad request, rather than by the store.
+const maxURL = 850
+
 // request is a parsed and validated subscription request (§5.1).
 type request struct {
 	mode     string
@@ -99,6 +105,9 @@ func parseRequest(form url.Values, def, minLease, maxLease time.Duration) (reque
 func checkURL(name, raw string) (string, error) {
 	if raw == "" {
 		return "", fmt.Errorf("%s is required", name)
+	}
+	if len(raw) > maxURL {
+		return "", fmt.Errorf("%s is longer than %d bytes", name, maxURL)
 	}
 	u, err := url.Parse(raw)
 	if err != nil {
