@@ -66,24 +66,15 @@ func (d *dec) u64() uint64 {
 	return 0
 }
 
-func (d *dec) uvar() uint64 {
-	if d.err != nil {
-		return 0
-	}
-	v, n := binary.Uvarint(d.b)
-	if n <= 0 {
-		d.err = errShort
-		return 0
-	}
-	d.b = d.b[n:]
-	return v
-}
+func (d *dec) uvar() uint64 { return readVarint(d, binary.Uvarint) }
+func (d *dec) svar() int64  { return readVarint(d, binary.Varint) }
 
-func (d *dec) svar() int64 {
+// readVarint reads a varint with read (binary.Uvarint or binary.Varint).
+func readVarint[T int64 | uint64](d *dec, read func([]byte) (T, int)) T {
 	if d.err != nil {
 		return 0
 	}
-	v, n := binary.Varint(d.b)
+	v, n := read(d.b)
 	if n <= 0 {
 		d.err = errShort
 		return 0
