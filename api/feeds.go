@@ -127,9 +127,33 @@ func (s *Server) getVersion(c echo.Context) error {
 	return s.serveResource(c, seq)
 }
 
+// maxHistoryMoves bounds how often a resource's feed is computed again
+// because a version was stored (or pruned) while it was being built.
+const maxHistoryMoves = 3
+
+// errHistoryMoved is returned by a resource's build when the history changed
+// between the catalog read that decided the ETag and the reads that built
+// the body: the body may not be the one the ETag names, so it is neither
+// cached nor sent, and serveResource starts over.
+var errHistoryMoved = errors.New("the resource's history changed while its feed was built")
+
 // serveResource serves a resource's feeds: its versions, a version (by
-// ?index= or, when seq > 0, by its sequence number), or its items.
+// ?index= or, when seq > 0, by its sequence number), or its items. The ETag
+// is decided from one catalog read and the body from later history reads;
+// a version stored in between makes it start over (errHistoryMoved), so
+// that a strong ETag never names two different bodies.
 func (s *Server) serveResource(c echo.Context, seq uint64) error {
+	var err error
+	for range maxHistoryMoves {
+		if err = s.serveResourceOnce(c, seq); !errors.Is(err, errHistoryMoved) {
+			return err
+		}
+	}
+	return err
+}
+
+// serveResourceOnce is one attempt of serveResource.
+func (s *Server) serveResourceOnce(c echo.Context, seq uint64) error {
 	req := c.Request()
 	ctx := req.Context()
 	id, err := url.PathUnescape(c.Param("rssId"))
@@ -189,18 +213,33 @@ func (s *Server) serveResource(c echo.Context, seq uint64) error {
 		format:  format,
 		self:    b.self(path),
 		build: func(ctx context.Context) (*feedModel, error) {
+			var m *feedModel
+			var err error
 			switch {
 			case seq > 0:
-				return b.versionSeq(ctx, info, seq)
+				m, err = b.versionSeq(ctx, info, seq)
 			case q.index > 0:
-				return b.version(ctx, info)
+				m, err = b.version(ctx, info)
 			case q.max > 0:
-				return b.items(ctx, info)
+				m, err = b.items(ctx, info)
 			default:
-				return b.versions(ctx, info)
+				m, err = b.versions(ctx, info)
 			}
+			if s.historyMoved(ctx, info) {
+				return nil, errHistoryMoved
+			}
+			return m, err
 		},
 	})
+}
+
+// historyMoved reports whether resource info.ID has stored or pruned a
+// version since info was read. Saves raise LatestSeq and prunes lower
+// Versions, so equal values mean the reads made in between saw info's
+// history. A failed read counts as moved: the next attempt reports it.
+func (s *Server) historyMoved(ctx context.Context, info storage.ResourceInfo) bool {
+	now, err := s.opts.Store.Resource(ctx, info.ID)
+	return err != nil || now.LatestSeq != info.LatestSeq || now.Versions != info.Versions
 }
 
 // seqIndex turns a version's sequence number into its index (1 = newest).

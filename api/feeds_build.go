@@ -220,7 +220,7 @@ func (b *builder) versionSeq(ctx context.Context, info storage.ResourceInfo, seq
 		return nil, err
 	}
 	if vi.Seq != seq { // the history moved since the request started
-		return nil, errNotFound(storage.ErrNotFound, "version %d of %q is no longer at the expected place in the history; retry", seq, info.ID)
+		return nil, errHistoryMoved
 	}
 	return m, nil
 }
