@@ -84,7 +84,9 @@
 // feed media type, application/xml and text/xml (what browsers send) gets the
 // feed as a page (feedpage.go): the same feed model, so exactly the reader's
 // items, with subscribe links and <link rel="alternate"> per format, a link
-// to the view, its own ETag and Vary: Accept. A tie goes to the feed, so
+// to the view, its own weak ETag (the page shows times relative to now, so
+// its bytes change while the feed does not), gzip when accepted, and Vary:
+// Accept. A tie goes to the feed, so
 // Miniflux (text/html listed at q=1 beside the feed types), feedparser,
 // SimplePie/FreshRSS, gofeed (no Accept) and newsboat (*/*) get the feed
 // as before. GET /resources.opml is OPML 2.0 (text/x-opml): one

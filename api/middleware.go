@@ -33,7 +33,8 @@ func (s *Server) middleware() {
 			MinLength: gzipMinLength,
 			// HEAD has no body, and 304s have none either (the middleware
 			// drops Content-Encoding when nothing was written). Feeds
-			// compress themselves, with an ETag per coding (api/feeds.go).
+			// compress themselves, with an ETag per coding (api/feeds.go);
+			// a feed shown to a browser as a page (weak ETag) is compressed here.
 			// The admin API's writes answer a resource or a problem, under
 			// MinLength, and the middleware resets a compressor twice per
 			// request it does not skip, even for a short body: 5–6 % of the
@@ -41,8 +42,11 @@ func (s *Server) middleware() {
 			Skipper: func(c echo.Context) bool {
 				m := c.Request().Method
 				p := c.Path()
+				if m == http.MethodHead || m != http.MethodGet && strings.HasPrefix(p, "/admin") {
+					return true
+				}
 				feeds := p == "/resources" || strings.HasPrefix(p, "/resources/") // not /resources.opml
-				return m == http.MethodHead || feeds || m != http.MethodGet && strings.HasPrefix(p, "/admin")
+				return feeds && !wantsFeedPage(c.Request())
 			},
 		}),
 		s.limitBody,
