@@ -129,7 +129,7 @@ func (s *Server) getVersion(c echo.Context) error {
 
 // maxHistoryMoves bounds how often a resource's feed is computed again
 // because a version was stored (or pruned) while it was being built.
-const maxHistoryMoves = 3
+const maxHistoryMoves = 5
 
 // errHistoryMoved is returned by a resource's build when the history changed
 // between the catalog read that decided the ETag and the reads that built
@@ -216,9 +216,7 @@ func (s *Server) serveResourceOnce(c echo.Context, seq uint64) error {
 			var m *feedModel
 			var err error
 			switch {
-			case seq > 0:
-				m, err = b.versionSeq(ctx, info, seq)
-			case q.index > 0:
+			case q.index > 0: // also a version's permalink
 				m, err = b.version(ctx, info)
 			case q.max > 0:
 				m, err = b.items(ctx, info)
@@ -236,7 +234,10 @@ func (s *Server) serveResourceOnce(c echo.Context, seq uint64) error {
 // historyMoved reports whether resource info.ID has stored or pruned a
 // version since info was read. Saves raise LatestSeq and prunes lower
 // Versions, so equal values mean the reads made in between saw info's
-// history. A failed read counts as moved: the next attempt reports it.
+// history. A failed read counts as moved: the next attempt reports it. The
+// builders also compare the sequence numbers they read with info's, which
+// catches a save even while the catalog still answers the previous info
+// (Badger's info cache is invalidated just after the commit).
 func (s *Server) historyMoved(ctx context.Context, info storage.ResourceInfo) bool {
 	now, err := s.opts.Store.Resource(ctx, info.ID)
 	return err != nil || now.LatestSeq != info.LatestSeq || now.Versions != info.Versions
@@ -387,9 +388,11 @@ var (
 // gzipTag is the ETag of the gzip representation of the feed tagged etag.
 func gzipTag(etag string) string { return strings.TrimSuffix(etag, `"`) + `-gzip"` }
 
-// acceptsGzip reports whether an Accept-Encoding header accepts gzip
-// (explicitly, or through "*") with a non-zero quality.
+// acceptsGzip reports whether an Accept-Encoding header gives gzip a
+// non-zero quality: its own (gzip or x-gzip), else that of "*" (RFC 9110
+// §12.5.3: the explicit coding takes precedence, wherever each stands).
 func acceptsGzip(header string) bool {
+	star := -1.0
 	for part := range strings.SplitSeq(header, ",") {
 		coding, params, _ := strings.Cut(strings.TrimSpace(part), ";")
 		coding = strings.ToLower(strings.TrimSpace(coding))
@@ -404,9 +407,12 @@ func acceptsGzip(header string) bool {
 				}
 			}
 		}
-		return q > 0
+		if coding != "*" {
+			return q > 0
+		}
+		star = q
 	}
-	return false
+	return star > 0
 }
 
 // feedBody returns the rendered feed (gzip-compressed when gz) from the

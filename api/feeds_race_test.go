@@ -139,12 +139,20 @@ func TestFeedETagsUnderConcurrentSaves(t *testing.T) {
 					rec := fdDo(s, http.MethodGet, target)
 					key := target + " " + rec.Header().Get("ETag")
 					mu.Lock()
-					if rec.Code != http.StatusOK {
+					prev, seen := bodies[key]
+					switch {
+					case rec.Code == http.StatusServiceUnavailable:
+						// Every attempt raced a save: allowed, never a wrong
+						// ETag. Badger's catalog (its info cache) may answer
+						// the previous info until the save returns, while the
+						// history reads already see the new version.
+					case rec.Code != http.StatusOK:
 						t.Errorf("GET %s = %d\n%s", target, rec.Code, rec.Body)
-					} else if prev, ok := bodies[key]; ok && prev != rec.Body.String() {
+					case seen && prev != rec.Body.String():
 						t.Errorf("GET %s: ETag %s names two different bodies", target, rec.Header().Get("ETag"))
+					default:
+						bodies[key] = rec.Body.String()
 					}
-					bodies[key] = rec.Body.String()
 					mu.Unlock()
 					select {
 					case served <- r:

@@ -40,13 +40,24 @@ func (s *Server) middleware() {
 			// request it does not skip, even for a short body: 5–6 % of the
 			// CPU of a mass registration by Go clients (BENCHMARKS.md).
 			Skipper: func(c echo.Context) bool {
-				m := c.Request().Method
+				req := c.Request()
+				m := req.Method
 				p := c.Path()
 				if m == http.MethodHead || m != http.MethodGet && strings.HasPrefix(p, "/admin") {
 					return true
 				}
 				feeds := p == "/resources" || strings.HasPrefix(p, "/resources/") // not /resources.opml
-				return feeds && !wantsFeedPage(c.Request())
+				if feeds && !wantsFeedPage(req) {
+					return true
+				}
+				// The middleware compresses whenever the header contains
+				// "gzip", even "gzip;q=0"; skipped, the answer still varies
+				// by Accept-Encoding.
+				if !acceptsGzip(req.Header.Get(echo.HeaderAcceptEncoding)) {
+					c.Response().Header().Add(echo.HeaderVary, echo.HeaderAcceptEncoding)
+					return true
+				}
+				return false
 			},
 		}),
 		s.limitBody,
