@@ -18,7 +18,9 @@
 // decides: the strong ETag is a hash of everything the rendering depends on
 // (resource, latest version seq, version count, normalized query, format,
 // base URL, poll interval hint), so If-None-Match and If-Modified-Since are
-// answered 304 without reading history or rendering. Otherwise the feed is
+// answered 304 without reading history or rendering (an If-Modified-Since
+// later than the server's clock is ignored: no Last-Modified was ever sent
+// from the future). Otherwise the feed is
 // built once into a neutral model and rendered by one file per format
 // (render_rss1.go, render_rss2.go, render_atom.go, render_json.go; RSS 2.0,
 // Atom and JSON Feed through gorilla/feeds, RSS 1.0 as RDF/XML with

@@ -354,7 +354,7 @@ func (s *Server) serveFeed(c echo.Context, fr feedRequest) error {
 		}
 	}
 	// Either representation's tag proves the client holds the current feed.
-	if notModified(req, lastMod, identityTag, gzipTag(identityTag)) {
+	if notModified(req, s.now(), lastMod, identityTag, gzipTag(identityTag)) {
 		validators()
 		return c.NoContent(http.StatusNotModified)
 	}
@@ -475,8 +475,12 @@ func (s *Server) feedBody(ctx context.Context, etag string, gz bool, fr feedRequ
 }
 
 // notModified evaluates If-None-Match (weak comparison, RFC 9110 §13.1.2) or,
-// when absent, If-Modified-Since.
-func notModified(r *http.Request, lastMod time.Time, etags ...string) bool {
+// when absent, If-Modified-Since. A date later than now is ignored, as one
+// that is not a date: no Last-Modified we sent can be in the future, and a
+// client clock ahead of ours would otherwise get 304s for the versions
+// stored until our clock catches up (RFC 2616 §14.25 called such a date
+// invalid; RFC 9110 is silent).
+func notModified(r *http.Request, now, lastMod time.Time, etags ...string) bool {
 	if inm := r.Header.Get("If-None-Match"); inm != "" {
 		for tag := range strings.SplitSeq(inm, ",") {
 			tag = strings.TrimPrefix(strings.TrimSpace(tag), "W/")
@@ -488,7 +492,7 @@ func notModified(r *http.Request, lastMod time.Time, etags ...string) bool {
 	}
 	if ims := r.Header.Get(echo.HeaderIfModifiedSince); ims != "" {
 		t, err := http.ParseTime(ims)
-		return err == nil && !lastMod.After(t)
+		return err == nil && !t.After(now) && !lastMod.After(t)
 	}
 	return false
 }
