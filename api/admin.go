@@ -33,8 +33,12 @@ func bearerMatches(header, token string) bool {
 const adminOff = "the admin API is off; set admin.token or admin.token_file in the configuration and reload to turn it on"
 
 // requireToken lets through only requests with the configured bearer token.
+// Every admin answer is Cache-Control: no-store: shared caches must not keep
+// answers to requests with Authorization anyway (RFC 9111 §3.5), but one
+// that ignores it, or a browser's heuristic freshness, must not either.
 func (s *Server) requireToken(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
+		c.Response().Header().Set(echo.HeaderCacheControl, "no-store")
 		token := *s.token.Load()
 		if token == "" {
 			return problemf(http.StatusNotFound, "%s", adminOff)

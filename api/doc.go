@@ -18,7 +18,9 @@
 // decides: the strong ETag is a hash of everything the rendering depends on
 // (resource, latest version seq, version count, normalized query, format,
 // base URL, poll interval hint), so If-None-Match and If-Modified-Since are
-// answered 304 without reading history or rendering. Otherwise the feed is
+// answered 304 without reading history or rendering (an If-Modified-Since
+// later than the server's clock is ignored: no Last-Modified was ever sent
+// from the future). Otherwise the feed is
 // built once into a neutral model and rendered by one file per format
 // (render_rss1.go, render_rss2.go, render_atom.go, render_json.go; RSS 2.0,
 // Atom and JSON Feed through gorilla/feeds, RSS 1.0 as RDF/XML with
@@ -91,7 +93,9 @@
 // feed media type, application/xml and text/xml (what browsers send) gets the
 // feed as a page (feedpage.go): the same feed model, so exactly the reader's
 // items, with subscribe links and <link rel="alternate"> per format, a link
-// to the view, its own ETag and Vary: Accept. A tie goes to the feed, so
+// to the view, its own weak ETag (the page shows times relative to now, so
+// its bytes change while the feed does not), gzip when accepted, and Vary:
+// Accept. A tie goes to the feed, so
 // Miniflux (text/html listed at q=1 beside the feed types), feedparser,
 // SimplePie/FreshRSS, gofeed (no Accept) and newsboat (*/*) get the feed
 // as before. GET /resources.opml is OPML 2.0 (text/x-opml): one

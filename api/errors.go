@@ -126,6 +126,8 @@ func toProblem(err error) *Problem {
 		return &Problem{Status: http.StatusBadRequest, Detail: err.Error(), Err: err}
 	case errors.Is(err, websub.ErrBusy):
 		return &Problem{Status: http.StatusServiceUnavailable, Detail: "the hub's verification queue is full; try again in a minute", Err: err}
+	case errors.Is(err, errHistoryMoved): // still moving after every attempt of serveResource
+		return &Problem{Status: http.StatusServiceUnavailable, Detail: "the resource's history kept changing while its feed was built; try again", Err: err}
 	case errors.Is(err, ErrDeclaredInFile):
 		return &Problem{Status: http.StatusConflict, Detail: "this resource is declared in the configuration file; change it there", Err: err}
 	case errors.As(err, &fe):

@@ -127,9 +127,33 @@ func (s *Server) getVersion(c echo.Context) error {
 	return s.serveResource(c, seq)
 }
 
+// maxHistoryMoves bounds how often a resource's feed is computed again
+// because a version was stored (or pruned) while it was being built.
+const maxHistoryMoves = 5
+
+// errHistoryMoved is returned by a resource's build when the history changed
+// between the catalog read that decided the ETag and the reads that built
+// the body: the body may not be the one the ETag names, so it is neither
+// cached nor sent, and serveResource starts over.
+var errHistoryMoved = errors.New("the resource's history changed while its feed was built")
+
 // serveResource serves a resource's feeds: its versions, a version (by
-// ?index= or, when seq > 0, by its sequence number), or its items.
+// ?index= or, when seq > 0, by its sequence number), or its items. The ETag
+// is decided from one catalog read and the body from later history reads;
+// a version stored in between makes it start over (errHistoryMoved), so
+// that a strong ETag never names two different bodies.
 func (s *Server) serveResource(c echo.Context, seq uint64) error {
+	var err error
+	for range maxHistoryMoves {
+		if err = s.serveResourceOnce(c, seq); !errors.Is(err, errHistoryMoved) {
+			return err
+		}
+	}
+	return err
+}
+
+// serveResourceOnce is one attempt of serveResource.
+func (s *Server) serveResourceOnce(c echo.Context, seq uint64) error {
 	req := c.Request()
 	ctx := req.Context()
 	id, err := url.PathUnescape(c.Param("rssId"))
@@ -189,18 +213,34 @@ func (s *Server) serveResource(c echo.Context, seq uint64) error {
 		format:  format,
 		self:    b.self(path),
 		build: func(ctx context.Context) (*feedModel, error) {
+			var m *feedModel
+			var err error
 			switch {
-			case seq > 0:
-				return b.versionSeq(ctx, info, seq)
-			case q.index > 0:
-				return b.version(ctx, info)
+			case q.index > 0: // also a version's permalink
+				m, err = b.version(ctx, info)
 			case q.max > 0:
-				return b.items(ctx, info)
+				m, err = b.items(ctx, info)
 			default:
-				return b.versions(ctx, info)
+				m, err = b.versions(ctx, info)
 			}
+			if s.historyMoved(ctx, info) {
+				return nil, errHistoryMoved
+			}
+			return m, err
 		},
 	})
+}
+
+// historyMoved reports whether resource info.ID has stored or pruned a
+// version since info was read. Saves raise LatestSeq and prunes lower
+// Versions, so equal values mean the reads made in between saw info's
+// history. A failed read counts as moved: the next attempt reports it. The
+// builders also compare the sequence numbers they read with info's, which
+// catches a save even while the catalog still answers the previous info
+// (Badger's info cache is invalidated just after the commit).
+func (s *Server) historyMoved(ctx context.Context, info storage.ResourceInfo) bool {
+	now, err := s.opts.Store.Resource(ctx, info.ID)
+	return err != nil || now.LatestSeq != info.LatestSeq || now.Versions != info.Versions
 }
 
 // seqIndex turns a version's sequence number into its index (1 = newest).
@@ -314,7 +354,7 @@ func (s *Server) serveFeed(c echo.Context, fr feedRequest) error {
 		}
 	}
 	// Either representation's tag proves the client holds the current feed.
-	if notModified(req, lastMod, identityTag, gzipTag(identityTag)) {
+	if notModified(req, s.now(), lastMod, identityTag, gzipTag(identityTag)) {
 		validators()
 		return c.NoContent(http.StatusNotModified)
 	}
@@ -348,9 +388,11 @@ var (
 // gzipTag is the ETag of the gzip representation of the feed tagged etag.
 func gzipTag(etag string) string { return strings.TrimSuffix(etag, `"`) + `-gzip"` }
 
-// acceptsGzip reports whether an Accept-Encoding header accepts gzip
-// (explicitly, or through "*") with a non-zero quality.
+// acceptsGzip reports whether an Accept-Encoding header gives gzip a
+// non-zero quality: its own (gzip or x-gzip), else that of "*" (RFC 9110
+// §12.5.3: the explicit coding takes precedence, wherever each stands).
 func acceptsGzip(header string) bool {
+	star := -1.0
 	for part := range strings.SplitSeq(header, ",") {
 		coding, params, _ := strings.Cut(strings.TrimSpace(part), ";")
 		coding = strings.ToLower(strings.TrimSpace(coding))
@@ -365,9 +407,12 @@ func acceptsGzip(header string) bool {
 				}
 			}
 		}
-		return q > 0
+		if coding != "*" {
+			return q > 0
+		}
+		star = q
 	}
-	return false
+	return star > 0
 }
 
 // feedBody returns the rendered feed (gzip-compressed when gz) from the
@@ -430,8 +475,12 @@ func (s *Server) feedBody(ctx context.Context, etag string, gz bool, fr feedRequ
 }
 
 // notModified evaluates If-None-Match (weak comparison, RFC 9110 §13.1.2) or,
-// when absent, If-Modified-Since.
-func notModified(r *http.Request, lastMod time.Time, etags ...string) bool {
+// when absent, If-Modified-Since. A date later than now is ignored, as one
+// that is not a date: no Last-Modified we sent can be in the future, and a
+// client clock ahead of ours would otherwise get 304s for the versions
+// stored until our clock catches up (RFC 2616 §14.25 called such a date
+// invalid; RFC 9110 is silent).
+func notModified(r *http.Request, now, lastMod time.Time, etags ...string) bool {
 	if inm := r.Header.Get("If-None-Match"); inm != "" {
 		for tag := range strings.SplitSeq(inm, ",") {
 			tag = strings.TrimPrefix(strings.TrimSpace(tag), "W/")
@@ -443,7 +492,7 @@ func notModified(r *http.Request, lastMod time.Time, etags ...string) bool {
 	}
 	if ims := r.Header.Get(echo.HeaderIfModifiedSince); ims != "" {
 		t, err := http.ParseTime(ims)
-		return err == nil && !lastMod.After(t)
+		return err == nil && !t.After(now) && !lastMod.After(t)
 	}
 	return false
 }

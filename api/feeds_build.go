@@ -136,6 +136,9 @@ func (b *builder) versions(ctx context.Context, info storage.ResourceInfo) (*fee
 	if err != nil {
 		return nil, b.notFound(err, info)
 	}
+	if len(vs) > 0 && vs[0].Seq != info.LatestSeq {
+		return nil, errHistoryMoved
+	}
 	// Keyword terms and xpath apply to the version items as the feed shows them.
 	cands := make([]schema.Item, len(vs))
 	for i, v := range vs {
@@ -158,9 +161,12 @@ func (b *builder) versions(ctx context.Context, info storage.ResourceInfo) (*fee
 	if err != nil {
 		return nil, err
 	}
-	latest, _, err := b.s.opts.Store.Version(ctx, info.ID, 1)
+	latest, lvi, err := b.s.opts.Store.Version(ctx, info.ID, 1)
 	if err != nil {
 		return nil, b.notFound(err, info)
+	}
+	if lvi.Seq != info.LatestSeq {
+		return nil, errHistoryMoved
 	}
 	m := b.channel(info, latest, info.Updated)
 	m.Updated = info.Updated.UTC()
@@ -189,38 +195,25 @@ func versionDescription(v storage.VersionInfo) string {
 	return v.Description + " (" + items + ")"
 }
 
-// version builds ?index=n: that version's channel and its items in page order.
+// version builds ?index=n (and /resources/{rssId}/versions/{seq}, whose
+// index serveResource computed from seq): that version's channel and its
+// items in page order. A version other than the one info's history has at
+// that index means the history moved.
 func (b *builder) version(ctx context.Context, info storage.ResourceInfo) (*feedModel, error) {
-	m, _, err := b.versionAt(ctx, info)
-	return m, err
-}
-
-// versionAt builds the version at b.q.index and returns its info.
-func (b *builder) versionAt(ctx context.Context, info storage.ResourceInfo) (*feedModel, storage.VersionInfo, error) {
 	doc, vi, err := b.s.opts.Store.Version(ctx, info.ID, b.q.index)
 	if err != nil {
-		return nil, vi, b.notFound(err, info)
+		return nil, b.notFound(err, info)
+	}
+	if vi.Seq != info.LatestSeq-uint64(b.q.index)+1 {
+		return nil, errHistoryMoved
 	}
 	keep, err := b.q.selectItems(ctx, doc.Items, true, b.q.max)
 	if err != nil {
-		return nil, vi, err
+		return nil, err
 	}
 	m := b.channel(info, doc, vi.Timestamp)
 	for _, i := range keep {
 		m.Items = append(m.Items, b.item(info.ID, &doc.Items[i], vi.Timestamp, m.Link))
-	}
-	return m, vi, nil
-}
-
-// versionSeq builds /resources/{rssId}/versions/{seq}: the version at
-// b.q.index (computed from seq), checked to be seq.
-func (b *builder) versionSeq(ctx context.Context, info storage.ResourceInfo, seq uint64) (*feedModel, error) {
-	m, vi, err := b.versionAt(ctx, info)
-	if err != nil {
-		return nil, err
-	}
-	if vi.Seq != seq { // the history moved since the request started
-		return nil, errNotFound(storage.ErrNotFound, "version %d of %q is no longer at the expected place in the history; retry", seq, info.ID)
 	}
 	return m, nil
 }
@@ -228,9 +221,12 @@ func (b *builder) versionSeq(ctx context.Context, info storage.ResourceInfo, seq
 // items builds ?max=n: items over the whole history, newest first by first
 // seen, with the latest channel.
 func (b *builder) items(ctx context.Context, info storage.ResourceInfo) (*feedModel, error) {
-	doc, _, err := b.s.opts.Store.Version(ctx, info.ID, 1)
+	doc, vi, err := b.s.opts.Store.Version(ctx, info.ID, 1)
 	if err != nil {
 		return nil, b.notFound(err, info)
+	}
+	if vi.Seq != info.LatestSeq {
+		return nil, errHistoryMoved
 	}
 	limit := b.q.max
 	sq := storage.ItemQuery{Max: limit, Terms: b.q.terms}
@@ -243,6 +239,9 @@ func (b *builder) items(ctx context.Context, info storage.ResourceInfo) (*feedMo
 	}
 	cands := make([]schema.Item, len(found))
 	for i := range found {
+		if found[i].Seq > info.LatestSeq {
+			return nil, errHistoryMoved
+		}
 		cands[i] = found[i].Item
 	}
 	keep, err := b.q.selectItems(ctx, cands, false, limit)

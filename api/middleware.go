@@ -33,16 +33,31 @@ func (s *Server) middleware() {
 			MinLength: gzipMinLength,
 			// HEAD has no body, and 304s have none either (the middleware
 			// drops Content-Encoding when nothing was written). Feeds
-			// compress themselves, with an ETag per coding (api/feeds.go).
+			// compress themselves, with an ETag per coding (api/feeds.go);
+			// a feed shown to a browser as a page (weak ETag) is compressed here.
 			// The admin API's writes answer a resource or a problem, under
 			// MinLength, and the middleware resets a compressor twice per
 			// request it does not skip, even for a short body: 5–6 % of the
 			// CPU of a mass registration by Go clients (BENCHMARKS.md).
 			Skipper: func(c echo.Context) bool {
-				m := c.Request().Method
+				req := c.Request()
+				m := req.Method
 				p := c.Path()
+				if m == http.MethodHead || m != http.MethodGet && strings.HasPrefix(p, "/admin") {
+					return true
+				}
 				feeds := p == "/resources" || strings.HasPrefix(p, "/resources/") // not /resources.opml
-				return m == http.MethodHead || feeds || m != http.MethodGet && strings.HasPrefix(p, "/admin")
+				if feeds && !wantsFeedPage(req) {
+					return true
+				}
+				// The middleware compresses whenever the header contains
+				// "gzip", even "gzip;q=0"; skipped, the answer still varies
+				// by Accept-Encoding.
+				if !acceptsGzip(req.Header.Get(echo.HeaderAcceptEncoding)) {
+					c.Response().Header().Add(echo.HeaderVary, echo.HeaderAcceptEncoding)
+					return true
+				}
+				return false
 			},
 		}),
 		s.limitBody,
