@@ -35,8 +35,9 @@ const maxBatch = 128
 var errClosed = errors.New("store closed")
 
 type commitReq struct {
-	fn   func(txn wtxn) error
-	done chan error // buffered: the committer never blocks on a caller
+	fn      func(txn wtxn) error
+	visible func()     // nil, or run once the batch's writes are readable, before done
+	done    chan error // buffered: the committer never blocks on a caller
 }
 
 type committer struct {
@@ -53,7 +54,16 @@ type committer struct {
 // (durable with synced writes) or failed. ctx ends the wait for a batch to
 // take fn; once taken, fn runs and do waits for its commit.
 func (c *committer) do(ctx context.Context, fn func(txn wtxn) error) error {
-	r := &commitReq{fn: fn, done: make(chan error, 1)}
+	return c.doVisible(ctx, fn, nil)
+}
+
+// doVisible is do, with visible run on the committer's goroutine as soon as
+// Badger has applied the batch (its writes readable), before the callers
+// are answered: a cache of what fn changes is dropped there, so that no
+// reader sees the new writes beside the cache's old summary of them while
+// the callers are woken.
+func (c *committer) doVisible(ctx context.Context, fn func(txn wtxn) error, visible func()) error {
+	r := &commitReq{fn: fn, visible: visible, done: make(chan error, 1)}
 	select {
 	case c.reqs <- r:
 	case <-c.stop:
@@ -113,6 +123,11 @@ func (c *committer) commit(batch []*commitReq) {
 			c.saves.Add(uint64(len(batch)))
 			if err != nil {
 				err = fmt.Errorf("commit: %w", err)
+			}
+			for _, r := range batch {
+				if r.visible != nil {
+					r.visible() // even after an error: the writes may be readable
+				}
 			}
 			for _, r := range batch {
 				r.done <- err

@@ -195,3 +195,20 @@ func TestUnchangedSaveDoesNotCommit(t *testing.T) {
 		t.Fatalf("new content: %+v, %v", res, err)
 	}
 }
+
+// visible runs once the batch's writes are readable and before the caller
+// is answered: a save drops its cached info there (see DB.Save).
+func TestCommitVisibleBeforeAnswer(t *testing.T) {
+	db := openInternal(t)
+	var sawWrite, ran bool
+	err := db.commits.doVisible(t.Context(), setter("k", []byte("v")), func() {
+		_, sawWrite = readKey(t, db, "k")
+		ran = true
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !ran || !sawWrite {
+		t.Errorf("visible ran %v, saw the write %v; want both before do returns", ran, sawWrite)
+	}
+}

@@ -150,7 +150,7 @@ func (db *DB) save(ctx context.Context, doc *schema.Document) (storage.SaveResul
 	})
 	*opsBuf = ops // kept for the next save once this one is committed
 	if err == nil && len(ops) > 0 {
-		err = db.commits.do(ctx, func(txn wtxn) error { return txn.apply(ops) })
+		err = db.commits.doVisible(ctx, func(txn wtxn) error { return txn.apply(ops) }, func() { db.infos.invalidate(id) })
 	}
 	if err != nil {
 		return storage.SaveResult{}, fmt.Errorf("save %q: %w", id, err)
