@@ -149,6 +149,7 @@ func (s *Server) serveResource(c echo.Context, seq uint64) error {
 			return err
 		}
 	}
+	c.Response().Header().Set("Retry-After", "1") // the 503 errHistoryMoved maps to
 	return err
 }
 

@@ -178,3 +178,29 @@ func TestFeedETagsUnderConcurrentSaves(t *testing.T) {
 		}
 	}
 }
+
+// TestFeedHistoryKeepsMoving: when a version arrives during every attempt,
+// the answer is a 503 that says when to come back, never a body under
+// another version's ETag.
+func TestFeedHistoryKeepsMoving(t *testing.T) {
+	db := openFixtureDB(t)
+	rdb := &racingDB{DB: db}
+	s := newFDServer(t, rdb, func(o *Options) { o.CacheBytes = -1 })
+	var at time.Duration
+	var again func()
+	again = func() {
+		at += time.Minute
+		newsVersion(t, db, 150*time.Minute+at)
+		rdb.arm(again) // the next attempt meets another version
+	}
+	rdb.arm(again)
+	rec := fdDo(s, http.MethodGet, "/resources/news")
+	rdb.arm(nil)
+	if rec.Code != http.StatusServiceUnavailable || rec.Header().Get("Retry-After") == "" || rec.Header().Get("ETag") != "" {
+		t.Fatalf("GET while the history keeps moving = %d, Retry-After %q, ETag %q; want 503 with Retry-After, no ETag",
+			rec.Code, rec.Header().Get("Retry-After"), rec.Header().Get("ETag"))
+	}
+	if rec := fdDo(s, http.MethodGet, "/resources/news"); rec.Code != http.StatusOK {
+		t.Errorf("GET once quiet = %d", rec.Code)
+	}
+}
