@@ -203,9 +203,10 @@ func (s *Server) serveResourceOnce(c echo.Context, seq uint64) error {
 	}
 	maxAge, interval := s.resourceFreshness(id)
 	base := s.baseURL(c)
-	key := fmt.Sprintf("resource\x00%s\x00%s\x00%s\x00%s\x00%s\x00%d\x00%d\x00%d",
-		base, format.name, q.canonical(q.format), id, path, info.LatestSeq, info.Versions, ttlMinutes(interval))
-	b := &builder{s: s, base: base, q: q, format: format, interval: interval, path: path, seq: seq, dates: s.dateRules(id)}
+	dates := s.dateRules(id) // part of the key: a reload may change how the stored dates read
+	key := fmt.Sprintf("resource\x00%s\x00%s\x00%s\x00%s\x00%s\x00%d\x00%d\x00%d\x00%s\x00%v",
+		base, format.name, q.canonical(q.format), id, path, info.LatestSeq, info.Versions, ttlMinutes(interval), dates.Layout, dates.Location)
+	b := &builder{s: s, base: base, q: q, format: format, interval: interval, path: path, seq: seq, dates: dates}
 	lastMod := info.Updated
 	return s.serveFeed(c, feedRequest{
 		key:     key,

@@ -259,12 +259,13 @@ func TestResourceDateRules(t *testing.T) {
 			fdItem(1, "a", "Dated the Italian way", "https://example.org/1", "x",
 				schema.Extension{URI: schema.DCNamespace, Prefix: "dc", LocalName: "date", Value: "21 nov. 26, ore 14:30"}),
 		}})
+	rules := schema.DateRules{Layout: "2 Jan. 06, ore 15:04", Location: rome}
 	s := newFDServer(t, f, func(o *Options) {
 		o.DateRules = func(id string) schema.DateRules {
 			if id != "p" {
 				t.Errorf("date rules asked for %q", id)
 			}
-			return schema.DateRules{Layout: "2 Jan. 06, ore 15:04", Location: rome}
+			return rules
 		}
 	})
 	want := time.Date(2026, 11, 21, 13, 30, 0, 0, time.UTC)
@@ -277,6 +278,14 @@ func TestResourceDateRules(t *testing.T) {
 		if format != "json" && !strings.Contains(rec.Body.String(), "2026-11-21T13:30:00Z") {
 			t.Errorf("%s: dc:date not written as W3C-DTF:\n%s", format, rec.Body)
 		}
+	}
+	// A reload that changes the rules changes the dates, so the ETag too.
+	before := fdDo(s, http.MethodGet, "/resources/p?index=1&type=atom")
+	rules.Location = time.UTC
+	after := fdDo(s, http.MethodGet, "/resources/p?index=1&type=atom")
+	if before.Body.String() == after.Body.String() || before.Header().Get("ETag") == after.Header().Get("ETag") {
+		t.Errorf("new date rules: same body %v, ETag %s then %s; want new dates under a new ETag",
+			before.Body.String() == after.Body.String(), before.Header().Get("ETag"), after.Header().Get("ETag"))
 	}
 }
 
