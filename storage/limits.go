@@ -11,10 +11,10 @@ import (
 // MinTime and MaxTime bound the times a store keeps (document timestamps,
 // registration times): int64 nanoseconds since the Unix epoch, exact and
 // ordered as every driver keeps them, so roughly the years 1678 to 2262.
-var (
-	MinTime = time.Unix(0, math.MinInt64).UTC()
-	MaxTime = time.Unix(0, math.MaxInt64).UTC()
-)
+func MinTime() time.Time { return time.Unix(0, math.MinInt64).UTC() }
+
+// MaxTime: see [MinTime].
+func MaxTime() time.Time { return time.Unix(0, math.MaxInt64).UTC() }
 
 // MaxItemIDLen bounds an item id, in bytes: every driver indexes items by
 // id (PostgreSQL's B-tree entries hold at most ~2.7 KB, Badger's keys 64 KB).
@@ -23,8 +23,8 @@ const MaxItemIDLen = 2048
 // ValidateTime reports whether t is within [MinTime, MaxTime]; what names
 // it in the error, which wraps [ErrInvalid].
 func ValidateTime(what string, t time.Time) error {
-	if t.Before(MinTime) || t.After(MaxTime) {
-		return fmt.Errorf("%w: %s %v is outside %v … %v", ErrInvalid, what, t, MinTime, MaxTime)
+	if t.Before(MinTime()) || t.After(MaxTime()) {
+		return fmt.Errorf("%w: %s %v is outside %v … %v", ErrInvalid, what, t, MinTime(), MaxTime())
 	}
 	return nil
 }

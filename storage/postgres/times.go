@@ -22,9 +22,9 @@ func toNS(what string, t time.Time) (int64, error) {
 // clampNS converts t, saturating at the ends of the range.
 func clampNS(t time.Time) int64 {
 	switch {
-	case t.Before(storage.MinTime):
+	case t.Before(storage.MinTime()):
 		return math.MinInt64
-	case t.After(storage.MaxTime):
+	case t.After(storage.MaxTime()):
 		return math.MaxInt64
 	}
 	return t.UnixNano()

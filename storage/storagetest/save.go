@@ -361,11 +361,11 @@ func testTimeRange(t *testing.T, open Opener) {
 	db := open(t)
 	ctx := context.Background()
 	MustSave(t, db, Doc("news", 0, Item("a", "A")))
-	in := []time.Time{storage.MinTime, storage.MaxTime, storage.MinTime.In(time.FixedZone("W", -3600))}
+	in := []time.Time{storage.MinTime(), storage.MaxTime(), storage.MinTime().In(time.FixedZone("W", -3600))}
 	out := []time.Time{
 		{},
-		storage.MinTime.Add(-1),
-		storage.MaxTime.Add(1),
+		storage.MinTime().Add(-1),
+		storage.MaxTime().Add(1),
 		time.Date(1600, 1, 1, 0, 0, 0, 0, time.UTC),
 		time.Date(2300, 1, 1, 0, 0, 0, 0, time.UTC),
 		time.Date(10000, 1, 1, 0, 0, 0, 0, time.UTC),
