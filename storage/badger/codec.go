@@ -364,30 +364,37 @@ func loadPresent(txn *bdg.Txn, id string, m *meta) error {
 			return fmt.Errorf("metadata of %q: %w", id, err)
 		}
 		err = it.Value(func(v []byte) error { // decoded in place: the fields are copies
-			if xxhash.Sum64(v) != r.sum {
-				return fmt.Errorf("present-list chunk %d of %d damaged: %w", k+1, len(m.chunks), storage.ErrInconsistent)
-			}
-			d := dec{b: v}
-			prev := r.first
-			for n := d.uvar(); n > 0 && d.err == nil; n-- {
-				var p present
-				p.readChunked(&d, prev)
-				prev = p.Index
-				m.Present = append(m.Present, p)
-			}
-			if d.err != nil {
-				return fmt.Errorf("present-list chunk %d: %w", k+1, d.err)
-			}
-			return nil
+			var err error
+			m.Present, err = appendChunk(m.Present, v, r)
+			return err
 		})
 		if err != nil {
-			return fmt.Errorf("metadata of %q: %w", id, err)
+			return fmt.Errorf("metadata of %q: present-list chunk %d of %d: %w", id, k+1, len(m.chunks), err)
 		}
 	}
 	if uint64(len(m.Present)) != m.items {
 		return fmt.Errorf("metadata of %q: %d present items in %d chunks, the record says %d: %w", id, len(m.Present), len(m.chunks), m.items, storage.ErrInconsistent)
 	}
 	return nil
+}
+
+// appendChunk decodes the chunk v, which r names, onto ps.
+func appendChunk(ps []present, v []byte, r chunkRef) ([]present, error) {
+	if xxhash.Sum64(v) != r.sum {
+		return ps, fmt.Errorf("damaged: %w", storage.ErrInconsistent)
+	}
+	d := dec{b: v}
+	prev := r.first
+	for n := d.uvar(); n > 0 && d.err == nil; n-- {
+		var p present
+		p.readChunked(&d, prev)
+		prev = p.Index
+		ps = append(ps, p)
+	}
+	if d.err == nil && len(d.b) > 0 {
+		d.err = errors.New("bytes after its items")
+	}
+	return ps, d.err
 }
 
 // metaOps appends the writes that store m for id over the metadata read

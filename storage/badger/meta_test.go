@@ -1,6 +1,7 @@
 package badger
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -9,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cespare/xxhash/v2"
 	bdg "github.com/dgraph-io/badger/v4"
 
 	"github.com/dynamo-rss/dynamo/storage"
@@ -266,4 +268,66 @@ func TestSlidingPageWritesEndChunks(t *testing.T) {
 			}
 		})
 	}
+}
+
+// FuzzMetaRecord: metadata records and present-list chunks of any bytes
+// decode or fail without panicking, and a present list cut from the input
+// comes back from its record and chunks as it was, whatever its length.
+func FuzzMetaRecord(f *testing.F) {
+	m := meta{URL: "https://example.org/", Title: "T", Latest: 3, Count: 2, Present: []present{
+		{ID: "a", Slot: make([]byte, slotLen), Index: 1}, {ID: "b", Slot: make([]byte, slotLen), Index: 5},
+	}}
+	rec, _, _ := m.encode()
+	f.Add(rec, uint16(2))
+	f.Add([]byte{formatV2, 0, 0}, uint16(300))
+	f.Fuzz(func(t *testing.T, data []byte, n uint16) {
+		if m, err := decodeMeta(data); err == nil && m.chunks != nil {
+			for _, r := range m.chunks {
+				_, _ = appendChunk(nil, data, r)
+			}
+		}
+		_, _ = appendChunk(nil, data, chunkRef{sum: xxhash.Sum64(data), first: int(n)})
+
+		// A list of n items whose ids, indexes and digests come from data.
+		in := meta{URL: "https://example.org/", Present: make([]present, n%400)}
+		for i := range in.Present {
+			b := data
+			if len(b) > 0 {
+				b = b[i%len(b):]
+			}
+			id := fmt.Sprintf("%d-%x", i, b[:min(len(b), 40)])
+			slot := make([]byte, slotLen)
+			copy(slot, b)
+			in.Present[i] = present{ID: id, Slot: slot, Index: 1 + i*int(n%7) + len(b)%3}
+			copy(in.Present[i].Digest[:], b)
+		}
+		rec, refs, chunks := in.encode()
+		if len(rec) > metaInline && refs != nil {
+			t.Fatalf("record of %d bytes beside %d chunks", len(rec), len(refs))
+		}
+		out, err := decodeMeta(rec)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, r := range out.chunks {
+			if r != refs[i] {
+				t.Fatalf("chunk %d named %+v, written as %+v", i, r, refs[i])
+			}
+			if len(chunks[i]) > presentChunk && !slices.ContainsFunc(in.Present, func(p present) bool { return len(p.ID) > presentChunk/2 }) {
+				t.Fatalf("chunk %d of %d bytes", i, len(chunks[i]))
+			}
+			if out.Present, err = appendChunk(out.Present, chunks[i], r); err != nil {
+				t.Fatalf("chunk %d: %v", i, err)
+			}
+		}
+		if len(out.Present) != len(in.Present) {
+			t.Fatalf("%d items back, %d in", len(out.Present), len(in.Present))
+		}
+		for i := range in.Present {
+			a, b := in.Present[i], out.Present[i]
+			if a.ID != b.ID || a.Index != b.Index || a.Digest != b.Digest || !bytes.Equal(a.Slot, b.Slot) {
+				t.Fatalf("item %d: %+v back as %+v", i, a, b)
+			}
+		}
+	})
 }
