@@ -18,11 +18,11 @@ import (
 // forms posting only here, and no framing.
 const contentSecurityPolicy = "default-src 'none'; script-src 'none'; style-src 'unsafe-inline'; img-src * data:; form-action 'self'; base-uri 'none'; frame-ancestors 'none'"
 
-// pageHeaders sets the headers every HTML page carries.
+// pageHeaders sets the headers every HTML page carries, besides those of
+// every answer (secureHeaders): the pages' own policy replaces the sandbox.
 func pageHeaders(c echo.Context) {
 	h := c.Response().Header()
 	h.Set("Content-Security-Policy", contentSecurityPolicy)
-	h.Set("X-Content-Type-Options", "nosniff")
 	h.Set("Referrer-Policy", "no-referrer")
 }
 
