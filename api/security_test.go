@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/chromedp/chromedp"
+	"golang.org/x/net/html"
 
 	"github.com/dynamo-rss/dynamo/extractor"
 	"github.com/dynamo-rss/dynamo/storage/badger"
@@ -26,9 +27,13 @@ const scriptPage = `<html><body>
 
 // hostileDB is a real store holding the document the real extractor makes
 // of scriptPage, as resource "evil".
-func hostileDB(t *testing.T) *badger.DB {
+func hostileDB(t *testing.T) *badger.DB { return extractedDB(t, scriptPage) }
+
+// extractedDB is a real store holding the document the real extractor makes
+// of page, as resource "evil".
+func extractedDB(t *testing.T, page string) *badger.DB {
 	t.Helper()
-	res, err := extractor.Extract(strings.NewReader(scriptPage), extractor.Options{
+	res, err := extractor.Extract(strings.NewReader(page), extractor.Options{
 		URL: "https://site.example/news.html", RSSID: "evil", Timestamp: fdNow.Add(-time.Hour)})
 	if err != nil {
 		t.Fatalf("extract: %v", err)
@@ -176,5 +181,62 @@ func TestAdminAnswersNotStored(t *testing.T) {
 		if got := rec.Header().Get("Cache-Control"); got != "no-store" {
 			t.Errorf("GET %s: Cache-Control %q, want no-store", target, got)
 		}
+	}
+}
+
+// breakoutPage is an annotated page whose first item's description closes
+// more than it opened: the extractor keeps its markup, stray end tags included.
+const breakoutPage = `<html><body><h1><!-- <channel:title> -->News<!-- </channel:title> --></h1>
+<div><!-- <item:title index="1"> -->First<!-- </item:title> -->
+<!-- <item:description index="1"> -->Hi</div></li></ol></section><h2>This feed moved</h2><p>Subscribe to <a href="https://evil.example/feed">the new address</a>.<!-- </item:description> --></div>
+<div><!-- <item:title index="2"> -->Second<!-- </item:title> -->
+<!-- <item:description index="2"> --><b>Two</b><!-- </item:description> --></div>
+</body></html>`
+
+// TestFeedPageItemStaysInItsBox opens the feed page of breakoutPage, parses
+// it as a browser does, and checks that each item's content is inside its
+// own list entry: an item cannot close the list and speak as the page.
+func TestFeedPageItemStaysInItsBox(t *testing.T) {
+	s := newFDServer(t, extractedDB(t, breakoutPage))
+	rec := fdDo(s, http.MethodGet, "/resources/evil?index=1", "Accept", "text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8")
+	if rec.Code != http.StatusOK || !strings.HasPrefix(rec.Header().Get("Content-Type"), "text/html") {
+		t.Fatalf("GET = %d %s\n%s", rec.Code, rec.Header().Get("Content-Type"), rec.Body)
+	}
+	doc, err := html.Parse(rec.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// inItem reports whether n is inside an li.item of ol#items.
+	inItem := func(n *html.Node) bool {
+		var li bool
+		for p := n.Parent; p != nil; p = p.Parent {
+			if p.Type != html.ElementNode {
+				continue
+			}
+			if class, _ := attr(p, "class"); p.Data == "li" && class == "item" {
+				li = true
+			}
+			if id, _ := attr(p, "id"); p.Data == "ol" && id == "items" {
+				return li
+			}
+		}
+		return false
+	}
+	found := map[string]bool{}
+	for n := range doc.Descendants() {
+		if n.Type != html.TextNode {
+			continue
+		}
+		for _, text := range []string{"This feed moved", "the new address", "Two", "Second"} {
+			if strings.TrimSpace(n.Data) == text {
+				found[text] = true
+				if !inItem(n) {
+					t.Errorf("%q is outside the items' list entries", text)
+				}
+			}
+		}
+	}
+	if len(found) != 4 {
+		t.Errorf("found %v of the items' texts in\n%s", found, rec.Body)
 	}
 }
