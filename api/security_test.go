@@ -1,6 +1,7 @@
 package api
 
 import (
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -238,5 +239,32 @@ func TestFeedPageItemStaysInItsBox(t *testing.T) {
 	}
 	if len(found) != 4 {
 		t.Errorf("found %v of the items' texts in\n%s", found, rec.Body)
+	}
+}
+
+// TestAccessLogOneLinePerRequest sends paths and identifiers with line
+// breaks to a server logging in the text format dynamo serve uses by
+// default: each request stays one log line (no forged entries).
+func TestAccessLogOneLinePerRequest(t *testing.T) {
+	var logs strings.Builder
+	s := newFDServer(t, hostileDB(t), func(o *Options) {
+		o.AccessLog = true
+		o.Logger = slog.New(slog.NewTextHandler(&logs, nil))
+		o.AdminToken = "secret"
+	})
+	targets := []string{
+		"/resources/evil%0Alevel=ERROR%20msg=forged",
+		"/view/x%0D%0Alevel=ERROR",
+		"/admin/resources/a%0Ab",
+		"/no%0Aroute",
+	}
+	for _, target := range targets {
+		fdDo(s, http.MethodGet, target, "Authorization", "Bearer wrong\nlevel=ERROR")
+	}
+	if lines := strings.Count(logs.String(), "\n"); lines != len(targets) {
+		t.Errorf("%d log lines for %d requests:\n%s", lines, len(targets), logs.String())
+	}
+	if strings.Contains(logs.String(), "wrong") {
+		t.Errorf("the log quotes the Authorization header:\n%s", logs.String())
 	}
 }
