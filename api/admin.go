@@ -45,6 +45,9 @@ func (s *Server) requireToken(next echo.HandlerFunc) echo.HandlerFunc {
 		}
 		h := c.Request().Header.Get(echo.HeaderAuthorization)
 		if bearerMatches(h, token) {
+			// Poll state, definitions and profiles are for the token's
+			// holder: kept by no cache, shared or private.
+			c.Response().Header().Set(echo.HeaderCacheControl, "no-store")
 			return next(c)
 		}
 		challenge := `Bearer realm="dynamo admin"`

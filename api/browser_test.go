@@ -37,6 +37,13 @@ func chromiumPath(t *testing.T) string {
 // ends with the test.
 func newBrowser(t *testing.T) context.Context {
 	t.Helper()
+	return startBrowser(t, false)
+}
+
+// startBrowser starts a headless Chromium, with JavaScript on in its tab
+// when scripts is set (to see whether a hostile document's script runs).
+func startBrowser(t *testing.T, scripts bool) context.Context {
+	t.Helper()
 	opts := append(chromedp.DefaultExecAllocatorOptions[:],
 		chromedp.ExecPath(chromiumPath(t)),
 		chromedp.NoSandbox, // root in CI containers
@@ -52,6 +59,9 @@ func newBrowser(t *testing.T) context.Context {
 		_, err := cdp.Call(ctx, t, emulation.SetScriptExecutionDisabled, emulation.SetScriptExecutionDisabledParams{Value: true})
 		return err
 	})
+	if scripts {
+		noScript = chromedp.Func(func(context.Context, *chromedp.Target) error { return nil })
+	}
 	if err := chromedp.Do(ctx, noScript); err != nil {
 		t.Fatalf("start chromium: %v", err)
 	}

@@ -102,11 +102,17 @@
 // outline type="rss" per resource, configured or stored, with the absolute
 // RSS 2.0 feed URL in xmlUrl and the watched page in htmlUrl.
 //
-// Every HTML page carries a Content-Security-Policy (no script at all, inline
-// styles only, images from anywhere for the items of a feed page, forms to
-// this origin, no framing), X-Content-Type-Options and Referrer-Policy; the
-// pages load nothing from elsewhere (no font, script or stylesheet) and work
-// with JavaScript off.
+// Every answer carries X-Content-Type-Options: nosniff, X-Frame-Options:
+// DENY and, unless it is one of our pages, a Content-Security-Policy that
+// sandboxes it and lets nothing load or run ("default-src 'none';
+// frame-ancestors 'none'; sandbox"): a browser that renders an XML feed as
+// an XML document would otherwise run the XHTML or SVG <script> elements a
+// page's extensions put in it, on this origin. Every HTML page carries its
+// own Content-Security-Policy (no script at all, inline styles only, images
+// from anywhere for the items of a feed page, forms to this origin, no
+// framing) and Referrer-Policy; the pages load nothing from elsewhere (no
+// font, script or stylesheet) and work with JavaScript off. Admin answers
+// are Cache-Control: no-store.
 //
 // GET /healthz answers while the process serves; GET /readyz asks
 // Options.Ready (store reachable, poller running); GET /metrics serves

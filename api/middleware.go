@@ -15,10 +15,11 @@ import (
 const gzipMinLength = 1024
 
 // middleware installs the chain every request goes through, outermost first:
-// observe (log + metrics, and the one call to the error handler), recover,
-// gzip, body limit, request deadline.
+// security headers, observe (log + metrics, and the one call to the error
+// handler), recover, gzip, body limit, request deadline.
 func (s *Server) middleware() {
 	s.e.Use(
+		secureHeaders,
 		s.observe,
 		middleware.RecoverWithConfig(middleware.RecoverConfig{
 			DisableStackAll: true,
@@ -134,3 +135,33 @@ func (s *Server) limitBody(next echo.HandlerFunc) echo.HandlerFunc {
 		return next(c)
 	}
 }
+
+// documentSecurityPolicy is the Content-Security-Policy of every answer that
+// is not one of our HTML pages (pageHeaders replaces it on those): feeds,
+// problems, JSON, OPML, admin answers. A browser that renders an XML feed as
+// an XML document runs the XHTML and SVG <script> elements in it, and a
+// page's extensions may be such elements (ANNOTATIONS.md: any uri, prefix
+// and localName): sandboxed, with nothing allowed to load or run, the
+// document has no origin to act on.
+const documentSecurityPolicy = "default-src 'none'; frame-ancestors 'none'; sandbox"
+
+// secureHeaders sets the headers every answer carries, before the handler
+// runs, so that error answers and unmatched routes have them too: no MIME
+// sniffing, no framing, and documentSecurityPolicy.
+func secureHeaders(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		h := c.Response().Header()
+		h["X-Content-Type-Options"] = nosniff
+		h["X-Frame-Options"] = frameDeny
+		h["Content-Security-Policy"] = documentCSP
+		return next(c)
+	}
+}
+
+// Shared header values (never appended to: capacity = length, so an Add
+// elsewhere copies them).
+var (
+	nosniff     = []string{"nosniff"}
+	frameDeny   = []string{"DENY"}
+	documentCSP = []string{documentSecurityPolicy}
+)
