@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"reflect"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -37,7 +39,8 @@ type racePage struct {
 	hits     int
 	inFlight int
 	served   map[int]bool
-	lastMod  time.Time // zero: no Last-Modified
+	lastMod  time.Time     // zero: no Last-Modified
+	delay    time.Duration // before answering: widens the windows the race tests aim at
 	hold     chan struct{}
 	started  chan struct{} // a request arrived while the page is held (cap 16)
 }
@@ -71,7 +74,7 @@ func (o *raceOrigin) serve(w http.ResponseWriter, r *http.Request) {
 		o.overlap = append(o.overlap, r.URL.Path)
 	}
 	p.hits++
-	hold := p.hold
+	hold, delay := p.hold, p.delay
 	if hold != nil {
 		select {
 		case p.started <- struct{}{}:
@@ -90,6 +93,9 @@ func (o *raceOrigin) serve(w http.ResponseWriter, r *http.Request) {
 		case <-r.Context().Done():
 			return
 		}
+	}
+	if delay > 0 {
+		time.Sleep(delay)
 	}
 	o.mu.Lock()
 	if p.bumpEach > 0 && p.hits%p.bumpEach == 0 {
@@ -566,5 +572,140 @@ func TestReloadExtractionChangeRefetchesPage(t *testing.T) {
 	}
 	if st, err := e.PollNow(t.Context(), "r"); err != nil || st.LastOutcome == OutcomeNotModified {
 		t.Fatalf("poll after the reload: %+v %v; want the page fetched and extracted again", st, err)
+	}
+}
+
+// Switching a resource's policy by reload keeps what it learned: τ and the
+// observed intervals through flat and budget and back to smart, the
+// budget's learned rate through smart and back to budget.
+func TestReloadPolicySwitchKeepsLearnedState(t *testing.T) {
+	o := newOrigin(t)
+	clk := newFakeClock(t0)
+	db := tempBadger(t)
+	cfgOf := func(policy string) *config.Config {
+		return testConfig(t, raceYAML(fmt.Sprintf("  - {id: r, url: %q, policy: %s}\n", o.url("/p"), policy)))
+	}
+	e := newTestEngine(t, cfgOf("{kind: smart, alpha: 0.5}"), db, clk)
+	learned := func() PolicyState {
+		e.mu.Lock()
+		defer e.mu.Unlock()
+		p := e.resources["r"].st.Policy
+		p.Intervals = slices.Clone(p.Intervals)
+		return p
+	}
+	for i := range 5 {
+		clk.Advance(time.Duration(20+10*i) * time.Minute)
+		o.set(datedPage("Site", fmt.Sprintf("post %d", i), clk.Now().Add(-time.Minute)))
+		if st, err := e.PollNow(t.Context(), "r"); err != nil || st.LastOutcome != OutcomeChanged {
+			t.Fatalf("poll %d: %+v %v", i, st, err)
+		}
+	}
+	smartState := learned()
+	if smartState.Tau == 10*time.Minute || len(smartState.Intervals) < 3 {
+		t.Fatalf("nothing learned: %+v", smartState)
+	}
+	for _, policy := range []string{"{kind: flat, interval: 3m}", "{kind: budget}"} {
+		if err := e.Apply(t.Context(), cfgOf(policy)); err != nil {
+			t.Fatal(err)
+		}
+		if got := learned(); got.Tau != smartState.Tau || !slices.Equal(got.Intervals, smartState.Intervals) {
+			t.Fatalf("switched to %s: τ %v intervals %v, want %v %v", policy, got.Tau, got.Intervals, smartState.Tau, smartState.Intervals)
+		}
+	}
+	clk.Advance(time.Hour)
+	o.set(datedPage("Site", "post under budget", clk.Now().Add(-time.Minute)))
+	if _, err := e.PollNow(t.Context(), "r"); err != nil {
+		t.Fatal(err)
+	}
+	budgetState := learned()
+	if budgetState.Rate == nil {
+		t.Fatal("budget learned no rate")
+	}
+	rate := *budgetState.Rate
+	if err := e.Apply(t.Context(), cfgOf("{kind: smart, alpha: 0.5}")); err != nil {
+		t.Fatal(err)
+	}
+	if got := learned(); got.Tau != budgetState.Tau || got.Rate == nil || !reflect.DeepEqual(*got.Rate, rate) {
+		t.Fatalf("back to smart: τ %v (was %v), rate kept %v", got.Tau, budgetState.Tau, got.Rate != nil)
+	}
+	if err := e.Apply(t.Context(), cfgOf("{kind: budget}")); err != nil {
+		t.Fatal(err)
+	}
+	if got := learned(); got.Rate == nil || !reflect.DeepEqual(*got.Rate, rate) {
+		t.Fatal("back to budget: the learned rate was lost")
+	}
+	// And a restart (a new engine on the same store) resumes from it all.
+	e2 := newTestEngine(t, cfgOf("{kind: budget}"), db, clk)
+	e2.mu.Lock()
+	restarted := e2.resources["r"].st.Policy
+	e2.mu.Unlock()
+	if restarted.Tau != budgetState.Tau || restarted.Rate == nil || !slices.Equal(restarted.Intervals, budgetState.Intervals) {
+		t.Fatalf("after a restart: %+v, want %+v", restarted, budgetState)
+	}
+}
+
+// A shutdown (Run's context cancelled) while polls and saves are in flight
+// leaves a store that opens again, checks clean and holds every version it
+// acknowledged, with the poll states of the polls that completed.
+func TestShutdownDuringPollsKeepsAcknowledgedVersions(t *testing.T) {
+	o := newRaceOrigin(t)
+	clk := newFakeClock(t0)
+	dir := t.TempDir()
+	db := openTestBadger(t, dir)
+	store := newSaveLog(db)
+	var b strings.Builder
+	for i := range 16 {
+		id := fmt.Sprintf("r%02d", i)
+		fmt.Fprintf(&b, "  - {id: %s, url: %q, policy: {kind: flat, interval: 1m}}\n", id, o.url("/"+id))
+		o.mu.Lock()
+		o.page("/" + id).bumpEach = 1
+		o.page("/" + id).delay = time.Duration(i%4) * time.Millisecond
+		o.mu.Unlock()
+	}
+	cfg := testConfig(t, strings.Replace(raceYAML(b.String()), "workers: 2", "workers: 6", 1))
+	e := newTestEngineOpts(t, cfg, store, Options{Clock: clk})
+	polled := make(chan struct{}, 1024)
+	e.afterPoll = func(Status) { polled <- struct{}{} }
+	ctx, cancel := context.WithCancel(t.Context())
+	ran := make(chan error, 1)
+	go func() { ran <- e.Run(ctx) }()
+	for n := 0; n < 40; {
+		clk.Advance(time.Minute)
+		select {
+		case <-polled:
+			n++
+		case <-time.After(5 * time.Millisecond):
+		}
+	}
+	cancel() // with polls in flight
+	if err := <-ran; err != nil {
+		t.Fatal(err)
+	}
+	ack := store.acknowledged()
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	db2 := openTestBadger(t, dir)
+	defer db2.Close()
+	if err := db2.Check(t.Context()); err != nil {
+		t.Fatalf("store after shutdown: %v", err)
+	}
+	total := 0
+	for id, seqs := range ack {
+		total += len(seqs)
+		stored, _ := versionsOf(t, db2, id)
+		if !slices.Equal(stored, seqs) {
+			t.Errorf("%s: acknowledged seqs %v, stored after reopening %v", id, seqs, stored)
+		}
+	}
+	if total == 0 {
+		t.Fatal("nothing stored before the shutdown")
+	}
+	// A new engine resumes: every resource's state is readable.
+	e2 := newTestEngine(t, cfg, db2, clk)
+	for _, st := range e2.Statuses() {
+		if st.Polls == 0 && len(ack[st.ID]) > 0 {
+			t.Errorf("%s: versions stored but no poll state after the restart", st.ID)
+		}
 	}
 }
