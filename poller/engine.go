@@ -143,9 +143,13 @@ type Engine struct {
 	cfg       *config.Config
 	fetcher   *retriever
 	resources map[string]*resource
-	order     []string // ids in configuration order
-	queue     Queue    // resources waiting for their next poll (not the ones being polled)
-	running   bool
+	// retired holds the busy tokens of resources removed while one of
+	// their polls was in flight: a resource added again under the same id
+	// takes its token over, so that it is not polled beside that poll.
+	retired map[string]chan struct{}
+	order   []string // ids in configuration order
+	queue   Queue    // resources waiting for their next poll (not the ones being polled)
+	running bool
 
 	// regMu serialises changes of the resource set (Apply, Register,
 	// Unregister) so that each builds on the last; taken before mu.
@@ -200,6 +204,7 @@ func New(ctx context.Context, cfg *config.Config, store Store, opts Options) (*E
 		opts:       opts,
 		wake:       make(chan struct{}, 1),
 		resources:  make(map[string]*resource),
+		retired:    make(map[string]chan struct{}),
 		registered: make(map[string]registration),
 	}
 	if opts.Registerer != nil {
@@ -358,9 +363,7 @@ func (e *Engine) apply(ctx context.Context, cfg *config.Config, registered map[s
 	}
 	for id := range e.resources {
 		if !keep[id] {
-			e.queue.Remove(id)
-			e.budget.Leave(id)
-			delete(e.resources, id)
+			e.removeLocked(id)
 		}
 	}
 	if rebudget {
@@ -385,7 +388,11 @@ func (e *Engine) upsertLocked(b built, st persisted, stored bool, now time.Time)
 	id := b.entry.ID
 	r, ok := e.resources[id]
 	if !ok {
-		r = &resource{id: id, busy: make(chan struct{}, 1)}
+		r = &resource{id: id, busy: e.retired[id]}
+		if r.busy == nil {
+			r.busy = make(chan struct{}, 1)
+		}
+		delete(e.retired, id)
 		if stored {
 			r.st = st
 		}
@@ -406,7 +413,9 @@ func (e *Engine) upsertLocked(b built, st persisted, stored bool, now time.Time)
 		r.st.URL = b.entry.URL
 	}
 	if *r.entry != *b.entry {
-		r.st.BodyHash = 0 // extraction settings may differ: the next body is extracted again
+		// Extraction settings may differ: the next body is fetched and
+		// extracted again (a 304 would leave the old settings' version).
+		r.st.BodyHash, r.st.Validators = 0, validators{}
 	}
 	r.host, r.retention, r.entry, r.source, r.dates, r.sel = strings.ToLower(b.u.Host), b.ret, b.entry, b.source, b.dates, b.sel
 	if r.policy.Config() != b.policy.Config() {
@@ -417,6 +426,33 @@ func (e *Engine) upsertLocked(b built, st persisted, stored bool, now time.Time)
 		r.st.Kind = b.policy.Config().Kind
 		e.restartLocked(r, now)
 	}
+}
+
+// removeLocked stops scheduling resource id and forgets it. A poll of it
+// in flight ends without recording anything (see decide); its busy token
+// is kept for a resource added again under that id. e.mu must be held.
+func (e *Engine) removeLocked(id string) {
+	r := e.resources[id]
+	if r == nil {
+		return
+	}
+	if len(r.busy) > 0 {
+		e.retired[id] = r.busy
+	}
+	e.queue.Remove(id)
+	e.budget.Leave(id)
+	delete(e.resources, id)
+}
+
+// release gives back r's busy token, taken for a poll (or a change that
+// must not overlap one).
+func (e *Engine) release(r *resource) {
+	<-r.busy
+	e.mu.Lock()
+	if e.retired[r.id] == r.busy {
+		delete(e.retired, r.id)
+	}
+	e.mu.Unlock()
 }
 
 // restartLocked starts r's policy again (a new policy, a new budget) and
@@ -712,7 +748,7 @@ func (e *Engine) work(ctx context.Context, r *resource) {
 		e.requeue(r, time.Time{})
 		return
 	}
-	defer func() { <-r.busy }()
+	defer e.release(r)
 	e.mu.Lock()
 	_, queued := e.queue.At(r.id)
 	current := e.resources[r.id] == r
@@ -740,7 +776,7 @@ func (e *Engine) PollNow(ctx context.Context, id string) (Status, error) {
 	case <-ctx.Done():
 		return Status{}, ctx.Err()
 	}
-	defer func() { <-r.busy }()
+	defer e.release(r)
 	e.mu.Lock()
 	if e.resources[id] != r {
 		e.mu.Unlock()
@@ -851,14 +887,15 @@ type pollResult struct {
 	published  time.Time
 	items      itemChanges
 	floor      time.Duration
-	validators *validators      // nil: keep the old ones
-	version    *lastVersion     // nil: keep the old one
-	doc        *schema.Document // with a Leaser: the extracted document, not yet stored
-	bodyHash   uint64           // the body's hash, kept when the poll stored (or found stored) its document
-	versions   int              // versions stored after the poll, when it saved; 0: unknown (history.go)
-	extracted  bool             // the page went through the extractor (diags are this poll's)
-	diags      []string         // the extraction's diagnostics, at most maxStatusDiagnostics
-	history    []byte           // the stored history, encoded, which this poll extends (see appendRecord)
+	validators *validators           // nil: keep the old ones
+	version    *lastVersion          // nil: keep the old one
+	doc        *schema.Document      // with a Leaser: the extracted document, not yet stored
+	entry      *config.ResourceEntry // the definition the page was fetched and extracted under; nil: not fetched
+	bodyHash   uint64                // the body's hash, kept when the poll stored (or found stored) its document
+	versions   int                   // versions stored after the poll, when it saved; 0: unknown (history.go)
+	extracted  bool                  // the page went through the extractor (diags are this poll's)
+	diags      []string              // the extraction's diagnostics, at most maxStatusDiagnostics
+	history    []byte                // the stored history, encoded, which this poll extends (see appendRecord)
 	// With a historyStore: the records to append, numbered from firstRecord.
 	records       [][]byte
 	firstRecord   uint64
@@ -894,7 +931,8 @@ func diagnosticStrings(ds []extractor.Diagnostic) []string {
 // its slot and poll returns done=false. done=false also when ctx ended.
 func (e *Engine) poll(ctx context.Context, r *resource, wait bool) (Status, bool) {
 	e.mu.Lock()
-	cfg, f, rawURL, host, val, last, ret, bodyHash := e.cfg, e.fetcher, r.entry.URL, r.host, r.st.Validators, r.st.Last, r.retention, r.st.BodyHash
+	cfg, f, entry, host, val, last, ret, bodyHash := e.cfg, e.fetcher, r.entry, r.host, r.st.Validators, r.st.Last, r.retention, r.st.BodyHash
+	rawURL := entry.URL
 	dates, sel := r.dates, r.sel
 	e.mu.Unlock()
 	// Parsed here rather than kept: a parsed URL per idle resource costs
@@ -937,6 +975,7 @@ func (e *Engine) poll(ctx context.Context, r *resource, wait bool) (Status, bool
 	start := e.clock.Now()
 	t0 := time.Now() // latency is measured on the wall clock, whatever the engine clock
 	res := e.fetchAndStore(ctx, r, f, u, fetchState{val, last, ret, bodyHash, dates, sel}, start)
+	res.entry = entry
 	e.m.latency.Observe(time.Since(t0).Seconds())
 	if res.outcome == OutcomeError && ctx.Err() != nil {
 		return Status{}, false
@@ -1210,6 +1249,14 @@ func (e *Engine) decide(r *resource, start time.Time, res *pollResult) (status S
 	defer e.mu.Unlock()
 	if e.resources[r.id] != r {
 		return Status{ID: r.id, LastOutcome: res.outcome}, nil, false, nil
+	}
+	if res.entry != nil && *res.entry != *r.entry {
+		// Redefined during the poll (a reload, a PUT): what the poll learned
+		// of the page under the old definition does not hold for the new one.
+		res.validators, res.bodyHash = nil, 0
+		if res.entry.URL != r.entry.URL {
+			res.version = nil // another page: its items are not these
+		}
 	}
 	st := &r.st
 	// Whether the poll may add postings to a budget policy's rate state

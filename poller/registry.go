@@ -122,9 +122,7 @@ func (e *Engine) applyRegistered(ctx context.Context, cfg *config.Config, id str
 		e.mu.Lock()
 		defer e.mu.Unlock()
 		if r, ok := e.resources[id]; ok && r.source == SourceAPI {
-			e.queue.Remove(id)
-			e.budget.Leave(id)
-			delete(e.resources, id)
+			e.removeLocked(id)
 			if i := slices.Index(e.order, id); i >= 0 {
 				e.order = slices.Delete(e.order, i, i+1)
 			}
@@ -272,17 +270,24 @@ func (e *Engine) Unregister(ctx context.Context, id string) error {
 		// Wait for an in-flight poll, so none stores a version after the delete.
 		select {
 		case r.busy <- struct{}{}:
-			defer func() { <-r.busy }()
+			defer e.release(r)
 		case <-ctx.Done():
 			return fmt.Errorf("unregister %q: %w", id, ctx.Err())
 		}
+	}
+	// The store first: when it fails, the resource is still registered
+	// there, so it stays polled here and the DELETE can be retried. Not
+	// found there (deleted through another node), it goes here too.
+	serr := e.registry.Unregister(ctx, id)
+	if serr != nil && !errors.Is(serr, storage.ErrNotFound) {
+		return fmt.Errorf("unregister %q: %w", id, serr)
 	}
 	if err := e.applyRegistered(ctx, cfg, id, nil); err != nil {
 		return err
 	}
 	delete(e.registered, id)
-	if err := e.registry.Unregister(ctx, id); err != nil {
-		return fmt.Errorf("unregister %q: %w", id, err)
+	if serr != nil {
+		return fmt.Errorf("unregister %q: %w", id, serr)
 	}
 	return nil
 }
