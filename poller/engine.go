@@ -412,9 +412,9 @@ func (e *Engine) upsertLocked(b built, st persisted, stored bool, now time.Time)
 		r.st.Validators, r.st.Last = validators{}, nil // another page: nothing to compare with
 		r.st.URL = b.entry.URL
 	}
-	if *r.entry != *b.entry {
-		// Extraction settings may differ: the next body is fetched and
-		// extracted again (a 304 would leave the old settings' version).
+	if !sameExtraction(r.entry, b.entry) {
+		// The next body is fetched and extracted again: a 304 would leave
+		// the old settings' version.
 		r.st.BodyHash, r.st.Validators = 0, validators{}
 	}
 	r.host, r.retention, r.entry, r.source, r.dates, r.sel = strings.ToLower(b.u.Host), b.ret, b.entry, b.source, b.dates, b.sel
@@ -426,6 +426,14 @@ func (e *Engine) upsertLocked(b built, st persisted, stored bool, now time.Time)
 		r.st.Kind = b.policy.Config().Kind
 		e.restartLocked(r, now)
 	}
+}
+
+// sameExtraction reports whether two definitions of a resource fetch and
+// extract its page alike: same URL, selectors, date layout and time zone.
+// A change of policy, retention or weight keeps what a poll learned of the
+// page (its validators, its body's hash).
+func sameExtraction(a, b *config.ResourceEntry) bool {
+	return a.URL == b.URL && a.Select == b.Select && a.DateFormat == b.DateFormat && a.Timezone == b.Timezone
 }
 
 // removeLocked stops scheduling resource id and forgets it. A poll of it
@@ -1250,7 +1258,7 @@ func (e *Engine) decide(r *resource, start time.Time, res *pollResult) (status S
 	if e.resources[r.id] != r {
 		return Status{ID: r.id, LastOutcome: res.outcome}, nil, false, nil
 	}
-	if res.entry != nil && *res.entry != *r.entry {
+	if res.entry != nil && !sameExtraction(res.entry, r.entry) {
 		// Redefined during the poll (a reload, a PUT): what the poll learned
 		// of the page under the old definition does not hold for the new one.
 		res.validators, res.bodyHash = nil, 0

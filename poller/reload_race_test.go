@@ -575,6 +575,26 @@ func TestReloadExtractionChangeRefetchesPage(t *testing.T) {
 	}
 }
 
+// A reload that changes only a resource's policy keeps its validators: the
+// next poll is still a conditional GET, answered 304.
+func TestReloadPolicyChangeKeepsValidators(t *testing.T) {
+	o := newOrigin(t)
+	o.setETag(`"v1"`)
+	clk := newFakeClock(t0)
+	cfgA := testConfig(t, raceYAML(fmt.Sprintf("  - {id: r, url: %q, policy: {kind: flat, interval: 5m}}\n", o.url("/p"))))
+	cfgB := testConfig(t, raceYAML(fmt.Sprintf("  - {id: r, url: %q, policy: {kind: smart, alpha: 0.5}, weight: 2}\n", o.url("/p"))))
+	e := newTestEngine(t, cfgA, newMemStore(), clk)
+	if st, err := e.PollNow(t.Context(), "r"); err != nil || st.LastOutcome != OutcomeChanged {
+		t.Fatalf("first poll: %+v %v", st, err)
+	}
+	if err := e.Apply(t.Context(), cfgB); err != nil {
+		t.Fatal(err)
+	}
+	if st, err := e.PollNow(t.Context(), "r"); err != nil || st.LastOutcome != OutcomeNotModified {
+		t.Fatalf("poll after a policy-only reload: %+v %v; want a 304 to the kept ETag", st, err)
+	}
+}
+
 // Switching a resource's policy by reload keeps what it learned: τ and the
 // observed intervals through flat and budget and back to smart, the
 // budget's learned rate through smart and back to budget.
