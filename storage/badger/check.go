@@ -39,12 +39,13 @@ func (db *DB) check(ctx context.Context) error {
 		if err := scanPrefix(ctx, txn, []byte{prefixMeta}, func(k, v []byte) error {
 			id := string(k[1:])
 			m, err := decodeMeta(v)
-			if err == nil {
-				err = loadPresent(txn, id, &m)
-			}
 			if err != nil {
 				bad("resource %q: %v", id, err)
 				return nil
+			}
+			if err := loadPresent(txn, id, &m); err != nil {
+				// Reported once; its other keys still have their metadata.
+				bad("resource %q: %v", id, err)
 			}
 			metas[id] = m
 			return nil

@@ -14,8 +14,9 @@ import (
 	"github.com/dynamo-rss/dynamo/storage"
 )
 
-// Record format versions, the first byte of every m, v, x, f and s value, so a
-// later release can read what an older one wrote.
+// Record format versions, the first byte of every m, v, x, f and s value
+// (m also has a formatV2, see metaInline), so a later release can read what
+// an older one wrote.
 const formatV1 byte = 1
 
 var errShort = errors.New("truncated record")
@@ -398,13 +399,14 @@ func appendChunk(ps []present, v []byte, r chunkRef) ([]present, error) {
 }
 
 // metaOps appends the writes that store m for id over the metadata read
-// before (whose chunks m.chunks still names): its record, the chunks it did
-// not have, and deletions of those it no longer has.
+// before (whose chunks m.chunks still names): the chunks it did not have,
+// its record, then deletions of the chunks it no longer has. In that order
+// a write split into several transactions (a prune, see [DB.writeAll])
+// never leaves a record naming a chunk not yet written or already deleted.
 func metaOps(ops []kv, id string, m *meta) []kv {
 	rec, refs, chunks := m.encode()
-	ops = append(ops, kv{key: metaKey(id), value: rec})
 	if refs == nil && m.chunks == nil { // the list is in the record, before and now
-		return ops
+		return append(ops, kv{key: metaKey(id), value: rec})
 	}
 	had := make(map[uint64]bool, len(m.chunks))
 	for _, r := range m.chunks {
@@ -417,6 +419,7 @@ func metaOps(ops []kv, id string, m *meta) []kv {
 		}
 		ops = append(ops, kv{key: chunkKey(id, r.sum), value: chunks[i]})
 	}
+	ops = append(ops, kv{key: metaKey(id), value: rec})
 	for _, r := range m.chunks {
 		if had[r.sum] {
 			ops = append(ops, kv{key: chunkKey(id, r.sum)})

@@ -200,15 +200,34 @@ func TestUnchangedSaveDoesNotCommit(t *testing.T) {
 // is answered: a save drops its cached info there (see DB.Save).
 func TestCommitVisibleBeforeAnswer(t *testing.T) {
 	db := openInternal(t)
-	var sawWrite, ran bool
+	var ran bool
+	var readErr error
 	err := db.commits.doVisible(t.Context(), setter("k", []byte("v")), func() {
-		_, sawWrite = readKey(t, db, "k")
+		// On the committer's goroutine: no t.Fatal here.
+		readErr = db.bdb.View(func(txn *bdg.Txn) error { _, err := txn.Get([]byte("k")); return err })
 		ran = true
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !ran || !sawWrite {
-		t.Errorf("visible ran %v, saw the write %v; want both before do returns", ran, sawWrite)
+	if !ran || readErr != nil {
+		t.Errorf("visible ran %v, reading the write: %v; want it run, the write readable, before do returns", ran, readErr)
+	}
+}
+
+// A save's cached info goes with the commit: Resource, read (and cached)
+// before the save, shows the new version once Save returns.
+func TestSaveRefreshesCachedInfo(t *testing.T) {
+	db := openInternal(t)
+	ctx := t.Context()
+	ts := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	for i := range 3 {
+		if _, err := db.Save(ctx, testDoc("r", ts.Add(time.Duration(i)*time.Minute), fmt.Sprint("item", i))); err != nil {
+			t.Fatal(err)
+		}
+		info, err := db.Resource(ctx, "r") // cached from here until the next save
+		if err != nil || info.LatestSeq != uint64(i+1) || info.Versions != i+1 {
+			t.Fatalf("after save %d: %+v, %v", i+1, info, err)
+		}
 	}
 }

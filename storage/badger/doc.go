@@ -37,7 +37,8 @@
 //	                                first index of each, in order)
 //	l | id | 00 | hash(8)           a run of the latest version's items, when
 //	                                m cannot hold them all: at most 1,800
-//	                                bytes, so that every m and l value stays
+//	                                bytes (unless one item's id alone is
+//	                                longer), so that m and l values stay
 //	                                under Badger's 2 KiB value threshold, in
 //	                                the LSM tree; keyed by the xxhash of its
 //	                                bytes, cut where item ids hash to 0 mod
@@ -162,8 +163,8 @@
 //
 // [DB.Unregister] takes the resource's lock, deletes its poll state, then in
 // one transaction writes the tombstone (g, gone) with the last seq the id
-// used and deletes its metadata (m) and registration (r); then it deletes v,
-// x, f and s in write batches. Every read and write goes through m, and
+// used and deletes its metadata (m), the chunks m names (l) and its
+// registration (r); then it deletes v, x, f, s and l in write batches. Every read and write goes through m, and
 // finding none looks at g, so from the tombstone's commit on the id answers
 // [storage.ErrGone]; saves and poll-state writes hold the same lock and check
 // g, so one racing the Unregister either lands before it (and is removed
@@ -171,7 +172,7 @@
 // the last seq: the feeds need only know that the resource was removed (410
 // Gone), and the seq lets a resource registered again continue after it, so
 // a version's seq (its GUID and permalink) never names two documents.
-// [DB.Register] of a tombstoned id first deletes any v, x, f or s key an
+// [DB.Register] of a tombstoned id first deletes any v, x, f, s or l key an
 // interrupted Unregister left, then turns g into the seq floor, which the
 // id's first save reads and deletes. Tombstones are kept until then: their
 // cost is one small key per removed id.

@@ -183,6 +183,45 @@ func TestLargeMetadataOfEarlierReleases(t *testing.T) {
 	}
 }
 
+// TestPruneOfEarlierReleasesRecord: a prune is the first write to a long
+// record of an earlier release (a page that has not changed since the
+// upgrade); the record it writes names chunks that are there.
+func TestPruneOfEarlierReleasesRecord(t *testing.T) {
+	db := openInternal(t)
+	ctx := context.Background()
+	ts := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	for i := range 3 {
+		if _, err := db.Save(ctx, testDoc("old", ts.Add(time.Duration(i)*time.Minute), pageOf(i, 100)...)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	_, _, _, m := metaState(t, db, "old")
+	err := db.bdb.Update(func(txn *bdg.Txn) error {
+		rec, _, _ := m.encodeWithin(math.MaxInt)
+		for _, r := range m.chunks {
+			if err := txn.Delete(chunkKey("old", r.sum)); err != nil {
+				return err
+			}
+		}
+		return txn.Set(metaKey("old"), rec)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n, err := db.Prune(ctx, "old", storage.Retention{MaxVersions: 1}, ts.Add(time.Hour)); err != nil || n != 2 {
+		t.Fatalf("Prune = %d, %v; want 2 versions removed", n, err)
+	}
+	if err := db.Check(ctx); err != nil {
+		t.Fatalf("after the prune: %v", err)
+	}
+	if _, format, chunks, m := metaState(t, db, "old"); format != formatV2 || chunks != len(m.chunks) || len(m.Present) != 100 {
+		t.Errorf("after the prune: format %d, %d chunks stored for %d named, %d present", format, chunks, len(m.chunks), len(m.Present))
+	}
+	if _, err := db.Save(ctx, testDoc("old", ts.Add(time.Hour), pageOf(5, 100)...)); err != nil {
+		t.Fatalf("a save after the prune: %v", err)
+	}
+}
+
 // TestCheckFindsChunkDamage: a missing or stray present-list chunk is an
 // inconsistency.
 func TestCheckFindsChunkDamage(t *testing.T) {

@@ -173,9 +173,9 @@ func (db *DB) pruneStep(ctx context.Context, id string, m *meta, n uint64, del [
 	next := *m
 	next.Oldest += n
 	next.Count -= n
-	// The present list is unchanged, so are its chunks: the record alone.
-	rec, _, _ := next.encode()
-	ops = append(ops, kv{key: metaKey(id), value: rec})
+	// The present list is unchanged; its chunks too, unless the record was
+	// written by a release that kept a long list in the record itself.
+	ops = metaOps(ops, id, &next)
 	if err := db.writeAll(ctx, ops); err != nil {
 		return fmt.Errorf("commit prune: %w", err)
 	}

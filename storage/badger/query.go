@@ -61,7 +61,7 @@ func (db *DB) resource(ctx context.Context, id string) (storage.ResourceInfo, er
 		return info, nil
 	}
 	err := db.view(ctx, func(txn *bdg.Txn) error {
-		m, err := getMeta(txn, id)
+		m, err := getMetaRecord(txn, id) // the record: no present list needed
 		if err != nil {
 			return err
 		}
@@ -83,7 +83,7 @@ func (db *DB) version(ctx context.Context, id string, n int) (*schema.Document, 
 		vi  storage.VersionInfo
 	)
 	err := db.view(ctx, func(txn *bdg.Txn) error {
-		m, err := getMeta(txn, id)
+		m, err := getMetaRecord(txn, id) // the record: no present list needed
 		if err != nil {
 			return err
 		}
@@ -118,7 +118,7 @@ func (db *DB) versions(ctx context.Context, id string, offset, limit int) ([]sto
 	}
 	var out []storage.VersionInfo
 	err := db.view(ctx, func(txn *bdg.Txn) error {
-		m, err := getMeta(txn, id)
+		m, err := getMetaRecord(txn, id) // the record: no present list needed
 		if err != nil {
 			return err
 		}

@@ -84,7 +84,6 @@ func (db *DB) save(ctx context.Context, doc *schema.Document) (storage.SaveResul
 	if err != nil {
 		return storage.SaveResult{}, fmt.Errorf("save %q: %w", id, err)
 	}
-	defer db.infos.invalidate(id) // after the commit, before the unlock
 	if err := ctx.Err(); err != nil {
 		return storage.SaveResult{}, fmt.Errorf("save %q: %w", id, err)
 	}
@@ -150,6 +149,8 @@ func (db *DB) save(ctx context.Context, doc *schema.Document) (storage.SaveResul
 	})
 	*opsBuf = ops // kept for the next save once this one is committed
 	if err == nil && len(ops) > 0 {
+		// The cached info goes as soon as Badger has applied the batch, on
+		// the committer, not once this goroutine is scheduled again.
 		err = db.commits.doVisible(ctx, func(txn wtxn) error { return txn.apply(ops) }, func() { db.infos.invalidate(id) })
 	}
 	if err != nil {
@@ -175,7 +176,7 @@ func (db *DB) unchanged(ctx context.Context, id string, hash schema.Hash) (stora
 	)
 	err := db.view(ctx, func(txn *bdg.Txn) error {
 		var err error
-		m, err = getMeta(txn, id)
+		m, err = getMetaRecord(txn, id) // the hash is in the record
 		switch {
 		case err == nil:
 			same = m.Hash == hash
