@@ -140,6 +140,28 @@ func TestLargeMetadataStaysInTheTree(t *testing.T) {
 	}
 }
 
+// asEarlierRelease rewrites id's metadata as releases before chunks wrote
+// it: the whole present list in the record, no chunks.
+func asEarlierRelease(t *testing.T, db *DB, id string) {
+	t.Helper()
+	_, _, _, m := metaState(t, db, id)
+	err := db.bdb.Update(func(txn *bdg.Txn) error {
+		rec, refs, _ := m.encodeWithin(math.MaxInt)
+		if refs != nil || rec[0] != formatV1 {
+			return fmt.Errorf("encodeWithin(MaxInt): format %d, %d chunks", rec[0], len(refs))
+		}
+		for _, r := range m.chunks {
+			if err := txn.Delete(chunkKey(id, r.sum)); err != nil {
+				return err
+			}
+		}
+		return txn.Set(metaKey(id), rec)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
 // TestLargeMetadataOfEarlierReleases: a record that holds a long present
 // list itself (as releases before chunks wrote it) is read, and the next
 // save moves the list to chunks.
@@ -150,22 +172,7 @@ func TestLargeMetadataOfEarlierReleases(t *testing.T) {
 	if _, err := db.Save(ctx, testDoc("old", ts, pageOf(0, 100)...)); err != nil {
 		t.Fatal(err)
 	}
-	_, _, _, m := metaState(t, db, "old")
-	err := db.bdb.Update(func(txn *bdg.Txn) error {
-		rec, refs, _ := m.encodeWithin(math.MaxInt)
-		if refs != nil || rec[0] != formatV1 {
-			return fmt.Errorf("encodeWithin(MaxInt): format %d, %d chunks", rec[0], len(refs))
-		}
-		for _, r := range m.chunks {
-			if err := txn.Delete(chunkKey("old", r.sum)); err != nil {
-				return err
-			}
-		}
-		return txn.Set(metaKey("old"), rec)
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	asEarlierRelease(t, db, "old")
 	if size, format, chunks, m := metaState(t, db, "old"); format != formatV1 || chunks != 0 || size < 2048 || len(m.Present) != 100 {
 		t.Fatalf("legacy record: %d bytes, format %d, %d chunks, %d present", size, format, chunks, len(m.Present))
 	}
@@ -195,19 +202,7 @@ func TestPruneOfEarlierReleasesRecord(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	_, _, _, m := metaState(t, db, "old")
-	err := db.bdb.Update(func(txn *bdg.Txn) error {
-		rec, _, _ := m.encodeWithin(math.MaxInt)
-		for _, r := range m.chunks {
-			if err := txn.Delete(chunkKey("old", r.sum)); err != nil {
-				return err
-			}
-		}
-		return txn.Set(metaKey("old"), rec)
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	asEarlierRelease(t, db, "old")
 	if n, err := db.Prune(ctx, "old", storage.Retention{MaxVersions: 1}, ts.Add(time.Hour)); err != nil || n != 2 {
 		t.Fatalf("Prune = %d, %v; want 2 versions removed", n, err)
 	}
