@@ -203,9 +203,12 @@ func (s *Server) serveResourceOnce(c echo.Context, seq uint64) error {
 	}
 	maxAge, interval := s.resourceFreshness(id)
 	base := s.baseURL(c)
-	dates := s.dateRules(id) // part of the key: a reload may change how the stored dates read
-	key := fmt.Sprintf("resource\x00%s\x00%s\x00%s\x00%s\x00%s\x00%d\x00%d\x00%d\x00%s\x00%v",
-		base, format.name, q.canonical(q.format), id, path, info.LatestSeq, info.Versions, ttlMinutes(interval), dates.Layout, dates.Location)
+	key := fmt.Sprintf("resource\x00%s\x00%s\x00%s\x00%s\x00%s\x00%d\x00%d\x00%d",
+		base, format.name, q.canonical(q.format), id, path, info.LatestSeq, info.Versions, ttlMinutes(interval))
+	dates := s.dateRules(id)
+	if dates != (schema.DateRules{}) { // a reload may change how the stored dates read
+		key += "\x00" + dates.Layout + "\x00" + dates.Location.String()
+	}
 	b := &builder{s: s, base: base, q: q, format: format, interval: interval, path: path, seq: seq, dates: dates}
 	lastMod := info.Updated
 	return s.serveFeed(c, feedRequest{
