@@ -158,10 +158,27 @@ func secureHeaders(next echo.HandlerFunc) echo.HandlerFunc {
 	}
 }
 
+// publicRead lets scripts on any site read the feeds (and the OPML list):
+// they are public, carry nothing a credential unlocks, and a web page
+// showing a legacy site's news in a widget is what many readers of them are.
+// The validators and the hub links stay readable to such scripts. No
+// credentials are allowed, so the admin token never rides along; admin
+// routes and pages do not have this.
+func publicRead(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		h := c.Response().Header()
+		h["Access-Control-Allow-Origin"] = anyOrigin
+		h["Access-Control-Expose-Headers"] = exposedFeedHeaders
+		return next(c)
+	}
+}
+
 // Shared header values (never appended to: capacity = length, so an Add
 // elsewhere copies them).
 var (
-	nosniff     = []string{"nosniff"}
-	frameDeny   = []string{"DENY"}
-	documentCSP = []string{documentSecurityPolicy}
+	nosniff            = []string{"nosniff"}
+	anyOrigin          = []string{"*"}
+	exposedFeedHeaders = []string{"ETag, Last-Modified, Link"}
+	frameDeny          = []string{"DENY"}
+	documentCSP        = []string{documentSecurityPolicy}
 )

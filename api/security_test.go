@@ -268,3 +268,41 @@ func TestAccessLogOneLinePerRequest(t *testing.T) {
 		t.Errorf("the log quotes the Authorization header:\n%s", logs.String())
 	}
 }
+
+// TestFeedsReadableAcrossOrigins checks that scripts on other sites may read
+// the feeds and the OPML list (public, no credentials) with their
+// validators and hub links, and nothing else: not the admin answers, the
+// pages, the health checks or self-registration.
+func TestFeedsReadableAcrossOrigins(t *testing.T) {
+	s := newFDServer(t, hostileDB(t), func(o *Options) { o.AdminToken = "secret" })
+	for _, tc := range []struct {
+		method, target string
+		header         []string
+		public         bool
+	}{
+		{"GET", "/resources/evil?type=atom", nil, true},
+		{"HEAD", "/resources/evil?type=json", nil, true},
+		{"GET", "/resources/evil?type=atom", []string{"If-None-Match", "*"}, true},
+		{"GET", "/resources/nope", nil, true}, // its problem too: a script can tell why
+		{"GET", "/resources", nil, true},
+		{"GET", "/resources.opml", nil, true},
+		{"GET", "/admin/resources/evil", []string{"Authorization", "Bearer secret"}, false},
+		{"GET", "/", nil, false},
+		{"GET", "/view/evil", nil, false},
+		{"GET", "/healthz", nil, false},
+		{"POST", "/resources", []string{"Content-Type", "application/json"}, false},
+	} {
+		rec := fdDo(s, tc.method, tc.target, tc.header...)
+		name := tc.method + " " + tc.target
+		acao, expose := rec.Header().Get("Access-Control-Allow-Origin"), rec.Header().Get("Access-Control-Expose-Headers")
+		switch {
+		case tc.public && (acao != "*" || !strings.Contains(expose, "ETag") || !strings.Contains(expose, "Link")):
+			t.Errorf("%s (%d): Access-Control-Allow-Origin %q, Expose-Headers %q; want * and ETag, Link", name, rec.Code, acao, expose)
+		case !tc.public && acao != "":
+			t.Errorf("%s (%d): Access-Control-Allow-Origin %q on an answer that is not a public feed", name, rec.Code, acao)
+		}
+		if rec.Header().Get("Access-Control-Allow-Credentials") != "" {
+			t.Errorf("%s: credentials allowed across origins", name)
+		}
+	}
+}

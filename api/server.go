@@ -164,13 +164,13 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.e.ServeHT
 // routes registers every route in one place.
 func (s *Server) routes() {
 	e := s.e
-	e.GET("/resources", s.getResources)
-	e.HEAD("/resources", s.getResources)
+	e.GET("/resources", s.getResources, publicRead)
+	e.HEAD("/resources", s.getResources, publicRead)
 	e.POST("/resources", s.postResources)
-	e.GET("/resources/:rssId", s.getResource)
-	e.HEAD("/resources/:rssId", s.getResource)
-	e.GET("/resources/:rssId/versions/:seq", s.getVersion)
-	e.HEAD("/resources/:rssId/versions/:seq", s.getVersion)
+	e.GET("/resources/:rssId", s.getResource, publicRead)
+	e.HEAD("/resources/:rssId", s.getResource, publicRead)
+	e.GET("/resources/:rssId/versions/:seq", s.getVersion, publicRead)
+	e.HEAD("/resources/:rssId/versions/:seq", s.getVersion, publicRead)
 
 	e.POST("/websub", s.postWebSub)
 
@@ -178,8 +178,8 @@ func (s *Server) routes() {
 	e.HEAD("/", s.getHome)
 	e.GET("/view/:rssId", s.getView)
 	e.HEAD("/view/:rssId", s.getView)
-	e.GET("/resources.opml", s.getOPML)
-	e.HEAD("/resources.opml", s.getOPML)
+	e.GET("/resources.opml", s.getOPML, publicRead)
+	e.HEAD("/resources.opml", s.getOPML, publicRead)
 	e.GET("/preview", s.getPreview)
 	e.POST("/preview", s.postPreview)
 
