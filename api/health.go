@@ -14,6 +14,7 @@ type healthBody struct {
 
 // getHealthz answers 200 as long as the process serves HTTP.
 func (s *Server) getHealthz(c echo.Context) error {
+	c.Response().Header().Set(echo.HeaderCacheControl, "no-store") // a probe asks the process, never a cache
 	return c.JSON(http.StatusOK, healthBody{Status: "ok"})
 }
 
@@ -25,5 +26,6 @@ func (s *Server) getReadyz(c echo.Context) error {
 			return &Problem{Status: http.StatusServiceUnavailable, Detail: "not ready: " + err.Error(), Err: err}
 		}
 	}
+	c.Response().Header().Set(echo.HeaderCacheControl, "no-store")
 	return c.JSON(http.StatusOK, healthBody{Status: "ready"})
 }

@@ -34,6 +34,9 @@ func TestHealth(t *testing.T) {
 			if rec.Code != http.StatusOK || !strings.Contains(rec.Body.String(), `"status"`) {
 				t.Errorf("got %d %s", rec.Code, rec.Body)
 			}
+			if cc := rec.Header().Get("Cache-Control"); cc != "no-store" {
+				t.Errorf("Cache-Control %q: a cache could answer for the process", cc)
+			}
 		})
 	}
 }
