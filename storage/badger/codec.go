@@ -182,8 +182,7 @@ type chunkRef struct {
 
 // encode returns m's record and, when the present list does not fit in it,
 // the chunks holding that list, in order (refs[i] names chunks[i]). The
-// chunks depend on the list alone, so a write that keeps the list (a
-// prune) may write the record only.
+// chunks depend on the list alone: [metaOps] writes those not stored yet.
 func (m *meta) encode() (rec []byte, refs []chunkRef, chunks [][]byte) {
 	return m.encodeWithin(metaInline)
 }
