@@ -173,12 +173,36 @@ func publicRead(next echo.HandlerFunc) echo.HandlerFunc {
 	}
 }
 
+// preflight answers OPTIONS on a public read route: Allow lists the
+// route's methods, and a CORS preflight (a script on another site about to
+// send a conditional GET, If-None-Match being a header browsers ask about)
+// is allowed GET and HEAD with the conditional headers, cached for a day.
+// Only reads are invited: the preflight of a POST to /resources does not
+// list POST, so the browser does not send it.
+func preflight(allow string) echo.HandlerFunc {
+	allowed := []string{allow}
+	return func(c echo.Context) error {
+		h := c.Response().Header()
+		h["Allow"] = allowed
+		if c.Request().Header.Get("Origin") != "" {
+			h["Access-Control-Allow-Origin"] = anyOrigin
+			h["Access-Control-Allow-Methods"] = readMethods
+			h["Access-Control-Allow-Headers"] = conditionalHeaders
+			h["Access-Control-Max-Age"] = oneDay
+		}
+		return c.NoContent(http.StatusNoContent)
+	}
+}
+
 // Shared header values (never appended to: capacity = length, so an Add
 // elsewhere copies them).
 var (
 	nosniff            = []string{"nosniff"}
 	anyOrigin          = []string{"*"}
 	exposedFeedHeaders = []string{"ETag, Last-Modified, Link"}
+	readMethods        = []string{"GET, HEAD"}
+	conditionalHeaders = []string{"If-None-Match, If-Modified-Since, Accept"}
+	oneDay             = []string{"86400"}
 	frameDeny          = []string{"DENY"}
 	documentCSP        = []string{documentSecurityPolicy}
 )

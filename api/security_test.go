@@ -306,3 +306,47 @@ func TestFeedsReadableAcrossOrigins(t *testing.T) {
 		}
 	}
 }
+
+// TestFeedPreflight: a script on another site that revalidates a feed sets
+// If-None-Match itself, which makes the browser ask first with OPTIONS (a
+// CORS preflight). The feeds answer it for GET and HEAD with the
+// conditional headers; self-registration, admin routes and pages do not
+// invite other sites.
+func TestFeedPreflight(t *testing.T) {
+	s := newFDServer(t, hostileDB(t), func(o *Options) { o.AdminToken = "secret" })
+	preflight := func(target, method, headers string) *httptest.ResponseRecorder {
+		return fdDo(s, "OPTIONS", target, "Origin", "https://widget.example",
+			"Access-Control-Request-Method", method, "Access-Control-Request-Headers", headers)
+	}
+	for _, target := range []string{"/resources/evil?type=atom", "/resources", "/resources.opml", "/resources/evil/versions/1"} {
+		rec := preflight(target, "GET", "if-none-match,if-modified-since")
+		h := rec.Header()
+		if rec.Code != http.StatusNoContent || h.Get("Access-Control-Allow-Origin") != "*" ||
+			!strings.Contains(h.Get("Access-Control-Allow-Methods"), "GET") ||
+			!strings.Contains(strings.ToLower(h.Get("Access-Control-Allow-Headers")), "if-none-match") ||
+			!strings.Contains(strings.ToLower(h.Get("Access-Control-Allow-Headers")), "if-modified-since") ||
+			h.Get("Access-Control-Max-Age") == "" {
+			t.Errorf("OPTIONS %s: %d %v; want 204 allowing GET with If-None-Match and If-Modified-Since, cached", target, rec.Code, h)
+		}
+		if h.Get("Access-Control-Allow-Credentials") != "" {
+			t.Errorf("OPTIONS %s: credentials allowed", target)
+		}
+	}
+	// Writing across origins is not invited: the preflight of a POST to
+	// /resources does not allow POST, and nothing else gets CORS headers.
+	rec := preflight("/resources", "POST", "content-type")
+	if strings.Contains(rec.Header().Get("Access-Control-Allow-Methods"), "POST") {
+		t.Errorf("OPTIONS /resources for POST allows it: %v", rec.Header())
+	}
+	for _, target := range []string{"/admin/resources/evil", "/", "/view/evil", "/preview", "/websub"} {
+		rec := preflight(target, "GET", "authorization")
+		if rec.Header().Get("Access-Control-Allow-Origin") != "" || rec.Header().Get("Access-Control-Allow-Methods") != "" {
+			t.Errorf("OPTIONS %s: %d invites other sites: %v", target, rec.Code, rec.Header())
+		}
+	}
+	// Without Origin it is a plain OPTIONS: the methods the resource allows.
+	rec = fdDo(s, "OPTIONS", "/resources/evil")
+	if rec.Code != http.StatusNoContent || !strings.Contains(rec.Header().Get("Allow"), "GET") {
+		t.Errorf("plain OPTIONS /resources/evil: %d Allow %q", rec.Code, rec.Header().Get("Allow"))
+	}
+}

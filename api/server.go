@@ -167,10 +167,13 @@ func (s *Server) routes() {
 	e.GET("/resources", s.getResources, publicRead)
 	e.HEAD("/resources", s.getResources, publicRead)
 	e.POST("/resources", s.postResources)
+	e.OPTIONS("/resources", preflight("OPTIONS, GET, HEAD, POST"))
 	e.GET("/resources/:rssId", s.getResource, publicRead)
 	e.HEAD("/resources/:rssId", s.getResource, publicRead)
+	e.OPTIONS("/resources/:rssId", preflight("OPTIONS, GET, HEAD"))
 	e.GET("/resources/:rssId/versions/:seq", s.getVersion, publicRead)
 	e.HEAD("/resources/:rssId/versions/:seq", s.getVersion, publicRead)
+	e.OPTIONS("/resources/:rssId/versions/:seq", preflight("OPTIONS, GET, HEAD"))
 
 	e.POST("/websub", s.postWebSub)
 
@@ -180,6 +183,7 @@ func (s *Server) routes() {
 	e.HEAD("/view/:rssId", s.getView)
 	e.GET("/resources.opml", s.getOPML, publicRead)
 	e.HEAD("/resources.opml", s.getOPML, publicRead)
+	e.OPTIONS("/resources.opml", preflight("OPTIONS, GET, HEAD"))
 	e.GET("/preview", s.getPreview)
 	e.POST("/preview", s.postPreview)
 
