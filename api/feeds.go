@@ -294,9 +294,15 @@ func (s *Server) serveEmpty(c echo.Context, q *feedQuery, format *feedFormat, st
 	key := fmt.Sprintf("empty\x00%s\x00%s\x00%s\x00%s\x00%s\x00%d\x00%s\x00%d",
 		base, format.name, q.canonical(q.format), st.ID, st.URL, since.UnixNano(), why, ttlMinutes(interval))
 	b := &builder{s: s, base: base, q: q, format: format, interval: interval, path: resourcePath(st.ID)}
+	// The reason changes only with a poll: dated by the last one, a reader
+	// revalidating with If-Modified-Since alone sees a new reason.
+	lastMod := since
+	if st.LastPoll.After(lastMod) {
+		lastMod = st.LastPoll
+	}
 	return s.serveFeed(c, feedRequest{
 		key:     key,
-		lastMod: since,
+		lastMod: lastMod,
 		maxAge:  maxAge,
 		format:  format,
 		self:    b.self(resourcePath(st.ID)),

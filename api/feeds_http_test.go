@@ -705,3 +705,31 @@ func TestResourcesListsStored(t *testing.T) {
 		t.Errorf("first item dated %v, want its latest version's %v", feed.Items[0].DatePublished, store.resources[0].Updated)
 	}
 }
+
+// TestEmptyFeedLastModifiedFollowsPolls: an empty feed's description says
+// why it is empty, and that changes when a poll fails; a reader that
+// revalidates with If-Modified-Since alone must then get the new reason,
+// not a 304 dated by the registration.
+func TestEmptyFeedLastModifiedFollowsPolls(t *testing.T) {
+	poller := &svcPoller{statuses: []ResourceStatus{{ID: "later", URL: "https://pages.example.org/later.html", Since: fdT0}}}
+	s := newFDServer(t, &svcStore{}, func(o *Options) { o.Poller = poller })
+	first := fdDo(s, "GET", "/resources/later")
+	lm := first.Header().Get("Last-Modified")
+	if first.Code != http.StatusOK || lm == "" {
+		t.Fatalf("empty feed: %d, Last-Modified %q", first.Code, lm)
+	}
+	if rec := fdDo(s, "GET", "/resources/later", "If-Modified-Since", lm); rec.Code != http.StatusNotModified {
+		t.Fatalf("nothing changed: %d, want 304", rec.Code)
+	}
+	poller.mu.Lock()
+	poller.statuses[0].LastPoll = fdT0.Add(time.Hour)
+	poller.statuses[0].LastError = "GET: 503 Service Unavailable"
+	poller.mu.Unlock()
+	rec := fdDo(s, "GET", "/resources/later", "If-Modified-Since", lm)
+	if rec.Code != http.StatusOK || !strings.Contains(rec.Body.String(), "503 Service Unavailable") {
+		t.Fatalf("after a failed poll, If-Modified-Since %s: %d, want 200 with the new reason", lm, rec.Code)
+	}
+	if got := rec.Header().Get("Last-Modified"); got == lm {
+		t.Errorf("Last-Modified stayed %s although the feed changed", got)
+	}
+}
