@@ -733,3 +733,27 @@ func TestEmptyFeedLastModifiedFollowsPolls(t *testing.T) {
 		t.Errorf("Last-Modified stayed %s although the feed changed", got)
 	}
 }
+
+// TestHeadPagesAsGet: HEAD on the pages and the OPML list carries the
+// headers GET would, compression included: a cache that stores the HEAD
+// answer must know it varies by Accept-Encoding.
+func TestHeadPagesAsGet(t *testing.T) {
+	s := newFDServer(t, fdFixture())
+	for _, tc := range []struct{ target, accept string }{
+		{"/", "text/html"}, {"/view/news", "text/html"}, {"/resources/news?max=5", "text/html"},
+		{"/resources.opml", ""}, {"/preview", "text/html"},
+	} {
+		for _, enc := range []string{"gzip", ""} {
+			head := fdDo(s, http.MethodHead, tc.target, "Accept", tc.accept, "Accept-Encoding", enc)
+			get := fdDo(s, http.MethodGet, tc.target, "Accept", tc.accept, "Accept-Encoding", enc)
+			if head.Code != get.Code { // (net/http drops what a handler writes for HEAD)
+				t.Errorf("HEAD %s: %d; GET %d", tc.target, head.Code, get.Code)
+			}
+			for _, h := range []string{"Content-Type", "Content-Encoding", "Vary", "ETag", "Cache-Control"} {
+				if got, want := head.Header().Values(h), get.Header().Values(h); strings.Join(got, ", ") != strings.Join(want, ", ") {
+					t.Errorf("HEAD %s (Accept-Encoding %q): %s %q, GET has %q", tc.target, enc, h, got, want)
+				}
+			}
+		}
+	}
+}

@@ -32,8 +32,10 @@ func (s *Server) middleware() {
 		}),
 		middleware.GzipWithConfig(middleware.GzipConfig{
 			MinLength: gzipMinLength,
-			// HEAD has no body, and 304s have none either (the middleware
-			// drops Content-Encoding when nothing was written). Feeds
+			// HEAD runs through it too, so that its headers are GET's
+			// (Content-Encoding, Vary); net/http drops the body. 304s have
+			// none (the middleware drops Content-Encoding when nothing was
+			// written). Feeds
 			// compress themselves, with an ETag per coding (api/feeds.go);
 			// a feed shown to a browser as a page (weak ETag) is compressed here.
 			// The admin API's writes answer a resource or a problem, under
@@ -44,7 +46,7 @@ func (s *Server) middleware() {
 				req := c.Request()
 				m := req.Method
 				p := c.Path()
-				if m == http.MethodHead || m != http.MethodGet && strings.HasPrefix(p, "/admin") {
+				if m != http.MethodGet && m != http.MethodHead && strings.HasPrefix(p, "/admin") {
 					return true
 				}
 				feeds := p == "/resources" || strings.HasPrefix(p, "/resources/") // not /resources.opml

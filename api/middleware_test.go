@@ -32,7 +32,7 @@ func TestGzip(t *testing.T) {
 		wantGzip           bool
 	}{
 		{"GET page", http.MethodGet, "/", true},
-		{"HEAD page", http.MethodHead, "/", false},
+		{"HEAD page", http.MethodHead, "/", true}, // GET's headers (RFC 9110 §9.3.2)
 		{"small body", http.MethodGet, "/healthz", false},
 		{"admin write", http.MethodPost, "/admin/resources/news/poll", false},
 	} {

@@ -185,6 +185,7 @@ func (s *Server) routes() {
 	e.HEAD("/resources.opml", s.getOPML, publicRead)
 	e.OPTIONS("/resources.opml", preflight("OPTIONS, GET, HEAD"))
 	e.GET("/preview", s.getPreview)
+	e.HEAD("/preview", s.getPreview)
 	e.POST("/preview", s.postPreview)
 
 	e.GET("/healthz", s.getHealthz)
