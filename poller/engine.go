@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"cmp"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"hash/fnv"
@@ -401,10 +402,16 @@ func (e *Engine) upsertLocked(b built, st persisted, stored bool, now time.Time)
 		if r.st.Since.IsZero() {
 			r.st.Since = cmp.Or(b.since, now)
 		}
+		key := extractionKey(b.entry)
 		if r.st.URL != b.entry.URL {
 			r.st.Validators, r.st.Last = validators{}, nil // another page: nothing to compare with
 		}
-		r.st.URL, r.st.Kind = b.entry.URL, b.policy.Config().Kind
+		if r.st.URL != b.entry.URL || r.st.Extraction != key {
+			// Stored under another definition (changed in the file before
+			// a restart): the page is fetched and extracted again.
+			r.st.BodyHash, r.st.Validators = 0, validators{}
+		}
+		r.st.URL, r.st.Kind, r.st.Extraction = b.entry.URL, b.policy.Config().Kind, key
 		e.scheduleFirst(r, now)
 		return
 	}
@@ -416,6 +423,7 @@ func (e *Engine) upsertLocked(b built, st persisted, stored bool, now time.Time)
 		// The next body is fetched and extracted again: a 304 would leave
 		// the old settings' version.
 		r.st.BodyHash, r.st.Validators = 0, validators{}
+		r.st.Extraction = extractionKey(b.entry)
 	}
 	r.host, r.retention, r.entry, r.source, r.dates, r.sel = strings.ToLower(b.u.Host), b.ret, b.entry, b.source, b.dates, b.sel
 	if r.policy.Config() != b.policy.Config() {
@@ -434,6 +442,22 @@ func (e *Engine) upsertLocked(b built, st persisted, stored bool, now time.Time)
 // page (its validators, its body's hash).
 func sameExtraction(a, b *config.ResourceEntry) bool {
 	return a.URL == b.URL && a.Select == b.Select && a.DateFormat == b.DateFormat && a.Timezone == b.Timezone
+}
+
+// extractionKey identifies how a definition reads its page besides its URL
+// (which the state keeps apart): its selectors and date rules, the rest of
+// [sameExtraction]. It is 0 for annotations read as they come, so states
+// saved before the key was recorded match such definitions.
+func extractionKey(r *config.ResourceEntry) uint64 {
+	if r.Select.IsZero() && r.DateFormat == "" && r.Timezone == "" {
+		return 0
+	}
+	b, _ := json.Marshal(struct { // plain strings: never fails
+		Select     extractor.SelectSpec
+		DateFormat string
+		Timezone   string
+	}{r.Select, r.DateFormat, r.Timezone})
+	return xxhash.Sum64(b) | 1
 }
 
 // removeLocked stops scheduling resource id and forgets it. A poll of it

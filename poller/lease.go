@@ -88,7 +88,7 @@ func (e *Engine) acquire(ctx context.Context, r *resource, cfg *config.Config, f
 }
 
 // adopt takes a poll state written by another node, keeping what belongs to
-// this node's configuration (the URL and policy kind in force).
+// this node's configuration (the URL, policy kind and extraction in force).
 func (e *Engine) adopt(r *resource, st persisted) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
@@ -98,7 +98,13 @@ func (e *Engine) adopt(r *resource, st persisted) {
 	if st.URL != r.st.URL {
 		st.Validators, st.Last = validators{}, nil // another page: nothing to compare with
 	}
-	st.URL, st.Kind = r.st.URL, r.st.Kind
+	if st.URL != r.st.URL || st.Extraction != r.st.Extraction {
+		// Learned under another definition (another node's before it read
+		// the registry or was reloaded, or this node's before a change):
+		// the next poll fetches and extracts the page again.
+		st.Validators, st.BodyHash = validators{}, 0
+	}
+	st.URL, st.Kind, st.Extraction = r.st.URL, r.st.Kind, r.st.Extraction
 	if st.Since.IsZero() || (!r.st.Since.IsZero() && r.st.Since.Before(st.Since)) {
 		st.Since = r.st.Since
 	}

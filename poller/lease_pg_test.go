@@ -4,8 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/http"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -370,5 +372,121 @@ func TestLeaseRedefinedElsewhereDuringPoll(t *testing.T) {
 	}
 	if ov := o.overlaps(); len(ov) > 0 {
 		t.Fatalf("pages fetched by two polls at once: %v", ov)
+	}
+}
+
+// holdingOrigin serves one page whose requests can be held, with an ETag
+// (answering 304 to it) or, with noValidators, without one.
+type holdingOrigin struct {
+	*origin
+	mu      sync.Mutex
+	hold    chan struct{}
+	started chan struct{}
+}
+
+func newHoldingOrigin(t *testing.T, path, body string, noValidators bool) *holdingOrigin {
+	h := &holdingOrigin{origin: newOrigin(t), started: make(chan struct{}, 16)}
+	h.handle(path, func(w http.ResponseWriter, r *http.Request) {
+		h.mu.Lock()
+		hold := h.hold
+		h.mu.Unlock()
+		if hold != nil {
+			h.started <- struct{}{}
+			select {
+			case <-hold:
+			case <-r.Context().Done():
+				return
+			}
+		}
+		if !noValidators {
+			w.Header().Set("ETag", `"v1"`)
+			if r.Header.Get("If-None-Match") == `"v1"` {
+				w.WriteHeader(http.StatusNotModified)
+				return
+			}
+		}
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		fmt.Fprint(w, body)
+	})
+	return h
+}
+
+func (h *holdingOrigin) holdRequests() (release func()) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	c := make(chan struct{})
+	h.hold = c
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			h.mu.Lock()
+			h.hold = nil
+			h.mu.Unlock()
+			close(c)
+		})
+	}
+}
+
+// 2, another redefinition: through node A, the page is to be read with
+// selectors instead of its annotations, while node B polls it under the
+// old definition. B's poll commits what it learned of the page under the
+// old definition (its validators, its body's hash); the next poll, under
+// the new one, must still fetch and extract the page again, whichever node
+// makes it, and store what the selectors find.
+func TestLeaseSelectorsRedefinedElsewhereDuringPoll(t *testing.T) {
+	const body = `<html><head><title>Town</title></head><body>
+<h1><!-- <channel:title> -->Town<!-- </channel:title> --></h1>
+<p><!-- <item:title index="1"> -->annotated<!-- </item:title> --></p>
+<ul><li><a href="/n/1">selected one</a></li><li><a href="/n/2">selected two</a></li></ul>
+</body></html>`
+	for _, noValidators := range []bool{false, true} {
+		name := "etag"
+		if noValidators {
+			name = "same bytes"
+		}
+		t.Run(name, func(t *testing.T) {
+			o := newHoldingOrigin(t, "/p", body, noValidators)
+			clk := newFakeClock(t0)
+			cfg := testConfig(t, raceYAML(""))
+			ns := pgCluster(t, cfg, clk, "a", "b")
+			a, b := ns[0], ns[1]
+			def := fmt.Sprintf(`{"url": %q, "policy": {"kind": "flat", "interval": "10m"}`, o.url("/p"))
+			a.register(t, "r", def+"}")
+			b.syncRegistry(t)
+			if n := a.e.runDue(t.Context()); n != 1 {
+				t.Fatalf("A polled %d resources, want r", n)
+			}
+
+			clk.Advance(10 * time.Minute)
+			release := o.holdRequests()
+			defer release()
+			polled := b.pollDueInBackground(t)
+			await(t, o.started, "B's poll of r")
+			a.register(t, "r", def+`, "select": {"item": "li", "title": "a", "link": "a @href"}}`)
+			release()
+			await(t, polled, "B's poll")
+			b.syncRegistry(t)
+
+			hits := o.hit("/p")
+			for range 10 {
+				clk.Advance(time.Minute)
+				a.e.runDue(t.Context())
+				b.e.runDue(t.Context())
+			}
+			if got := o.hit("/p") - hits; got != 1 {
+				t.Fatalf("the page fetched %d times in an interval after the PUT, want once", got)
+			}
+			doc, _, err := a.db.Version(t.Context(), "r", 1)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var titles []string
+			for _, it := range doc.Items {
+				titles = append(titles, it.Title)
+			}
+			if !slices.Equal(titles, []string{"selected one", "selected two"}) {
+				t.Fatalf("newest version's items %q: the page was not extracted again with the selectors", titles)
+			}
+		})
 	}
 }
