@@ -240,7 +240,8 @@ func New(ctx context.Context, cfg *config.Config, store Store, opts Options) (*E
 // Apply switches to cfg without a restart: added resources are scheduled,
 // removed ones stop (their history stays in storage), a changed policy
 // recomputes the next poll at once while keeping what was learned (τ, α,
-// intervals), a changed URL drops the conditional-GET validators. Fetch
+// intervals; with a Leaser, in the store too, for every node), a changed URL
+// drops the conditional-GET validators. Fetch
 // settings apply to the next request; workers is read only by Run at start.
 // On error nothing changes.
 func (e *Engine) Apply(ctx context.Context, cfg *config.Config) error {
@@ -335,7 +336,10 @@ func (e *Engine) apply(ctx context.Context, cfg *config.Config, registered map[s
 	e.loadStates(ctx, fresh, loaded)
 
 	set := fetchSettingsOf(cfg.Poller)
-	var old *retriever
+	var (
+		old     *retriever
+		restart []string // ids whose policy changed
+	)
 	e.mu.Lock()
 	defer func() {
 		e.mu.Unlock()
@@ -343,6 +347,7 @@ func (e *Engine) apply(ctx context.Context, cfg *config.Config, registered map[s
 			old.close()
 		}
 		e.poke()
+		e.reschedule(ctx, restart)
 	}()
 	if e.fetcher == nil || e.fetcher.set != set {
 		old, e.fetcher = e.fetcher, newRetriever(set, e.opts)
@@ -360,7 +365,9 @@ func (e *Engine) apply(ctx context.Context, cfg *config.Config, registered map[s
 		keep[b.entry.ID] = true
 		order = append(order, b.entry.ID)
 		st, ok := loaded[b.entry.ID]
-		e.upsertLocked(b, st, ok, now)
+		if e.upsertLocked(b, st, ok, now) {
+			restart = append(restart, b.entry.ID)
+		}
 	}
 	for id := range e.resources {
 		if !keep[id] {
@@ -373,9 +380,12 @@ func (e *Engine) apply(ctx context.Context, cfg *config.Config, registered map[s
 		for _, id := range order {
 			if r := e.resources[id]; r != nil && r.policy.Config().Kind == KindBudget {
 				e.restartLocked(r, now)
+				restart = append(restart, id)
 			}
 		}
 	}
+	slices.Sort(restart)
+	restart = slices.Compact(restart)
 	e.order = order
 	e.cfg = cfg
 	return nil
@@ -383,9 +393,9 @@ func (e *Engine) apply(ctx context.Context, cfg *config.Config, registered map[s
 
 // upsertLocked adds the resource b (with its stored poll state st when
 // stored) or brings an existing one up to b's definition: its page,
-// retention and policy (a policy change reschedules it from its last poll).
-// e.mu must be held.
-func (e *Engine) upsertLocked(b built, st persisted, stored bool, now time.Time) {
+// retention and policy (a policy change reschedules it from its last poll,
+// and upsertLocked returns true). e.mu must be held.
+func (e *Engine) upsertLocked(b built, st persisted, stored bool, now time.Time) (restarted bool) {
 	id := b.entry.ID
 	r, ok := e.resources[id]
 	if !ok {
@@ -413,7 +423,7 @@ func (e *Engine) upsertLocked(b built, st persisted, stored bool, now time.Time)
 		}
 		r.st.URL, r.st.Kind, r.st.Extraction = b.entry.URL, b.policy.Config().Kind, key
 		e.scheduleFirst(r, now)
-		return
+		return false
 	}
 	if r.st.URL != b.entry.URL {
 		r.st.Validators, r.st.Last = validators{}, nil // another page: nothing to compare with
@@ -433,7 +443,9 @@ func (e *Engine) upsertLocked(b built, st persisted, stored bool, now time.Time)
 		r.policy = b.policy
 		r.st.Kind = b.policy.Config().Kind
 		e.restartLocked(r, now)
+		return true
 	}
+	return false
 }
 
 // sameExtraction reports whether two definitions of a resource fetch and
@@ -491,25 +503,32 @@ func (e *Engine) release(r *resource) {
 // reschedules r from its last poll, keeping an error back-off in force.
 // e.mu must be held.
 func (e *Engine) restartLocked(r *resource, now time.Time) {
-	id := r.id
-	wait := r.policy.Start(&r.st.Policy)
-	if _, queued := e.queue.At(id); !queued {
+	if _, queued := e.queue.At(r.id); !queued {
+		r.policy.Start(&r.st.Policy)
 		return // being polled: the poll's end schedules it
 	}
+	e.queue.Update(r.id, replan(&r.st, r.policy, r.id, now))
+}
+
+// replan starts pol on st (a new policy, a new budget) and returns when
+// resource id is next due: from its last poll, keeping an error back-off
+// in force. It sets st.NextPoll.
+func replan(st *persisted, pol Policy, id string, now time.Time) time.Time {
+	wait := pol.Start(&st.Policy)
 	var at time.Time
-	if r.st.LastPoll.IsZero() {
+	if st.LastPoll.IsZero() {
 		at = now.Add(spread(id, wait))
 	} else {
-		at = r.st.LastPoll.Add(wait)
+		at = st.LastPoll.Add(wait)
 		if at.Before(now) {
 			at = now
 		}
 	}
-	if r.st.Failures > 0 && r.st.NextPoll.After(at) {
-		at = r.st.NextPoll // keep an error back-off in force
+	if st.Failures > 0 && st.NextPoll.After(at) {
+		at = st.NextPoll // keep an error back-off in force
 	}
-	r.st.NextPoll = at
-	e.queue.Update(id, at)
+	st.NextPoll = at
+	return at
 }
 
 // scheduleFirst queues a resource just added (at start-up or by reload).

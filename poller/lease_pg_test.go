@@ -490,3 +490,132 @@ func TestLeaseSelectorsRedefinedElsewhereDuringPoll(t *testing.T) {
 		})
 	}
 }
+
+// 3. The configuration file changes a resource's interval and every node is
+// reloaded: node A while node B polls the resource under its lease, B
+// during that poll or after it. The resource is polled neither twice
+// within the new interval nor less often than it asks: the polls after
+// B's are at the new interval from it, whichever node makes them (the due
+// time B's poll committed under the old interval, which every node's
+// leases follow, is moved by B's reload).
+func TestLeaseReloadIntervalDuringPollElsewhere(t *testing.T) {
+	for _, tc := range []struct {
+		name          string
+		from, to      time.Duration
+		bReloadsAfter bool // B is reloaded once its poll is committed, not during it
+	}{
+		{"longer, B reloaded during its poll", 10 * time.Minute, 30 * time.Minute, false},
+		{"longer, B reloaded after its poll", 10 * time.Minute, 30 * time.Minute, true},
+		{"shorter, B reloaded during its poll", 30 * time.Minute, 5 * time.Minute, false},
+		{"shorter, B reloaded after its poll", 30 * time.Minute, 5 * time.Minute, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			o := newRaceOrigin(t)
+			clk := newFakeClock(t0)
+			cfgOf := func(d time.Duration) *config.Config {
+				return testConfig(t, raceYAML(fmt.Sprintf("  - {id: r, url: %q, policy: {kind: flat, interval: %s}}\n", o.url("/r"), d)))
+			}
+			ns := pgCluster(t, cfgOf(tc.from), clk, "a", "b")
+			a, b := ns[0], ns[1]
+			clk.Advance(time.Minute) // first polls are spread over a minute
+			if n := a.e.runDue(t.Context()); n != 1 {
+				t.Fatalf("A polled %d resources, want r", n)
+			}
+
+			clk.Advance(tc.from)
+			polledAt := clk.Now()
+			release := o.holdPage("/r")
+			defer release()
+			polled := b.pollDueInBackground(t)
+			waitStarted(t, o.started("/r"), "B's poll of r")
+			if err := a.e.Apply(t.Context(), cfgOf(tc.to)); err != nil {
+				t.Fatal(err)
+			}
+			if !tc.bReloadsAfter {
+				if err := b.e.Apply(t.Context(), cfgOf(tc.to)); err != nil {
+					t.Fatal(err)
+				}
+			}
+			release()
+			if n := await(t, polled, "B's poll"); n != 1 {
+				t.Fatalf("B polled %d resources, want r", n)
+			}
+			if tc.bReloadsAfter {
+				if err := b.e.Apply(t.Context(), cfgOf(tc.to)); err != nil {
+					t.Fatal(err)
+				}
+			}
+			wantPolledEvery(t, clk, o, "/r", polledAt, tc.to, ns...)
+		})
+	}
+}
+
+// wantPolledEvery runs the nodes' due polls minute after minute for two
+// intervals from last (a poll of the page at path) and checks that the
+// page was fetched at last+interval and last+2·interval, and only then,
+// and that every node reports that interval.
+func wantPolledEvery(t *testing.T, clk *fakeClock, o *raceOrigin, path string, last time.Time, interval time.Duration, ns ...*pgNode) {
+	t.Helper()
+	for _, n := range ns {
+		n.e.runDue(t.Context()) // due (by its queue) now, or not
+	}
+	var polls []time.Duration
+	hits := o.hitCount(path)
+	for clk.Now().Before(last.Add(2*interval + 2*time.Minute)) {
+		clk.Advance(time.Minute)
+		for _, n := range ns {
+			n.e.runDue(t.Context())
+		}
+		if h := o.hitCount(path); h != hits {
+			for range h - hits {
+				polls = append(polls, clk.Now().Sub(last))
+			}
+			hits = h
+		}
+	}
+	if want := []time.Duration{interval, 2 * interval}; !slices.Equal(polls, want) {
+		t.Fatalf("polls at %v after the last one before the change, want %v", polls, want)
+	}
+	if ov := o.overlaps(); len(ov) > 0 {
+		t.Fatalf("%s fetched by two polls at once: %v", path, ov)
+	}
+	for _, n := range ns {
+		if st := n.status(t, "r"); st.Interval != interval {
+			t.Errorf("%s's status: interval %v, want %v", n.db.NodeID(), st.Interval, interval)
+		}
+	}
+}
+
+// 3, through the admin API: a PUT on node A changes a registered
+// resource's interval while node B polls it under its lease; B learns of
+// it when it re-reads the registry, after its poll. As with a reload, the
+// polls after B's are at the new interval.
+func TestLeasePolicyRedefinedElsewhereDuringPoll(t *testing.T) {
+	o := newRaceOrigin(t)
+	clk := newFakeClock(t0)
+	cfg := testConfig(t, raceYAML(""))
+	ns := pgCluster(t, cfg, clk, "a", "b")
+	a, b := ns[0], ns[1]
+	defOf := func(d time.Duration) string {
+		return fmt.Sprintf(`{"url": %q, "policy": {"kind": "flat", "interval": %q}}`, o.url("/r"), d)
+	}
+	a.register(t, "r", defOf(10*time.Minute))
+	b.syncRegistry(t)
+	if n := a.e.runDue(t.Context()); n != 1 {
+		t.Fatalf("A polled %d resources, want r", n)
+	}
+
+	clk.Advance(10 * time.Minute)
+	polledAt := clk.Now()
+	release := o.holdPage("/r")
+	defer release()
+	polled := b.pollDueInBackground(t)
+	waitStarted(t, o.started("/r"), "B's poll of r")
+	a.register(t, "r", defOf(30*time.Minute))
+	release()
+	if n := await(t, polled, "B's poll"); n != 1 {
+		t.Fatalf("B polled %d resources, want r", n)
+	}
+	b.syncRegistry(t)
+	wantPolledEvery(t, clk, o, "/r", polledAt, 30*time.Minute, a, b)
+}
