@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"cmp"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"hash/fnv"
@@ -239,7 +240,8 @@ func New(ctx context.Context, cfg *config.Config, store Store, opts Options) (*E
 // Apply switches to cfg without a restart: added resources are scheduled,
 // removed ones stop (their history stays in storage), a changed policy
 // recomputes the next poll at once while keeping what was learned (τ, α,
-// intervals), a changed URL drops the conditional-GET validators. Fetch
+// intervals; with a Leaser, in the store too, for every node), a changed URL
+// drops the conditional-GET validators. Fetch
 // settings apply to the next request; workers is read only by Run at start.
 // On error nothing changes.
 func (e *Engine) Apply(ctx context.Context, cfg *config.Config) error {
@@ -334,7 +336,10 @@ func (e *Engine) apply(ctx context.Context, cfg *config.Config, registered map[s
 	e.loadStates(ctx, fresh, loaded)
 
 	set := fetchSettingsOf(cfg.Poller)
-	var old *retriever
+	var (
+		old     *retriever
+		restart []string // ids whose policy changed
+	)
 	e.mu.Lock()
 	defer func() {
 		e.mu.Unlock()
@@ -342,6 +347,7 @@ func (e *Engine) apply(ctx context.Context, cfg *config.Config, registered map[s
 			old.close()
 		}
 		e.poke()
+		e.reschedule(ctx, restart)
 	}()
 	if e.fetcher == nil || e.fetcher.set != set {
 		old, e.fetcher = e.fetcher, newRetriever(set, e.opts)
@@ -359,7 +365,9 @@ func (e *Engine) apply(ctx context.Context, cfg *config.Config, registered map[s
 		keep[b.entry.ID] = true
 		order = append(order, b.entry.ID)
 		st, ok := loaded[b.entry.ID]
-		e.upsertLocked(b, st, ok, now)
+		if e.upsertLocked(b, st, ok, now) {
+			restart = append(restart, b.entry.ID)
+		}
 	}
 	for id := range e.resources {
 		if !keep[id] {
@@ -372,9 +380,12 @@ func (e *Engine) apply(ctx context.Context, cfg *config.Config, registered map[s
 		for _, id := range order {
 			if r := e.resources[id]; r != nil && r.policy.Config().Kind == KindBudget {
 				e.restartLocked(r, now)
+				restart = append(restart, id)
 			}
 		}
 	}
+	slices.Sort(restart)
+	restart = slices.Compact(restart)
 	e.order = order
 	e.cfg = cfg
 	return nil
@@ -382,9 +393,9 @@ func (e *Engine) apply(ctx context.Context, cfg *config.Config, registered map[s
 
 // upsertLocked adds the resource b (with its stored poll state st when
 // stored) or brings an existing one up to b's definition: its page,
-// retention and policy (a policy change reschedules it from its last poll).
-// e.mu must be held.
-func (e *Engine) upsertLocked(b built, st persisted, stored bool, now time.Time) {
+// retention and policy (a policy change reschedules it from its last poll,
+// and upsertLocked returns true). e.mu must be held.
+func (e *Engine) upsertLocked(b built, st persisted, stored bool, now time.Time) (restarted bool) {
 	id := b.entry.ID
 	r, ok := e.resources[id]
 	if !ok {
@@ -401,12 +412,18 @@ func (e *Engine) upsertLocked(b built, st persisted, stored bool, now time.Time)
 		if r.st.Since.IsZero() {
 			r.st.Since = cmp.Or(b.since, now)
 		}
+		key := extractionKey(b.entry)
 		if r.st.URL != b.entry.URL {
 			r.st.Validators, r.st.Last = validators{}, nil // another page: nothing to compare with
 		}
-		r.st.URL, r.st.Kind = b.entry.URL, b.policy.Config().Kind
+		if r.st.URL != b.entry.URL || r.st.Extraction != key {
+			// Stored under another definition (changed in the file before
+			// a restart): the page is fetched and extracted again.
+			r.st.BodyHash, r.st.Validators = 0, validators{}
+		}
+		r.st.URL, r.st.Kind, r.st.Extraction = b.entry.URL, b.policy.Config().Kind, key
 		e.scheduleFirst(r, now)
-		return
+		return false
 	}
 	if r.st.URL != b.entry.URL {
 		r.st.Validators, r.st.Last = validators{}, nil // another page: nothing to compare with
@@ -416,6 +433,7 @@ func (e *Engine) upsertLocked(b built, st persisted, stored bool, now time.Time)
 		// The next body is fetched and extracted again: a 304 would leave
 		// the old settings' version.
 		r.st.BodyHash, r.st.Validators = 0, validators{}
+		r.st.Extraction = extractionKey(b.entry)
 	}
 	r.host, r.retention, r.entry, r.source, r.dates, r.sel = strings.ToLower(b.u.Host), b.ret, b.entry, b.source, b.dates, b.sel
 	if r.policy.Config() != b.policy.Config() {
@@ -425,7 +443,9 @@ func (e *Engine) upsertLocked(b built, st persisted, stored bool, now time.Time)
 		r.policy = b.policy
 		r.st.Kind = b.policy.Config().Kind
 		e.restartLocked(r, now)
+		return true
 	}
+	return false
 }
 
 // sameExtraction reports whether two definitions of a resource fetch and
@@ -434,6 +454,22 @@ func (e *Engine) upsertLocked(b built, st persisted, stored bool, now time.Time)
 // page (its validators, its body's hash).
 func sameExtraction(a, b *config.ResourceEntry) bool {
 	return a.URL == b.URL && a.Select == b.Select && a.DateFormat == b.DateFormat && a.Timezone == b.Timezone
+}
+
+// extractionKey identifies how a definition reads its page besides its URL
+// (which the state keeps apart): its selectors and date rules, the rest of
+// [sameExtraction]. It is 0 for annotations read as they come, so states
+// saved before the key was recorded match such definitions.
+func extractionKey(r *config.ResourceEntry) uint64 {
+	if r.Select.IsZero() && r.DateFormat == "" && r.Timezone == "" {
+		return 0
+	}
+	b, _ := json.Marshal(struct { // plain strings: never fails
+		Select     extractor.SelectSpec
+		DateFormat string
+		Timezone   string
+	}{r.Select, r.DateFormat, r.Timezone})
+	return xxhash.Sum64(b) | 1
 }
 
 // removeLocked stops scheduling resource id and forgets it. A poll of it
@@ -467,25 +503,32 @@ func (e *Engine) release(r *resource) {
 // reschedules r from its last poll, keeping an error back-off in force.
 // e.mu must be held.
 func (e *Engine) restartLocked(r *resource, now time.Time) {
-	id := r.id
-	wait := r.policy.Start(&r.st.Policy)
-	if _, queued := e.queue.At(id); !queued {
+	if _, queued := e.queue.At(r.id); !queued {
+		r.policy.Start(&r.st.Policy)
 		return // being polled: the poll's end schedules it
 	}
+	e.queue.Update(r.id, replan(&r.st, r.policy, r.id, now))
+}
+
+// replan starts pol on st (a new policy, a new budget) and returns when
+// resource id is next due: from its last poll, keeping an error back-off
+// in force. It sets st.NextPoll.
+func replan(st *persisted, pol Policy, id string, now time.Time) time.Time {
+	wait := pol.Start(&st.Policy)
 	var at time.Time
-	if r.st.LastPoll.IsZero() {
+	if st.LastPoll.IsZero() {
 		at = now.Add(spread(id, wait))
 	} else {
-		at = r.st.LastPoll.Add(wait)
+		at = st.LastPoll.Add(wait)
 		if at.Before(now) {
 			at = now
 		}
 	}
-	if r.st.Failures > 0 && r.st.NextPoll.After(at) {
-		at = r.st.NextPoll // keep an error back-off in force
+	if st.Failures > 0 && st.NextPoll.After(at) {
+		at = st.NextPoll // keep an error back-off in force
 	}
-	r.st.NextPoll = at
-	e.queue.Update(id, at)
+	st.NextPoll = at
+	return at
 }
 
 // scheduleFirst queues a resource just added (at start-up or by reload).

@@ -17,6 +17,7 @@ import (
 	"github.com/dynamo-rss/dynamo/schema"
 	"github.com/dynamo-rss/dynamo/storage"
 	"github.com/dynamo-rss/dynamo/storage/badger"
+	"github.com/dynamo-rss/dynamo/storage/postgres/pgtest"
 )
 
 func TestMain(m *testing.M) {
@@ -24,7 +25,15 @@ func TestMain(m *testing.M) {
 		serveOriginProcess(mode) // the benchmarks' origin, in a process of its own
 		return
 	}
-	goleak.VerifyTestMain(m)
+	// A PostgreSQL server for the tests of several nodes (lease_pg_test.go).
+	code := pgtest.Main(m)
+	if code == 0 {
+		if err := goleak.Find(); err != nil {
+			fmt.Fprintf(os.Stderr, "goleak: %v\n", err)
+			code = 1
+		}
+	}
+	os.Exit(code)
 }
 
 var _ Store = (*badger.DB)(nil)

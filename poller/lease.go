@@ -32,14 +32,24 @@ type Leaser interface {
 	// [storage.ErrLeaseLost], storing nothing, when the lease is no longer
 	// this node's (it expired and another node took the resource).
 	Complete(ctx context.Context, id string, doc *schema.Document, commit CommitFunc) (storage.SaveResult, error)
+	// Reschedule rewrites the poll states and next due times of ids with fn,
+	// called for one id after the other, when this node's policy for them
+	// changed (a reload, a PUT): the due time every node's leases follow was
+	// decided by the last poll, under the policy before. Each resource's
+	// state is read and rewritten in one transaction (a few hundred
+	// resources share one). fn is not called, and nothing is written, for a
+	// resource whose lease runs at now (the poll under it decides the due
+	// time), without a stored state, unknown or deleted.
+	Reschedule(ctx context.Context, ids []string, now time.Time, fn RescheduleFunc) error
 }
 
 // The lease's data shapes are the store's (a driver implements [Leaser]
 // without importing the poller).
 type (
-	CommitFunc   = storage.CommitFunc
-	LeaseRequest = storage.LeaseRequest
-	Lease        = storage.Lease
+	CommitFunc     = storage.CommitFunc
+	RescheduleFunc = storage.RescheduleFunc
+	LeaseRequest   = storage.LeaseRequest
+	Lease          = storage.Lease
 )
 
 // ErrPolledElsewhere is returned by PollNow when another node holds the
@@ -88,7 +98,7 @@ func (e *Engine) acquire(ctx context.Context, r *resource, cfg *config.Config, f
 }
 
 // adopt takes a poll state written by another node, keeping what belongs to
-// this node's configuration (the URL and policy kind in force).
+// this node's configuration (the URL, policy kind and extraction in force).
 func (e *Engine) adopt(r *resource, st persisted) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
@@ -98,11 +108,74 @@ func (e *Engine) adopt(r *resource, st persisted) {
 	if st.URL != r.st.URL {
 		st.Validators, st.Last = validators{}, nil // another page: nothing to compare with
 	}
-	st.URL, st.Kind = r.st.URL, r.st.Kind
+	if st.URL != r.st.URL || st.Extraction != r.st.Extraction {
+		// Learned under another definition (another node's before it read
+		// the registry or was reloaded, or this node's before a change):
+		// the next poll fetches and extracts the page again.
+		st.Validators, st.BodyHash = validators{}, 0
+	}
+	st.URL, st.Kind, st.Extraction = r.st.URL, r.st.Kind, r.st.Extraction
 	if st.Since.IsZero() || (!r.st.Since.IsZero() && r.st.Since.Before(st.Since)) {
 		st.Since = r.st.Since
 	}
 	r.st = st
+}
+
+// reschedule moves the due times in the store of resources whose policy
+// changed on this node (ids) to what restartLocked makes of them here, from
+// their last poll, whichever node made it: without it, every node would
+// keep following the due time the last poll decided under the old policy
+// (a shorter interval would wait for it, a longer one would not wait).
+func (e *Engine) reschedule(ctx context.Context, ids []string) {
+	if e.leaser == nil || len(ids) == 0 {
+		return
+	}
+	now := e.clock.Now()
+	planned := make(map[string]time.Time, len(ids))
+	err := e.leaser.Reschedule(ctx, ids, now, func(id string, b []byte) ([]byte, time.Time, bool) {
+		st, err := unmarshalState(b)
+		var h []byte
+		if err == nil {
+			h, err = rawHistory(b)
+		}
+		if err != nil {
+			e.log.WarnContext(ctx, "stored poll state undecodable; next poll not rescheduled for the new policy", slog.String("resource", id), slog.Any("error", err))
+			return nil, time.Time{}, false
+		}
+		e.mu.Lock()
+		r := e.resources[id]
+		if r == nil {
+			e.mu.Unlock()
+			return nil, time.Time{}, false // removed meanwhile
+		}
+		st.Kind = r.st.Kind
+		at := replan(&st, r.policy, id, now)
+		e.mu.Unlock()
+		data, err := st.marshalWith(h)
+		if err != nil {
+			e.log.WarnContext(ctx, "next poll not rescheduled for the new policy", slog.String("resource", id), slog.Any("error", err))
+			return nil, time.Time{}, false
+		}
+		planned[id] = at
+		return data, at, true
+	})
+	if err != nil {
+		e.log.WarnContext(ctx, "next polls not rescheduled for the new policy", slog.Int("resources", len(ids)), slog.Any("error", err))
+		return
+	}
+	// This node's queue follows: restartLocked placed these resources from
+	// what this node knew of their last poll, older when another node
+	// made it.
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	for id, at := range planned {
+		if r := e.resources[id]; r != nil {
+			if _, queued := e.queue.At(id); queued {
+				r.st.NextPoll = at
+				e.queue.Update(id, at)
+			}
+		}
+	}
 }
 
 // finishLeased is finish under a lease: the version, the state and the

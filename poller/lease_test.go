@@ -95,6 +95,21 @@ func (n *fakeNode) Complete(ctx context.Context, id string, doc *schema.Document
 	return sr, nil
 }
 
+func (n *fakeNode) Reschedule(_ context.Context, ids []string, now time.Time, fn RescheduleFunc) error {
+	n.db.mu.Lock()
+	defer n.db.mu.Unlock()
+	for _, id := range ids {
+		row := n.db.rows[id]
+		if row == nil || len(row.state) == 0 || row.owner != "" && row.until.After(now) {
+			continue
+		}
+		if state, next, ok := fn(id, bytes.Clone(row.state)); ok {
+			row.state, row.due = state, next
+		}
+	}
+	return nil
+}
+
 // Three nodes share the polling of 20 resources: none is fetched twice
 // within its interval, every change is stored once, and when a node dies
 // mid-poll the others take its resources over once its lease expires.

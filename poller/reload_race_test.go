@@ -575,6 +575,31 @@ func TestReloadExtractionChangeRefetchesPage(t *testing.T) {
 	}
 }
 
+// A change of how a page is extracted made in the file while the service
+// was stopped applies at the first poll after the start: the validators
+// and the body's hash in the stored state were learned under the old
+// settings, and that poll fetches and extracts the page again.
+func TestRestartWithExtractionChangeRefetchesPage(t *testing.T) {
+	o := newOrigin(t)
+	o.setETag(`"v1"`)
+	clk := newFakeClock(t0)
+	store := newMemStore()
+	cfgA := testConfig(t, raceYAML(fmt.Sprintf("  - {id: r, url: %q}\n", o.url("/p"))))
+	cfgB := testConfig(t, raceYAML(fmt.Sprintf("  - {id: r, url: %q, timezone: Europe/Rome}\n", o.url("/p"))))
+	e := newTestEngine(t, cfgA, store, clk)
+	if st, err := e.PollNow(t.Context(), "r"); err != nil || st.LastOutcome != OutcomeChanged {
+		t.Fatalf("first poll: %+v %v", st, err)
+	}
+	e = newTestEngine(t, cfgB, store, clk)
+	if st, err := e.PollNow(t.Context(), "r"); err != nil || st.LastOutcome == OutcomeNotModified {
+		t.Fatalf("first poll after the restart: %+v %v; want the page fetched and extracted again", st, err)
+	}
+	e = newTestEngine(t, cfgB, store, clk)
+	if st, err := e.PollNow(t.Context(), "r"); err != nil || st.LastOutcome != OutcomeNotModified {
+		t.Fatalf("after a restart without a change: %+v %v; want a 304 to the kept ETag", st, err)
+	}
+}
+
 // A reload that changes only a resource's policy keeps its validators: the
 // next poll is still a conditional GET, answered 304.
 func TestReloadPolicyChangeKeepsValidators(t *testing.T) {

@@ -33,6 +33,12 @@ type persisted struct {
 	// BodyHash is a hash of the last page body whose document is stored:
 	// the same bytes again need no extraction (0: none).
 	BodyHash uint64 `json:"body_hash,omitempty"`
+	// Extraction is the [extractionKey] of the definition the validators
+	// and the body hash were learned under (0: the page's annotations read
+	// as they come, which a state saved before this was recorded is taken
+	// for). A definition that reads the page otherwise (another node's, or
+	// this one's before a restart) does not take them over.
+	Extraction uint64 `json:"extraction,omitempty"`
 	// Since is when the engine first scheduled the resource (its
 	// registration, as far as polling is concerned); empty feeds are dated by it.
 	Since time.Time `json:"since,omitzero"`

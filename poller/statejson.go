@@ -68,6 +68,10 @@ func appendState(b []byte, p *persisted) ([]byte, error) {
 		b = append(b, `,"body_hash":`...)
 		b = strconv.AppendUint(b, p.BodyHash, 10)
 	}
+	if p.Extraction != 0 {
+		b = append(b, `,"extraction":`...)
+		b = strconv.AppendUint(b, p.Extraction, 10)
+	}
 	if b, err = appendTimeField(b, `,"since":`, p.Since); err != nil {
 		return nil, err
 	}

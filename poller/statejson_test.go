@@ -41,6 +41,7 @@ func randomState(rng *rand.Rand) persisted {
 		Errors:      rng.Int64N(3) - 1,
 		Failures:    rng.IntN(3),
 		BodyHash:    rng.Uint64() * uint64(rng.IntN(2)),
+		Extraction:  rng.Uint64() * uint64(rng.IntN(2)),
 		Since:       randomTime(rng),
 		HistorySeq:  rng.Uint64N(3) * rng.Uint64(),
 		Progress:    rng.IntN(2) == 0,

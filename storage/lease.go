@@ -14,6 +14,12 @@ var ErrLeaseLost = errors.New("storage: lease lost")
 // resource's next due time; it runs inside the commit's transaction.
 type CommitFunc func(SaveResult) (state []byte, next time.Time, err error)
 
+// RescheduleFunc turns resource id's stored poll state into the state to
+// store instead and its next due time, when a node's policy for it changed;
+// false leaves the resource as it is. It runs inside the reschedule's
+// transaction.
+type RescheduleFunc func(id string, state []byte) (newState []byte, next time.Time, ok bool)
+
 // LeaseRequest asks for a resource's lease.
 type LeaseRequest struct {
 	ID   string

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -212,4 +213,87 @@ func (s *Store) Complete(ctx context.Context, id string, doc *schema.Document, c
 		s.cache.invalidate(id)
 	}
 	return sr, nil
+}
+
+// rescheduleBatch is how many resources one Reschedule transaction reads
+// and rewrites: a budget change reschedules every budget resource, which a
+// transaction each would make a reload of many resources wait for as many
+// round trips.
+const rescheduleBatch = 500
+
+// Reschedule rewrites the poll states and due times of ids with fn (the
+// poller's Leaser), when a node's policy for them changed, each batch of
+// them in one transaction that locks their rows (in id order, so that two
+// nodes rescheduling the same resources do not deadlock). fn is not called,
+// and nothing is written, for a resource whose lease runs at now (any
+// node's: the poll under it decides the due time), without a poll state,
+// unknown or gone.
+func (s *Store) Reschedule(ctx context.Context, ids []string, now time.Time, fn storage.RescheduleFunc) error {
+	for _, id := range ids {
+		if err := storage.ValidateID(id); err != nil {
+			return fmt.Errorf("reschedule: %w", err)
+		}
+	}
+	at, err := toNS("reschedule time", now)
+	if err != nil {
+		return fmt.Errorf("reschedule: %w", err)
+	}
+	for batch := range slices.Chunk(ids, rescheduleBatch) {
+		if err := s.inTx(ctx, func(tx pgx.Tx) error { return reschedule(ctx, tx, batch, at, fn) }); err != nil {
+			return fmt.Errorf("reschedule %d resources: %w", len(ids), err)
+		}
+	}
+	return nil
+}
+
+// reschedule is one batch of Reschedule, in tx.
+func reschedule(ctx context.Context, tx pgx.Tx, ids []string, now int64, fn storage.RescheduleFunc) error {
+	rows, err := tx.Query(ctx, `select id, poll_state from dynamo_resources
+		where id = any($1) and not gone and length(poll_state) > 0 and (lease_owner is null or lease_until_ns <= $2)
+		order by id for update`, ids, now)
+	if err != nil {
+		return err
+	}
+	type stored struct {
+		id    string
+		state []byte
+	}
+	var found []stored
+	for rows.Next() {
+		var r stored
+		if err := rows.Scan(&r.id, &r.state); err != nil {
+			rows.Close()
+			return err
+		}
+		found = append(found, r)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return err
+	}
+	var (
+		rid    []string
+		states [][]byte
+		dues   []*int64
+	)
+	for _, r := range found {
+		state, next, ok := fn(r.id, r.state)
+		if !ok {
+			continue
+		}
+		due, err := nullNS("next due time", next)
+		if err != nil {
+			return fmt.Errorf("%q: %w", r.id, err)
+		}
+		if state == nil {
+			state = []byte{}
+		}
+		rid, states, dues = append(rid, r.id), append(states, state), append(dues, due)
+	}
+	if len(rid) == 0 {
+		return nil
+	}
+	_, err = tx.Exec(ctx, `update dynamo_resources r set poll_state = u.state, due_ns = u.due
+		from unnest($1::text[], $2::bytea[], $3::bigint[]) as u(id, state, due) where r.id = u.id`, rid, states, dues)
+	return err
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -337,4 +338,102 @@ func TestLeaseRefusalsAreReadOnly(t *testing.T) {
 	if l := mustAcquire(t, b, req("r", "h", now)); l.Granted || !l.Retry.Equal(now.Add(10*time.Second)) || string(l.State) != "s" {
 		t.Fatalf("Acquire of a row held elsewhere = %+v, want refused until %v with the state", l, now.Add(10*time.Second))
 	}
+}
+
+// Reschedule rewrites the stored states and the due time every node's
+// leases follow, of resources whose lease does not run: a leased one's
+// poll decides. Nothing is written for a resource never polled, unknown or
+// gone, nor for one fn declines.
+func TestRescheduleMovesTheDueTimeUnlessLeased(t *testing.T) {
+	ns := nodes(t, 2)
+	a, b := ns[0], ns[1]
+	ctx := context.Background()
+	polled := func(id string, state string, due time.Time) {
+		t.Helper()
+		if l := mustAcquire(t, a, req(id, "h", t0)); !l.Granted {
+			t.Fatalf("%s not granted", id)
+		}
+		if _, err := a.Complete(ctx, id, nil, commitAt(state, due)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	polled("free", "polled", t0.Add(10*time.Minute))
+	polled("declined", "polled", t0.Add(10*time.Minute))
+	polled("leased", "polled", t0.Add(10*time.Minute))
+	polled("gone", "polled", t0.Add(10*time.Minute))
+	if _, err := a.Register(ctx, storage.Registration{ID: "gone", Definition: []byte(`{}`)}); err != nil {
+		t.Fatal(err)
+	}
+	if err := a.Unregister(ctx, "gone"); err != nil {
+		t.Fatal(err)
+	}
+	now := t0.Add(10 * time.Minute)
+	if l := mustAcquire(t, b, req("leased", "h", now)); !l.Granted {
+		t.Fatal("leased: not granted")
+	}
+	if l := mustAcquire(t, b, req("first", "h", now)); !l.Granted { // its first poll, in flight
+		t.Fatal("first: not granted")
+	}
+
+	var called []string
+	err := a.Reschedule(ctx, []string{"unknown", "free", "leased", "first", "gone", "declined"}, now.Add(time.Second), func(id string, old []byte) ([]byte, time.Time, bool) {
+		called = append(called, id)
+		return []byte("longer after " + string(old)), t0.Add(30 * time.Minute), id != "declined"
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(called, []string{"declined", "free"}) {
+		t.Fatalf("fn called for %v, want declined and free (in id order)", called)
+	}
+	l := mustAcquire(t, b, req("free", "h", now.Add(time.Minute)))
+	if l.Granted || !l.Retry.Equal(t0.Add(30*time.Minute)) || string(l.State) != "longer after polled" {
+		t.Fatalf("Acquire of free at its old due time = %+v, want refused until the new one, with the new state", l)
+	}
+	if l := mustAcquire(t, b, req("declined", "h", now.Add(time.Minute))); !l.Granted || string(l.State) != "polled" {
+		t.Fatalf("Acquire of declined at its due time = %+v, want granted, the state as it was", l)
+	}
+	if st, err := a.PollState(ctx, "leased"); err != nil || string(st) != "polled" {
+		t.Fatalf("state of leased %q, %v: rewritten under a lease", st, err)
+	}
+	if _, err := a.PollState(ctx, "unknown"); !errors.Is(err, storage.ErrNotFound) || errors.Is(err, storage.ErrGone) {
+		t.Fatalf("state of unknown: %v, want none", err)
+	}
+	if _, err := a.PollState(ctx, "gone"); !errors.Is(err, storage.ErrGone) {
+		t.Fatalf("state of gone: %v", err)
+	}
+
+	// At the lease's end, it is rescheduled; by this node too.
+	called = nil
+	err = b.Reschedule(ctx, []string{"leased"}, now.Add(10*time.Second), func(id string, old []byte) ([]byte, time.Time, bool) {
+		called = append(called, id)
+		return []byte("shorter"), now.Add(time.Minute), true
+	})
+	if err != nil || len(called) != 1 {
+		t.Fatalf("Reschedule at the lease's end: fn called for %v, %v", called, err)
+	}
+	if l := mustAcquire(t, a, req("leased", "h", now.Add(time.Minute))); !l.Granted || string(l.State) != "shorter" {
+		t.Fatalf("Acquire at the new, earlier due time = %+v, want granted with the new state", l)
+	}
+
+	// Many resources: every one, over several transactions.
+	ids := make([]string, 1234)
+	for i := range ids {
+		ids[i] = fmt.Sprintf("m%04d", i)
+		polled(ids[i], "polled", t0)
+	}
+	n := 0
+	err = a.Reschedule(ctx, ids, now, func(id string, old []byte) ([]byte, time.Time, bool) {
+		n++
+		return []byte("moved"), now.Add(time.Duration(n) * time.Second), true
+	})
+	if err != nil || n != len(ids) {
+		t.Fatalf("Reschedule of %d resources: fn called %d times, %v", len(ids), n, err)
+	}
+	for i, id := range ids {
+		if l := mustAcquire(t, b, req(id, "h", now)); l.Granted || !l.Retry.Equal(now.Add(time.Duration(i+1)*time.Second)) || string(l.State) != "moved" {
+			t.Fatalf("%s: %+v, want refused until its new due time", id, l)
+		}
+	}
+	mustCheck(t, a)
 }

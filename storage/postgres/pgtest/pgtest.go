@@ -1,6 +1,7 @@
 // Package pgtest gives tests a throwaway PostgreSQL: one server per test
-// binary, started by [Main] from TestMain, and a fresh empty database per
-// test from [DSN].
+// binary whose TestMain calls [Main], started by the first [DSN] (a binary
+// whose tests do not ask for one does not start it), and a fresh empty
+// database per test from [DSN].
 //
 // The server is the Debian package's (postgresql): initdb, postgres and
 // their friends are looked up on PATH, then in /usr/lib/postgresql/*/bin
@@ -29,6 +30,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"syscall"
 	"testing"
@@ -45,42 +47,56 @@ const (
 	RequireEnv = "DYNAMO_REQUIRE_VALIDATORS"
 )
 
-// server is the test binary's server; set by Main.
+// The test binary's server: Main arranges for it, the first DSN starts it.
 var (
 	adminDSN    string // a DSN of the maintenance database, "" when none
 	unavailable string // why there is no server
 	dbCounter   atomic.Int64
+
+	managed   bool      // Main runs the tests and starts a server when one is needed
+	startOnce sync.Once // the first DSN starts it
+	srv       *server   // the server started, nil when none
 )
 
-// Main starts a server (unless DYNAMO_TEST_POSTGRES_DSN names one), runs the
-// tests and stops the server; it returns m.Run's exit code. Call it from
-// TestMain: os.Exit(pgtest.Main(m)).
+// Main runs the tests and stops the server the first [DSN] started, if
+// any (none when DYNAMO_TEST_POSTGRES_DSN names one); it returns m.Run's
+// exit code. A test binary none of whose tests runs against PostgreSQL
+// does not pay for starting it. Call it from TestMain:
+// os.Exit(pgtest.Main(m)).
 func Main(m *testing.M) int {
 	if dsn := os.Getenv(DSNEnv); dsn != "" {
 		adminDSN = dsn
 		return m.Run()
 	}
-	srv, err := start()
-	if err != nil {
-		unavailable = err.Error()
-		return m.Run()
-	}
-	adminDSN = srv.dsn("postgres")
+	managed = true
 	code := m.Run()
-	if err := srv.stop(); err != nil {
-		fmt.Fprintf(os.Stderr, "pgtest: %v\n", err)
-		if code == 0 {
-			code = 1
+	if srv != nil {
+		if err := srv.stop(); err != nil {
+			fmt.Fprintf(os.Stderr, "pgtest: %v\n", err)
+			if code == 0 {
+				code = 1
+			}
 		}
 	}
 	return code
 }
 
 // DSN creates an empty database for t, dropped when t ends, and returns a
-// DSN for it. Without a server it skips t (fails it when
-// DYNAMO_REQUIRE_VALIDATORS=1).
+// DSN for it; the first call starts the server. Without a server it skips
+// t (fails it when DYNAMO_REQUIRE_VALIDATORS=1).
 func DSN(t testing.TB) string {
 	t.Helper()
+	startOnce.Do(func() {
+		if !managed || adminDSN != "" {
+			return
+		}
+		s, err := start()
+		if err != nil {
+			unavailable = err.Error()
+			return
+		}
+		srv, adminDSN = s, s.dsn("postgres")
+	})
 	if adminDSN == "" {
 		why := unavailable
 		if why == "" {
