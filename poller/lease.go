@@ -211,7 +211,7 @@ func (e *Engine) finishLeased(ctx context.Context, r *resource, start time.Time,
 			e.stored(ctx, r.id, ret, start)
 		}
 	case errors.Is(err, storage.ErrLeaseLost):
-		e.log.WarnContext(ctx, "poll discarded: its lease expired and another node took the resource over", slog.String("resource", r.id))
+		e.log.WarnContext(ctx, "poll discarded: this node no longer holds the lease (it expired and another node took the resource, or the resource was deleted or registered again)", slog.String("resource", r.id))
 		res = pollResult{outcome: OutcomeError, err: err}
 	default:
 		res = pollResult{outcome: OutcomeError, err: fmt.Errorf("commit poll: %w", err)}
