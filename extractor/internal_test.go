@@ -8,6 +8,7 @@ import (
 	"testing"
 	"unicode/utf8"
 
+	"golang.org/x/net/html"
 	"golang.org/x/net/html/atom"
 )
 
@@ -75,6 +76,29 @@ func TestResolvePlaceholders(t *testing.T) {
 	want := `<a href="https://example.org/a/c.html?x=1&amp;y=2">x</a><img src="javascript:alert(&#39;x&#39;)">`
 	if got != want {
 		t.Errorf("got  %s\nwant %s", got, want)
+	}
+}
+
+// TestResolvePlaceholdersEscapes: a URL goes into the attribute as
+// resolveRef makes it, escaped for an attribute, whichever path resolves it
+// (the fast path included, with a base whose host needs escaping).
+func TestResolvePlaceholdersEscapes(t *testing.T) {
+	for _, bs := range []string{"https://example.org/a/", "http://a&b.example/x/", "http://a'b.example/", "http://[::1]:80/"} {
+		bu, err := url.Parse(bs)
+		if err != nil {
+			t.Fatal(err)
+		}
+		base := newBaseURL(bu)
+		for _, ref := range []string{"/news/1/story.html", " /a-b_c~d ", "c.html?x=1&y=2", "/a b", "'\"<>"} {
+			want, ok := resolveRef(base, strings.TrimSpace(ref))
+			if !ok {
+				want = strings.TrimSpace(ref)
+			}
+			want = `<a href="` + html.EscapeString(want) + `">`
+			if got := resolvePlaceholders("<a href=\"\x000\x00\">", []string{ref}, base); got != want {
+				t.Errorf("%s + %q: got %s, want %s", bs, ref, got, want)
+			}
+		}
 	}
 }
 

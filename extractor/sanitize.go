@@ -2,7 +2,7 @@ package extractor
 
 import (
 	"bytes"
-	"hash/maphash"
+	"math/rand/v2"
 	"strconv"
 	"strings"
 	"sync"
@@ -66,8 +66,11 @@ func unbatchable(a atom.Atom, raw []byte) bool {
 	return false
 }
 
-// sanitizer sanitizes descriptions; its buffer is reused.
-type sanitizer struct{ buf bytes.Buffer }
+// sanitizer sanitizes descriptions; its buffers are reused.
+type sanitizer struct {
+	in   []byte // the batch's input: resolved descriptions and separators
+	ends []int  // where each batched description ends in in
+}
 
 // all sets each description's content:encoded value: URL
 // placeholders replaced by the URLs resolved against base, sanitized by
@@ -85,7 +88,6 @@ type sanitizer struct{ buf bytes.Buffer }
 // description is sanitized on its own.
 func (s *sanitizer) all(fs []*field, base *baseURL, cache *DescriptionCache) {
 	var batch []*field
-	var resolved []string
 	var keys []descKey
 	baseStr := ""
 	if cache != nil {
@@ -106,85 +108,89 @@ func (s *sanitizer) all(fs []*field, base *baseURL, cache *DescriptionCache) {
 				continue
 			}
 		}
-		h := resolvePlaceholders(f.html, f.urls, base)
-		if cache != nil {
-			if !f.batch {
-				f.sanitized = s.one(h)
+		if !f.batch {
+			f.sanitized = one(resolvePlaceholders(f.html, f.urls, base))
+			if cache != nil {
 				cache.put(k, f.sanitized)
-				continue
 			}
+			continue
+		}
+		if cache != nil {
 			keys = append(keys, k)
 		}
-		if f.batch {
-			batch = append(batch, f)
-			resolved = append(resolved, h)
-		} else {
-			f.sanitized = s.one(h)
-		}
+		batch = append(batch, f)
 	}
 	switch len(batch) {
 	case 0:
 		return
 	case 1:
-		batch[0].sanitized = s.one(resolved[0])
+		batch[0].sanitized = one(resolvePlaceholders(batch[0].html, batch[0].urls, base))
 		return
 	}
-	var h maphash.Hash
-	h.SetSeed(maphash.MakeSeed())
-	n := 0
-	for _, r := range resolved {
-		n += len(r)
-		h.WriteString(r)
-	}
-	token := "dynamo" + strconv.FormatUint(h.Sum64(), 36)
+	token := "dynamo" + strconv.FormatUint(rand.Uint64(), 36)
 	sep := " " + token + " "
-	alone := func() {
-		for i, f := range batch {
-			f.sanitized = s.one(resolved[i])
-		}
+	n := (len(batch) - 1) * len(sep)
+	for _, f := range batch {
+		n += len(f.html) + len(f.urls)*len(base.prefix) // about what resolving adds
 	}
-	for _, r := range resolved {
-		if strings.Contains(r, token) { // practically never
-			alone()
-			return
-		}
+	in, ends := s.in[:0], s.ends[:0]
+	if cap(in) < n {
+		in = make([]byte, 0, n)
 	}
-	var joined strings.Builder
-	joined.Grow(n + (len(batch)-1)*len(sep))
-	for i, r := range resolved {
+	for i, f := range batch {
 		if i > 0 {
-			joined.WriteString(sep)
+			in = append(in, sep...)
 		}
-		joined.WriteString(r)
+		in = appendResolved(in, f.html, f.urls, base)
+		ends = append(ends, len(in))
 	}
-	s.buf.Reset()
-	s.buf.Grow(joined.Len() + joined.Len()/4)
-	err := feedPolicy().SanitizeReaderToWriter(strings.NewReader(joined.String()), &s.buf)
-	if err != nil || bytes.Count(s.buf.Bytes(), []byte(sep)) != len(batch)-1 {
+	s.in, s.ends = in, ends
+	alone := func() {
+		start := 0
+		for i, f := range batch {
+			f.sanitized = one(string(in[start:ends[i]]))
+			start = ends[i] + len(sep)
+		}
+	}
+	if bytes.Count(in, []byte(token)) != len(batch)-1 { // practically never
 		alone()
 		return
 	}
-	out := s.buf.String() // one string, which the values are cut from
+	var out strings.Builder // bluemonday writes strings; the values are cut from one
+	out.Grow(len(in) + len(in)/4)
+	if err := feedPolicy().SanitizeReaderToWriter(bytes.NewReader(in), &out); err != nil {
+		alone()
+		return
+	}
+	rest := out.String()
 	for i, f := range batch {
-		piece := out
+		piece := rest
 		if i < len(batch)-1 {
-			j := strings.Index(out, sep)
-			piece, out = out[:j], out[j+len(sep):]
+			j := strings.Index(rest, sep)
+			if j < 0 {
+				alone()
+				return
+			}
+			piece, rest = rest[:j], rest[j+len(sep):]
+		} else if strings.Contains(rest, sep) {
+			alone()
+			return
 		}
 		f.sanitized = strings.TrimSpace(legal(piece))
 	}
 }
 
 // one sanitizes one description's resolved HTML on its own.
-func (s *sanitizer) one(resolved string) string {
-	s.buf.Reset()
-	err := feedPolicy().SanitizeReaderToWriter(strings.NewReader(resolved), &s.buf)
-	if err != nil {
-		// Reading a strings.Reader and writing a bytes.Buffer do not fail;
-		// were it to happen, keep no HTML rather than half-sanitized HTML.
+func one(resolved string) string {
+	var out strings.Builder
+	out.Grow(len(resolved) + len(resolved)/4)
+	if err := feedPolicy().SanitizeReaderToWriter(strings.NewReader(resolved), &out); err != nil {
+		// Reading a strings.Reader and writing a strings.Builder do not
+		// fail; were it to happen, keep no HTML rather than half-sanitized
+		// HTML.
 		return ""
 	}
-	return strings.TrimSpace(legal(s.buf.String()))
+	return strings.TrimSpace(legal(out.String()))
 }
 
 // resolvePlaceholders replaces each NUL index NUL written by
@@ -194,29 +200,37 @@ func resolvePlaceholders(raw string, urls []string, base *baseURL) string {
 	if len(urls) == 0 {
 		return raw
 	}
-	var sb strings.Builder
-	sb.Grow(len(raw) + 32*len(urls))
+	return string(appendResolved(make([]byte, 0, len(raw)+32*len(urls)), raw, urls, base))
+}
+
+// appendResolved appends raw to dst as [resolvePlaceholders] writes it.
+func appendResolved(dst []byte, raw string, urls []string, base *baseURL) []byte {
 	for {
 		i := strings.IndexByte(raw, 0)
 		if i < 0 {
-			sb.WriteString(raw)
-			return sb.String()
+			return append(dst, raw...)
 		}
 		j := strings.IndexByte(raw[i+1:], 0)
 		if j < 0 { // cannot happen: placeholders come in pairs
-			sb.WriteString(raw[:i])
-			return sb.String()
+			return append(dst, raw[:i]...)
 		}
-		sb.WriteString(raw[:i])
+		dst = append(dst, raw[:i]...)
 		if n, err := strconv.Atoi(raw[i+1 : i+1+j]); err == nil && n >= 0 && n < len(urls) {
 			u := strings.TrimSpace(urls[n])
-			if abs, ok := resolveRef(base, u); ok {
-				u = abs
+			if base.plain && plainPath(u) {
+				// resolveRef's fast path, without building the string, and
+				// nothing to escape.
+				dst = append(dst, base.prefix...)
+				dst = append(dst, u...)
+			} else {
+				if abs, ok := resolveRef(base, u); ok {
+					u = abs
+				}
+				if strings.ContainsAny(u, "&'<>\"\r") {
+					u = html.EscapeString(u)
+				}
+				dst = append(dst, u...)
 			}
-			if strings.ContainsAny(u, "&'<>\"\r") {
-				u = html.EscapeString(u)
-			}
-			sb.WriteString(u)
 		}
 		raw = raw[i+j+2:]
 	}
