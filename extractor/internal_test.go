@@ -51,6 +51,23 @@ func TestParseAnnotation(t *testing.T) {
 	}
 }
 
+// TestInternerStr: str gives the value's own text, interned or not; small
+// indexes come without an allocation.
+func TestInternerStr(t *testing.T) {
+	var in interner
+	for _, v := range []string{"0", "7", "42", "99", "07", "100", "-1", "1a", "", "http://purl.org/dc/elements/1.1/", "dc", "7"} {
+		if got := in.str([]byte(v)); got != v {
+			t.Errorf("str(%q) = %q", v, got)
+		}
+	}
+	b := []byte("42")
+	var none *interner // no map to look in: still no allocation
+	var kept []string
+	if n := testing.AllocsPerRun(100, func() { kept = append(kept[:0], none.str(b)) }); n != 0 {
+		t.Errorf("str(%q): %v allocations", b, n)
+	}
+}
+
 func TestTagAtom(t *testing.T) {
 	for raw, want := range map[string]atom.Atom{
 		"<A HREF=x>": atom.A, "</Div>": atom.Div, "<br/>": atom.Br, "<script\n>": atom.Script,
