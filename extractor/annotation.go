@@ -2,6 +2,7 @@ package extractor
 
 import (
 	"bytes"
+	"strconv"
 	"strings"
 )
 
@@ -280,6 +281,11 @@ const (
 
 // str returns b as a string, shared with an earlier equal one if any.
 func (in *interner) str(b []byte) string {
+	if n, ok := smallIndex(b); ok {
+		// The most repeated values: strconv has a string for each, so
+		// neither a lookup nor an allocation.
+		return strconv.Itoa(n)
+	}
 	if in == nil || len(b) > maxInternedLen {
 		return string(b)
 	}
@@ -294,6 +300,18 @@ func (in *interner) str(b []byte) string {
 		in.m[s] = s
 	}
 	return s
+}
+
+// smallIndex reads an index below 100 written the canonical way ("7",
+// "42", not "07").
+func smallIndex(b []byte) (int, bool) {
+	switch {
+	case len(b) == 1 && b[0] >= '0' && b[0] <= '9':
+		return int(b[0] - '0'), true
+	case len(b) == 2 && b[0] >= '1' && b[0] <= '9' && b[1] >= '0' && b[1] <= '9':
+		return int(b[0]-'0')*10 + int(b[1]-'0'), true
+	}
+	return 0, false
 }
 
 func isNameByte(c byte) bool {

@@ -15,10 +15,8 @@
 //	}
 //	// res.Document is valid (Validate and the XSD); res.Diagnostics are sorted.
 //
-// Extract is pure (no network, no clock) and safe for concurrent use. With
-// more than one processor (GOMAXPROCS), it sanitizes descriptions in a
-// goroutine of its own while the page is read; that goroutine always ends
-// before Extract returns. The zero Options are valid: the page URL then is
+// Extract is pure (no network, no clock) and safe for concurrent use; it
+// starts no goroutine. The zero Options are valid: the page URL then is
 // [DefaultURL] and the rssId [DefaultRSSID].
 //
 // # How a page is read
@@ -99,7 +97,10 @@
 // absolute before sanitizing, so the scheme policy applies to the URLs
 // readers will follow. The descriptions of a page go through bluemonday in
 // one call, joined by a random separator, when none of them has an element
-// whose state could outlive it (see sanitizeAll); the others, one by one.
+// whose state could outlive it (see sanitizer.all); the others, one by one.
+// A description bluemonday would give back byte for byte (text without
+// entities, quotes, < or >, and only attribute-less tags of allowed
+// elements, such as "a <b>bold</b> word<br>") skips it.
 // Tags of a region nested in a description stay in the description's HTML
 // (keeping it balanced), their text does not. Nothing in this package parses
 // HTML with regular expressions.

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"unicode/utf8"
 
+	"golang.org/x/net/html"
 	"golang.org/x/net/html/atom"
 )
 
@@ -50,6 +51,23 @@ func TestParseAnnotation(t *testing.T) {
 	}
 }
 
+// TestInternerStr: str gives the value's own text, interned or not; small
+// indexes come without an allocation.
+func TestInternerStr(t *testing.T) {
+	var in interner
+	for _, v := range []string{"0", "7", "42", "99", "07", "100", "-1", "1a", "", "http://purl.org/dc/elements/1.1/", "dc", "7"} {
+		if got := in.str([]byte(v)); got != v {
+			t.Errorf("str(%q) = %q", v, got)
+		}
+	}
+	b := []byte("42")
+	var none *interner // no map to look in: still no allocation
+	var kept []string
+	if n := testing.AllocsPerRun(100, func() { kept = append(kept[:0], none.str(b)) }); n != 0 {
+		t.Errorf("str(%q): %v allocations", b, n)
+	}
+}
+
 func TestTagAtom(t *testing.T) {
 	for raw, want := range map[string]atom.Atom{
 		"<A HREF=x>": atom.A, "</Div>": atom.Div, "<br/>": atom.Br, "<script\n>": atom.Script,
@@ -75,6 +93,29 @@ func TestResolvePlaceholders(t *testing.T) {
 	want := `<a href="https://example.org/a/c.html?x=1&amp;y=2">x</a><img src="javascript:alert(&#39;x&#39;)">`
 	if got != want {
 		t.Errorf("got  %s\nwant %s", got, want)
+	}
+}
+
+// TestResolvePlaceholdersEscapes: a URL goes into the attribute as
+// resolveRef makes it, escaped for an attribute, whichever path resolves it
+// (the fast path included, with a base whose host needs escaping).
+func TestResolvePlaceholdersEscapes(t *testing.T) {
+	for _, bs := range []string{"https://example.org/a/", "http://a&b.example/x/", "http://a'b.example/", "http://[::1]:80/"} {
+		bu, err := url.Parse(bs)
+		if err != nil {
+			t.Fatal(err)
+		}
+		base := newBaseURL(bu)
+		for _, ref := range []string{"/news/1/story.html", " /a-b_c~d ", "c.html?x=1&y=2", "/a b", "'\"<>"} {
+			want, ok := resolveRef(base, strings.TrimSpace(ref))
+			if !ok {
+				want = strings.TrimSpace(ref)
+			}
+			want = `<a href="` + html.EscapeString(want) + `">`
+			if got := resolvePlaceholders("<a href=\"\x000\x00\">", []string{ref}, base); got != want {
+				t.Errorf("%s + %q: got %s, want %s", bs, ref, got, want)
+			}
+		}
 	}
 }
 

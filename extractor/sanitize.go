@@ -2,7 +2,7 @@ package extractor
 
 import (
 	"bytes"
-	"hash/maphash"
+	"math/rand/v2"
 	"strconv"
 	"strings"
 	"sync"
@@ -66,13 +66,19 @@ func unbatchable(a atom.Atom, raw []byte) bool {
 	return false
 }
 
-// sanitizer sanitizes descriptions; its buffer is reused.
-type sanitizer struct{ buf bytes.Buffer }
+// sanitizer sanitizes descriptions; its buffers are reused.
+type sanitizer struct {
+	in   []byte // the batch's input: resolved descriptions and separators
+	ends []int  // where each batched description ends in in
+}
 
 // all sets each description's content:encoded value: URL
 // placeholders replaced by the URLs resolved against base, sanitized by
 // bluemonday (which sees absolute URLs, so its scheme policy applies to what
 // readers will follow), stripped of characters XML does not allow.
+//
+// A description that bluemonday would give back unchanged (see
+// [passesUnchanged]) does not go through it.
 //
 // Sanitizing is one bluemonday call for all the batchable descriptions of the
 // page, joined by a separator: bluemonday writes each token as it reads it,
@@ -85,7 +91,6 @@ type sanitizer struct{ buf bytes.Buffer }
 // description is sanitized on its own.
 func (s *sanitizer) all(fs []*field, base *baseURL, cache *DescriptionCache) {
 	var batch []*field
-	var resolved []string
 	var keys []descKey
 	baseStr := ""
 	if cache != nil {
@@ -97,6 +102,10 @@ func (s *sanitizer) all(fs []*field, base *baseURL, cache *DescriptionCache) {
 		}()
 	}
 	for _, f := range fs {
+		if len(f.urls) == 0 && passesUnchanged(f.html) {
+			f.sanitized = strings.TrimSpace(legal(f.html))
+			continue
+		}
 		var k descKey
 		if cache != nil {
 			// Looked up before resolving: a hit costs a hash, no string.
@@ -106,85 +115,152 @@ func (s *sanitizer) all(fs []*field, base *baseURL, cache *DescriptionCache) {
 				continue
 			}
 		}
-		h := resolvePlaceholders(f.html, f.urls, base)
-		if cache != nil {
-			if !f.batch {
-				f.sanitized = s.one(h)
+		if !f.batch {
+			f.sanitized = one(resolvePlaceholders(f.html, f.urls, base))
+			if cache != nil {
 				cache.put(k, f.sanitized)
-				continue
 			}
+			continue
+		}
+		if cache != nil {
 			keys = append(keys, k)
 		}
-		if f.batch {
-			batch = append(batch, f)
-			resolved = append(resolved, h)
-		} else {
-			f.sanitized = s.one(h)
-		}
+		batch = append(batch, f)
 	}
 	switch len(batch) {
 	case 0:
 		return
 	case 1:
-		batch[0].sanitized = s.one(resolved[0])
+		batch[0].sanitized = one(resolvePlaceholders(batch[0].html, batch[0].urls, base))
 		return
 	}
-	var h maphash.Hash
-	h.SetSeed(maphash.MakeSeed())
-	n := 0
-	for _, r := range resolved {
-		n += len(r)
-		h.WriteString(r)
-	}
-	token := "dynamo" + strconv.FormatUint(h.Sum64(), 36)
+	token := "dynamo" + strconv.FormatUint(rand.Uint64(), 36)
 	sep := " " + token + " "
-	alone := func() {
-		for i, f := range batch {
-			f.sanitized = s.one(resolved[i])
-		}
+	n := (len(batch) - 1) * len(sep)
+	for _, f := range batch {
+		n += len(f.html) + len(f.urls)*len(base.prefix) // about what resolving adds
 	}
-	for _, r := range resolved {
-		if strings.Contains(r, token) { // practically never
-			alone()
-			return
-		}
+	in, ends := s.in[:0], s.ends[:0]
+	if cap(in) < n {
+		in = make([]byte, 0, n)
 	}
-	var joined strings.Builder
-	joined.Grow(n + (len(batch)-1)*len(sep))
-	for i, r := range resolved {
+	for i, f := range batch {
 		if i > 0 {
-			joined.WriteString(sep)
+			in = append(in, sep...)
 		}
-		joined.WriteString(r)
+		in = appendResolved(in, f.html, f.urls, base)
+		ends = append(ends, len(in))
 	}
-	s.buf.Reset()
-	s.buf.Grow(joined.Len() + joined.Len()/4)
-	err := feedPolicy().SanitizeReaderToWriter(strings.NewReader(joined.String()), &s.buf)
-	if err != nil || bytes.Count(s.buf.Bytes(), []byte(sep)) != len(batch)-1 {
+	s.in, s.ends = in, ends
+	alone := func() {
+		start := 0
+		for i, f := range batch {
+			f.sanitized = one(string(in[start:ends[i]]))
+			start = ends[i] + len(sep)
+		}
+	}
+	if bytes.Count(in, []byte(token)) != len(batch)-1 { // practically never
 		alone()
 		return
 	}
-	out := s.buf.String() // one string, which the values are cut from
+	var out strings.Builder // bluemonday writes strings; the values are cut from one
+	out.Grow(len(in) + len(in)/4)
+	if err := feedPolicy().SanitizeReaderToWriter(bytes.NewReader(in), &out); err != nil {
+		alone()
+		return
+	}
+	rest := out.String()
 	for i, f := range batch {
-		piece := out
+		piece := rest
 		if i < len(batch)-1 {
-			j := strings.Index(out, sep)
-			piece, out = out[:j], out[j+len(sep):]
+			j := strings.Index(rest, sep)
+			if j < 0 {
+				alone()
+				return
+			}
+			piece, rest = rest[:j], rest[j+len(sep):]
+		} else if strings.Contains(rest, sep) {
+			alone()
+			return
 		}
 		f.sanitized = strings.TrimSpace(legal(piece))
 	}
 }
 
 // one sanitizes one description's resolved HTML on its own.
-func (s *sanitizer) one(resolved string) string {
-	s.buf.Reset()
-	err := feedPolicy().SanitizeReaderToWriter(strings.NewReader(resolved), &s.buf)
-	if err != nil {
-		// Reading a strings.Reader and writing a bytes.Buffer do not fail;
-		// were it to happen, keep no HTML rather than half-sanitized HTML.
+func one(resolved string) string {
+	var out strings.Builder
+	out.Grow(len(resolved) + len(resolved)/4)
+	if err := feedPolicy().SanitizeReaderToWriter(strings.NewReader(resolved), &out); err != nil {
+		// Reading a strings.Reader and writing a strings.Builder do not
+		// fail; were it to happen, keep no HTML rather than half-sanitized
+		// HTML.
 		return ""
 	}
-	return strings.TrimSpace(legal(s.buf.String()))
+	return strings.TrimSpace(legal(out.String()))
+}
+
+// passesUnchanged reports whether bluemonday, with [feedPolicy], gives h
+// back byte for byte: h is text without a character the tokenizer decodes
+// or bluemonday escapes (&, <, >, ", ', CR, NUL), and tags of the form
+// <name>, </name> or <name/> whose name is one of [bareElements]. The
+// tokenizer reads such an h as text and tags, all in its data state; for
+// text bluemonday writes the escaped decoded text, here the same bytes; for
+// such a tag it writes the tag back as the tokenizer read it, without
+// attributes, since the policy allows these elements with none; and none of
+// them changes its state. FuzzSanitizeFastPath holds this against
+// bluemonday for any input.
+func passesUnchanged(h string) bool {
+	for i := 0; i < len(h); i++ {
+		switch h[i] {
+		case '&', '>', '"', '\'', '\r', 0:
+			return false
+		case '<':
+			n := bareTagLen(h[i:])
+			if n == 0 {
+				return false
+			}
+			i += n - 1
+		}
+	}
+	return true
+}
+
+// bareTagLen returns the length of the tag that starts s when it is <name>,
+// </name> or <name/> with name one of [bareElements], else 0.
+func bareTagLen(s string) int {
+	i, end := 1, false
+	if i < len(s) && s[i] == '/' {
+		i, end = 2, true
+	}
+	j := i
+	for j < len(s) && (s[j] >= 'a' && s[j] <= 'z' || s[j] >= '1' && s[j] <= '6') {
+		j++
+	}
+	if !bareElements(s[i:j]) {
+		return 0
+	}
+	switch {
+	case j < len(s) && s[j] == '>':
+		return j + 1
+	case !end && j+1 < len(s) && s[j] == '/' && s[j+1] == '>':
+		return j + 2
+	}
+	return 0
+}
+
+// bareElements reports whether name (lower case) is one of the elements
+// [feedPolicy] allows without attributes (bluemonday's default list of
+// such elements, and a): written without attributes, bluemonday writes
+// them back as they are.
+func bareElements(name string) bool {
+	switch name {
+	case "p", "br", "b", "i", "em", "strong", "u", "s", "sub", "sup", "small", "code", "pre",
+		"blockquote", "q", "ul", "ol", "li", "dl", "dt", "dd", "h1", "h2", "h3", "h4", "h5", "h6",
+		"table", "thead", "tbody", "tr", "td", "th", "span", "div", "hr", "a":
+		return true
+	}
+	return false
 }
 
 // resolvePlaceholders replaces each NUL index NUL written by
@@ -194,29 +270,37 @@ func resolvePlaceholders(raw string, urls []string, base *baseURL) string {
 	if len(urls) == 0 {
 		return raw
 	}
-	var sb strings.Builder
-	sb.Grow(len(raw) + 32*len(urls))
+	return string(appendResolved(make([]byte, 0, len(raw)+32*len(urls)), raw, urls, base))
+}
+
+// appendResolved appends raw to dst as [resolvePlaceholders] writes it.
+func appendResolved(dst []byte, raw string, urls []string, base *baseURL) []byte {
 	for {
 		i := strings.IndexByte(raw, 0)
 		if i < 0 {
-			sb.WriteString(raw)
-			return sb.String()
+			return append(dst, raw...)
 		}
 		j := strings.IndexByte(raw[i+1:], 0)
 		if j < 0 { // cannot happen: placeholders come in pairs
-			sb.WriteString(raw[:i])
-			return sb.String()
+			return append(dst, raw[:i]...)
 		}
-		sb.WriteString(raw[:i])
+		dst = append(dst, raw[:i]...)
 		if n, err := strconv.Atoi(raw[i+1 : i+1+j]); err == nil && n >= 0 && n < len(urls) {
 			u := strings.TrimSpace(urls[n])
-			if abs, ok := resolveRef(base, u); ok {
-				u = abs
+			if base.plain && plainPath(u) {
+				// resolveRef's fast path, without building the string, and
+				// nothing to escape.
+				dst = append(dst, base.prefix...)
+				dst = append(dst, u...)
+			} else {
+				if abs, ok := resolveRef(base, u); ok {
+					u = abs
+				}
+				if strings.ContainsAny(u, "&'<>\"\r") {
+					u = html.EscapeString(u)
+				}
+				dst = append(dst, u...)
 			}
-			if strings.ContainsAny(u, "&'<>\"\r") {
-				u = html.EscapeString(u)
-			}
-			sb.WriteString(u)
 		}
 		raw = raw[i+j+2:]
 	}

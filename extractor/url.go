@@ -1,18 +1,25 @@
 package extractor
 
-import "net/url"
+import (
+	"net/url"
+	"strings"
+)
 
 // baseURL is the URL relative references resolve against, with the prefix
 // the fast path of [resolveRef] uses.
 type baseURL struct {
 	*url.URL
 	prefix string // "scheme://host" when the fast path applies, else ""
+	// plain: prefix has no character that html.EscapeString changes, so a
+	// fast-path URL goes into an attribute as it is
+	plain bool
 }
 
 func newBaseURL(u *url.URL) *baseURL {
 	b := &baseURL{URL: u}
 	if u.Scheme != "" && u.Host != "" && u.Opaque == "" && u.User == nil {
 		b.prefix = (&url.URL{Scheme: u.Scheme, Host: u.Host}).String()
+		b.plain = !strings.ContainsAny(b.prefix, "&'<>\"\r")
 	}
 	return b
 }
