@@ -89,9 +89,9 @@ type feedPageItem struct {
 // relative to now ("3h ago"), so its bytes change while the feed it shows
 // does not (RFC 9110 §8.8.1), and a weak tag may name both the identity and
 // the gzip coding, so the gzip middleware compresses the page.
-func (s *Server) serveFeedPage(c echo.Context, fr feedRequest) error {
+func (s *Server) serveFeedPage(c echo.Context, key []byte, fr feedRequest) error {
 	req := c.Request()
-	sum := sha256.Sum256([]byte("feed page\x00" + fr.key))
+	sum := sha256.Sum256(append([]byte("feed page\x00"), key...))
 	opaque := `"` + hex.EncodeToString(sum[:16]) + `-html"`
 	etag := "W/" + opaque
 	lastMod := fr.lastMod.UTC().Truncate(time.Second)
