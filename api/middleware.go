@@ -62,7 +62,7 @@ func (s *Server) middleware() []echo.MiddlewareFunc {
 			},
 		}),
 		s.limitBody,
-		middleware.ContextTimeout(s.opts.RequestTimeout),
+		s.requestDeadline,
 	}
 }
 
