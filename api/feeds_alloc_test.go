@@ -36,7 +36,7 @@ func (f infoStore) Resource(ctx context.Context, id string) (storage.ResourceInf
 // maxCachedFeedAllocs bounds the allocations of answering a feed that is in
 // the render cache, through the whole middleware chain: its key is built and
 // hashed in place, and the header values of its answers were made with it.
-const maxCachedFeedAllocs = 3
+const maxCachedFeedAllocs = 2
 
 func TestCachedFeedAllocs(t *testing.T) {
 	if raceEnabled {
