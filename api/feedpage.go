@@ -34,7 +34,8 @@ func wantsFeedPage(req *http.Request) bool {
 // alone, or text/html listed beside the feed types at the same quality
 // (Miniflux), gets the feed.
 func prefersHTML(accept string) bool {
-	ranges := parseAccept(accept)
+	var buf [8]acceptRange
+	ranges := parseAccept(buf[:0], accept)
 	html := quality(ranges, "text/html")
 	if html <= 0 {
 		return false

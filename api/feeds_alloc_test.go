@@ -60,6 +60,7 @@ func TestCachedFeedAllocs(t *testing.T) {
 		{"GET", http.MethodGet, nil, http.StatusOK},
 		{"GET gzip", http.MethodGet, []string{"Accept-Encoding", "gzip, deflate, br"}, http.StatusOK},
 		{"HEAD", http.MethodHead, nil, http.StatusOK},
+		{"a feed reader's Accept", http.MethodGet, []string{"Accept", acceptSeeds[2], "Accept-Encoding", "gzip"}, http.StatusOK},
 		{"304", http.MethodGet, []string{"If-None-Match", etag}, http.StatusNotModified},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
