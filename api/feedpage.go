@@ -25,7 +25,8 @@ import (
 // the query, and an Accept that rates text/html strictly above every feed
 // media type, application/xml and text/xml.
 func wantsFeedPage(req *http.Request) bool {
-	return !hasTypeParam(req.URL.RawQuery) && prefersHTML(req.Header.Get(echo.HeaderAccept))
+	// Accept first: readers' (or none) settle it without reading the query.
+	return prefersHTML(req.Header.Get(echo.HeaderAccept)) && !hasTypeParam(req.URL.RawQuery)
 }
 
 // prefersHTML reports whether an Accept header rates text/html strictly
