@@ -26,7 +26,7 @@ import (
 // media type, application/xml and text/xml.
 func wantsFeedPage(req *http.Request) bool {
 	// Accept first: readers' (or none) settle it without reading the query.
-	return prefersHTML(req.Header.Get(echo.HeaderAccept)) && !hasTypeParam(req.URL.RawQuery)
+	return prefersHTML(headerValue(req.Header, echo.HeaderAccept)) && !hasTypeParam(req.URL.RawQuery)
 }
 
 // prefersHTML reports whether an Accept header rates text/html strictly

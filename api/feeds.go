@@ -170,7 +170,7 @@ func (s *Server) serveResourceOnce(c echo.Context, seq uint64) error {
 	if seq > 0 {
 		q.index = 0 // the path names the version
 	}
-	format := negotiate(q.format, req.Header.Get(echo.HeaderAccept))
+	format := negotiate(q.format, headerValue(req.Header, echo.HeaderAccept))
 	info, err := s.opts.Store.Resource(ctx, id)
 	switch {
 	case errors.Is(err, storage.ErrGone):
@@ -386,7 +386,7 @@ func (s *Server) serveCached(c echo.Context, key []byte, fr *feedRequest) bool {
 		return false
 	}
 	tags := makeFeedTags(key)
-	gz := acceptsGzip(req.Header.Get(echo.HeaderAcceptEncoding))
+	gz := acceptsGzip(headerValue(req.Header, echo.HeaderAcceptEncoding))
 	if s.feedNotModified(req, fr, &tags) {
 		e := s.feeds.cache.peek(tags.tag(gz)) // a 304 neither hits nor misses
 		if e == nil {
@@ -408,7 +408,7 @@ func (s *Server) serveCached(c echo.Context, key []byte, fr *feedRequest) bool {
 // tagged tags: either representation's tag proves the client holds the
 // current feed.
 func (s *Server) feedNotModified(req *http.Request, fr *feedRequest, tags *feedTags) bool {
-	return notModifiedBy(req, s.now(), fr.lastMod.UTC().Truncate(time.Second), func(tag string) bool {
+	return notModifiedBy(req, s.now, fr.lastMod.UTC().Truncate(time.Second), func(tag string) bool {
 		return tag == string(tags.identity[:]) || tag == string(tags.gzip[:])
 	})
 }
@@ -456,6 +456,7 @@ const (
 	headerETag         = "Etag" // http.CanonicalHeaderKey("ETag")
 	headerCacheControl = "Cache-Control"
 	headerLink         = "Link"
+	headerIfNoneMatch  = "If-None-Match"
 )
 
 // Header values every feed response shares: assigned, not Set, to spare a
@@ -653,13 +654,14 @@ func (s *Server) feedBody(ctx context.Context, etag string, gz bool, fr feedRequ
 // stored until our clock catches up (RFC 2616 §14.25 called such a date
 // invalid; RFC 9110 is silent).
 func notModified(r *http.Request, now, lastMod time.Time, etags ...string) bool {
-	return notModifiedBy(r, now, lastMod, func(tag string) bool { return slices.Contains(etags, tag) })
+	return notModifiedBy(r, func() time.Time { return now }, lastMod, func(tag string) bool { return slices.Contains(etags, tag) })
 }
 
 // notModifiedBy is notModified with current saying whether an entity tag
-// (without W/) names the current representation.
-func notModifiedBy(r *http.Request, now, lastMod time.Time, current func(tag string) bool) bool {
-	if inm := r.Header.Get("If-None-Match"); inm != "" {
+// (without W/) names the current representation, and the clock read only
+// for If-Modified-Since.
+func notModifiedBy(r *http.Request, now func() time.Time, lastMod time.Time, current func(tag string) bool) bool {
+	if inm := headerValue(r.Header, headerIfNoneMatch); inm != "" {
 		for tag := range strings.SplitSeq(inm, ",") {
 			tag = strings.TrimPrefix(strings.TrimSpace(tag), "W/")
 			if tag == "*" || current(tag) {
@@ -668,11 +670,21 @@ func notModifiedBy(r *http.Request, now, lastMod time.Time, current func(tag str
 		}
 		return false
 	}
-	if ims := r.Header.Get(echo.HeaderIfModifiedSince); ims != "" {
+	if ims := headerValue(r.Header, echo.HeaderIfModifiedSince); ims != "" {
 		t, err := http.ParseTime(ims)
-		return err == nil && !t.After(now) && !lastMod.After(t)
+		return err == nil && !t.After(now()) && !lastMod.After(t)
 	}
 	return false
+}
+
+// headerValue is h.Get(key) for a key in canonical form: Get checks the form
+// of its key on every call, and a cached feed's answer reads six request
+// headers.
+func headerValue(h http.Header, key string) string {
+	if v := h[key]; len(v) > 0 {
+		return v[0]
+	}
+	return ""
 }
 
 // baseURL is Options.PublicURL, or the request's scheme and host.

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/labstack/echo/v4"
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
 	"github.com/dynamo-rss/dynamo/schema"
@@ -166,6 +167,17 @@ func TestFeedKeyForm(t *testing.T) {
 		rec := fdDo(s, http.MethodGet, tc.target)
 		if rec.Code != http.StatusOK || rec.Header().Get("ETag") != want {
 			t.Errorf("%s: %d, ETag %s, want %s", tc.target, rec.Code, rec.Header().Get("ETag"), want)
+		}
+	}
+}
+
+// headerValue reads a header map directly: its keys must be canonical.
+func TestHeaderValueKeys(t *testing.T) {
+	for _, k := range []string{headerETag, headerCacheControl, headerLink, headerIfNoneMatch,
+		echo.HeaderAccept, echo.HeaderAcceptEncoding, echo.HeaderIfModifiedSince, echo.HeaderLastModified,
+		echo.HeaderVary, echo.HeaderContentType, echo.HeaderContentEncoding, echo.HeaderContentLength} {
+		if c := http.CanonicalHeaderKey(k); c != k {
+			t.Errorf("%q is not canonical (%q)", k, c)
 		}
 	}
 }
