@@ -34,7 +34,7 @@ type renderCache struct {
 
 type cacheEntry struct {
 	key  string
-	body []byte
+	feed *feedEntry
 }
 
 // newRenderCache builds a cache of at most limit bytes (0: 32 MiB; negative:
@@ -74,25 +74,48 @@ func newRenderCache(limit int64, reg prometheus.Registerer) (*renderCache, error
 	return c, nil
 }
 
-// get returns the cached body for key and counts a hit or a miss.
-// The returned slice must not be modified.
-func (c *renderCache) get(key string) ([]byte, bool) {
+// get returns the cached feed for key and counts a hit or a miss.
+func (c *renderCache) get(key string) (*feedEntry, bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if el, ok := c.items[key]; ok {
 		c.ll.MoveToFront(el)
 		c.hits.Inc()
-		return el.Value.(*cacheEntry).body, true
+		return el.Value.(*cacheEntry).feed, true
 	}
 	c.misses.Inc()
 	return nil, false
 }
 
-// put stores body under key, evicting the least recently used entries to stay
+// hit is get for a key in a caller's buffer that counts only a hit: nil
+// when key is not cached, and the get that follows counts the miss.
+func (c *renderCache) hit(key []byte) *feedEntry {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if el, ok := c.items[string(key)]; ok {
+		c.ll.MoveToFront(el)
+		c.hits.Inc()
+		return el.Value.(*cacheEntry).feed
+	}
+	return nil
+}
+
+// peek returns the cached feed for key, or nil, without counting it or
+// making it recently used.
+func (c *renderCache) peek(key []byte) *feedEntry {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if el, ok := c.items[string(key)]; ok {
+		return el.Value.(*cacheEntry).feed
+	}
+	return nil
+}
+
+// put stores feed under key, evicting the least recently used entries to stay
 // within the bound. A body larger than an eighth of the bound is not kept,
 // so that one huge feed cannot flush everything else.
-func (c *renderCache) put(key string, body []byte) {
-	cost := int64(len(body)) + int64(len(key)) + cacheEntryOverhead
+func (c *renderCache) put(key string, feed *feedEntry) {
+	cost := int64(len(feed.body)) + int64(len(key)) + cacheEntryOverhead
 	if c.limit < 0 || cost > c.limit/8 {
 		return
 	}
@@ -102,14 +125,14 @@ func (c *renderCache) put(key string, body []byte) {
 		c.ll.MoveToFront(el)
 		return
 	}
-	c.items[key] = c.ll.PushFront(&cacheEntry{key: key, body: body})
+	c.items[key] = c.ll.PushFront(&cacheEntry{key: key, feed: feed})
 	c.size += cost
 	for c.size > c.limit {
 		last := c.ll.Back()
 		e := last.Value.(*cacheEntry)
 		c.ll.Remove(last)
 		delete(c.items, e.key)
-		c.size -= int64(len(e.body)) + int64(len(e.key)) + cacheEntryOverhead
+		c.size -= int64(len(e.feed.body)) + int64(len(e.key)) + cacheEntryOverhead
 		c.evictions.Inc()
 	}
 	c.bytes.Set(float64(c.size))

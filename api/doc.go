@@ -126,9 +126,11 @@
 // Every request goes through one middleware chain, outermost first: access
 // log (slog, request ctx, constant message) and HTTP metrics by route
 // pattern (never the raw path) on Options.Registerer; recover; gzip when
-// accepted (not for HEAD; 304s carry no body); a request body limit; and
-// middleware.ContextTimeout with Options.RequestTimeout (never
-// middleware.Timeout, which races). [Server.Serve] runs an http.Server with
+// accepted (not for HEAD; 304s carry no body); a request body limit; and a
+// context deadline of Options.RequestTimeout (as echo's ContextTimeout, its
+// timer armed only when something waits; never middleware.Timeout, which
+// races). The chain is applied to each route once, when it is registered,
+// not per request as echo's e.Use does. [Server.Serve] runs an http.Server with
 // every timeout set and, when its ctx ends, stops accepting and lets
 // in-flight requests finish within Options.ShutdownTimeout.
 package api

@@ -25,7 +25,8 @@ import (
 // the query, and an Accept that rates text/html strictly above every feed
 // media type, application/xml and text/xml.
 func wantsFeedPage(req *http.Request) bool {
-	return !hasTypeParam(req.URL.RawQuery) && prefersHTML(req.Header.Get(echo.HeaderAccept))
+	// Accept first: readers' (or none) settle it without reading the query.
+	return prefersHTML(headerValue(req.Header, echo.HeaderAccept)) && !hasTypeParam(req.URL.RawQuery)
 }
 
 // prefersHTML reports whether an Accept header rates text/html strictly
@@ -34,7 +35,8 @@ func wantsFeedPage(req *http.Request) bool {
 // alone, or text/html listed beside the feed types at the same quality
 // (Miniflux), gets the feed.
 func prefersHTML(accept string) bool {
-	ranges := parseAccept(accept)
+	var buf [8]acceptRange
+	ranges := parseAccept(buf[:0], accept)
 	html := quality(ranges, "text/html")
 	if html <= 0 {
 		return false
@@ -89,9 +91,9 @@ type feedPageItem struct {
 // relative to now ("3h ago"), so its bytes change while the feed it shows
 // does not (RFC 9110 §8.8.1), and a weak tag may name both the identity and
 // the gzip coding, so the gzip middleware compresses the page.
-func (s *Server) serveFeedPage(c echo.Context, fr feedRequest) error {
+func (s *Server) serveFeedPage(c echo.Context, key []byte, fr feedRequest) error {
 	req := c.Request()
-	sum := sha256.Sum256([]byte("feed page\x00" + fr.key))
+	sum := sha256.Sum256(append([]byte("feed page\x00"), key...))
 	opaque := `"` + hex.EncodeToString(sum[:16]) + `-html"`
 	etag := "W/" + opaque
 	lastMod := fr.lastMod.UTC().Truncate(time.Second)

@@ -13,6 +13,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/labstack/echo/v4"
@@ -60,14 +61,17 @@ func newFeedEngine(opts Options) (*feedEngine, error) {
 	return fe, nil
 }
 
-// feedRequest is what a handler settled before anything is rendered.
+// feedRequest is what a handler settled before anything is rendered. The
+// feed's key (every input of the rendering: hashed into the ETag and the
+// cache key) goes beside it, so that it may live in the handler's frame.
 type feedRequest struct {
-	key     string    // every input of the rendering: hashed into the ETag and the cache key
 	lastMod time.Time // the latest version's timestamp
 	maxAge  time.Duration
 	format  *feedFormat
-	self    string // the feed's absolute URL, as its self link says
-	build   func(ctx context.Context) (*feedModel, error)
+	// What a feed that is not in the render cache needs (serveCached needs
+	// neither):
+	self  string // the feed's absolute URL, as its self link says
+	build func(ctx context.Context) (*feedModel, error)
 }
 
 // getResources serves GET /resources: one item per resource.
@@ -85,11 +89,10 @@ func (s *Server) getResources(c echo.Context) error {
 		return fmt.Errorf("list resources: %w", err)
 	}
 	maxAge, interval := s.listFreshness()
-	var key strings.Builder
-	fmt.Fprintf(&key, "resources\x00%s\x00%s\x00%s\x00%d", base, format.name, q.canonical(q.format), ttlMinutes(interval))
+	key := fmt.Appendf(nil, "resources\x00%s\x00%s\x00%s\x00%d", base, format.name, q.canonical(q.format), ttlMinutes(interval))
 	var lastMod time.Time
 	for _, in := range infos {
-		fmt.Fprintf(&key, "\x00%s\x00%d\x00%d\x00%d", in.ID, in.LatestSeq, in.Versions, in.Updated.UnixNano())
+		key = fmt.Appendf(key, "\x00%s\x00%d\x00%d\x00%d", in.ID, in.LatestSeq, in.Versions, in.Updated.UnixNano())
 		if in.Updated.After(lastMod) {
 			lastMod = in.Updated
 		}
@@ -98,8 +101,7 @@ func (s *Server) getResources(c echo.Context) error {
 		lastMod = s.started // nothing stored yet: dated like an empty feed, never 1970
 	}
 	b := &builder{s: s, base: base, q: q, format: format, interval: interval}
-	return s.serveFeed(c, feedRequest{
-		key:     key.String(),
+	return s.serveFeed(c, key, feedRequest{
 		lastMod: lastMod,
 		maxAge:  maxAge,
 		format:  format,
@@ -168,7 +170,7 @@ func (s *Server) serveResourceOnce(c echo.Context, seq uint64) error {
 	if seq > 0 {
 		q.index = 0 // the path names the version
 	}
-	format := negotiate(q.format, req.Header.Get(echo.HeaderAccept))
+	format := negotiate(q.format, headerValue(req.Header, echo.HeaderAccept))
 	info, err := s.opts.Store.Resource(ctx, id)
 	switch {
 	case errors.Is(err, storage.ErrGone):
@@ -189,51 +191,75 @@ func (s *Server) serveResourceOnce(c echo.Context, seq uint64) error {
 	// Readers are counted for resources that exist only: ids a client makes
 	// up must not grow the count's memory.
 	s.readers.saw(id, c.RealIP())
-	path := resourcePath(id)
 	if seq > 0 {
 		idx, err := seqIndex(info, seq)
 		if err != nil {
 			return err
 		}
 		q.index = idx
-		path = versionPath(id, seq)
 	}
 	if q.index > info.Versions {
 		return errNotFound(storage.ErrNotFound, "index %d is beyond the history of %q, which has %d versions (index 1 is the newest)", q.index, id, info.Versions)
 	}
 	maxAge, interval := s.resourceFreshness(id)
-	base := s.baseURL(c)
-	key := fmt.Sprintf("resource\x00%s\x00%s\x00%s\x00%s\x00%s\x00%d\x00%d\x00%d",
-		base, format.name, q.canonical(q.format), id, path, info.LatestSeq, info.Versions, ttlMinutes(interval))
 	dates := s.dateRules(id)
-	if dates != (schema.DateRules{}) { // a reload may change how the stored dates read
-		key += "\x00" + dates.Layout + "\x00" + dates.Location.String()
+	// The key is "resource", the base URL, the format, the canonical query,
+	// the id, the feed's path, the latest seq, the version count and the
+	// <ttl>, NUL-separated, then the date rules when the resource has some
+	// (a reload may change how the stored dates read). It is built in this
+	// frame's buffer: a feed in the render cache is answered without it
+	// reaching the heap.
+	var buf [256]byte
+	key := append(buf[:0], "resource\x00"...)
+	key = s.appendBaseURL(key, c)
+	key = append(append(append(key, 0), format.name...), 0)
+	key = append(q.appendCanonical(key, q.format), 0)
+	key = append(append(key, id...), 0)
+	key = append(appendFeedPath(key, id, seq), 0)
+	key = append(strconv.AppendUint(key, info.LatestSeq, 10), 0)
+	key = append(strconv.AppendInt(key, int64(info.Versions), 10), 0)
+	key = strconv.AppendInt(key, int64(ttlMinutes(interval)), 10)
+	if dates != (schema.DateRules{}) {
+		key = append(append(key, 0), dates.Layout...)
+		key = append(append(key, 0), dates.Location.String()...)
 	}
-	b := &builder{s: s, base: base, q: q, format: format, interval: interval, path: path, seq: seq, dates: dates}
-	lastMod := info.Updated
-	return s.serveFeed(c, feedRequest{
-		key:     key,
-		lastMod: lastMod,
-		maxAge:  maxAge,
-		format:  format,
-		self:    b.self(path),
-		build: func(ctx context.Context) (*feedModel, error) {
-			var m *feedModel
-			var err error
-			switch {
-			case q.index > 0: // also a version's permalink
-				m, err = b.version(ctx, info)
-			case q.max > 0:
-				m, err = b.items(ctx, info)
-			default:
-				m, err = b.versions(ctx, info)
-			}
-			if s.historyMoved(ctx, info) {
-				return nil, errHistoryMoved
-			}
-			return m, err
-		},
-	})
+	fr := feedRequest{lastMod: info.Updated, maxAge: maxAge, format: format}
+	if s.serveCached(c, key, &fr) {
+		return nil
+	}
+	path := string(appendFeedPath(nil, id, seq))
+	rf := &resourceFeed{
+		b:    builder{s: s, base: s.baseURL(c), q: q, format: format, interval: interval, path: path, seq: seq, dates: dates},
+		info: info,
+	}
+	fr.self = rf.b.self(path)
+	fr.build = rf.build
+	return s.serveFeed(c, key, fr)
+}
+
+// resourceFeed builds a resource's feed: the versions, a version or the
+// items, as its query asks.
+type resourceFeed struct {
+	b    builder
+	info storage.ResourceInfo // the catalog read that decided the ETag
+}
+
+func (rf *resourceFeed) build(ctx context.Context) (*feedModel, error) {
+	b, info := &rf.b, rf.info
+	var m *feedModel
+	var err error
+	switch {
+	case b.q.index > 0: // also a version's permalink
+		m, err = b.version(ctx, info)
+	case b.q.max > 0:
+		m, err = b.items(ctx, info)
+	default:
+		m, err = b.versions(ctx, info)
+	}
+	if b.s.historyMoved(ctx, info) {
+		return nil, errHistoryMoved
+	}
+	return m, err
 }
 
 // historyMoved reports whether resource info.ID has stored or pruned a
@@ -283,7 +309,7 @@ func (s *Server) knownResource(id string) (ResourceStatus, bool) {
 // serveEmpty answers the feed of a known resource that has no stored
 // version yet: 200 with no items, titled by its id, linked to its page,
 // saying why it is empty and dated by when it was registered.
-func (s *Server) serveEmpty(c echo.Context, q *feedQuery, format *feedFormat, st ResourceStatus) error {
+func (s *Server) serveEmpty(c echo.Context, q feedQuery, format *feedFormat, st ResourceStatus) error {
 	maxAge, interval := s.resourceFreshness(st.ID)
 	base := s.baseURL(c)
 	since := st.Since
@@ -291,7 +317,7 @@ func (s *Server) serveEmpty(c echo.Context, q *feedQuery, format *feedFormat, st
 		since = s.started
 	}
 	why := emptyReason(st)
-	key := fmt.Sprintf("empty\x00%s\x00%s\x00%s\x00%s\x00%s\x00%d\x00%s\x00%d",
+	key := fmt.Appendf(nil, "empty\x00%s\x00%s\x00%s\x00%s\x00%s\x00%d\x00%s\x00%d",
 		base, format.name, q.canonical(q.format), st.ID, st.URL, since.UnixNano(), why, ttlMinutes(interval))
 	b := &builder{s: s, base: base, q: q, format: format, interval: interval, path: resourcePath(st.ID)}
 	// The reason changes only with a poll: dated by the last one, a reader
@@ -300,8 +326,7 @@ func (s *Server) serveEmpty(c echo.Context, q *feedQuery, format *feedFormat, st
 	if st.LastPoll.After(lastMod) {
 		lastMod = st.LastPoll
 	}
-	return s.serveFeed(c, feedRequest{
-		key:     key,
+	return s.serveFeed(c, key, feedRequest{
 		lastMod: lastMod,
 		maxAge:  maxAge,
 		format:  format,
@@ -333,59 +358,112 @@ func emptyReason(st ResourceStatus) string {
 // one with "-gzip" appended), as RFC 9110 §8.8.3 requires of validators that
 // differ by content coding, and the render cache keeps it compressed, so a
 // cached feed costs no compression per request.
-func (s *Server) serveFeed(c echo.Context, fr feedRequest) error {
+//
+// A feed's whole answer is made here; serveCached is the shortcut of the
+// hottest handler, taken before it makes what a render needs.
+func (s *Server) serveFeed(c echo.Context, key []byte, fr feedRequest) error {
 	req := c.Request()
 	if wantsFeedPage(req) { // a browser: the same feed as a page (feedpage.go)
-		return s.serveFeedPage(c, fr)
+		return s.serveFeedPage(c, key, fr)
 	}
-	sum := sha256.Sum256([]byte(fr.key))
-	identityTag := `"` + hex.EncodeToString(sum[:16]) + `"`
+	tags := makeFeedTags(key)
 	gz := acceptsGzip(req.Header.Get(echo.HeaderAcceptEncoding))
-	etag := identityTag
-	if gz {
-		etag = gzipTag(identityTag)
-	}
-	lastMod := fr.lastMod.UTC().Truncate(time.Second)
 	// The validators go on a 304 or a 200 only: an error while building the
 	// feed (a bad xpath, a failing store) must not carry the feed's ETag.
-	h := c.Response().Header()
-	validators := func() {
-		h.Set("ETag", etag)
-		h.Set(echo.HeaderLastModified, lastMod.Format(http.TimeFormat))
-		h.Set("Cache-Control", "public, max-age="+strconv.FormatInt(int64(fr.maxAge/time.Second), 10))
-		if len(h[echo.HeaderVary]) == 0 {
-			h[echo.HeaderVary] = varyFeed // shared, full: an Add elsewhere copies it
-		} else {
-			h.Add(echo.HeaderVary, echo.HeaderAccept)
-			h.Add(echo.HeaderVary, echo.HeaderAcceptEncoding)
-		}
-		if s.opts.HubURL != "" { // WebSub discovery (§4)
-			h.Add("Link", "<"+s.opts.HubURL+`>; rel="hub"`)
-			h.Add("Link", "<"+fr.self+`>; rel="self"`)
-		}
-	}
-	// Either representation's tag proves the client holds the current feed.
-	if notModified(req, s.now(), lastMod, identityTag, gzipTag(identityTag)) {
-		validators()
+	if s.feedNotModified(req, &fr, &tags) {
+		s.setFeedValidators(c.Response().Header(), &fr, s.newFeedEntry(string(tags.tag(gz)), nil, &fr))
 		return c.NoContent(http.StatusNotModified)
 	}
-	body, err := s.feedBody(req.Context(), identityTag, gz, fr)
+	e, err := s.feedBody(req.Context(), string(tags.identity[:]), gz, fr)
 	if err != nil {
 		return err
 	}
-	validators()
+	return s.writeFeed(c, &fr, e, gz)
+}
+
+// serveCached answers a feed request from the render cache when it can (a
+// 304 or the cached feed, with the header values made with it), as serveFeed
+// would, and reports whether it did; when not (a browser's page, a feed not
+// in the cache), it has written nothing and counted nothing, and serveFeed
+// answers. A handler calls it before making what a render needs.
+func (s *Server) serveCached(c echo.Context, key []byte, fr *feedRequest) bool {
+	req := c.Request()
+	if wantsFeedPage(req) {
+		return false
+	}
+	tags := makeFeedTags(key)
+	gz := acceptsGzip(headerValue(req.Header, echo.HeaderAcceptEncoding))
+	if s.feedNotModified(req, fr, &tags) {
+		e := s.feeds.cache.peek(tags.tag(gz)) // a 304 neither hits nor misses
+		if e == nil {
+			return false
+		}
+		s.setFeedValidators(c.Response().Header(), fr, e)
+		_ = c.NoContent(http.StatusNotModified) // client gone: nothing left to do
+		return true
+	}
+	e := s.feeds.cache.hit(tags.tag(gz))
+	if e == nil {
+		return false
+	}
+	_ = s.writeFeed(c, fr, e, gz) // client gone: nothing left to do
+	return true
+}
+
+// feedNotModified reports whether the request's validators match the feed
+// tagged tags: either representation's tag proves the client holds the
+// current feed.
+func (s *Server) feedNotModified(req *http.Request, fr *feedRequest, tags *feedTags) bool {
+	return notModifiedBy(req, s.now, fr.lastMod.UTC().Truncate(time.Second), func(tag string) bool {
+		return tag == string(tags.identity[:]) || tag == string(tags.gzip[:])
+	})
+}
+
+// writeFeed answers 200 with the feed e (gzip-compressed when gz).
+func (s *Server) writeFeed(c echo.Context, fr *feedRequest, e *feedEntry, gz bool) error {
+	h := c.Response().Header()
+	s.setFeedValidators(h, fr, e)
 	h[echo.HeaderContentType] = fr.format.contentTypeHeader
 	if gz {
 		h[echo.HeaderContentEncoding] = gzipEncoding
 	}
-	h.Set(echo.HeaderContentLength, strconv.Itoa(len(body)))
+	h[echo.HeaderContentLength] = e.length
 	c.Response().WriteHeader(http.StatusOK)
-	if req.Method == http.MethodHead {
+	if c.Request().Method == http.MethodHead {
 		return nil
 	}
-	_, _ = c.Response().Write(body) // client gone: nothing left to do
+	_, _ = c.Response().Write(e.body) // client gone: nothing left to do
 	return nil
 }
+
+// setFeedValidators sets the headers a feed's 200 and 304 share: ETag,
+// Last-Modified, Cache-Control, Vary and, with a hub, Link.
+func (s *Server) setFeedValidators(h http.Header, fr *feedRequest, e *feedEntry) {
+	h[headerETag] = e.etag
+	h[echo.HeaderLastModified] = e.lastModified(fr.lastMod)
+	h[headerCacheControl] = e.cacheControl(fr.maxAge)
+	if len(h[echo.HeaderVary]) == 0 {
+		h[echo.HeaderVary] = varyFeed // shared, full: an Add elsewhere copies it
+	} else {
+		h.Add(echo.HeaderVary, echo.HeaderAccept)
+		h.Add(echo.HeaderVary, echo.HeaderAcceptEncoding)
+	}
+	if len(e.link) > 0 { // WebSub discovery (§4)
+		if len(h[headerLink]) == 0 {
+			h[headerLink] = e.link
+		} else {
+			h[headerLink] = append(h[headerLink], e.link...)
+		}
+	}
+}
+
+// Canonical header names, for assigning to a header map.
+const (
+	headerETag         = "Etag" // http.CanonicalHeaderKey("ETag")
+	headerCacheControl = "Cache-Control"
+	headerLink         = "Link"
+	headerIfNoneMatch  = "If-None-Match"
+)
 
 // Header values every feed response shares: assigned, not Set, to spare a
 // slice per response (a cached feed's answer allocates almost nothing). Their
@@ -395,6 +473,95 @@ var (
 	varyFeed     = []string{echo.HeaderAccept, echo.HeaderAcceptEncoding}[:2:2]
 	gzipEncoding = []string{"gzip"}[:1:1]
 )
+
+// feedTags are the ETags of a feed, made in place from its key: the identity
+// one, `"` and the hex of the first half of the key's SHA-256 and `"`, and
+// the gzip one, gzipTag of it.
+type feedTags struct {
+	identity [34]byte
+	gzip     [39]byte
+}
+
+func makeFeedTags(key []byte) feedTags {
+	sum := sha256.Sum256(key)
+	var t feedTags
+	t.identity[0] = '"'
+	hex.Encode(t.identity[1:33], sum[:16])
+	t.identity[33] = '"'
+	copy(t.gzip[:], t.identity[:33])
+	copy(t.gzip[33:], `-gzip"`)
+	return t
+}
+
+// tag is the ETag of the representation served: gzip's when gz. It is also
+// the render cache's key of that representation.
+func (t *feedTags) tag(gz bool) []byte {
+	if gz {
+		return t.gzip[:]
+	}
+	return t.identity[:]
+}
+
+// feedEntry is a rendered feed in one content coding, with the header values
+// of its answers, made once: a cached feed's answer assigns them instead of
+// formatting them. Its values are shared by every answer and never written
+// (capacity = length, so an Add copies them).
+type feedEntry struct {
+	body   []byte
+	etag   []string // ETag
+	length []string // Content-Length
+	// Last-Modified, formatted from lastMod: a function of the key, as the
+	// latest version's timestamp is of its seq; lastModified checks it.
+	lastMod     time.Time
+	lastModText []string
+	link        []string // Link: the hub and self (WebSub discovery); nil without a hub
+	// maxAge is the last Cache-Control the entry answered with: max-age
+	// counts down to the next poll, so it moves at most once a second.
+	maxAge atomic.Pointer[maxAgeHeader]
+}
+
+type maxAgeHeader struct {
+	seconds int64
+	value   []string
+}
+
+// newFeedEntry makes the entry of body, tagged tag, for fr (body nil: the
+// header values of a 304).
+func (s *Server) newFeedEntry(tag string, body []byte, fr *feedRequest) *feedEntry {
+	lastMod := fr.lastMod.UTC().Truncate(time.Second)
+	e := &feedEntry{
+		body:        body,
+		etag:        []string{tag},
+		length:      []string{strconv.Itoa(len(body))},
+		lastMod:     lastMod,
+		lastModText: []string{lastMod.Format(http.TimeFormat)},
+	}
+	if s.opts.HubURL != "" {
+		e.link = []string{"<" + s.opts.HubURL + `>; rel="hub"`, "<" + fr.self + `>; rel="self"`}
+	}
+	return e
+}
+
+// lastModified is the Last-Modified of a feed whose latest version is dated
+// t.
+func (e *feedEntry) lastModified(t time.Time) []string {
+	t = t.UTC().Truncate(time.Second)
+	if t.Equal(e.lastMod) {
+		return e.lastModText
+	}
+	return []string{t.Format(http.TimeFormat)}
+}
+
+// cacheControl is the Cache-Control of an answer fresh for maxAge.
+func (e *feedEntry) cacheControl(maxAge time.Duration) []string {
+	secs := int64(maxAge / time.Second)
+	if h := e.maxAge.Load(); h != nil && h.seconds == secs {
+		return h.value
+	}
+	h := &maxAgeHeader{seconds: secs, value: []string{"public, max-age=" + strconv.FormatInt(secs, 10)}}
+	e.maxAge.Store(h)
+	return h.value
+}
 
 // gzipTag is the ETag of the gzip representation of the feed tagged etag.
 func gzipTag(etag string) string { return strings.TrimSuffix(etag, `"`) + `-gzip"` }
@@ -427,14 +594,15 @@ func acceptsGzip(header string) bool {
 }
 
 // feedBody returns the rendered feed (gzip-compressed when gz) from the
-// cache, or renders it once however many requests ask for it at the same time.
-func (s *Server) feedBody(ctx context.Context, etag string, gz bool, fr feedRequest) ([]byte, error) {
+// cache, or renders it once however many requests ask for it at the same
+// time. etag is the identity representation's tag.
+func (s *Server) feedBody(ctx context.Context, etag string, gz bool, fr feedRequest) (*feedEntry, error) {
 	key := etag
 	if gz {
 		key = gzipTag(etag)
 	}
-	if body, ok := s.feeds.cache.get(key); ok {
-		return body, nil
+	if e, ok := s.feeds.cache.get(key); ok {
+		return e, nil
 	}
 	if gz {
 		v, err, _ := s.feeds.renders.Do(key, func() (any, error) {
@@ -444,20 +612,20 @@ func (s *Server) feedBody(ctx context.Context, etag string, gz bool, fr feedRequ
 			}
 			var buf bytes.Buffer
 			zw := gzip.NewWriter(&buf)
-			if _, err := zw.Write(plain); err != nil {
+			if _, err := zw.Write(plain.body); err != nil {
 				return nil, fmt.Errorf("gzip feed: %w", err)
 			}
 			if err := zw.Close(); err != nil {
 				return nil, fmt.Errorf("gzip feed: %w", err)
 			}
-			body := buf.Bytes()
-			s.feeds.cache.put(key, body)
-			return body, nil
+			e := s.newFeedEntry(key, buf.Bytes(), &fr)
+			s.feeds.cache.put(key, e)
+			return e, nil
 		})
 		if err != nil {
 			return nil, err
 		}
-		return v.([]byte), nil
+		return v.(*feedEntry), nil
 	}
 	v, err, _ := s.feeds.renders.Do(key, func() (any, error) {
 		// The shared render must not die with the first caller's request
@@ -474,15 +642,15 @@ func (s *Server) feedBody(ctx context.Context, etag string, gz bool, fr feedRequ
 		if err := fr.format.render(&buf, m); err != nil {
 			return nil, fmt.Errorf("render %s: %w", fr.format.name, err)
 		}
-		body := buf.Bytes()
+		e := s.newFeedEntry(key, buf.Bytes(), &fr)
 		s.feeds.seconds.WithLabelValues(fr.format.name).Observe(time.Since(start).Seconds())
-		s.feeds.cache.put(key, body)
-		return body, nil
+		s.feeds.cache.put(key, e)
+		return e, nil
 	})
 	if err != nil {
 		return nil, err
 	}
-	return v.([]byte), nil
+	return v.(*feedEntry), nil
 }
 
 // notModified evaluates If-None-Match (weak comparison, RFC 9110 §13.1.2) or,
@@ -492,20 +660,37 @@ func (s *Server) feedBody(ctx context.Context, etag string, gz bool, fr feedRequ
 // stored until our clock catches up (RFC 2616 §14.25 called such a date
 // invalid; RFC 9110 is silent).
 func notModified(r *http.Request, now, lastMod time.Time, etags ...string) bool {
-	if inm := r.Header.Get("If-None-Match"); inm != "" {
+	return notModifiedBy(r, func() time.Time { return now }, lastMod, func(tag string) bool { return slices.Contains(etags, tag) })
+}
+
+// notModifiedBy is notModified with current saying whether an entity tag
+// (without W/) names the current representation, and the clock read only
+// for If-Modified-Since.
+func notModifiedBy(r *http.Request, now func() time.Time, lastMod time.Time, current func(tag string) bool) bool {
+	if inm := headerValue(r.Header, headerIfNoneMatch); inm != "" {
 		for tag := range strings.SplitSeq(inm, ",") {
 			tag = strings.TrimPrefix(strings.TrimSpace(tag), "W/")
-			if tag == "*" || slices.Contains(etags, tag) {
+			if tag == "*" || current(tag) {
 				return true
 			}
 		}
 		return false
 	}
-	if ims := r.Header.Get(echo.HeaderIfModifiedSince); ims != "" {
+	if ims := headerValue(r.Header, echo.HeaderIfModifiedSince); ims != "" {
 		t, err := http.ParseTime(ims)
-		return err == nil && !t.After(now) && !lastMod.After(t)
+		return err == nil && !t.After(now()) && !lastMod.After(t)
 	}
 	return false
+}
+
+// headerValue is h.Get(key) for a key in canonical form: Get checks the form
+// of its key on every call, and a cached feed's answer reads six request
+// headers.
+func headerValue(h http.Header, key string) string {
+	if v := h[key]; len(v) > 0 {
+		return v[0]
+	}
+	return ""
 }
 
 // baseURL is Options.PublicURL, or the request's scheme and host.
@@ -513,7 +698,15 @@ func (s *Server) baseURL(c echo.Context) string {
 	if s.opts.PublicURL != "" {
 		return strings.TrimRight(s.opts.PublicURL, "/")
 	}
-	return c.Scheme() + "://" + c.Request().Host
+	return string(s.appendBaseURL(nil, c))
+}
+
+// appendBaseURL appends baseURL(c) to dst.
+func (s *Server) appendBaseURL(dst []byte, c echo.Context) []byte {
+	if s.opts.PublicURL != "" {
+		return append(dst, strings.TrimRight(s.opts.PublicURL, "/")...)
+	}
+	return append(append(append(dst, c.Scheme()...), "://"...), c.Request().Host...)
 }
 
 // resourceFreshness returns how long a feed of resource id stays fresh (until

@@ -24,7 +24,7 @@ const (
 type builder struct {
 	s        *Server
 	base     string // absolute base URL, no trailing slash
-	q        *feedQuery
+	q        feedQuery
 	format   *feedFormat
 	interval time.Duration
 	path     string           // the feed's own path, for its self link; "": the resource's
@@ -33,11 +33,19 @@ type builder struct {
 }
 
 // resourcePath is the path of a resource's feed.
-func resourcePath(id string) string { return "/resources/" + url.PathEscape(id) }
+func resourcePath(id string) string { return string(appendFeedPath(nil, id, 0)) }
 
 // versionPath is the permalink path of a resource's version.
-func versionPath(id string, seq uint64) string {
-	return resourcePath(id) + "/versions/" + strconv.FormatUint(seq, 10)
+func versionPath(id string, seq uint64) string { return string(appendFeedPath(nil, id, seq)) }
+
+// appendFeedPath appends the path of resource id's feed to dst: its
+// version seq's permalink when seq > 0.
+func appendFeedPath(dst []byte, id string, seq uint64) []byte {
+	dst = append(append(dst, "/resources/"...), url.PathEscape(id)...) // id itself when nothing needs escaping
+	if seq > 0 {
+		dst = strconv.AppendUint(append(dst, "/versions/"...), seq, 10)
+	}
+	return dst
 }
 
 // link returns an absolute link to one of our feeds; it keeps an explicit
@@ -61,9 +69,7 @@ func (b *builder) link(path string, params ...string) string {
 func (b *builder) self(path string) string {
 	q := b.q
 	if b.seq > 0 {
-		cp := *q
-		cp.index = 0
-		q = &cp
+		q.index = 0
 	}
 	return b.base + path + "?" + q.canonical(b.format.name)
 }
@@ -73,9 +79,7 @@ func (b *builder) feedID(parts ...string) string {
 	q := b.q
 	if b.seq > 0 { // a version permalink: named by its seq, not by the index that moves
 		parts = append(parts, "versions", strconv.FormatUint(b.seq, 10))
-		cp := *q
-		cp.index = 0
-		q = &cp
+		q.index = 0
 	}
 	id := tagURI(b.base, parts...)
 	if cq := q.canonical(""); cq != "" {

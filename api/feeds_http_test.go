@@ -420,7 +420,7 @@ func TestRenderCacheBound(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	body := make([]byte, 100)
+	body := &feedEntry{body: make([]byte, 100)}
 	for i := range 8 { // exactly fills the bound
 		c.put(fmt.Sprintf("k%d", i), body)
 	}
@@ -438,7 +438,7 @@ func TestRenderCacheBound(t *testing.T) {
 	if _, ok := c.get("k1"); ok {
 		t.Errorf("an old entry survived past the bound")
 	}
-	c.put("huge", make([]byte, c.limit))
+	c.put("huge", &feedEntry{body: make([]byte, c.limit)})
 	if _, ok := c.get("huge"); ok {
 		t.Errorf("an entry over an eighth of the bound was kept")
 	}

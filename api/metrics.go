@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/labstack/echo/v4"
@@ -17,7 +18,27 @@ type httpMetrics struct {
 	requests *prometheus.CounterVec
 	duration *prometheus.HistogramVec
 	inFlight prometheus.Gauge
+
+	// series keeps the counter and histogram of the labels answers had, so
+	// that the next answer with them neither formats its code nor hashes
+	// its labels twice. Methods come from clients: past maxSeries
+	// label sets, the others are looked up each time.
+	mu     sync.RWMutex
+	series map[seriesKey]requestSeries
 }
+
+type seriesKey struct {
+	route, method string
+	code          int
+}
+
+type requestSeries struct {
+	requests prometheus.Counter
+	duration prometheus.Observer
+}
+
+// maxSeries bounds httpMetrics.series.
+const maxSeries = 1024
 
 // newHTTPMetrics builds the metrics and registers them on reg (nil: unregistered,
 // still usable).
@@ -36,6 +57,7 @@ func newHTTPMetrics(reg prometheus.Registerer) (*httpMetrics, error) {
 			Name: "dynamo_http_requests_in_flight",
 			Help: "HTTP requests being answered.",
 		}),
+		series: make(map[seriesKey]requestSeries),
 	}
 	if reg == nil {
 		return m, nil
@@ -54,8 +76,23 @@ func newHTTPMetrics(reg prometheus.Registerer) (*httpMetrics, error) {
 
 // observe records one answered request.
 func (m *httpMetrics) observe(route, method string, code int, d time.Duration) {
-	m.requests.WithLabelValues(route, method, strconv.Itoa(code)).Inc()
-	m.duration.WithLabelValues(route, method).Observe(d.Seconds())
+	k := seriesKey{route, method, code}
+	m.mu.RLock()
+	ser, ok := m.series[k]
+	m.mu.RUnlock()
+	if !ok {
+		ser = requestSeries{
+			requests: m.requests.WithLabelValues(route, method, strconv.Itoa(code)),
+			duration: m.duration.WithLabelValues(route, method),
+		}
+		m.mu.Lock()
+		if len(m.series) < maxSeries {
+			m.series[k] = ser
+		}
+		m.mu.Unlock()
+	}
+	ser.requests.Inc()
+	ser.duration.Observe(d.Seconds())
 }
 
 // metricsHandler serves the Prometheus text format from Options.Gatherer.

@@ -1,6 +1,7 @@
 package api
 
 import (
+	"fmt"
 	"net/http"
 	"strings"
 	"testing"
@@ -59,5 +60,24 @@ func TestMetricsRegisterTwice(t *testing.T) {
 	newSvcServer(t, Options{Registerer: reg})
 	if _, err := New(Options{Store: &svcStore{}, Registerer: reg}); err == nil {
 		t.Error("a second server registered the same metrics on one registry without error")
+	}
+}
+
+// Methods come from clients: the series kept for the answers' labels stop
+// at maxSeries, and answers past it are still counted.
+func TestMetricsSeriesBound(t *testing.T) {
+	s := newSvcServer(t, Options{})
+	for i := range maxSeries + 10 {
+		svcDo(s, fmt.Sprintf("M%d", i), "/healthz", nil)
+	}
+	svcDo(s, "M5", "/healthz", nil)
+	svcDo(s, fmt.Sprintf("M%d", maxSeries+5), "/healthz", nil)
+	if n := len(s.metrics.series); n != maxSeries {
+		t.Errorf("%d series kept, want %d", n, maxSeries)
+	}
+	for _, m := range []string{"M5", fmt.Sprintf("M%d", maxSeries+5)} {
+		if got := testutil.ToFloat64(s.metrics.requests.WithLabelValues("/healthz", m, "405")); got != 2 {
+			t.Errorf("requests{/healthz,%s,405} = %v, want 2", m, got)
+		}
 	}
 }

@@ -14,11 +14,11 @@ import (
 // gzipMinLength is the smallest body worth compressing.
 const gzipMinLength = 1024
 
-// middleware installs the chain every request goes through, outermost first:
+// middleware returns the chain every request goes through, outermost first:
 // security headers, observe (log + metrics, and the one call to the error
 // handler), recover, gzip, body limit, request deadline.
-func (s *Server) middleware() {
-	s.e.Use(
+func (s *Server) middleware() []echo.MiddlewareFunc {
+	return []echo.MiddlewareFunc{
 		secureHeaders,
 		s.observe,
 		middleware.RecoverWithConfig(middleware.RecoverConfig{
@@ -64,8 +64,8 @@ func (s *Server) middleware() {
 			},
 		}),
 		s.limitBody,
-		middleware.ContextTimeout(s.opts.RequestTimeout),
-	)
+		s.requestDeadline,
+	}
 }
 
 // observe records each request's metrics and, with Options.AccessLog, logs it. It hands a handler's

@@ -49,33 +49,87 @@ type acceptRange struct {
 	q        float64
 }
 
-// parseAccept reads an Accept header leniently: malformed ranges are skipped.
-func parseAccept(h string) []acceptRange {
-	var out []acceptRange
+// parseAccept reads an Accept header leniently: malformed ranges are
+// skipped. It appends the ranges to dst, so that a caller's array spares the
+// slice; the ranges clients send (see parseSimpleRange) are read in place,
+// the others by mime.ParseMediaType.
+func parseAccept(dst []acceptRange, h string) []acceptRange {
 	for part := range strings.SplitSeq(h, ",") {
 		part = strings.TrimSpace(part)
 		if part == "" {
 			continue
 		}
-		mt, params, err := mime.ParseMediaType(part)
-		if err != nil {
-			continue
-		}
-		typ, sub, ok := strings.Cut(mt, "/")
+		r, keep, ok := parseSimpleRange(part)
 		if !ok {
-			continue
+			r, keep = parseRange(part)
 		}
-		r := acceptRange{typ: typ, sub: sub, q: 1}
-		if qs, ok := params["q"]; ok {
-			q, err := strconv.ParseFloat(qs, 64)
-			if err != nil || q < 0 || q > 1 {
-				continue
-			}
-			r.q = q
+		if keep {
+			dst = append(dst, r)
 		}
-		out = append(out, r)
 	}
-	return out
+	return dst
+}
+
+// parseRange reads one media range; keep is false when it is malformed.
+func parseRange(part string) (r acceptRange, keep bool) {
+	mt, params, err := mime.ParseMediaType(part)
+	if err != nil {
+		return acceptRange{}, false
+	}
+	typ, sub, ok := strings.Cut(mt, "/")
+	if !ok {
+		return acceptRange{}, false
+	}
+	r = acceptRange{typ: typ, sub: sub, q: 1}
+	if qs, ok := params["q"]; ok {
+		q, err := strconv.ParseFloat(qs, 64)
+		if err != nil || q < 0 || q > 1 {
+			return acceptRange{}, false
+		}
+		r.q = q
+	}
+	return r, true
+}
+
+// parseSimpleRange reads a range of the form clients send, type/subtype in
+// lower-case token characters with at most a ";q=" of digits and dots
+// (spaces or tabs before and after the ;), as parseRange would read it,
+// without allocating. ok is false for any other form: parseRange reads it.
+func parseSimpleRange(part string) (r acceptRange, keep, ok bool) {
+	mt, param, hasParam := strings.Cut(part, ";")
+	typ, sub, slash := strings.Cut(strings.TrimRight(mt, " \t"), "/")
+	if !slash || !lowerToken(typ) || !lowerToken(sub) {
+		return acceptRange{}, false, false
+	}
+	r = acceptRange{typ: typ, sub: sub, q: 1}
+	if !hasParam {
+		return r, true, true
+	}
+	qs, isQ := strings.CutPrefix(strings.TrimLeft(param, " \t"), "q=")
+	if !isQ || qs == "" || strings.Trim(qs, "0123456789.") != "" {
+		return acceptRange{}, false, false
+	}
+	q, err := strconv.ParseFloat(qs, 64)
+	if err != nil || q < 0 || q > 1 {
+		return acceptRange{}, false, true
+	}
+	r.q = q
+	return r, true, true
+}
+
+// lowerToken reports whether s is a non-empty token (RFC 2045, as mime reads
+// it) without upper-case letters, which mime.ParseMediaType would lower.
+func lowerToken(s string) bool {
+	if s == "" {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		b := s[i]
+		if b <= ' ' || b >= 0x7f || b >= 'A' && b <= 'Z' || strings.IndexByte(`()<>@,;:\"/[]?=`, b) >= 0 {
+			return false
+		}
+	}
+	return true
 }
 
 // quality returns the q the ranges give media type mt: the q of the most
@@ -108,7 +162,8 @@ func negotiate(explicit, accept string) *feedFormat {
 	if f, ok := formatByName(explicit); ok {
 		return f
 	}
-	ranges := parseAccept(accept)
+	var buf [8]acceptRange
+	ranges := parseAccept(buf[:0], accept)
 	if len(ranges) == 0 {
 		return feedFormats[0]
 	}

@@ -196,7 +196,7 @@ func (s *Server) previewReadError(err error) error {
 
 // wantsHTML reports whether the client is a browser asking for a page.
 func wantsHTML(c echo.Context) bool {
-	ranges := parseAccept(c.Request().Header.Get(echo.HeaderAccept))
+	ranges := parseAccept(nil, c.Request().Header.Get(echo.HeaderAccept))
 	html := max(quality(ranges, "text/html"), quality(ranges, "application/xhtml+xml"))
 	return html > 0 && html > quality(ranges, "application/json")
 }

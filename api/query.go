@@ -29,8 +29,10 @@ type feedQuery struct {
 // keyword terms and the op before each keep their meaning. Parameters are
 // separated by & or ;. Unknown parameters are ignored (readers add cache
 // busters); known ones with a bad value are a 400 naming what is allowed.
-func parseFeedQuery(raw string) (*feedQuery, error) {
-	q := &feedQuery{}
+// The query is returned by value: a cached feed's answer needs no copy of it
+// on the heap.
+func parseFeedQuery(raw string) (feedQuery, error) {
+	var q feedQuery
 	pendingOp := schema.And
 	for part := range strings.FieldsFuncSeq(raw, func(r rune) bool { return r == '&' || r == ';' }) {
 		rawKey, rawVal, _ := strings.Cut(part, "=")
@@ -45,13 +47,13 @@ func parseFeedQuery(raw string) (*feedQuery, error) {
 		}
 		val, err := url.QueryUnescape(rawVal)
 		if err != nil {
-			return nil, errBadParam(key, "the value of %s is not correctly percent-encoded", key)
+			return feedQuery{}, errBadParam(key, "the value of %s is not correctly percent-encoded", key)
 		}
 		switch key {
 		case "index", "max":
 			n, ok := positiveInt(val)
 			if !ok {
-				return nil, errBadParam(key, "%s must be a positive integer (1, 2, …), not %q", key, val)
+				return feedQuery{}, errBadParam(key, "%s must be a positive integer (1, 2, …), not %q", key, val)
 			}
 			if key == "index" {
 				q.index = n
@@ -61,32 +63,32 @@ func parseFeedQuery(raw string) (*feedQuery, error) {
 		case "op":
 			op, ok := schema.ParseOp(val)
 			if !ok {
-				return nil, errBadParam(key, "op must be and or or, not %q", val)
+				return feedQuery{}, errBadParam(key, "op must be and or or, not %q", val)
 			}
 			pendingOp = op
 		case "type":
 			f := strings.ToLower(val)
 			if _, ok := formatByName(f); !ok {
-				return nil, errBadParam(key, "type must be one of %s, not %q", strings.Join(formatNames(), ", "), val)
+				return feedQuery{}, errBadParam(key, "type must be one of %s, not %q", strings.Join(formatNames(), ", "), val)
 			}
 			q.format = f
 		case "xpath":
 			if strings.TrimSpace(val) == "" {
-				return nil, errBadParam(key, "xpath must be a non-empty XPath 1.0 expression")
+				return feedQuery{}, errBadParam(key, "xpath must be a non-empty XPath 1.0 expression")
 			}
 			if len(val) > maxXPathLen {
-				return nil, errBadParam(key, "xpath must be at most %d bytes long", maxXPathLen)
+				return feedQuery{}, errBadParam(key, "xpath must be at most %d bytes long", maxXPathLen)
 			}
 			expr, err := compileXPath(val)
 			if err != nil {
-				return nil, errBadParam(key, "xpath %q is not a valid XPath 1.0 expression: %v", val, err)
+				return feedQuery{}, errBadParam(key, "xpath %q is not a valid XPath 1.0 expression: %v", val, err)
 			}
 			q.xpaths = append(q.xpaths, expr)
 			q.xsrc = append(q.xsrc, val)
 		default: // a keyword term
 			field, _ := schema.ParseField(key)
 			if val == "" {
-				return nil, errBadParam(key, "the keyword of %s must not be empty", key)
+				return feedQuery{}, errBadParam(key, "the keyword of %s must not be empty", key)
 			}
 			q.terms = append(q.terms, schema.NewTerm(pendingOp, field, val))
 			pendingOp = schema.And
@@ -129,20 +131,34 @@ func positiveInt(s string) (int, bool) {
 // fixed order (terms keep theirs), with format the resolved one. It is part
 // of the ETag and of the cache key, and it is the query of the self link.
 func (q *feedQuery) canonical(format string) string {
-	var b strings.Builder
+	return string(q.appendCanonical(nil, format))
+}
+
+// appendCanonical appends q.canonical(format) to dst: a cached feed's key is
+// built without a string per part.
+func (q *feedQuery) appendCanonical(dst []byte, format string) []byte {
+	start := len(dst)
 	add := func(k, v string) {
-		if b.Len() > 0 {
-			b.WriteByte('&')
+		if len(dst) > start {
+			dst = append(dst, '&')
 		}
-		b.WriteString(k)
-		b.WriteByte('=')
-		b.WriteString(url.QueryEscape(v))
+		dst = append(dst, k...)
+		dst = append(dst, '=')
+		dst = append(dst, url.QueryEscape(v)...) // v itself when nothing needs escaping
+	}
+	addInt := func(k string, n int) {
+		if len(dst) > start {
+			dst = append(dst, '&')
+		}
+		dst = append(dst, k...)
+		dst = append(dst, '=')
+		dst = strconv.AppendInt(dst, int64(n), 10)
 	}
 	if q.index > 0 {
-		add("index", strconv.Itoa(q.index))
+		addInt("index", q.index)
 	}
 	if q.max > 0 {
-		add("max", strconv.Itoa(q.max))
+		addInt("max", q.max)
 	}
 	for i, t := range q.terms {
 		if i > 0 {
@@ -156,7 +172,7 @@ func (q *feedQuery) canonical(format string) string {
 	if format != "" {
 		add("type", format)
 	}
-	return b.String()
+	return dst
 }
 
 type errXPathPanic struct{ v any }

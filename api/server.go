@@ -103,6 +103,11 @@ type Server struct {
 	limiter *registrationLimiter          // self-registrations per client
 	readers *readers                      // distinct clients per resource, for weight_readers
 	people  *people                       // what the pages for people share (view.go, feedpage.go)
+	// chain is the middleware every request goes through, outermost first
+	// (middleware.go); handlers holds the routes registered with handle,
+	// chain and route middleware applied. Both are fixed once New returns.
+	chain    []echo.MiddlewareFunc
+	handlers map[routeKey]echo.HandlerFunc
 }
 
 // New builds a Server and registers its routes and metrics.
@@ -153,64 +158,103 @@ func New(opts Options) (*Server, error) {
 	// Logged client addresses come from the connection: X-Forwarded-For is
 	// trivially forged unless a known proxy sets it.
 	s.e.IPExtractor = echo.ExtractIPDirect()
-	s.middleware()
-	s.routes()
+	s.chain = s.middleware()
+	s.handlers = make(map[routeKey]echo.HandlerFunc)
+	s.routes(s.handle)
 	return s, nil
 }
 
-// ServeHTTP makes Server an http.Handler.
-func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.e.ServeHTTP(w, r) }
+// routes registers every route in one place, through add (Server.handle).
+func (s *Server) routes(add func(method, path string, h echo.HandlerFunc, mw ...echo.MiddlewareFunc)) {
+	add(http.MethodGet, "/resources", s.getResources, publicRead)
+	add(http.MethodHead, "/resources", s.getResources, publicRead)
+	add(http.MethodPost, "/resources", s.postResources)
+	add(http.MethodOptions, "/resources", preflight("OPTIONS, GET, HEAD, POST"))
+	add(http.MethodGet, "/resources/:rssId", s.getResource, publicRead)
+	add(http.MethodHead, "/resources/:rssId", s.getResource, publicRead)
+	add(http.MethodOptions, "/resources/:rssId", preflight("OPTIONS, GET, HEAD"))
+	add(http.MethodGet, "/resources/:rssId/versions/:seq", s.getVersion, publicRead)
+	add(http.MethodHead, "/resources/:rssId/versions/:seq", s.getVersion, publicRead)
+	add(http.MethodOptions, "/resources/:rssId/versions/:seq", preflight("OPTIONS, GET, HEAD"))
 
-// routes registers every route in one place.
-func (s *Server) routes() {
-	e := s.e
-	e.GET("/resources", s.getResources, publicRead)
-	e.HEAD("/resources", s.getResources, publicRead)
-	e.POST("/resources", s.postResources)
-	e.OPTIONS("/resources", preflight("OPTIONS, GET, HEAD, POST"))
-	e.GET("/resources/:rssId", s.getResource, publicRead)
-	e.HEAD("/resources/:rssId", s.getResource, publicRead)
-	e.OPTIONS("/resources/:rssId", preflight("OPTIONS, GET, HEAD"))
-	e.GET("/resources/:rssId/versions/:seq", s.getVersion, publicRead)
-	e.HEAD("/resources/:rssId/versions/:seq", s.getVersion, publicRead)
-	e.OPTIONS("/resources/:rssId/versions/:seq", preflight("OPTIONS, GET, HEAD"))
+	add(http.MethodPost, "/websub", s.postWebSub)
 
-	e.POST("/websub", s.postWebSub)
+	add(http.MethodGet, "/", s.getHome)
+	add(http.MethodHead, "/", s.getHome)
+	add(http.MethodGet, "/view/:rssId", s.getView)
+	add(http.MethodHead, "/view/:rssId", s.getView)
+	add(http.MethodGet, "/resources.opml", s.getOPML, publicRead)
+	add(http.MethodHead, "/resources.opml", s.getOPML, publicRead)
+	add(http.MethodOptions, "/resources.opml", preflight("OPTIONS, GET, HEAD"))
+	add(http.MethodGet, "/preview", s.getPreview)
+	add(http.MethodHead, "/preview", s.getPreview)
+	add(http.MethodPost, "/preview", s.postPreview)
 
-	e.GET("/", s.getHome)
-	e.HEAD("/", s.getHome)
-	e.GET("/view/:rssId", s.getView)
-	e.HEAD("/view/:rssId", s.getView)
-	e.GET("/resources.opml", s.getOPML, publicRead)
-	e.HEAD("/resources.opml", s.getOPML, publicRead)
-	e.OPTIONS("/resources.opml", preflight("OPTIONS, GET, HEAD"))
-	e.GET("/preview", s.getPreview)
-	e.HEAD("/preview", s.getPreview)
-	e.POST("/preview", s.postPreview)
-
-	e.GET("/healthz", s.getHealthz)
-	e.HEAD("/healthz", s.getHealthz)
-	e.GET("/readyz", s.getReadyz)
-	e.HEAD("/readyz", s.getReadyz)
+	add(http.MethodGet, "/healthz", s.getHealthz)
+	add(http.MethodHead, "/healthz", s.getHealthz)
+	add(http.MethodGet, "/readyz", s.getReadyz)
+	add(http.MethodHead, "/readyz", s.getReadyz)
 	if s.opts.Gatherer != nil {
-		e.GET("/metrics", s.metricsHandler())
+		add(http.MethodGet, "/metrics", s.metricsHandler())
 	}
 
 	// Without a token the admin routes answer 404 saying how to turn them
 	// on. The token check is route middleware, not group middleware: echo's
 	// group middleware adds a catch-all route under /admin that would turn a
 	// wrong method's 405 into a 404.
-	admin := e.Group("/admin")
-	admin.POST("/reload", s.postReload, s.requireToken)
-	admin.GET("/resources", s.getAdminResources, s.requireToken)
-	admin.GET("/resources/:rssId", s.getAdminResource, s.requireToken)
-	admin.PUT("/resources/:rssId", s.putAdminResource, s.requireToken)
-	admin.DELETE("/resources/:rssId", s.deleteAdminResource, s.requireToken)
-	admin.POST("/resources/:rssId/poll", s.postAdminPoll, s.requireToken)
-	admin.GET("/debug/pprof", func(c echo.Context) error {
+	add(http.MethodPost, "/admin/reload", s.postReload, s.requireToken)
+	add(http.MethodGet, "/admin/resources", s.getAdminResources, s.requireToken)
+	add(http.MethodGet, "/admin/resources/:rssId", s.getAdminResource, s.requireToken)
+	add(http.MethodPut, "/admin/resources/:rssId", s.putAdminResource, s.requireToken)
+	add(http.MethodDelete, "/admin/resources/:rssId", s.deleteAdminResource, s.requireToken)
+	add(http.MethodPost, "/admin/resources/:rssId/poll", s.postAdminPoll, s.requireToken)
+	add(http.MethodGet, "/admin/debug/pprof", func(c echo.Context) error {
 		return c.Redirect(http.StatusMovedPermanently, "/admin/debug/pprof/") // the index's links are relative
 	}, s.requireToken)
-	admin.GET("/debug/pprof/*", getPprof, s.requireToken)
+	add(http.MethodGet, "/admin/debug/pprof/*", getPprof, s.requireToken)
+}
+
+// routeKey names a route: its method and its path pattern.
+type routeKey struct{ method, path string }
+
+// handle registers a route whose handler runs behind mw (route middleware,
+// outermost first) and the middleware every request goes through
+// (Server.middleware), both applied here, once: echo's e.Use and route
+// middleware wrap the handler again on every request, a closure per
+// middleware per request.
+func (s *Server) handle(method, path string, h echo.HandlerFunc, mw ...echo.MiddlewareFunc) {
+	h = applyMiddleware(applyMiddleware(h, mw), s.chain)
+	s.e.Add(method, path, h)
+	s.handlers[routeKey{method, path}] = h
+}
+
+// applyMiddleware wraps h in mw, mw[0] outermost, as echo does.
+func applyMiddleware(h echo.HandlerFunc, mw []echo.MiddlewareFunc) echo.HandlerFunc {
+	for i := len(mw) - 1; i >= 0; i-- {
+		h = mw[i](h)
+	}
+	return h
+}
+
+// ServeHTTP makes Server an http.Handler. It is echo's ServeHTTP with the
+// middleware of the routes registered with handle applied in advance: a
+// request the router matched to one of them runs its prepared handler;
+// anything else (echo's 404, 405 and OPTIONS answers, a route added on s.e
+// directly) gets the middleware wrapped around it here, as e.Use would.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	c := s.e.AcquireContext()
+	c.Reset(r, w)
+	s.e.Router().Find(r.Method, echo.GetPath(r), c)
+	// The router sets c.Path to the matched route's pattern; when nothing
+	// matched, to a pattern registered without this method, or to "".
+	h, ok := s.handlers[routeKey{r.Method, c.Path()}]
+	if !ok {
+		h = applyMiddleware(c.Handler(), s.chain)
+	}
+	if err := h(c); err != nil {
+		s.e.HTTPErrorHandler(err, c)
+	}
+	s.e.ReleaseContext(c)
 }
 
 // SetAdminToken replaces the admin bearer token ("" turns the admin routes

@@ -1,0 +1,183 @@
+package api
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"maps"
+	"net/http"
+	"net/http/httptest"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/labstack/echo/v4"
+	"github.com/prometheus/client_golang/prometheus/testutil"
+
+	"github.com/dynamo-rss/dynamo/schema"
+	"github.com/dynamo-rss/dynamo/storage"
+)
+
+// infoStore answers Resource from a fixed info, without allocating, as
+// Badger's info cache does; the rest comes from the fdStore.
+type infoStore struct {
+	*fdStore
+	info storage.ResourceInfo
+}
+
+func (f infoStore) Resource(ctx context.Context, id string) (storage.ResourceInfo, error) {
+	if id == f.info.ID {
+		return f.info, nil
+	}
+	return f.fdStore.Resource(ctx, id)
+}
+
+// maxCachedFeedAllocs bounds the allocations of answering a feed that is in
+// the render cache, through the whole middleware chain: its key is built and
+// hashed in place, and the header values of its answers were made with it.
+const maxCachedFeedAllocs = 2
+
+func TestCachedFeedAllocs(t *testing.T) {
+	if raceEnabled {
+		t.Skip("the race detector allocates")
+	}
+	fds := newFDStore()
+	fds.save(benchDoc("bench", fdT0, 0, 20))
+	info, err := fds.Resource(context.Background(), "bench")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := newFDServer(t, infoStore{fds, info})
+	const target = "/resources/bench?max=20"
+	etag := fdDo(s, http.MethodGet, target).Header().Get("ETag")
+	fdDo(s, http.MethodGet, target, "Accept-Encoding", "gzip")
+	for _, tc := range []struct {
+		name, method string
+		header       []string
+		code         int
+	}{
+		{"GET", http.MethodGet, nil, http.StatusOK},
+		{"GET gzip", http.MethodGet, []string{"Accept-Encoding", "gzip, deflate, br"}, http.StatusOK},
+		{"HEAD", http.MethodHead, nil, http.StatusOK},
+		{"a feed reader's Accept", http.MethodGet, []string{"Accept", acceptSeeds[2], "Accept-Encoding", "gzip"}, http.StatusOK},
+		{"304", http.MethodGet, []string{"If-None-Match", etag}, http.StatusNotModified},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			req := httptest.NewRequest(tc.method, target, nil)
+			for i := 0; i+1 < len(tc.header); i += 2 {
+				req.Header.Set(tc.header[i], tc.header[i+1])
+			}
+			w := &discardWriter{h: http.Header{}}
+			allocs := testing.AllocsPerRun(100, func() {
+				clear(w.h)
+				w.code = 0
+				s.ServeHTTP(w, req)
+			})
+			if w.code != tc.code {
+				t.Fatalf("status %d, want %d", w.code, tc.code)
+			}
+			if allocs > maxCachedFeedAllocs {
+				t.Errorf("%.0f allocations per answer, want at most %d", allocs, maxCachedFeedAllocs)
+			}
+		})
+	}
+}
+
+// A feed answered from the render cache (serveCached, with the header values
+// made when it was rendered) is answered byte for byte and header for header
+// as one rendered for the request: compared with a server that caches
+// nothing, for every request of the dispatch comparison, with a poller (so
+// max-age and <ttl> are the resource's) and a hub (Link). The clock moves
+// between filling the cache and the comparison, so max-age does too.
+func TestCachedAnswersMatchRendered(t *testing.T) {
+	store := newFDStore()
+	for v := range 3 {
+		store.save(benchDoc("bench", fdT0.Add(time.Duration(v)*time.Hour), 2*v, 20))
+	}
+	poller := &svcPoller{now: fdNow, statuses: []ResourceStatus{{ID: "bench", URL: "https://example.org/bench/", Policy: "flat",
+		Interval: 20 * time.Minute, LastPoll: fdNow.Add(-5 * time.Minute), NextPoll: fdNow.Add(15*time.Minute + 30*time.Second)}}}
+	now := fdNow
+	build := func(cacheBytes int64) *Server {
+		return newFDServer(t, store, func(o *Options) {
+			o.Now = func() time.Time { return now }
+			o.Registerer = nil
+			o.Poller = poller
+			o.HubURL = fdBase + "/websub"
+			o.AdminToken = dispatchToken
+			o.CacheBytes = cacheBytes
+		})
+	}
+	cached, rendered := build(0), build(-1)
+	etag := fdDo(cached, http.MethodGet, "/resources/bench?max=20").Header().Get("ETag")
+	cases := slices.DeleteFunc(dispatchCases(etag), func(tc dispatchCase) bool { return tc.target == "/metrics" })
+	do := func(s *Server, tc dispatchCase) *httptest.ResponseRecorder {
+		return fdDo(s, tc.method, tc.target, tc.header...)
+	}
+	for _, tc := range cases { // fills the cache
+		do(cached, tc)
+	}
+	now = now.Add(90 * time.Second)
+	for _, tc := range cases {
+		want, got := do(rendered, tc), do(cached, tc)
+		name := tc.method + " " + tc.target + " " + strings.Join(tc.header, " ")
+		if got.Code != want.Code {
+			t.Errorf("%s: status %d, rendered %d", name, got.Code, want.Code)
+		}
+		if !maps.EqualFunc(got.Header(), want.Header(), slices.Equal) {
+			t.Errorf("%s: headers\n%v\nrendered\n%v", name, got.Header(), want.Header())
+		}
+		if !bytes.Equal(got.Body.Bytes(), want.Body.Bytes()) {
+			t.Errorf("%s: body\n%.300s\nrendered\n%.300s", name, got.Body, want.Body)
+		}
+	}
+	if hits := testutil.ToFloat64(cached.feeds.cache.hits); hits < 10 {
+		t.Errorf("%v cache hits: the comparison did not go through the cache", hits)
+	}
+}
+
+// A resource feed's ETag hashes its key, whose form must not change when
+// the code building it does: every cached copy readers hold would turn
+// stale on upgrade. The key of a version permalink with date rules, built
+// here with fmt as it used to be.
+func TestFeedKeyForm(t *testing.T) {
+	store := newFDStore()
+	for v := range 3 {
+		store.save(benchDoc("bench", fdT0.Add(time.Duration(v)*time.Hour), 2*v, 5))
+	}
+	poller := &svcPoller{now: fdNow, statuses: []ResourceStatus{{ID: "bench", Policy: "flat", Interval: 20 * time.Minute, NextPoll: fdNow.Add(time.Minute)}}}
+	paris, err := time.LoadLocation("Europe/Paris")
+	if err != nil {
+		t.Skip(err)
+	}
+	dates := schema.DateRules{Layout: "02/01/2006", Location: paris}
+	s := newFDServer(t, store, func(o *Options) {
+		o.Poller = poller
+		o.DateRules = func(string) schema.DateRules { return dates }
+	})
+	for _, tc := range []struct {
+		target, key string
+	}{
+		{"/resources/bench?max=20&foo=bar", "resource\x00" + fdBase + "\x00rss2\x00max=20\x00bench\x00/resources/bench\x003\x003\x0020\x0002/01/2006\x00Europe/Paris"},
+		{"/resources/bench/versions/2?type=atom&title=a%20b", "resource\x00" + fdBase + "\x00atom\x00index=2&title=a+b&type=atom\x00bench\x00/resources/bench/versions/2\x003\x003\x0020\x0002/01/2006\x00Europe/Paris"},
+	} {
+		sum := sha256.Sum256([]byte(tc.key))
+		want := `"` + hex.EncodeToString(sum[:16]) + `"`
+		rec := fdDo(s, http.MethodGet, tc.target)
+		if rec.Code != http.StatusOK || rec.Header().Get("ETag") != want {
+			t.Errorf("%s: %d, ETag %s, want %s", tc.target, rec.Code, rec.Header().Get("ETag"), want)
+		}
+	}
+}
+
+// headerValue reads a header map directly: its keys must be canonical.
+func TestHeaderValueKeys(t *testing.T) {
+	for _, k := range []string{headerETag, headerCacheControl, headerLink, headerIfNoneMatch,
+		echo.HeaderAccept, echo.HeaderAcceptEncoding, echo.HeaderIfModifiedSince, echo.HeaderLastModified,
+		echo.HeaderVary, echo.HeaderContentType, echo.HeaderContentEncoding, echo.HeaderContentLength} {
+		if c := http.CanonicalHeaderKey(k); c != k {
+			t.Errorf("%q is not canonical (%q)", k, c)
+		}
+	}
+}

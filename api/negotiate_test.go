@@ -1,0 +1,66 @@
+package api
+
+import (
+	"slices"
+	"strings"
+	"testing"
+)
+
+// parseAcceptMIME is parseAccept reading every range with
+// mime.ParseMediaType: what parseSimpleRange must agree with.
+func parseAcceptMIME(h string) []acceptRange {
+	var out []acceptRange
+	for part := range strings.SplitSeq(h, ",") {
+		if part = strings.TrimSpace(part); part == "" {
+			continue
+		}
+		if r, keep := parseRange(part); keep {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+var acceptSeeds = []string{
+	"",
+	"*/*",
+	"application/rss+xml, application/rdf+xml;q=0.8, application/atom+xml;q=0.6, application/xml;q=0.4, text/xml;q=0.4",
+	"text/html,application/xhtml+xml,application/xml;q=0.9,image/avif,image/webp,*/*;q=0.8",
+	"application/atom+xml; q=1.0 , text/*;q=.5",
+	"text/xml ;q=0.4, text/xml;Q=0.3, Text/HTML, text/html;level=1;q=0.2",
+	"text/xml;q=1.5, text/xml;q=-1, text/xml;q=0.5., text/xml;q=, text/xml;q = 0.5",
+	"text/xml;, text, /xml, text/, text/xml/x, te xt/xml, text/xml;q=0.5;q=0.4",
+	"text/xml;q=\"0.5\", application/json;charset=utf-8, a/b;q=0.1\t",
+	"téxt/xml, text/\x7f, text/x@ml, text/[xml], *;q=0",
+}
+
+func TestParseAcceptMatchesMIME(t *testing.T) {
+	for _, h := range acceptSeeds {
+		if got, want := parseAccept(nil, h), parseAcceptMIME(h); !slices.Equal(got, want) {
+			t.Errorf("%q:\n%v, mime reads\n%v", h, got, want)
+		}
+	}
+}
+
+func FuzzParseAccept(f *testing.F) {
+	for _, h := range acceptSeeds {
+		f.Add(h)
+	}
+	f.Fuzz(func(t *testing.T, h string) {
+		if got, want := parseAccept(nil, h), parseAcceptMIME(h); !slices.Equal(got, want) {
+			t.Fatalf("%q:\n%v, mime reads\n%v", h, got, want)
+		}
+	})
+}
+
+// The Accept headers of feed readers are read without allocating.
+func TestParseAcceptAllocs(t *testing.T) {
+	if raceEnabled {
+		t.Skip("the race detector allocates")
+	}
+	h := acceptSeeds[2]
+	var buf [8]acceptRange
+	if n := testing.AllocsPerRun(100, func() { parseAccept(buf[:0], h) }); n != 0 {
+		t.Errorf("%v allocations", n)
+	}
+}
