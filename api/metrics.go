@@ -3,6 +3,7 @@ package api
 import (
 	"errors"
 	"fmt"
+	"net/http"
 	"strconv"
 	"sync"
 	"time"
@@ -21,8 +22,9 @@ type httpMetrics struct {
 
 	// series keeps the counter and histogram of the labels answers had, so
 	// that the next answer with them neither formats its code nor hashes
-	// its labels twice. Methods come from clients: past maxSeries
-	// label sets, the others are looked up each time.
+	// its labels twice. Routes are the registered ones (or "unmatched")
+	// and methods are methodLabel's, so the label sets are bounded; past
+	// maxSeries, the others are looked up each time.
 	mu     sync.RWMutex
 	series map[seriesKey]requestSeries
 }
@@ -74,8 +76,20 @@ func newHTTPMetrics(reg prometheus.Registerer) (*httpMetrics, error) {
 	return m, nil
 }
 
+// methodLabel is the method's label: a method a client makes up is
+// "other", so that requests cannot add series to the metrics.
+func methodLabel(method string) string {
+	switch method {
+	case http.MethodGet, http.MethodHead, http.MethodPost, http.MethodPut, http.MethodDelete,
+		http.MethodOptions, http.MethodPatch:
+		return method
+	}
+	return "other"
+}
+
 // observe records one answered request.
 func (m *httpMetrics) observe(route, method string, code int, d time.Duration) {
+	method = methodLabel(method)
 	k := seriesKey{route, method, code}
 	m.mu.RLock()
 	ser, ok := m.series[k]
