@@ -84,7 +84,7 @@ func (s *Server) TopicResource(ctx context.Context, topic string) (string, error
 		return "", fmt.Errorf("%w: %s is not a feed path (/resources, /resources/{id}, /resources/{id}/versions/{seq})", websub.ErrUnknownTopic, path)
 	}
 	if _, _, err := s.RenderTopic(ctx, topic); err != nil {
-		return "", err
+		return resource, err // named: the hub ends subscriptions to a deleted resource
 	}
 	return resource, nil
 }

@@ -30,6 +30,8 @@
 //     not followed and count as failures. Then the subscription is created or
 //     renewed (lease measured from the verification request), or deleted for
 //     unsubscribe; on failure nothing changes. Verification is tried once.
+//     An unsubscribe from a topic that is no feed any more (its resource
+//     was deleted) is accepted when its subscription is stored.
 //     The topic is checked again first: a subscription whose topic stopped
 //     being a feed (its resource was deleted) after the request was accepted
 //     is denied with a GET carrying hub.mode=denied, hub.topic and

@@ -104,18 +104,27 @@ func (f *fakeTopics) set(topic, body string) {
 	f.bodies[topic] = body
 }
 
-func (f *fakeTopics) TopicResource(_ context.Context, topic string) (string, error) {
+// remove makes topic a feed no more (its resource deleted).
+func (f *fakeTopics) remove(topic string) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	if _, ok := f.bodies[topic]; !ok {
-		return "", fmt.Errorf("%q: %w", topic, ErrUnknownTopic)
-	}
+	delete(f.bodies, topic)
+}
+
+// TopicResource names the resource of a feed path even when the feed does
+// not render (as the api does: see [Topics]).
+func (f *fakeTopics) TopicResource(_ context.Context, topic string) (string, error) {
 	u, err := url.Parse(topic)
 	if err != nil {
-		return "", err
+		return "", fmt.Errorf("%q: %w", topic, ErrUnknownTopic)
 	}
 	rest := strings.TrimPrefix(u.Path, "/resources")
 	id, _, _ := strings.Cut(strings.TrimPrefix(rest, "/"), "/")
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if _, ok := f.bodies[topic]; !ok {
+		return id, fmt.Errorf("%q: %w", topic, ErrUnknownTopic)
+	}
 	return id, nil
 }
 

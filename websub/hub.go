@@ -23,7 +23,9 @@ type Topics interface {
 	// that depends on every resource, such as the list of resources), or an
 	// error wrapping [ErrUnknownTopic] when topic is not a feed of this
 	// service (any other error is a passing failure: the hub then refuses
-	// the request without denying it).
+	// the request without denying it). With ErrUnknownTopic it still
+	// returns the resource a feed path names (a deleted resource's feed), so
+	// that its subscriptions can be found and ended.
 	TopicResource(ctx context.Context, topic string) (resource string, err error)
 	// RenderTopic returns topic's current body and content type, exactly
 	// as a GET of topic would answer them.
@@ -221,7 +223,7 @@ func (h *Hub) Request(ctx context.Context, form url.Values) error {
 	}
 	// §5.1.1: hubs MAY refuse topics the publisher does not advertise; this
 	// hub only serves its own feeds, so anything else is refused at once.
-	if _, err := h.opts.Topics.TopicResource(ctx, r.topic); err != nil {
+	if _, err := h.topicOf(ctx, r); err != nil {
 		h.metrics.requests.WithLabelValues("unknown_topic").Inc()
 		return fmt.Errorf("hub.topic %q: %w", r.topic, err)
 	}
@@ -233,6 +235,21 @@ func (h *Hub) Request(ctx context.Context, form url.Values) error {
 		h.metrics.requests.WithLabelValues("busy").Inc()
 		return ErrBusy
 	}
+}
+
+// topicOf returns the resource of r's topic. A topic that is no feed any
+// more (its resource was deleted) is still known to an unsubscribe whose
+// subscription is stored: the subscriber may end it rather than wait for
+// its lease to run out.
+func (h *Hub) topicOf(ctx context.Context, r request) (string, error) {
+	resource, err := h.opts.Topics.TopicResource(ctx, r.topic)
+	if err == nil || r.mode != ModeUnsubscribe || !errors.Is(err, ErrUnknownTopic) {
+		return resource, err
+	}
+	if _, serr := h.opts.Store.Subscription(ctx, Key{Resource: resource, Topic: r.topic, Callback: r.callback}); serr != nil {
+		return "", err
+	}
+	return resource, nil
 }
 
 // Notify tells the hub that resource has a new version. It never blocks:

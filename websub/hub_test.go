@@ -234,6 +234,32 @@ func TestGoneEndsSubscription(t *testing.T) {
 	}
 }
 
+// A subscriber may unsubscribe from a topic whose resource was deleted:
+// its subscription is still stored (it would live out its lease), so the
+// request is verified and the subscription removed. Unsubscribing a
+// callback that has no subscription to such a topic is still refused.
+func TestUnsubscribeFromDeletedTopic(t *testing.T) {
+	th := startHub(t, nil, nil, nil, nil)
+	th.topics.set(topicNews, "a")
+	sub := newSubscriber(t)
+	k := subscribeOK(t, th, topicNews, sub.srv.URL)
+	nextVerification(t, sub)
+	th.topics.remove(topicNews)
+
+	stranger := newSubscriber(t)
+	if err := th.Request(context.Background(), form(ModeUnsubscribe, topicNews, stranger.srv.URL)); !errors.Is(err, ErrUnknownTopic) {
+		t.Errorf("unsubscribe without a subscription from a deleted topic: %v, want ErrUnknownTopic", err)
+	}
+	th.request(t, form(ModeUnsubscribe, topicNews, sub.srv.URL))
+	if q := nextVerification(t, sub); q.Get("hub.mode") != ModeUnsubscribe || q.Get("hub.challenge") == "" {
+		t.Errorf("unsubscribe verification = %v", q)
+	}
+	th.waitEvent(t, ModeUnsubscribe)
+	if _, err := th.store.Subscription(context.Background(), k); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("after unsubscribe: %v", err)
+	}
+}
+
 func TestUnsubscribeStopsDeliveries(t *testing.T) {
 	th := startHub(t, nil, nil, nil, nil)
 	th.topics.set(topicNews, "a")

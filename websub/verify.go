@@ -28,7 +28,7 @@ const maxDrain = 64 << 10
 // again.
 func (h *Hub) verifyIntent(ctx context.Context, r request) {
 	log := h.log.With(slog.String("mode", r.mode), slog.String("topic", r.topic), slog.String("callback", r.callback))
-	resource, err := h.opts.Topics.TopicResource(ctx, r.topic)
+	resource, err := h.topicOf(ctx, r)
 	if err != nil { // the feed went away between the request and now, or does not render now
 		if r.mode == ModeSubscribe && errors.Is(err, ErrUnknownTopic) {
 			// §5.2: a subscription the hub denies after accepting the
