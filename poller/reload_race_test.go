@@ -549,54 +549,40 @@ func TestReloadDuringFirstPoll(t *testing.T) {
 	}
 }
 
-// A reload that changes how a page is extracted applies at the next poll
-// even when the origin answers conditional requests: that poll asks for
-// the whole page again instead of getting a 304 and keeping the version
-// extracted under the old settings.
-func TestReloadExtractionChangeRefetchesPage(t *testing.T) {
-	o := newOrigin(t)
-	o.setETag(`"v1"`)
-	clk := newFakeClock(t0)
-	store := newMemStore()
-	cfgA := testConfig(t, raceYAML(fmt.Sprintf("  - {id: r, url: %q}\n", o.url("/p"))))
-	cfgB := testConfig(t, raceYAML(fmt.Sprintf("  - {id: r, url: %q, timezone: Europe/Rome}\n", o.url("/p"))))
-	e := newTestEngine(t, cfgA, store, clk)
-	if st, err := e.PollNow(t.Context(), "r"); err != nil || st.LastOutcome != OutcomeChanged {
-		t.Fatalf("first poll: %+v %v", st, err)
-	}
-	if st, err := e.PollNow(t.Context(), "r"); err != nil || st.LastOutcome != OutcomeNotModified {
-		t.Fatalf("second poll: %+v %v", st, err)
-	}
-	if err := e.Apply(t.Context(), cfgB); err != nil {
-		t.Fatal(err)
-	}
-	if st, err := e.PollNow(t.Context(), "r"); err != nil || st.LastOutcome == OutcomeNotModified {
-		t.Fatalf("poll after the reload: %+v %v; want the page fetched and extracted again", st, err)
-	}
-}
-
-// A change of how a page is extracted made in the file while the service
-// was stopped applies at the first poll after the start: the validators
-// and the body's hash in the stored state were learned under the old
-// settings, and that poll fetches and extracts the page again.
-func TestRestartWithExtractionChangeRefetchesPage(t *testing.T) {
-	o := newOrigin(t)
-	o.setETag(`"v1"`)
-	clk := newFakeClock(t0)
-	store := newMemStore()
-	cfgA := testConfig(t, raceYAML(fmt.Sprintf("  - {id: r, url: %q}\n", o.url("/p"))))
-	cfgB := testConfig(t, raceYAML(fmt.Sprintf("  - {id: r, url: %q, timezone: Europe/Rome}\n", o.url("/p"))))
-	e := newTestEngine(t, cfgA, store, clk)
-	if st, err := e.PollNow(t.Context(), "r"); err != nil || st.LastOutcome != OutcomeChanged {
-		t.Fatalf("first poll: %+v %v", st, err)
-	}
-	e = newTestEngine(t, cfgB, store, clk)
-	if st, err := e.PollNow(t.Context(), "r"); err != nil || st.LastOutcome == OutcomeNotModified {
-		t.Fatalf("first poll after the restart: %+v %v; want the page fetched and extracted again", st, err)
-	}
-	e = newTestEngine(t, cfgB, store, clk)
-	if st, err := e.PollNow(t.Context(), "r"); err != nil || st.LastOutcome != OutcomeNotModified {
-		t.Fatalf("after a restart without a change: %+v %v; want a 304 to the kept ETag", st, err)
+// A change of how a page is extracted applies at the next poll even when
+// the origin answers conditional requests: that poll asks for the whole page
+// again instead of getting a 304 and keeping the version extracted under the
+// old settings. Made by a reload, or in the file while the service was
+// stopped (the validators and the body's hash in the stored state were
+// learned under the old settings).
+func TestExtractionChangeRefetchesPage(t *testing.T) {
+	for _, restart := range []bool{false, true} {
+		name := map[bool]string{false: "reload", true: "restart"}[restart]
+		t.Run(name, func(t *testing.T) {
+			o := newOrigin(t)
+			o.setETag(`"v1"`)
+			clk := newFakeClock(t0)
+			store := newMemStore()
+			cfgA := testConfig(t, raceYAML(fmt.Sprintf("  - {id: r, url: %q}\n", o.url("/p"))))
+			cfgB := testConfig(t, raceYAML(fmt.Sprintf("  - {id: r, url: %q, timezone: Europe/Rome}\n", o.url("/p"))))
+			e := newTestEngine(t, cfgA, store, clk)
+			if st, err := e.PollNow(t.Context(), "r"); err != nil || st.LastOutcome != OutcomeChanged {
+				t.Fatalf("first poll: %+v %v", st, err)
+			}
+			if restart {
+				e = newTestEngine(t, cfgB, store, clk)
+			} else {
+				if st, err := e.PollNow(t.Context(), "r"); err != nil || st.LastOutcome != OutcomeNotModified {
+					t.Fatalf("second poll: %+v %v", st, err)
+				}
+				if err := e.Apply(t.Context(), cfgB); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if st, err := e.PollNow(t.Context(), "r"); err != nil || st.LastOutcome == OutcomeNotModified {
+				t.Fatalf("first poll after the %s: %+v %v; want the page fetched and extracted again", name, st, err)
+			}
+		})
 	}
 }
 
