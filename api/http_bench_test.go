@@ -17,6 +17,52 @@ import (
 // middleware chain (log, metrics, recover, gzip check, body limit, deadline)
 // on real storage: the request bench/serve.sh sends with wrk.
 func BenchmarkServeCachedFeed(b *testing.B) {
+	s := newBenchNewsServer(b)
+	req := httptest.NewRequest(http.MethodGet, "/resources/bench?max=20", nil)
+	benchServeCached(b, s, req)
+}
+
+// BenchmarkServeCachedFeedPage measures the same feed opened in a browser
+// (its Accept prefers text/html, so it gets the feed as a page), with and
+// without gzip, once the page was served: what a person reloading it costs.
+func BenchmarkServeCachedFeedPage(b *testing.B) {
+	s := newBenchNewsServer(b)
+	for _, tc := range []struct{ name, encoding string }{{"identity", ""}, {"gzip", "gzip, deflate, br, zstd"}} {
+		b.Run(tc.name, func(b *testing.B) {
+			req := httptest.NewRequest(http.MethodGet, "/resources/bench?max=20", nil)
+			req.Header.Set("Accept", acceptFirefox)
+			if tc.encoding != "" {
+				req.Header.Set("Accept-Encoding", tc.encoding)
+			}
+			benchServeCached(b, s, req)
+		})
+	}
+}
+
+// benchServeCached serves req once (filling the render cache), then measures
+// serving it again.
+func benchServeCached(b *testing.B, s *Server, req *http.Request) {
+	rec := httptest.NewRecorder()
+	s.ServeHTTP(rec, req)
+	if rec.Code != http.StatusOK {
+		b.Fatalf("status %d: %s", rec.Code, rec.Body)
+	}
+	b.SetBytes(int64(rec.Body.Len()))
+	b.ReportAllocs()
+	w := &discardWriter{h: http.Header{}}
+	for b.Loop() {
+		clear(w.h)
+		w.code = 0
+		s.ServeHTTP(w, req)
+		if w.code != http.StatusOK {
+			b.Fatalf("status %d", w.code)
+		}
+	}
+}
+
+// newBenchNewsServer serves a resource of 10 versions of 40 items each from
+// real storage.
+func newBenchNewsServer(b *testing.B) *Server {
 	db, err := badger.Open(b.TempDir(), badger.Options{NoSyncWrites: true})
 	if err != nil {
 		b.Fatal(err)
@@ -45,23 +91,7 @@ func BenchmarkServeCachedFeed(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	req := httptest.NewRequest(http.MethodGet, "/resources/bench?max=20", nil)
-	rec := httptest.NewRecorder()
-	s.ServeHTTP(rec, req)
-	if rec.Code != http.StatusOK {
-		b.Fatalf("status %d: %s", rec.Code, rec.Body)
-	}
-	b.SetBytes(int64(rec.Body.Len()))
-	b.ReportAllocs()
-	w := &discardWriter{h: http.Header{}}
-	for b.Loop() {
-		clear(w.h)
-		w.code = 0
-		s.ServeHTTP(w, req)
-		if w.code != http.StatusOK {
-			b.Fatalf("status %d", w.code)
-		}
-	}
+	return s
 }
 
 // discardWriter is a ResponseWriter that keeps nothing but the status, so
