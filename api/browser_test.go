@@ -141,6 +141,19 @@ func TestPagesInChromium(t *testing.T) {
 	if want := []string{"Library opens on Sundays", "Straße closed for works", "Weather: sun at last", "Budget vote tonight"}; strings.Join(items, "|") != strings.Join(want, "|") {
 		t.Errorf("feed page items %q, want %q", items, want)
 	}
+	// It came compressed, its age written between the cached halves of the
+	// gzip member (feedpage_cache.go), and Chromium read it whole.
+	sizes, err := chromedp.Run(ctx, chromedp.Evaluate[[]float64](`(() => { const n = performance.getEntriesByType('navigation')[0]; return [n.encodedBodySize, n.decodedBodySize] })()`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sizes[0] <= 0 || sizes[0] >= sizes[1] {
+		t.Errorf("feed page: %v bytes sent for %v read: not compressed", sizes[0], sizes[1])
+	}
+	age, err := chromedp.Run(ctx, chromedp.Evaluate[string](`document.querySelector('#about-feed time').textContent`))
+	if err != nil || age != "1m ago" {
+		t.Errorf("feed page: updated %q (err %v), want 1m ago", age, err)
+	}
 
 	// No page scrolls sideways on a phone (390 px) or a desktop (1280 px).
 	dir := screenshotDir(t)

@@ -8,7 +8,6 @@ import (
 	"html/template"
 	"net/http"
 	"net/url"
-	"strconv"
 	"strings"
 	"time"
 
@@ -90,31 +89,215 @@ type feedPageItem struct {
 // varies by Accept like the feed. The ETag is weak: the page shows times
 // relative to now ("3h ago"), so its bytes change while the feed it shows
 // does not (RFC 9110 §8.8.1), and a weak tag may name both the identity and
-// the gzip coding, so the gzip middleware compresses the page.
+// the gzip coding. The page is kept in the render cache and compressed here,
+// like the feed (feedpage_cache.go); serveCachedPage is its shortcut.
 func (s *Server) serveFeedPage(c echo.Context, key []byte, fr feedRequest) error {
 	req := c.Request()
-	sum := sha256.Sum256(append([]byte("feed page\x00"), key...))
-	opaque := `"` + hex.EncodeToString(sum[:16]) + `-html"`
-	etag := "W/" + opaque
-	lastMod := fr.lastMod.UTC().Truncate(time.Second)
-	h := c.Response().Header()
-	validators := func() {
-		h.Add(echo.HeaderVary, echo.HeaderAccept)
-		h.Set("ETag", etag)
-		h.Set(echo.HeaderLastModified, lastMod.Format(http.TimeFormat))
-		h.Set("Cache-Control", "public, max-age="+strconv.FormatInt(int64(fr.maxAge/time.Second), 10))
-	}
-	if notModified(req, s.now(), lastMod, opaque) { // weak comparison: W/ is not part of the match
-		validators()
+	gz := acceptsGzip(headerValue(req.Header, echo.HeaderAcceptEncoding))
+	var buf [320]byte
+	pk := makePageKeys(buf[:0], key, req, gz)
+	if s.pageNotModified(req, &fr, &pk) {
+		s.setPageValidators(c.Response().Header(), &fr, s.newPageEntry(pk.etag(), nil, &fr, nil))
 		return c.NoContent(http.StatusNotModified)
 	}
-	ctx, cancel := context.WithTimeout(req.Context(), renderTimeout)
-	defer cancel()
-	m, err := fr.build(ctx)
+	e, err := s.pageBody(c, string(pk.cache), gz, &fr)
 	if err != nil {
 		return err
 	}
-	now := s.now()
+	s.writePage(c, &fr, e, gz)
+	return nil
+}
+
+// serveCachedPage is serveCached for a browser's page: it answers from the
+// render cache when it can (a 304 or the cached page) and reports whether
+// it did; when not, it has written nothing and counted nothing.
+func (s *Server) serveCachedPage(c echo.Context, key []byte, fr *feedRequest) bool {
+	req := c.Request()
+	gz := acceptsGzip(headerValue(req.Header, echo.HeaderAcceptEncoding))
+	var buf [320]byte
+	pk := makePageKeys(buf[:0], key, req, gz)
+	if s.pageNotModified(req, fr, &pk) {
+		e := s.feeds.cache.peek(pk.cache) // a 304 neither hits nor misses
+		if e == nil {
+			return false
+		}
+		s.setPageValidators(c.Response().Header(), fr, e)
+		_ = c.NoContent(http.StatusNotModified) // client gone: nothing left to do
+		return true
+	}
+	e := s.feeds.cache.hit(pk.cache)
+	if e == nil {
+		return false
+	}
+	s.writePage(c, fr, e, gz)
+	return true
+}
+
+// pageKeys are what a feed's page is known by, made in place from the
+// feed's key: its entity tag, and its render cache key in a caller's buffer.
+type pageKeys struct {
+	// opaque is the ETag without its W/: `"`, the hex of the first half of
+	// the SHA-256 of "feed page", NUL and the feed's key, and `-html"`.
+	opaque [pageTagLen]byte
+	// cache is opaque, then what the page shows beyond the feed (its links
+	// in each format are the request's path and query with type= set: a
+	// query the feed ignores, or a path escaped differently, shows other
+	// links) and the coding: 'i' identity, 'g' gzip; NUL-separated.
+	cache []byte
+}
+
+// pageTagLen is the length of a page's ETag without its W/.
+const pageTagLen = 1 + 32 + len(`-html"`)
+
+func makePageKeys(dst, key []byte, req *http.Request, gz bool) pageKeys {
+	var in [320]byte
+	sum := sha256.Sum256(append(append(in[:0], "feed page\x00"...), key...))
+	var k pageKeys
+	k.opaque[0] = '"'
+	hex.Encode(k.opaque[1:33], sum[:16])
+	copy(k.opaque[33:], `-html"`)
+	dst = append(append(dst, k.opaque[:]...), 0)
+	dst = append(append(dst, req.URL.EscapedPath()...), 0)
+	dst = append(append(dst, req.URL.RawQuery...), 0)
+	coding := byte('i')
+	if gz {
+		coding = 'g'
+	}
+	k.cache = append(dst, coding)
+	return k
+}
+
+// etag is the page's ETag.
+func (k *pageKeys) etag() string { return "W/" + string(k.opaque[:]) }
+
+// pageNotModified reports whether the request's validators match the page
+// (weak comparison: W/ is not part of the match).
+func (s *Server) pageNotModified(req *http.Request, fr *feedRequest, k *pageKeys) bool {
+	return notModifiedBy(req, s.now, fr.lastMod.UTC().Truncate(time.Second), func(tag string) bool {
+		return tag == string(k.opaque[:])
+	})
+}
+
+// Header values of every page answer (capacity = length, so an Add
+// elsewhere copies them).
+var (
+	htmlContentType = []string{echo.MIMETextHTMLCharsetUTF8}[:1:1]
+	pageCSP         = []string{contentSecurityPolicy}[:1:1]
+	noReferrer      = []string{"no-referrer"}[:1:1]
+)
+
+// setPageValidators sets the headers a page's 200 and 304 share: a feed's
+// (no Link: a page is not what WebSub subscribes to) and the pages' own
+// policies, on the 304 too, since a cache updates the stored page's headers
+// with the 304's (RFC 9111 §4.3.4), and every answer starts with the
+// sandbox policy of documents (secureHeaders).
+func (s *Server) setPageValidators(h http.Header, fr *feedRequest, e *feedEntry) {
+	s.setFeedValidators(h, fr, e)
+	h["Content-Security-Policy"] = pageCSP
+	h["Referrer-Policy"] = noReferrer
+}
+
+// newPageEntry makes a page's entry: body (nil: the header values of a
+// 304) cut as p says.
+func (s *Server) newPageEntry(etag string, body []byte, fr *feedRequest, p *pageSplice) *feedEntry {
+	lastMod := fr.lastMod.UTC().Truncate(time.Second)
+	return &feedEntry{
+		body:        body,
+		etag:        []string{etag},
+		lastMod:     lastMod,
+		lastModText: []string{lastMod.Format(http.TimeFormat)},
+		page:        p,
+	}
+}
+
+// writePage answers 200 with the page e (gzip-compressed when gz), its age
+// as of now.
+func (s *Server) writePage(c echo.Context, fr *feedRequest, e *feedEntry, gz bool) {
+	h := c.Response().Header()
+	s.setPageValidators(h, fr, e)
+	h[echo.HeaderContentType] = htmlContentType
+	if gz {
+		h[echo.HeaderContentEncoding] = gzipEncoding
+	}
+	l := e.liveAt(s.now())
+	h[echo.HeaderContentLength] = l.length
+	c.Response().WriteHeader(http.StatusOK)
+	if c.Request().Method == http.MethodHead {
+		return
+	}
+	writePageBody(c, e, l)
+}
+
+// pageBody returns the page (gzip-compressed when gz) cached under key, or
+// renders it once however many requests ask for it at the same time.
+func (s *Server) pageBody(c echo.Context, key string, gz bool, fr *feedRequest) (*feedEntry, error) {
+	if e, ok := s.feeds.cache.get(key); ok {
+		return e, nil
+	}
+	v, err, _ := s.feeds.renders.Do(key, func() (any, error) {
+		if gz {
+			plain, err := s.pageBody(c, key[:len(key)-1]+"i", false, fr)
+			if err != nil {
+				return nil, err
+			}
+			body, g, at, err := gzipPage(plain.body, plain.page.at)
+			if err != nil {
+				return nil, err
+			}
+			p := &pageSplice{at: at, updated: plain.page.updated, uncached: plain.page.uncached, gzip: g}
+			e := s.newPageEntry(plain.etag[0], body, fr, p)
+			if !p.uncached {
+				s.feeds.cache.put(key, e)
+			}
+			return e, nil
+		}
+		// The shared render must not die with the first caller's request
+		// while others wait for it; it keeps that context's values and has
+		// its own bound.
+		ctx, cancel := context.WithTimeout(context.WithoutCancel(c.Request().Context()), renderTimeout)
+		defer cancel()
+		start := time.Now()
+		m, err := fr.build(ctx)
+		if err != nil {
+			return nil, err
+		}
+		page := s.feedPageData(c, m, s.now())
+		p := &pageSplice{updated: m.Updated} // zero: the page shows no age (Updated.Set is false)
+		if page.Updated.Set {
+			page.Updated.Relative = s.feeds.pageMark
+		}
+		body, err := s.executePage("feed.html", page)
+		if err != nil {
+			return nil, err
+		}
+		p.at = len(body)
+		if page.Updated.Set {
+			var ok bool
+			if body, p.at, ok = cutPage(body, []byte(s.feeds.pageMark)); !ok {
+				// The feed's content holds the marker: this page is rendered
+				// with its age, for the requests that wait for it.
+				page.Updated = s.homeTime(m.Updated, s.now())
+				if body, err = s.executePage("feed.html", page); err != nil {
+					return nil, err
+				}
+				p = &pageSplice{at: len(body), uncached: true}
+			}
+		}
+		e := s.newPageEntry("W/"+key[:pageTagLen], body, fr, p)
+		s.feeds.seconds.WithLabelValues("html").Observe(time.Since(start).Seconds())
+		if !p.uncached {
+			s.feeds.cache.put(key, e)
+		}
+		return e, nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return v.(*feedEntry), nil
+}
+
+// feedPageData is the page of the feed m, its times relative to now.
+func (s *Server) feedPageData(c echo.Context, m *feedModel, now time.Time) feedPage {
 	page := feedPage{
 		Title:       cmp.Or(m.Title, "feed"),
 		Description: m.Description,
@@ -141,8 +324,7 @@ func (s *Server) serveFeedPage(c echo.Context, key []byte, fr feedRequest) error
 		}
 		page.Items = append(page.Items, pi)
 	}
-	validators()
-	return s.renderPage(c, http.StatusOK, "feed.html", page)
+	return page
 }
 
 // formatLinks returns the request's feed URL in each format: its path and

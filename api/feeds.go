@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"compress/gzip"
 	"context"
+	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
@@ -38,6 +39,10 @@ type feedEngine struct {
 	cache   *renderCache
 	renders singleflight.Group
 	seconds *prometheus.HistogramVec
+	// pageMark stands for a page's age while it is rendered for the cache
+	// (feedpage_cache.go): random, so that a page cannot hold it but by
+	// chance (one that does is still answered right, uncached).
+	pageMark string
 }
 
 func newFeedEngine(opts Options) (*feedEngine, error) {
@@ -46,10 +51,11 @@ func newFeedEngine(opts Options) (*feedEngine, error) {
 		return nil, err
 	}
 	fe := &feedEngine{
-		cache: cache,
+		cache:    cache,
+		pageMark: "age-" + rand.Text(),
 		seconds: prometheus.NewHistogramVec(prometheus.HistogramOpts{
 			Name:    "dynamo_feed_render_seconds",
-			Help:    "Time to build and render a feed that was not in the render cache, by format.",
+			Help:    "Time to build and render a feed that was not in the render cache, by format (html: a feed's page for browsers).",
 			Buckets: prometheus.ExponentialBuckets(0.0001, 4, 10),
 		}, []string{"format"}),
 	}
@@ -383,13 +389,14 @@ func (s *Server) serveFeed(c echo.Context, key []byte, fr feedRequest) error {
 
 // serveCached answers a feed request from the render cache when it can (a
 // 304 or the cached feed, with the header values made with it), as serveFeed
-// would, and reports whether it did; when not (a browser's page, a feed not
-// in the cache), it has written nothing and counted nothing, and serveFeed
-// answers. A handler calls it before making what a render needs.
+// would, and reports whether it did; when not (a feed not in the cache), it
+// has written nothing and counted nothing, and serveFeed answers. A browser's
+// page is answered the same way (serveCachedPage). A handler calls it before
+// making what a render needs.
 func (s *Server) serveCached(c echo.Context, key []byte, fr *feedRequest) bool {
 	req := c.Request()
 	if wantsFeedPage(req) {
-		return false
+		return s.serveCachedPage(c, key, fr)
 	}
 	tags := makeFeedTags(key)
 	gz := acceptsGzip(headerValue(req.Header, echo.HeaderAcceptEncoding))
@@ -518,6 +525,9 @@ type feedEntry struct {
 	// maxAge is the last Cache-Control the entry answered with: max-age
 	// counts down to the next poll, so it moves at most once a second.
 	maxAge atomic.Pointer[maxAgeHeader]
+	// page is set on a feed's page for browsers: how its answers put its
+	// age in the body (feedpage_cache.go); length and link are then unset.
+	page *pageSplice
 }
 
 type maxAgeHeader struct {

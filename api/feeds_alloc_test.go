@@ -85,19 +85,89 @@ func TestCachedFeedAllocs(t *testing.T) {
 	}
 }
 
+// maxCachedPageAllocs bounds the allocations of answering a feed's page for
+// browsers that is in the render cache, as maxCachedFeedAllocs does a feed's:
+// the page's one live part, its age ("updated 3h ago"), is made once a
+// second, not per answer.
+const maxCachedPageAllocs = 2
+
+func TestCachedPageAllocs(t *testing.T) {
+	if raceEnabled {
+		t.Skip("the race detector allocates")
+	}
+	fds := newFDStore()
+	fds.save(benchDoc("bench", fdT0, 0, 20))
+	info, err := fds.Resource(context.Background(), "bench")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := newFDServer(t, infoStore{fds, info})
+	const target = "/resources/bench?max=20"
+	first := fdDo(s, http.MethodGet, target, "Accept", acceptFirefox)
+	etag := first.Header().Get("ETag")
+	if first.Code != http.StatusOK || !strings.HasPrefix(etag, "W/") {
+		t.Fatalf("GET %s as a browser = %d, ETag %q: not the page", target, first.Code, etag)
+	}
+	fdDo(s, http.MethodGet, target, "Accept", acceptFirefox, "Accept-Encoding", "gzip")
+	for _, tc := range []struct {
+		name, method string
+		header       []string
+		code         int
+	}{
+		{"GET", http.MethodGet, nil, http.StatusOK},
+		{"GET gzip", http.MethodGet, []string{"Accept-Encoding", "gzip, deflate, br, zstd"}, http.StatusOK},
+		{"HEAD", http.MethodHead, nil, http.StatusOK},
+		{"HEAD gzip", http.MethodHead, []string{"Accept-Encoding", "gzip"}, http.StatusOK},
+		{"304 If-None-Match", http.MethodGet, []string{"If-None-Match", etag, "Accept-Encoding", "gzip"}, http.StatusNotModified},
+		{"304 If-Modified-Since", http.MethodGet, []string{"If-Modified-Since", fdNow.Format(http.TimeFormat)}, http.StatusNotModified},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			req := httptest.NewRequest(tc.method, target, nil)
+			req.Header.Set("Accept", acceptFirefox)
+			for i := 0; i+1 < len(tc.header); i += 2 {
+				req.Header.Set(tc.header[i], tc.header[i+1])
+			}
+			w := &discardWriter{h: http.Header{}}
+			allocs := testing.AllocsPerRun(100, func() {
+				clear(w.h)
+				w.code = 0
+				s.ServeHTTP(w, req)
+			})
+			if w.code != tc.code {
+				t.Fatalf("status %d, want %d", w.code, tc.code)
+			}
+			if ct := w.h.Get("Content-Type"); tc.code == http.StatusOK && !strings.HasPrefix(ct, "text/html") {
+				t.Fatalf("Content-Type %q: not the page", ct)
+			}
+			if allocs > maxCachedPageAllocs {
+				t.Errorf("%.0f allocations per answer, want at most %d", allocs, maxCachedPageAllocs)
+			}
+		})
+	}
+}
+
 // A feed answered from the render cache (serveCached, with the header values
 // made when it was rendered) is answered byte for byte and header for header
 // as one rendered for the request: compared with a server that caches
 // nothing, for every request of the dispatch comparison, with a poller (so
 // max-age and <ttl> are the resource's) and a hub (Link). The clock moves
 // between filling the cache and the comparison, so max-age does too.
+//
+// Feeds opened in a browser (pages) are compared the same way, in every form
+// a page takes (compressed or not, HEAD, 304 by either validator, each feed
+// route, raw paths and queries that name the same feed but show other links,
+// a resource with no version yet, whose page says why), then again after
+// what a page shows moves without the cache being filled again: the clock
+// (the page's "updated … ago"), a new version, and the poll status an empty
+// resource's page shows.
 func TestCachedAnswersMatchRendered(t *testing.T) {
 	store := newFDStore()
 	for v := range 3 {
 		store.save(benchDoc("bench", fdT0.Add(time.Duration(v)*time.Hour), 2*v, 20))
 	}
 	poller := &svcPoller{now: fdNow, statuses: []ResourceStatus{{ID: "bench", URL: "https://example.org/bench/", Policy: "flat",
-		Interval: 20 * time.Minute, LastPoll: fdNow.Add(-5 * time.Minute), NextPoll: fdNow.Add(15*time.Minute + 30*time.Second)}}}
+		Interval: 20 * time.Minute, LastPoll: fdNow.Add(-5 * time.Minute), NextPoll: fdNow.Add(15*time.Minute + 30*time.Second)},
+		{ID: "fresh", URL: "https://example.org/fresh/", Policy: "flat", Interval: time.Hour, Since: fdT0, NextPoll: fdNow.Add(time.Minute)}}}
 	now := fdNow
 	build := func(cacheBytes int64) *Server {
 		return newFDServer(t, store, func(o *Options) {
@@ -115,25 +185,77 @@ func TestCachedAnswersMatchRendered(t *testing.T) {
 	do := func(s *Server, tc dispatchCase) *httptest.ResponseRecorder {
 		return fdDo(s, tc.method, tc.target, tc.header...)
 	}
-	for _, tc := range cases { // fills the cache
+	pageETag := fdDo(cached, http.MethodGet, "/resources/bench?max=20", "Accept", acceptFirefox).Header().Get("ETag")
+	pages := pageCases(pageETag)
+	for _, tc := range append(cases, pages...) { // fills the cache
 		do(cached, tc)
 	}
-	now = now.Add(90 * time.Second)
-	for _, tc := range cases {
-		want, got := do(rendered, tc), do(cached, tc)
-		name := tc.method + " " + tc.target + " " + strings.Join(tc.header, " ")
-		if got.Code != want.Code {
-			t.Errorf("%s: status %d, rendered %d", name, got.Code, want.Code)
-		}
-		if !maps.EqualFunc(got.Header(), want.Header(), slices.Equal) {
-			t.Errorf("%s: headers\n%v\nrendered\n%v", name, got.Header(), want.Header())
-		}
-		if !bytes.Equal(got.Body.Bytes(), want.Body.Bytes()) {
-			t.Errorf("%s: body\n%.300s\nrendered\n%.300s", name, got.Body, want.Body)
+	compare := func(when string, cases []dispatchCase) {
+		t.Helper()
+		for _, tc := range cases {
+			want, got := do(rendered, tc), do(cached, tc)
+			name := when + ": " + tc.method + " " + tc.target + " " + strings.Join(tc.header, " ")
+			if got.Code != want.Code {
+				t.Errorf("%s: status %d, rendered %d", name, got.Code, want.Code)
+			}
+			if !maps.EqualFunc(got.Header(), want.Header(), slices.Equal) {
+				t.Errorf("%s: headers\n%v\nrendered\n%v", name, got.Header(), want.Header())
+			}
+			if !bytes.Equal(got.Body.Bytes(), want.Body.Bytes()) {
+				t.Errorf("%s: body\n%.300s\nrendered\n%.300s", name, got.Body, want.Body)
+			}
 		}
 	}
+	now = now.Add(90 * time.Second)
+	compare("90 s later", cases)
 	if hits := testutil.ToFloat64(cached.feeds.cache.hits); hits < 10 {
 		t.Errorf("%v cache hits: the comparison did not go through the cache", hits)
+	}
+
+	hits := testutil.ToFloat64(cached.feeds.cache.hits)
+	compare("pages, 90 s later", pages)
+	if got := testutil.ToFloat64(cached.feeds.cache.hits) - hits; got < float64(len(pages))/2 {
+		t.Errorf("%v cache hits for %d page requests: the pages did not come from the cache", got, len(pages))
+	}
+	now = now.Add(3*24*time.Hour + 7*time.Second) // the page's age reads 3d…
+	compare("3 days later", pages)
+	store.save(benchDoc("bench", now.Add(-time.Minute), 10, 20))
+	compare("after a new version", pages)
+	poller.mu.Lock()
+	poller.statuses[1].LastPoll, poller.statuses[1].LastError = now.Add(-time.Second), "HTTP 503 from the origin"
+	poller.mu.Unlock()
+	compare("after a failed poll", pages)
+}
+
+// pageCases are the requests of browsers for feeds, answered with pages:
+// etag is the page of /resources/bench?max=20's.
+func pageCases(etag string) []dispatchCase {
+	const feed = "/resources/bench?max=20"
+	browser := func(h ...string) []string { return append([]string{"Accept", acceptFirefox}, h...) }
+	return []dispatchCase{
+		{"GET", feed, browser()},
+		{"GET", feed, browser("Accept-Encoding", "gzip, deflate, br, zstd")},
+		{"GET", feed, browser("Accept-Encoding", "gzip;q=0")},
+		{"HEAD", feed, browser()},
+		{"HEAD", feed, browser("Accept-Encoding", "gzip")},
+		{"GET", feed, browser("If-None-Match", etag)},
+		{"GET", feed, browser("If-None-Match", strings.TrimPrefix(etag, "W/"), "Accept-Encoding", "gzip")},
+		{"HEAD", feed, browser("If-None-Match", etag, "Accept-Encoding", "gzip")},
+		{"GET", feed, browser("If-None-Match", `W/"nope"`)},
+		{"GET", feed, browser("If-Modified-Since", fdNow.Format(http.TimeFormat))},
+		{"GET", feed, browser("If-Modified-Since", fdT0.Format(http.TimeFormat), "Accept-Encoding", "gzip")},
+		{"GET", feed, []string{"Accept", "text/html", "Accept-Encoding", "gzip"}},
+		{"GET", feed + "&utm_source=x", browser("Accept-Encoding", "gzip")},
+		{"GET", "/resources/bench?utm_source=x;max=20", browser()},
+		{"GET", "/resources/be%6Ech?max=20", browser("Accept-Encoding", "gzip")},
+		{"GET", "/resources/bench", browser("Accept-Encoding", "gzip")},
+		{"GET", "/resources/bench?index=2", browser()},
+		{"GET", "/resources/bench/versions/2", browser("Accept-Encoding", "gzip")},
+		{"GET", "/resources", browser("Accept-Encoding", "gzip")},
+		{"HEAD", "/resources", browser()},
+		{"GET", "/resources/fresh", browser("Accept-Encoding", "gzip")},
+		{"GET", "/resources/fresh", browser()},
+		{"GET", "/resources/bench?xpath=//item[", browser()},
 	}
 }
 

@@ -144,38 +144,51 @@ func (s *Server) homeTime(t, now time.Time) homeTime {
 		return homeTime{}
 	}
 	t = t.UTC()
-	rel := "now"
-	switch d := t.Sub(now).Round(time.Second); {
-	case d > 0:
-		rel = "in " + humanDuration(d)
-	case d < 0:
-		rel = humanDuration(-d) + " ago"
-	}
+	rel := string(appendRelative(nil, relativeSeconds(t, now)))
 	return homeTime{Set: true, ISO: t.Format(time.RFC3339), Absolute: t.Format("2006-01-02 15:04:05 UTC"), Relative: rel}
 }
 
+// relativeSeconds is how far t is from now, as homeTime's Relative reads
+// it: rounded to the second.
+func relativeSeconds(t, now time.Time) time.Duration { return t.Sub(now).Round(time.Second) }
+
+// appendRelative appends homeTime's Relative for a time d (whole seconds)
+// from now: "now", "in 2m", "3h ago". It allocates nothing when dst has room,
+// so that a cached feed page makes its age per answer (feedpage_cache.go).
+func appendRelative(dst []byte, d time.Duration) []byte {
+	switch {
+	case d > 0:
+		return appendHumanDuration(append(dst, "in "...), d)
+	case d < 0:
+		return append(appendHumanDuration(dst, -d), " ago"...)
+	}
+	return append(dst, "now"...)
+}
+
 // humanDuration prints a duration the way people read it: 1h30m, 45s, 2d3h.
-func humanDuration(d time.Duration) string {
+func humanDuration(d time.Duration) string { return string(appendHumanDuration(nil, d)) }
+
+// appendHumanDuration appends humanDuration(d) to dst.
+func appendHumanDuration(dst []byte, d time.Duration) []byte {
 	if d <= 0 {
-		return "0s"
+		return append(dst, "0s"...)
 	}
 	if d < time.Second {
-		return d.Round(time.Millisecond).String()
+		return append(dst, d.Round(time.Millisecond).String()...)
 	}
 	d = d.Round(time.Second)
 	days := d / (24 * time.Hour)
 	d -= days * 24 * time.Hour
 	h, m, sec := d/time.Hour, (d%time.Hour)/time.Minute, (d%time.Minute)/time.Second
-	var b strings.Builder
-	for _, p := range []struct {
+	for _, p := range [...]struct {
 		n    time.Duration
-		unit string
-	}{{days, "d"}, {h, "h"}, {m, "m"}, {sec, "s"}} {
+		unit byte
+	}{{days, 'd'}, {h, 'h'}, {m, 'm'}, {sec, 's'}} {
 		if p.n > 0 {
-			fmt.Fprintf(&b, "%d%s", p.n, p.unit)
+			dst = append(strconv.AppendInt(dst, int64(p.n), 10), p.unit)
 		}
 	}
-	return b.String()
+	return dst
 }
 
 // humanBytes prints a size in binary units: 5 MiB, 512 KiB, 100 bytes.
@@ -326,14 +339,23 @@ func (s *Server) getHome(c echo.Context) error {
 // renderPage executes a page template into a buffer first, so that a
 // template error becomes a clean 500 rather than half a page.
 func (s *Server) renderPage(c echo.Context, code int, name string, data any) error {
+	body, err := s.executePage(name, data)
+	if err != nil {
+		return err
+	}
+	pageHeaders(c)
+	return c.Blob(code, echo.MIMETextHTMLCharsetUTF8, body)
+}
+
+// executePage executes the page template name with data.
+func (s *Server) executePage(name string, data any) ([]byte, error) {
 	var buf bytes.Buffer
 	t, ok := s.pages[name]
 	if !ok {
-		return fmt.Errorf("render %s: no such page", name)
+		return nil, fmt.Errorf("render %s: no such page", name)
 	}
 	if err := t.ExecuteTemplate(&buf, name, data); err != nil {
-		return fmt.Errorf("render %s: %w", name, err)
+		return nil, fmt.Errorf("render %s: %w", name, err)
 	}
-	pageHeaders(c)
-	return c.Blob(code, echo.MIMETextHTMLCharsetUTF8, buf.Bytes())
+	return buf.Bytes(), nil
 }

@@ -35,9 +35,9 @@ func (s *Server) middleware() []echo.MiddlewareFunc {
 			// HEAD runs through it too, so that its headers are GET's
 			// (Content-Encoding, Vary); net/http drops the body. 304s have
 			// none (the middleware drops Content-Encoding when nothing was
-			// written). Feeds
-			// compress themselves, with an ETag per coding (api/feeds.go);
-			// a feed shown to a browser as a page (weak ETag) is compressed here.
+			// written). Feeds compress themselves, with an ETag per coding
+			// (api/feeds.go), and so does a feed shown to a browser as a
+			// page, kept compressed in the render cache (feedpage_cache.go).
 			// The admin API's writes answer a resource or a problem, under
 			// MinLength, and the middleware resets a compressor twice per
 			// request it does not skip, even for a short body: 5–6 % of the
@@ -50,7 +50,7 @@ func (s *Server) middleware() []echo.MiddlewareFunc {
 					return true
 				}
 				feeds := p == "/resources" || strings.HasPrefix(p, "/resources/") // not /resources.opml
-				if feeds && !wantsFeedPage(req) {
+				if feeds && (m == http.MethodGet || m == http.MethodHead || !wantsFeedPage(req)) {
 					return true
 				}
 				// The middleware compresses whenever the header contains
