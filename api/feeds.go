@@ -316,7 +316,7 @@ func (s *Server) knownResource(id string) (ResourceStatus, bool) {
 // version yet: 200 with no items, titled by its id, linked to its page,
 // saying why it is empty and dated by when it was registered.
 func (s *Server) serveEmpty(c echo.Context, q feedQuery, format *feedFormat, st ResourceStatus) error {
-	maxAge, interval := s.resourceFreshness(st.ID)
+	maxAge, interval := s.statusFreshness(st) // st is the poller's answer: not asked again
 	base := s.baseURL(c)
 	since := st.Since
 	if since.IsZero() {
@@ -729,6 +729,11 @@ func (s *Server) resourceFreshness(id string) (maxAge, interval time.Duration) {
 	if !ok {
 		return defaultMaxAge, 0
 	}
+	return s.statusFreshness(st)
+}
+
+// statusFreshness is resourceFreshness for a resource whose status is st.
+func (s *Server) statusFreshness(st ResourceStatus) (maxAge, interval time.Duration) {
 	return s.untilPoll(st.NextPoll), updateHint(st)
 }
 

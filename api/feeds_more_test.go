@@ -8,6 +8,7 @@ import (
 	"net/http/httptest"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -327,6 +328,58 @@ func TestPagesShowTheHub(t *testing.T) {
 		rec := fdDo(s, http.MethodGet, path, "Accept", "text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8")
 		if rec.Code != http.StatusOK || !strings.Contains(rec.Body.String(), fdBase+"/websub") {
 			t.Errorf("%s: %d, hub not shown", path, rec.Code)
+		}
+	}
+}
+
+// countingPoller counts the calls that take the poller engine's lock.
+type countingPoller struct {
+	svcPoller
+	status atomic.Int64
+}
+
+func (p *countingPoller) Status(id string) (ResourceStatus, bool) {
+	p.status.Add(1)
+	return p.svcPoller.Status(id)
+}
+
+// A feed request asks the poller for the resource's status once (each call
+// takes the engine's lock, which polls hold): a resource with versions, once
+// for its freshness, its date rules once beside; one with no version yet,
+// once, to know it and its freshness. Its page for browsers asks the same.
+func TestFeedAsksThePollerOnce(t *testing.T) {
+	store := newFDStore()
+	store.save(benchDoc("bench", fdT0, 0, 5))
+	p := &countingPoller{svcPoller: svcPoller{statuses: []ResourceStatus{
+		{ID: "bench", Policy: "flat", Interval: time.Hour, NextPoll: fdNow.Add(time.Minute)},
+		{ID: "fresh", Policy: "flat", Interval: time.Hour, NextPoll: fdNow.Add(time.Minute)},
+	}}}
+	var dates atomic.Int64
+	s := newFDServer(t, store, func(o *Options) {
+		o.Poller = p
+		o.DateRules = func(string) schema.DateRules { dates.Add(1); return schema.DateRules{} }
+	})
+	for _, tc := range []struct {
+		target, accept string
+		dates          int64
+	}{
+		{"/resources/bench", "", 1},
+		{"/resources/bench", acceptFirefox, 1},
+		{"/resources/fresh", "", 0},
+		{"/resources/fresh", acceptFirefox, 0},
+	} {
+		for _, round := range []string{"rendered", "cached"} {
+			p.status.Store(0)
+			dates.Store(0)
+			if rec := fdDo(s, http.MethodGet, tc.target, "Accept", tc.accept); rec.Code != http.StatusOK {
+				t.Fatalf("%s: %d", tc.target, rec.Code)
+			}
+			if got := p.status.Load(); got != 1 {
+				t.Errorf("%s (%s, Accept %q): %d Status calls, want 1", tc.target, round, tc.accept, got)
+			}
+			if got := dates.Load(); got != tc.dates {
+				t.Errorf("%s (%s, Accept %q): %d DateRules calls, want %d", tc.target, round, tc.accept, got, tc.dates)
+			}
 		}
 	}
 }
