@@ -35,7 +35,11 @@ func wantsFeedPage(req *http.Request) bool {
 // (Miniflux), gets the feed.
 func prefersHTML(accept string) bool {
 	var buf [8]acceptRange
-	ranges := parseAccept(buf[:0], accept)
+	return prefersHTMLRanges(parseAccept(buf[:0], accept))
+}
+
+// prefersHTMLRanges is prefersHTML for a parsed Accept header.
+func prefersHTMLRanges(ranges []acceptRange) bool {
 	html := quality(ranges, "text/html")
 	if html <= 0 {
 		return false
@@ -48,6 +52,19 @@ func prefersHTML(accept string) bool {
 		}
 	}
 	return quality(ranges, "application/xml") < html
+}
+
+// negotiateFeed picks a feed request's format, type= (explicit) when it
+// names one, else by Accept (negotiateRanges), and reports whether it asks
+// for the feed as a page (wantsFeedPage), reading Accept once: both are
+// decided before the render cache is looked up, on every request.
+func negotiateFeed(explicit string, req *http.Request) (format *feedFormat, page bool) {
+	if f, ok := formatByName(explicit); ok {
+		return f, false // type= is there: never a page
+	}
+	var buf [8]acceptRange
+	ranges := parseAccept(buf[:0], headerValue(req.Header, echo.HeaderAccept))
+	return negotiateRanges(ranges), prefersHTMLRanges(ranges) && !hasTypeParam(req.URL.RawQuery)
 }
 
 // hasTypeParam reports whether a raw query names type=, split as

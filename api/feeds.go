@@ -74,6 +74,7 @@ type feedRequest struct {
 	lastMod time.Time // the latest version's timestamp
 	maxAge  time.Duration
 	format  *feedFormat
+	page    bool // a browser's: the feed as a page (wantsFeedPage; feedpage.go)
 	// What a feed that is not in the render cache needs (serveCached needs
 	// neither):
 	self  string // the feed's absolute URL, as its self link says
@@ -88,7 +89,7 @@ func (s *Server) getResources(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	format := negotiate(q.format, req.Header.Get(echo.HeaderAccept))
+	format, page := negotiateFeed(q.format, req)
 	base := s.baseURL(c)
 	infos, err := s.opts.Store.Resources(ctx)
 	if err != nil {
@@ -111,6 +112,7 @@ func (s *Server) getResources(c echo.Context) error {
 		lastMod: lastMod,
 		maxAge:  maxAge,
 		format:  format,
+		page:    page,
 		self:    b.self("/resources"),
 		build: func(ctx context.Context) (*feedModel, error) {
 			return b.resources(ctx, infos, lastMod)
@@ -176,7 +178,7 @@ func (s *Server) serveResourceOnce(c echo.Context, seq uint64) error {
 	if seq > 0 {
 		q.index = 0 // the path names the version
 	}
-	format := negotiate(q.format, headerValue(req.Header, echo.HeaderAccept))
+	format, page := negotiateFeed(q.format, req)
 	info, err := s.opts.Store.Resource(ctx, id)
 	switch {
 	case errors.Is(err, storage.ErrGone):
@@ -186,7 +188,7 @@ func (s *Server) serveResourceOnce(c echo.Context, seq uint64) error {
 		switch {
 		case known && seq == 0 && q.index == 0:
 			s.readers.saw(id, c.RealIP())
-			return s.serveEmpty(c, q, format, st)
+			return s.serveEmpty(c, q, format, page, st)
 		case known:
 			return errNotFound(err, "%q has no stored version yet", id)
 		}
@@ -229,7 +231,7 @@ func (s *Server) serveResourceOnce(c echo.Context, seq uint64) error {
 		key = append(append(key, 0), dates.Layout...)
 		key = append(append(key, 0), dates.Location.String()...)
 	}
-	fr := feedRequest{lastMod: info.Updated, maxAge: maxAge, format: format}
+	fr := feedRequest{lastMod: info.Updated, maxAge: maxAge, format: format, page: page}
 	if s.serveCached(c, key, &fr) {
 		return nil
 	}
@@ -315,7 +317,7 @@ func (s *Server) knownResource(id string) (ResourceStatus, bool) {
 // serveEmpty answers the feed of a known resource that has no stored
 // version yet: 200 with no items, titled by its id, linked to its page,
 // saying why it is empty and dated by when it was registered.
-func (s *Server) serveEmpty(c echo.Context, q feedQuery, format *feedFormat, st ResourceStatus) error {
+func (s *Server) serveEmpty(c echo.Context, q feedQuery, format *feedFormat, page bool, st ResourceStatus) error {
 	maxAge, interval := s.statusFreshness(st) // st is the poller's answer: not asked again
 	base := s.baseURL(c)
 	since := st.Since
@@ -336,6 +338,7 @@ func (s *Server) serveEmpty(c echo.Context, q feedQuery, format *feedFormat, st 
 		lastMod: lastMod,
 		maxAge:  maxAge,
 		format:  format,
+		page:    page,
 		self:    b.self(resourcePath(st.ID)),
 		build: func(context.Context) (*feedModel, error) {
 			m := b.channel(storage.ResourceInfo{ID: st.ID, URL: st.URL, Description: why}, nil, since)
@@ -369,7 +372,7 @@ func emptyReason(st ResourceStatus) string {
 // hottest handler, taken before it makes what a render needs.
 func (s *Server) serveFeed(c echo.Context, key []byte, fr feedRequest) error {
 	req := c.Request()
-	if wantsFeedPage(req) { // a browser: the same feed as a page (feedpage.go)
+	if fr.page { // a browser: the same feed as a page (feedpage.go)
 		return s.serveFeedPage(c, key, fr)
 	}
 	tags := makeFeedTags(key)
@@ -394,10 +397,10 @@ func (s *Server) serveFeed(c echo.Context, key []byte, fr feedRequest) error {
 // page is answered the same way (serveCachedPage). A handler calls it before
 // making what a render needs.
 func (s *Server) serveCached(c echo.Context, key []byte, fr *feedRequest) bool {
-	req := c.Request()
-	if wantsFeedPage(req) {
+	if fr.page {
 		return s.serveCachedPage(c, key, fr)
 	}
+	req := c.Request()
 	tags := makeFeedTags(key)
 	gz := acceptsGzip(headerValue(req.Header, echo.HeaderAcceptEncoding))
 	if s.feedNotModified(req, fr, &tags) {

@@ -154,16 +154,12 @@ func quality(ranges []acceptRange, mt string) float64 {
 	return best
 }
 
-// negotiate picks the format for a request: type= when given, else the
-// format whose media types the Accept header rates highest, else RSS 2.0.
-// Ties go to the earlier format of [feedFormats], so */* and generic XML
-// (application/xml, text/xml) get RSS 2.0.
-func negotiate(explicit, accept string) *feedFormat {
-	if f, ok := formatByName(explicit); ok {
-		return f
-	}
-	var buf [8]acceptRange
-	ranges := parseAccept(buf[:0], accept)
+// negotiateRanges picks the format for a request without type= (see
+// negotiateFeed) from its parsed Accept header: the format whose media types
+// it rates highest, else RSS 2.0. Ties go to the earlier format of
+// [feedFormats], so */* and generic XML (application/xml, text/xml) get RSS
+// 2.0.
+func negotiateRanges(ranges []acceptRange) *feedFormat {
 	if len(ranges) == 0 {
 		return feedFormats[0]
 	}

@@ -1,6 +1,8 @@
 package api
 
 import (
+	"net/http"
+	"net/http/httptest"
 	"slices"
 	"strings"
 	"testing"
@@ -62,5 +64,26 @@ func TestParseAcceptAllocs(t *testing.T) {
 	var buf [8]acceptRange
 	if n := testing.AllocsPerRun(100, func() { parseAccept(buf[:0], h) }); n != 0 {
 		t.Errorf("%v allocations", n)
+	}
+}
+
+// negotiateFeed reads Accept once for both decisions: they must be
+// wantsFeedPage's and the format type= or Accept (read by mime) picks.
+func TestNegotiateFeedMatchesSeparateDecisions(t *testing.T) {
+	accepts := append(slices.Clone(acceptSeeds), acceptFirefox, "text/html", "text/html, application/atom+xml;q=0.5")
+	for _, accept := range accepts {
+		for _, query := range []string{"", "max=3", "type=atom", "type=", "max=3;type=json", "typ=x"} {
+			req := httptest.NewRequest(http.MethodGet, "/resources/x?"+query, nil)
+			req.Header.Set("Accept", accept)
+			explicit := req.URL.Query().Get("type")
+			format, page := negotiateFeed(explicit, req)
+			want, ok := formatByName(explicit)
+			if !ok {
+				want = negotiateRanges(parseAcceptMIME(accept))
+			}
+			if format != want || page != wantsFeedPage(req) {
+				t.Errorf("Accept %q, ?%s: %s, page %v; want %s, page %v", accept, query, format.name, page, want.name, wantsFeedPage(req))
+			}
+		}
 	}
 }
