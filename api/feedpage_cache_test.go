@@ -8,6 +8,8 @@ import (
 	"math/rand/v2"
 	"net/http"
 	"strconv"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -114,4 +116,50 @@ func TestCRC32Combine(t *testing.T) {
 		j := i + r.IntN(len(data)-i)
 		check(data[:i], data[i:j])
 	}
+}
+
+// Answers of one cached page made concurrently while the clock moves (the
+// age, its Content-Length and gzip trailer are remade each second and
+// shared) are each whole: the length they announce, a gzip member whose CRC
+// and size hold, an age.
+func TestFeedPageAgeUnderConcurrentAnswers(t *testing.T) {
+	store := newFDStore()
+	store.save(benchDoc("bench", fdT0, 0, 20))
+	var clock atomic.Int64
+	clock.Store(fdNow.UnixNano())
+	s := newFDServer(t, store, func(o *Options) {
+		o.Now = func() time.Time { return time.Unix(0, clock.Add(int64(700*time.Millisecond))) }
+	})
+	var wg sync.WaitGroup
+	for g := range 4 {
+		wg.Go(func() {
+			for i := range 100 {
+				enc := ""
+				if (g+i)%2 == 0 {
+					enc = "gzip"
+				}
+				rec := fdDo(s, http.MethodGet, "/resources/bench?max=20", "Accept", acceptFirefox, "Accept-Encoding", enc)
+				if n := rec.Header().Get("Content-Length"); rec.Code != http.StatusOK || n != strconv.Itoa(rec.Body.Len()) {
+					t.Errorf("%d, Content-Length %s for %d bytes", rec.Code, n, rec.Body.Len())
+					return
+				}
+				body := rec.Body.Bytes()
+				if enc == "gzip" {
+					zr, err := gzip.NewReader(bytes.NewReader(body))
+					if err == nil {
+						body, err = io.ReadAll(zr)
+					}
+					if err != nil {
+						t.Errorf("gunzip: %v", err)
+						return
+					}
+				}
+				if !bytes.Contains(body, []byte(" ago</time>")) {
+					t.Error("no age in the page")
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
 }

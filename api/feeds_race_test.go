@@ -3,6 +3,7 @@ package api
 import (
 	"context"
 	"net/http"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -74,23 +75,31 @@ func newsVersion(t testing.TB, db *badger.DB, at time.Duration) {
 // same tag and bytes as a quiet request), and a version's permalink must not
 // answer 404 because the history moved under it.
 func TestFeedETagMatchesBodyWhenAVersionArrives(t *testing.T) {
-	for _, target := range []string{
-		"/resources/news",
-		"/resources/news?index=1",
-		"/resources/news?index=2",
-		"/resources/news?max=2",
-		"/resources/news?title=budget",
-		"/resources/news/versions/2",
-		"/resources/news?type=atom",
+	for _, tc := range []struct{ target, accept string }{
+		{"/resources/news", ""},
+		{"/resources/news?index=1", ""},
+		{"/resources/news?index=2", ""},
+		{"/resources/news?max=2", ""},
+		{"/resources/news?title=budget", ""},
+		{"/resources/news/versions/2", ""},
+		{"/resources/news?type=atom", ""},
+		{"/resources/news", acceptFirefox}, // pages: the same ETag rules
+		{"/resources/news?max=2", acceptFirefox},
+		{"/resources/news/versions/2", acceptFirefox},
 	} {
+		target := tc.target
 		for _, cache := range []int64{0, -1} {
-			t.Run(target, func(t *testing.T) {
+			t.Run(target+" "+tc.accept, func(t *testing.T) {
 				db := openFixtureDB(t)
 				rdb := &racingDB{DB: db}
 				s := newFDServer(t, rdb, func(o *Options) { o.CacheBytes = cache })
 				rdb.arm(func() { newsVersion(t, db, 150*time.Minute) })
-				raced := fdDo(s, http.MethodGet, target)
-				quiet := fdDo(s, http.MethodGet, target)
+				var header []string
+				if tc.accept != "" {
+					header = []string{"Accept", tc.accept}
+				}
+				raced := fdDo(s, http.MethodGet, target, header...)
+				quiet := fdDo(s, http.MethodGet, target, header...)
 				if raced.Code != http.StatusOK || quiet.Code != http.StatusOK {
 					t.Fatalf("GET %s = %d, then %d\n%s", target, raced.Code, quiet.Code, raced.Body)
 				}
@@ -109,10 +118,12 @@ func TestFeedETagMatchesBodyWhenAVersionArrives(t *testing.T) {
 }
 
 // TestFeedETagsUnderConcurrentSaves stores versions while readers poll
-// several feeds: one ETag never names two bodies, with the render cache and
-// without, no request fails, and a request after the last save sees it.
+// several feeds, and browsers their pages: one ETag never names two bodies
+// (the clock stands still, so a page's bytes do not move either), with the
+// render cache and without, no request fails, and a request after the last
+// save sees it.
 func TestFeedETagsUnderConcurrentSaves(t *testing.T) {
-	targets := []string{"/resources/news?index=2", "/resources/news/versions/3", "/resources/news", "/resources?type=json"}
+	targets := []string{"/resources/news?index=2", "/resources/news/versions/3", "/resources/news", "/resources?type=json", "/resources/news?max=2 page", "/resources page"}
 	for _, cache := range []int64{0, -1} {
 		db := openFixtureDB(t)
 		s := newFDServer(t, db, func(o *Options) { o.CacheBytes = cache })
@@ -136,7 +147,12 @@ func TestFeedETagsUnderConcurrentSaves(t *testing.T) {
 					default:
 					}
 					target := targets[(i+r)%len(targets)]
-					rec := fdDo(s, http.MethodGet, target)
+					var header []string
+					if path, ok := strings.CutSuffix(target, " page"); ok {
+						header = []string{"Accept", acceptFirefox, "Accept-Encoding", "gzip"}
+						target = path
+					}
+					rec := fdDo(s, http.MethodGet, target, header...)
 					key := target + " " + rec.Header().Get("ETag")
 					mu.Lock()
 					prev, seen := bodies[key]
