@@ -62,7 +62,9 @@
 // rel="hub" beside rel="self", JSON Feed "hubs". POST /websub hands the form
 // to the Hub ([Server.SetHub]; none: 404): 202 when accepted, 400 for an
 // invalid request or a topic that is not a feed here, 415 for a body that is
-// not a form, 503 when the hub's queue is full. The Server is the hub's
+// not a form, 503 when the hub's queue is full, 429 with Retry-After past
+// 60 requests at once, then one a second, from one client address (each
+// one makes the hub send a GET to a callback). The Server is the hub's
 // websub.Topics: it renders a topic by an in-process GET, so a delivery is
 // byte for byte what a reader fetching the topic gets.
 //

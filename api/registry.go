@@ -217,8 +217,7 @@ func (s *Server) postResources(c echo.Context) error {
 		}
 	}
 	if ok, wait, _ := s.limiter.Take(c.RealIP(), s.now()); !ok {
-		c.Response().Header().Set("Retry-After", fmt.Sprint(int(wait.Seconds())+1))
-		return problemf(http.StatusTooManyRequests, "too many registrations from your address; try again in %v", wait.Round(time.Second))
+		return tooManyRequests(c, wait, "too many registrations from your address; try again in %v", wait.Round(time.Second))
 	}
 	taken := func(id string) (string, bool) {
 		for _, d := range defs {

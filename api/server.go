@@ -103,6 +103,7 @@ type Server struct {
 	pages   map[string]*template.Template // home and preview pages (embedded), by file name
 	feeds   *feedEngine                   // render cache and render metrics of the /resources feeds
 	limiter *ratelimit.Keyed              // self-registrations per client
+	subLim  *ratelimit.Keyed              // POST /websub per client
 	readers *readers                      // distinct clients per resource, for weight_readers
 	people  *people                       // what the pages for people share (view.go, feedpage.go)
 	// chain is the middleware every request goes through, outermost first
@@ -152,6 +153,7 @@ func New(opts Options) (*Server, error) {
 		every = time.Minute
 	}
 	s.limiter = ratelimit.New(every, 5)
+	s.subLim = ratelimit.New(webSubEvery, webSubBurst)
 	s.people = newPeople()
 	s.e = echo.New()
 	s.e.HideBanner = true

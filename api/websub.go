@@ -12,6 +12,7 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"time"
 
 	"github.com/labstack/echo/v4"
 
@@ -25,6 +26,15 @@ type Hub interface {
 	// or websub.ErrBusy.
 	Request(ctx context.Context, form url.Values) error
 }
+
+// POST /websub per client address: a burst, then one request a second. A
+// request costs a topic render here and, once accepted, a verification
+// GET to its callback; the hub also limits verifications per callback host
+// (websub.Options.CallbackEvery), whoever asks for them.
+const (
+	webSubEvery = time.Second
+	webSubBurst = 60
+)
 
 // SetHub sets the hub POST /websub hands requests to (nil: the route
 // answers 404). The hub needs the Server (as its websub.Topics), so cmd
@@ -48,6 +58,11 @@ func (s *Server) postWebSub(c echo.Context) error {
 	mt, _, err := mime.ParseMediaType(req.Header.Get(echo.HeaderContentType))
 	if err != nil || mt != echo.MIMEApplicationForm {
 		return problemf(http.StatusUnsupportedMediaType, "a WebSub request is a form: Content-Type application/x-www-form-urlencoded with hub.mode, hub.topic and hub.callback")
+	}
+	// Every request counts, accepted or not: each costs a topic render, and
+	// a client that floods the hub with refused ones is no better.
+	if ok, wait, _ := s.subLim.Take(c.RealIP(), s.now()); !ok {
+		return tooManyRequests(c, wait, "too many subscription requests from your address; try again in %v", wait.Round(time.Second))
 	}
 	if err := req.ParseForm(); err != nil {
 		return fmt.Errorf("read form: %w", err) // a body past the limit is a *http.MaxBytesError: 413

@@ -1,0 +1,98 @@
+package api
+
+import (
+	"context"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+// countingHub accepts every request and counts them.
+type countingHub struct{ n atomic.Int64 }
+
+func (h *countingHub) Request(context.Context, url.Values) error {
+	h.n.Add(1)
+	return nil
+}
+
+// testClock is a time that moves only when a test says.
+type testClock struct {
+	mu  sync.Mutex
+	now time.Time
+}
+
+func (c *testClock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.now
+}
+
+func (c *testClock) Advance(d time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.now = c.now.Add(d)
+}
+
+// clientFrom is an HTTP client whose connections come from the loopback
+// address ip (127.0.0.0/8 is all loopback on Linux): a second client
+// address without leaving the machine.
+func clientFrom(t *testing.T, ip string) *http.Client {
+	t.Helper()
+	d := &net.Dialer{LocalAddr: &net.TCPAddr{IP: net.ParseIP(ip)}}
+	tr := &http.Transport{DialContext: d.DialContext}
+	t.Cleanup(tr.CloseIdleConnections)
+	return &http.Client{Transport: tr}
+}
+
+func postWebSubForm(t *testing.T, c *http.Client, base string) *http.Response {
+	t.Helper()
+	form := "hub.mode=subscribe&hub.callback=" + url.QueryEscape("https://reader.example/cb") + "&hub.topic=" + url.QueryEscape(fdBase+"/resources/news")
+	resp, err := c.Post(base+"/websub", "application/x-www-form-urlencoded", strings.NewReader(form))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	return resp
+}
+
+// TestWebSubLimitPerClient: POST /websub lets one client address make a
+// burst of requests, then one a second; past that it answers 429 with
+// Retry-After and the hub never sees the request (no verification GET is
+// sent on its behalf). Other addresses are not affected.
+func TestWebSubLimitPerClient(t *testing.T) {
+	clock := &testClock{now: fdNow}
+	hub := &countingHub{}
+	s := newFDServer(t, fdFixture(), withHub, func(o *Options) { o.Now = clock.Now; o.Hub = hub })
+	srv := httptest.NewServer(s)
+	t.Cleanup(srv.Close)
+	a, b := clientFrom(t, "127.0.0.1"), clientFrom(t, "127.0.0.2")
+
+	for i := range webSubBurst {
+		if resp := postWebSubForm(t, a, srv.URL); resp.StatusCode != http.StatusAccepted {
+			t.Fatalf("request %d of the burst: %d", i+1, resp.StatusCode)
+		}
+	}
+	resp := postWebSubForm(t, a, srv.URL)
+	if resp.StatusCode != http.StatusTooManyRequests || resp.Header.Get("Retry-After") != "1" {
+		t.Fatalf("past the burst: %d, Retry-After %q; want 429, 1", resp.StatusCode, resp.Header.Get("Retry-After"))
+	}
+	if n := hub.n.Load(); n != webSubBurst {
+		t.Errorf("the hub got %d requests, want %d: a limited one reached it", n, webSubBurst)
+	}
+	if resp := postWebSubForm(t, b, srv.URL); resp.StatusCode != http.StatusAccepted {
+		t.Errorf("another client address: %d, want 202", resp.StatusCode)
+	}
+	clock.Advance(webSubEvery)
+	if resp := postWebSubForm(t, a, srv.URL); resp.StatusCode != http.StatusAccepted {
+		t.Errorf("one interval later: %d, want 202", resp.StatusCode)
+	}
+	if resp := postWebSubForm(t, a, srv.URL); resp.StatusCode != http.StatusTooManyRequests {
+		t.Errorf("a second request in the same interval: %d, want 429", resp.StatusCode)
+	}
+}
