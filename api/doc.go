@@ -64,7 +64,9 @@
 // invalid request or a topic that is not a feed here, 415 for a body that is
 // not a form, 503 when the hub's queue is full, 429 with Retry-After past
 // 60 requests at once, then one a second, from one client address (each
-// one makes the hub send a GET to a callback). The Server is the hub's
+// one makes the hub send a GET to a callback), or when the hub refuses a
+// request because its callback host has had its share of verifications
+// (websub.LimitError). The Server is the hub's
 // websub.Topics: it renders a topic by an in-process GET, so a delivery is
 // byte for byte what a reader fetching the topic gets.
 //

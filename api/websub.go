@@ -7,6 +7,7 @@ package api
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"mime"
 	"net/http"
@@ -22,8 +23,8 @@ import (
 // Hub is the api's view of the WebSub hub; *websub.Hub implements it.
 type Hub interface {
 	// Request handles a subscription request's form: nil means accepted
-	// (202); errors wrap websub.ErrInvalidRequest, websub.ErrUnknownTopic
-	// or websub.ErrBusy.
+	// (202); errors wrap websub.ErrInvalidRequest, websub.ErrUnknownTopic,
+	// websub.ErrBusy or websub.ErrRateLimited (a *websub.LimitError: 429).
 	Request(ctx context.Context, form url.Values) error
 }
 
@@ -68,6 +69,10 @@ func (s *Server) postWebSub(c echo.Context) error {
 		return fmt.Errorf("read form: %w", err) // a body past the limit is a *http.MaxBytesError: 413
 	}
 	if err := hub.Request(req.Context(), req.PostForm); err != nil {
+		var le *websub.LimitError
+		if errors.As(err, &le) {
+			return tooManyRequests(c, le.RetryAfter, "too many subscription requests for callbacks on %s; try again in %v", le.Host, le.RetryAfter.Round(time.Second))
+		}
 		return err
 	}
 	return c.String(http.StatusAccepted, "Accepted: the hub will verify the request with a GET to hub.callback.\n")

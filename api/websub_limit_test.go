@@ -11,6 +11,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/dynamo-rss/dynamo/websub"
 )
 
 // countingHub accepts every request and counts them.
@@ -94,5 +96,28 @@ func TestWebSubLimitPerClient(t *testing.T) {
 	}
 	if resp := postWebSubForm(t, a, srv.URL); resp.StatusCode != http.StatusTooManyRequests {
 		t.Errorf("a second request in the same interval: %d, want 429", resp.StatusCode)
+	}
+}
+
+// TestWebSubLimitPerCallbackHost: a request the hub refuses because its
+// callback host has had its share of verifications is a 429 whose
+// Retry-After is the hub's wait, rounded up to whole seconds.
+func TestWebSubLimitPerCallbackHost(t *testing.T) {
+	s := newFDServer(t, fdFixture(), withHub)
+	hub, err := websub.New(websub.Options{URL: fdHub, Topics: s, Store: &websub.MemoryStore{}, Client: &http.Client{},
+		CallbackEvery: time.Minute, CallbackBurst: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.SetHub(hub) // not running: accepted requests wait in its queue
+	srv := httptest.NewServer(s)
+	t.Cleanup(srv.Close)
+	c := clientFrom(t, "127.0.0.1")
+	if resp := postWebSubForm(t, c, srv.URL); resp.StatusCode != http.StatusAccepted {
+		t.Fatalf("first request: %d", resp.StatusCode)
+	}
+	resp := postWebSubForm(t, c, srv.URL)
+	if resp.StatusCode != http.StatusTooManyRequests || resp.Header.Get("Retry-After") != "60" {
+		t.Errorf("second request for the same callback host: %d, Retry-After %q; want 429, 60", resp.StatusCode, resp.Header.Get("Retry-After"))
 	}
 }

@@ -22,7 +22,10 @@
 //     (absolute http(s), no fragment, no credentials), hub.lease_seconds (a
 //     positive integer), hub.secret (less than 200 bytes). An invalid one is
 //     refused at once (the api answers 4xx, §5.1.2); a valid one is queued
-//     and answered 202.
+//     and answered 202, unless its callback host has had its share of
+//     verification requests ([Options.CallbackEvery]: anyone may name any
+//     public callback, and each request makes the hub send it a GET), in
+//     which case it is refused with a [*LimitError] (the api answers 429).
 //   - A worker verifies intent (§5.3): GET callback with hub.mode, hub.topic
 //     (as the subscriber spelled it, not normalized), hub.challenge (random, single use) and, for subscribe,
 //     hub.lease_seconds, appended to the callback's own query. Only a 2xx

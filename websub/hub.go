@@ -14,6 +14,8 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/dynamo-rss/dynamo/internal/ratelimit"
 )
 
 // Topics is what the hub knows of the feeds it is the hub of; the api
@@ -40,6 +42,13 @@ const (
 	DefaultRetryFor = 24 * time.Hour
 	DefaultWorkers  = 8
 	DefaultQueue    = 1024
+
+	// A callback host gets DefaultCallbackBurst verification requests at
+	// once, then one every DefaultCallbackEvery: at most 8,640 a day for
+	// a host that anyone may name as a callback, while a reader service
+	// subscribing to a thousand feeds is through in under three hours.
+	DefaultCallbackEvery = 10 * time.Second
+	DefaultCallbackBurst = 60
 
 	defaultRetryMin = 10 * time.Second
 	defaultRetryMax = time.Hour
@@ -73,6 +82,17 @@ type Options struct {
 	Timeout   time.Duration // one callback request, body included; 0: 15s
 	UserAgent string        // "": "dynamo-websub"
 
+	// CallbackEvery and CallbackBurst bound the verification requests
+	// (§5.3) sent to one callback host (its registrable domain, see
+	// callbackHost): CallbackBurst at once, then one every CallbackEvery.
+	// Anyone may name any public callback, so without a bound the hub
+	// would send GETs to a host as fast as requests arrive. A request past
+	// the bound is refused at once with a [*LimitError]. The budget is
+	// this hub's (each node of a cluster has its own) and starts full at
+	// each start. 0: DefaultCallbackEvery, DefaultCallbackBurst.
+	CallbackEvery time.Duration
+	CallbackBurst int
+
 	Registerer prometheus.Registerer // nil: metrics not registered
 }
 
@@ -90,6 +110,8 @@ type Hub struct {
 	verify chan request // accepted requests awaiting verification of intent (§5.3)
 	work   chan Key     // subscriptions whose delivery is due, fed by sched
 	sched  *scheduler
+
+	callbacks *ratelimit.Keyed // verification requests per callback host
 
 	mu      sync.Mutex
 	changed map[string]struct{} // resources notified and not yet processed
@@ -173,6 +195,10 @@ func New(opts Options) (*Hub, error) {
 	if opts.Queue <= 0 {
 		opts.Queue = DefaultQueue
 	}
+	setDefault(&opts.CallbackEvery, DefaultCallbackEvery)
+	if opts.CallbackBurst <= 0 {
+		opts.CallbackBurst = DefaultCallbackBurst
+	}
 	if opts.UserAgent == "" {
 		opts.UserAgent = "dynamo-websub"
 	}
@@ -193,6 +219,7 @@ func New(opts Options) (*Hub, error) {
 		return nil, err
 	}
 	h.metrics = m
+	h.callbacks = ratelimit.New(opts.CallbackEvery, opts.CallbackBurst)
 	h.verify = make(chan request, opts.Queue)
 	h.work = make(chan Key, opts.Queue)
 	h.sched = newScheduler(h.clock)
@@ -213,8 +240,9 @@ func (h *Hub) URL() string { return h.opts.URL }
 // Request handles the form of a subscription or unsubscription request
 // (§5.1). nil means the request was accepted (answer 202, §5.1.2) and will be
 // verified asynchronously (§5.3); otherwise the error wraps
-// [ErrInvalidRequest], [ErrUnknownTopic] or [ErrBusy]. The outcome of the
-// verification never changes the answer (§5.1.2).
+// [ErrInvalidRequest], [ErrUnknownTopic], [ErrBusy] or [ErrRateLimited]
+// (a [*LimitError]). The outcome of the verification never changes the
+// answer (§5.1.2).
 func (h *Hub) Request(ctx context.Context, form url.Values) error {
 	r, err := parseRequest(form, h.opts.Lease, h.opts.LeaseMin, h.opts.LeaseMax)
 	if err != nil {
@@ -227,11 +255,20 @@ func (h *Hub) Request(ctx context.Context, form url.Values) error {
 		h.metrics.requests.WithLabelValues("unknown_topic").Inc()
 		return fmt.Errorf("hub.topic %q: %w", r.topic, err)
 	}
+	// Only a request that will be verified takes from its callback host's
+	// budget: a refused one sends no GET.
+	host := callbackHost(r.callback)
+	ok, wait, giveBack := h.callbacks.Take(host, h.clock.Now())
+	if !ok {
+		h.metrics.requests.WithLabelValues("limited").Inc()
+		return &LimitError{Host: host, RetryAfter: wait}
+	}
 	select {
 	case h.verify <- r:
 		h.metrics.requests.WithLabelValues("accepted").Inc()
 		return nil
 	default:
+		giveBack()
 		h.metrics.requests.WithLabelValues("busy").Inc()
 		return ErrBusy
 	}

@@ -19,7 +19,7 @@ type metrics struct {
 func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 	m := &metrics{
 		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "dynamo_websub_requests_total", Help: "Subscription requests at the hub by outcome (accepted, invalid, unknown_topic, busy).",
+			Name: "dynamo_websub_requests_total", Help: "Subscription requests at the hub by outcome (accepted, invalid, unknown_topic, busy, limited).",
 		}, []string{"outcome"}),
 		verifications: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "dynamo_websub_verifications_total", Help: "Verifications of intent by mode and outcome (verified, refused, error).",
