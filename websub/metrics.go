@@ -13,6 +13,7 @@ type metrics struct {
 	verifications *prometheus.CounterVec // by mode and outcome
 	deliveries    *prometheus.CounterVec // attempts by outcome
 	expired       prometheus.Counter
+	denied        prometheus.Counter   // subscriptions ended because their resource was deleted
 	latency       prometheus.Histogram // notification to the subscriber's 2xx
 }
 
@@ -30,6 +31,9 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 		expired: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "dynamo_websub_subscriptions_expired_total", Help: "Subscriptions removed at the end of their lease.",
 		}),
+		denied: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "dynamo_websub_subscriptions_denied_total", Help: "Subscriptions removed, and their subscribers sent a denial, because their resource was deleted.",
+		}),
 		latency: prometheus.NewHistogram(prometheus.HistogramOpts{
 			Name: "dynamo_websub_delivery_latency_seconds", Help: "Time from a notification to the subscriber's 2xx, retries included.",
 			Buckets: prometheus.ExponentialBuckets(0.001, 4, 12),
@@ -41,7 +45,7 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 	if reg == nil {
 		return m, nil
 	}
-	for _, c := range []prometheus.Collector{m.requests, m.verifications, m.deliveries, m.expired, m.latency} {
+	for _, c := range []prometheus.Collector{m.requests, m.verifications, m.deliveries, m.expired, m.denied, m.latency} {
 		if err := reg.Register(c); err != nil {
 			return nil, fmt.Errorf("register websub metrics: %w", err)
 		}

@@ -21,6 +21,10 @@ var (
 	// ErrUnknownTopic is wrapped by [Topics.TopicResource] when a topic URL
 	// is not a feed of this service.
 	ErrUnknownTopic = errors.New("websub: topic is not a feed of this hub")
+	// ErrTopicDeleted is wrapped by [Topics.TopicResource] when topic's
+	// resource was deleted (it wraps [ErrUnknownTopic] too): the hub then
+	// denies and removes the subscriptions to it.
+	ErrTopicDeleted = fmt.Errorf("%w: its resource was deleted", ErrUnknownTopic)
 	// ErrBusy is returned when the verification queue is full: the request
 	// was not accepted and may be retried later.
 	ErrBusy = errors.New("websub: hub busy, try again later")
