@@ -68,7 +68,9 @@
 // request because its callback host has had its share of verifications
 // (websub.LimitError). The Server is the hub's
 // websub.Topics: it renders a topic by an in-process GET, so a delivery is
-// byte for byte what a reader fetching the topic gets.
+// byte for byte what a reader fetching the topic gets, and it tells the
+// hub which topics are of a deleted resource (the store's tombstone), whose
+// subscriptions the hub then denies.
 //
 // GET / filters (?q=: every word must occur in the id, title, page URL or
 // description, case-insensitively) and pages (?page=, 50 resources a page,

@@ -17,6 +17,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/dynamo-rss/dynamo/storage"
 	"github.com/dynamo-rss/dynamo/websub"
 )
 
@@ -82,7 +83,8 @@ func (s *Server) postWebSub(c echo.Context) error {
 // when it lies under the public base URL, names /resources,
 // /resources/{id} or /resources/{id}/versions/{seq}, and a GET of it
 // answers 200 with a feed. The resource of /resources is "" (it depends on
-// every resource).
+// every resource). A feed of a resource the store says was deleted
+// (storage.ErrGone) is websub.ErrTopicDeleted.
 func (s *Server) TopicResource(ctx context.Context, topic string) (string, error) {
 	u, err := url.Parse(topic)
 	if err != nil {
@@ -104,7 +106,15 @@ func (s *Server) TopicResource(ctx context.Context, topic string) (string, error
 		return "", fmt.Errorf("%w: %s is not a feed path (/resources, /resources/{id}, /resources/{id}/versions/{seq})", websub.ErrUnknownTopic, path)
 	}
 	if _, _, err := s.RenderTopic(ctx, topic); err != nil {
-		return resource, err // named: the hub ends subscriptions to a deleted resource
+		// Named: the hub ends subscriptions to a deleted resource. Deleted
+		// is the store's word (its tombstone), not the 410 a GET answers:
+		// a version removed by retention answers 410 too.
+		if resource != "" && errors.Is(err, websub.ErrUnknownTopic) {
+			if _, serr := s.opts.Store.Resource(ctx, resource); errors.Is(serr, storage.ErrGone) {
+				return resource, fmt.Errorf("%w (%q)", websub.ErrTopicDeleted, resource)
+			}
+		}
+		return resource, err
 	}
 	return resource, nil
 }
