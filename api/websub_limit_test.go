@@ -43,9 +43,15 @@ func (c *testClock) Advance(d time.Duration) {
 
 // clientFrom is an HTTP client whose connections come from the loopback
 // address ip (127.0.0.0/8 is all loopback on Linux): a second client
-// address without leaving the machine.
+// address without leaving the machine. The test is skipped where ip is
+// not configured.
 func clientFrom(t *testing.T, ip string) *http.Client {
 	t.Helper()
+	ln, err := net.Listen("tcp", net.JoinHostPort(ip, "0"))
+	if err != nil {
+		t.Skipf("loopback address %s not usable here (only 127.0.0.1 is, outside Linux): %v", ip, err)
+	}
+	_ = ln.Close()
 	d := &net.Dialer{LocalAddr: &net.TCPAddr{IP: net.ParseIP(ip)}}
 	tr := &http.Transport{DialContext: d.DialContext}
 	t.Cleanup(tr.CloseIdleConnections)
