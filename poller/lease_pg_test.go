@@ -33,7 +33,14 @@ type pgNode struct {
 // cfg and clk.
 func pgCluster(t *testing.T, cfg *config.Config, clk *fakeClock, names ...string) []*pgNode {
 	t.Helper()
-	dsn := pgtest.DSN(t)
+	return pgClusterAt(t, pgtest.DSN(t), cfg, clk, names...)
+}
+
+// pgClusterAt opens one node per name on the database dsn, one after the
+// other (each New done before the next node opens), each engine on cfg
+// and clk: a cluster started, or restarted, on what the database holds.
+func pgClusterAt(t *testing.T, dsn string, cfg *config.Config, clk *fakeClock, names ...string) []*pgNode {
+	t.Helper()
 	out := make([]*pgNode, 0, len(names))
 	for _, name := range names {
 		db, err := postgres.Open(context.Background(), dsn, postgres.Options{NodeID: name})
@@ -618,4 +625,40 @@ func TestLeasePolicyRedefinedElsewhereDuringPoll(t *testing.T) {
 	}
 	b.syncRegistry(t)
 	wantPolledEvery(t, clk, o, "/r", polledAt, 30*time.Minute, a, b)
+}
+
+// A poll policy changed in the file while the nodes were stopped applies
+// at their start as a reload applies it: the first node to start moves the
+// due time in the store, which every node's leases follow, from the last
+// poll by the new interval, and records the policy it was placed under,
+// so that the nodes started after it take the state as it is. The polls
+// are at the new interval from the last one before the restart, whichever
+// node makes them, a shorter interval not waiting out the old one.
+func TestLeasePolicyChangedAtRestart(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		from, to time.Duration
+	}{
+		{"shorter", time.Hour, 5 * time.Minute},
+		{"longer", 5 * time.Minute, 30 * time.Minute},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			o := newRaceOrigin(t)
+			clk := newFakeClock(t0)
+			cfgOf := func(d time.Duration) *config.Config {
+				return testConfig(t, raceYAML(fmt.Sprintf("  - {id: r, url: %q, policy: {kind: flat, interval: %s}}\n", o.url("/r"), d)))
+			}
+			dsn := pgtest.DSN(t)
+			ns := pgClusterAt(t, dsn, cfgOf(tc.from), clk, "a", "b")
+			clk.Advance(time.Minute) // first polls are spread over a minute
+			polledAt := clk.Now()
+			if n := ns[0].e.runDue(t.Context()); n != 1 {
+				t.Fatalf("A polled %d resources, want r", n)
+			}
+
+			clk.Advance(time.Minute) // both nodes stopped, and started again under the new policy
+			ns = pgClusterAt(t, dsn, cfgOf(tc.to), clk, "a", "b")
+			wantPolledEvery(t, clk, o, "/r", polledAt, tc.to, ns...)
+		})
+	}
 }

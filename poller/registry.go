@@ -137,17 +137,18 @@ func (e *Engine) applyRegistered(ctx context.Context, cfg *config.Config, id str
 	if !exists {
 		st, stored = e.loadState(ctx, id) // outside the lock: a store read
 	}
-	var restarted bool
+	var restarted, added bool
 	e.mu.Lock()
 	defer func() {
 		e.mu.Unlock()
 		e.poke()
 		if restarted {
-			e.reschedule(ctx, []string{id})
+			e.reschedule(ctx, []string{id}, map[string]bool{id: added})
 		}
 	}()
 	if _, exists := e.resources[id]; !exists {
 		e.order = append(e.order, id)
+		added = true
 	}
 	restarted = e.upsertLocked(b, st, stored, e.clock.Now())
 	return nil
