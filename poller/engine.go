@@ -160,6 +160,10 @@ type Engine struct {
 	registered map[string]registration // resources registered through the admin API, by id
 	registry   Registry                // nil: no runtime registrations
 	leaser     Leaser                  // nil: this node polls every resource (one node)
+	// regChanged is closed when the registry may have changed through
+	// another node since registered was read (see RegistryWatcher); nil:
+	// the registry tells nothing of the sort. Guarded by regMu.
+	regChanged <-chan struct{}
 
 	budget    *Budget        // shared by the resources with policy kind budget
 	budgetSet BudgetSettings // the settings it was last configured with (guarded by mu)

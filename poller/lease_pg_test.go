@@ -662,3 +662,62 @@ func TestLeasePolicyChangedAtRestart(t *testing.T) {
 		})
 	}
 }
+
+// waitFor checks cond until it holds, failing t after 10 s.
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("%s: not within 10 s", what)
+		}
+		time.Sleep(2 * time.Millisecond)
+	}
+}
+
+// A registration made, replaced or deleted through node A reaches node B,
+// which runs, at once: B does not wait for its periodic re-read of the
+// registry (registrySyncInterval, which the clock, never moved here, does
+// not reach) to poll a new resource, to poll a redefined one under its new
+// definition, or to stop polling a deleted one.
+func TestLeaseRegistrationReachesOtherNodesAtOnce(t *testing.T) {
+	o := newRaceOrigin(t)
+	clk := newFakeClock(t0)
+	ns := pgCluster(t, testConfig(t, raceYAML("")), clk, "a", "b")
+	a, b := ns[0], ns[1]
+	ctx, cancel := context.WithCancel(t.Context())
+	ran := make(chan error, 1)
+	go func() { ran <- b.e.Run(ctx) }()
+	defer func() {
+		cancel()
+		if err := await(t, ran, "B's Run"); err != nil {
+			t.Error(err)
+		}
+	}()
+	defOf := func(path string, d time.Duration) string {
+		return fmt.Sprintf(`{"url": %q, "policy": {"kind": "flat", "interval": %q}}`, o.url(path), d)
+	}
+	onB := func(path string, d time.Duration) func() bool {
+		return func() bool {
+			def, ok := b.e.Definition("r")
+			st, polled := b.e.Status("r")
+			return ok && def.Polled && def.Source == SourceAPI && polled &&
+				def.Resource.URL == o.url(path) && def.Resource.Policy.Interval.D() == d && st.URL == o.url(path)
+		}
+	}
+
+	a.register(t, "r", defOf("/r", 10*time.Minute))
+	waitFor(t, "r registered through A, scheduled on B", onB("/r", 10*time.Minute))
+	a.register(t, "r", defOf("/r2", 30*time.Minute))
+	waitFor(t, "r redefined through A, redefined on B", onB("/r2", 30*time.Minute))
+	if err := a.e.Unregister(t.Context(), "r"); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "r deleted through A, gone from B", func() bool {
+		_, ok := b.e.Definition("r")
+		return !ok
+	})
+	if now := clk.Now(); !now.Equal(t0) {
+		t.Fatalf("the clock moved to %v", now)
+	}
+}
