@@ -225,7 +225,7 @@ func serve(ctx context.Context, o serveOptions) (err error) {
 	popts := o.Poller
 	popts.Logger = log.With(slog.String("component", "poller"))
 	popts.Registerer = reg
-	popts.Registry = db
+	popts.Registry = db.registry()
 	var readers lateReaders // the api counts readers; it is built after the engine
 	popts.Readers = &readers
 	var changed changes // versions stored, for the WebSub hub
