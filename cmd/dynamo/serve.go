@@ -228,7 +228,7 @@ func serve(ctx context.Context, o serveOptions) (err error) {
 	var readers lateReaders // the api counts readers; it is built after the engine
 	popts.Readers = &readers
 	var changed changes // versions stored and resources deleted, for the WebSub hub
-	popts.Registry = notifyingRegistry{Registry: db, c: &changed}
+	popts.Registry = notifyingRegistry{Registry: db.registry(), c: &changed}
 	if db.leaser != nil {
 		popts.Leaser = notifyingLeaser{Leaser: db.leaser, c: &changed}
 	}

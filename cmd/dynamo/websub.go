@@ -60,6 +60,15 @@ type notifyingRegistry struct {
 	c *changes
 }
 
+// RegistryChanged passes on the word of other nodes' changes of a registry
+// that gives it (see poller.RegistryWatcher); nil, like none, otherwise.
+func (r notifyingRegistry) RegistryChanged() <-chan struct{} {
+	if w, ok := r.Registry.(poller.RegistryWatcher); ok {
+		return w.RegistryChanged()
+	}
+	return nil
+}
+
 func (r notifyingRegistry) Unregister(ctx context.Context, id string) error {
 	err := r.Registry.Unregister(ctx, id)
 	r.c.deleted(id, err)
