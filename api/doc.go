@@ -62,9 +62,15 @@
 // rel="hub" beside rel="self", JSON Feed "hubs". POST /websub hands the form
 // to the Hub ([Server.SetHub]; none: 404): 202 when accepted, 400 for an
 // invalid request or a topic that is not a feed here, 415 for a body that is
-// not a form, 503 when the hub's queue is full. The Server is the hub's
+// not a form, 503 when the hub's queue is full, 429 with Retry-After past
+// 60 requests at once, then one a second, from one client address (each
+// one makes the hub send a GET to a callback), or when the hub refuses a
+// request because its callback host has had its share of verifications
+// (websub.LimitError). The Server is the hub's
 // websub.Topics: it renders a topic by an in-process GET, so a delivery is
-// byte for byte what a reader fetching the topic gets.
+// byte for byte what a reader fetching the topic gets, and it tells the
+// hub which topics are of a deleted resource (the store's tombstone), whose
+// subscriptions the hub then denies.
 //
 // GET / filters (?q=: every word must occur in the id, title, page URL or
 // description, case-insensitively) and pages (?page=, 50 resources a page,

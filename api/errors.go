@@ -5,7 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math"
 	"net/http"
+	"strconv"
+	"time"
 
 	"github.com/labstack/echo/v4"
 
@@ -75,6 +78,13 @@ func errUnauthorized(detail string) error {
 // errTooLarge is a 413 for a request body over limit bytes.
 func errTooLarge(limit int64) error {
 	return problemf(http.StatusRequestEntityTooLarge, "the request body is larger than the limit of %d bytes", limit)
+}
+
+// tooManyRequests is a 429 whose Retry-After says when to try again, in
+// whole seconds rounded up (at least 1: "0" would invite an immediate retry).
+func tooManyRequests(c echo.Context, wait time.Duration, format string, args ...any) error {
+	c.Response().Header().Set("Retry-After", strconv.Itoa(max(1, int(math.Ceil(wait.Seconds())))))
+	return problemf(http.StatusTooManyRequests, format, args...)
 }
 
 // errNotImplemented is a 501 for a route this server is not configured to serve.

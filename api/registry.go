@@ -11,11 +11,9 @@ import (
 	"net/url"
 	"regexp"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/labstack/echo/v4"
-	"golang.org/x/time/rate"
 
 	"github.com/dynamo-rss/dynamo/config"
 	"github.com/dynamo-rss/dynamo/extractor"
@@ -182,56 +180,6 @@ type selfRegistration struct {
 	ID  string `json:"id" form:"id"`
 }
 
-// registrationLimiter is a token bucket per client address, so that one
-// client cannot make dynamo fetch pages in a loop.
-type registrationLimiter struct {
-	mu      sync.Mutex
-	every   rate.Limit
-	burst   int
-	clients map[string]*clientLimit
-}
-
-type clientLimit struct {
-	lim  *rate.Limiter
-	seen time.Time
-}
-
-// maxLimitedClients bounds the limiter's memory; idle entries go first.
-const maxLimitedClients = 10_000
-
-func newRegistrationLimiter(every time.Duration, burst int) *registrationLimiter {
-	return &registrationLimiter{every: rate.Every(every), burst: burst, clients: make(map[string]*clientLimit)}
-}
-
-// allow reports whether client may register now, and otherwise how long it
-// should wait.
-func (l *registrationLimiter) allow(client string, now time.Time) (bool, time.Duration) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	c := l.clients[client]
-	if c == nil {
-		if len(l.clients) >= maxLimitedClients {
-			for k, v := range l.clients {
-				if now.Sub(v.seen) > time.Hour || len(l.clients) >= maxLimitedClients {
-					delete(l.clients, k)
-				}
-				if len(l.clients) < maxLimitedClients/2 {
-					break
-				}
-			}
-		}
-		c = &clientLimit{lim: rate.NewLimiter(l.every, l.burst)}
-		l.clients[client] = c
-	}
-	c.seen = now
-	r := c.lim.ReserveN(now, 1)
-	if d := r.DelayFrom(now); d > 0 {
-		r.CancelAt(now)
-		return false, d
-	}
-	return true, 0
-}
-
 // postResources is self-registration: a webmaster posts the URL of a page
 // they annotated; dynamo fetches it once and registers it only when it is
 // annotated (the annotations are the webmaster's consent).
@@ -268,9 +216,8 @@ func (s *Server) postResources(c echo.Context) error {
 				Resource: config.ResourceEntry{ID: d.Resource.ID, URL: d.Resource.URL}, Feed: s.feedURL(d.Resource.ID)})
 		}
 	}
-	if ok, wait := s.limiter.allow(c.RealIP(), s.now()); !ok {
-		c.Response().Header().Set("Retry-After", fmt.Sprint(int(wait.Seconds())+1))
-		return problemf(http.StatusTooManyRequests, "too many registrations from your address; try again in %v", wait.Round(time.Second))
+	if ok, wait, _ := s.limiter.Take(c.RealIP(), s.now()); !ok {
+		return tooManyRequests(c, wait, "too many registrations from your address; try again in %v", wait.Round(time.Second))
 	}
 	taken := func(id string) (string, bool) {
 		for _, d := range defs {

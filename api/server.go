@@ -16,6 +16,8 @@ import (
 
 	"github.com/labstack/echo/v4"
 	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/dynamo-rss/dynamo/internal/ratelimit"
 )
 
 // ResourceStatus is what the poller knows of a resource, as the api shows it
@@ -100,7 +102,8 @@ type Server struct {
 	hub     atomic.Pointer[Hub]           // POST /websub; nil or a nil Hub = off
 	pages   map[string]*template.Template // home and preview pages (embedded), by file name
 	feeds   *feedEngine                   // render cache and render metrics of the /resources feeds
-	limiter *registrationLimiter          // self-registrations per client
+	limiter *ratelimit.Keyed              // self-registrations per client
+	subLim  *ratelimit.Keyed              // POST /websub per client
 	readers *readers                      // distinct clients per resource, for weight_readers
 	people  *people                       // what the pages for people share (view.go, feedpage.go)
 	// chain is the middleware every request goes through, outermost first
@@ -149,7 +152,8 @@ func New(opts Options) (*Server, error) {
 	if every <= 0 {
 		every = time.Minute
 	}
-	s.limiter = newRegistrationLimiter(every, 5)
+	s.limiter = ratelimit.New(every, 5)
+	s.subLim = ratelimit.New(webSubEvery, webSubBurst)
 	s.people = newPeople()
 	s.e = echo.New()
 	s.e.HideBanner = true

@@ -7,24 +7,36 @@ package api
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"mime"
 	"net/http"
 	"net/url"
 	"strings"
+	"time"
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/dynamo-rss/dynamo/storage"
 	"github.com/dynamo-rss/dynamo/websub"
 )
 
 // Hub is the api's view of the WebSub hub; *websub.Hub implements it.
 type Hub interface {
 	// Request handles a subscription request's form: nil means accepted
-	// (202); errors wrap websub.ErrInvalidRequest, websub.ErrUnknownTopic
-	// or websub.ErrBusy.
+	// (202); errors wrap websub.ErrInvalidRequest, websub.ErrUnknownTopic,
+	// websub.ErrBusy or websub.ErrRateLimited (a *websub.LimitError: 429).
 	Request(ctx context.Context, form url.Values) error
 }
+
+// POST /websub per client address: a burst, then one request a second. A
+// request costs a topic render here and, once accepted, a verification
+// GET to its callback; the hub also limits verifications per callback host
+// (websub.Options.CallbackEvery), whoever asks for them.
+const (
+	webSubEvery = time.Second
+	webSubBurst = 60
+)
 
 // SetHub sets the hub POST /websub hands requests to (nil: the route
 // answers 404). The hub needs the Server (as its websub.Topics), so cmd
@@ -49,10 +61,19 @@ func (s *Server) postWebSub(c echo.Context) error {
 	if err != nil || mt != echo.MIMEApplicationForm {
 		return problemf(http.StatusUnsupportedMediaType, "a WebSub request is a form: Content-Type application/x-www-form-urlencoded with hub.mode, hub.topic and hub.callback")
 	}
+	// Every request counts, accepted or not: each costs a topic render, and
+	// a client that floods the hub with refused ones is no better.
+	if ok, wait, _ := s.subLim.Take(c.RealIP(), s.now()); !ok {
+		return tooManyRequests(c, wait, "too many subscription requests from your address; try again in %v", wait.Round(time.Second))
+	}
 	if err := req.ParseForm(); err != nil {
 		return fmt.Errorf("read form: %w", err) // a body past the limit is a *http.MaxBytesError: 413
 	}
 	if err := hub.Request(req.Context(), req.PostForm); err != nil {
+		var le *websub.LimitError
+		if errors.As(err, &le) {
+			return tooManyRequests(c, le.RetryAfter, "too many subscription requests for callbacks on %s; try again in %v", le.Host, le.RetryAfter.Round(time.Second))
+		}
 		return err
 	}
 	return c.String(http.StatusAccepted, "Accepted: the hub will verify the request with a GET to hub.callback.\n")
@@ -62,7 +83,8 @@ func (s *Server) postWebSub(c echo.Context) error {
 // when it lies under the public base URL, names /resources,
 // /resources/{id} or /resources/{id}/versions/{seq}, and a GET of it
 // answers 200 with a feed. The resource of /resources is "" (it depends on
-// every resource).
+// every resource). A feed of a resource the store says was deleted
+// (storage.ErrGone) is websub.ErrTopicDeleted.
 func (s *Server) TopicResource(ctx context.Context, topic string) (string, error) {
 	u, err := url.Parse(topic)
 	if err != nil {
@@ -84,7 +106,15 @@ func (s *Server) TopicResource(ctx context.Context, topic string) (string, error
 		return "", fmt.Errorf("%w: %s is not a feed path (/resources, /resources/{id}, /resources/{id}/versions/{seq})", websub.ErrUnknownTopic, path)
 	}
 	if _, _, err := s.RenderTopic(ctx, topic); err != nil {
-		return resource, err // named: the hub ends subscriptions to a deleted resource
+		// Named: the hub ends subscriptions to a deleted resource. Deleted
+		// is the store's word (its tombstone), not the 410 a GET answers:
+		// a version removed by retention answers 410 too.
+		if resource != "" && errors.Is(err, websub.ErrUnknownTopic) {
+			if _, serr := s.opts.Store.Resource(ctx, resource); errors.Is(serr, storage.ErrGone) {
+				return resource, fmt.Errorf("%w (%q)", websub.ErrTopicDeleted, resource)
+			}
+		}
+		return resource, err
 	}
 	return resource, nil
 }

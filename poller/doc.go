@@ -20,7 +20,11 @@
 // first interval, when shorter), so a start-up does not hit every origin at
 // once yet a newly configured page shows its first version quickly; after a
 // restart the persisted next-poll time is resumed (an overdue one spread over
-// the next minute the same way). Every poll ends in one outcome: changed, unchanged, not-modified,
+// the next minute the same way), unless the resource's policy differs from
+// the one the state records its next poll was placed under (changed in the
+// file meanwhile): then it is placed again from its last poll, as
+// [Engine.Apply] places it for a changed policy (with a [Leaser], in the
+// store too). Every poll ends in one outcome: changed, unchanged, not-modified,
 // not-annotated, robots-denied or error (its cause in Status.LastError).
 // Errors back off exponentially (30 s·2^(n−1), capped at 1 h, ±10 % jitter
 // derived from the id, so it is stable) without touching what the policy has

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"cmp"
 	"context"
+	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -11,6 +12,7 @@ import (
 	"io"
 	"log/slog"
 	"maps"
+	"math"
 	"net"
 	"net/http"
 	"net/url"
@@ -158,6 +160,10 @@ type Engine struct {
 	registered map[string]registration // resources registered through the admin API, by id
 	registry   Registry                // nil: no runtime registrations
 	leaser     Leaser                  // nil: this node polls every resource (one node)
+	// regChanged is closed when the registry may have changed through
+	// another node since registered was read (see RegistryWatcher); nil:
+	// the registry tells nothing of the sort. Guarded by regMu.
+	regChanged <-chan struct{}
 
 	budget    *Budget        // shared by the resources with policy kind budget
 	budgetSet BudgetSettings // the settings it was last configured with (guarded by mu)
@@ -338,7 +344,8 @@ func (e *Engine) apply(ctx context.Context, cfg *config.Config, registered map[s
 	set := fetchSettingsOf(cfg.Poller)
 	var (
 		old     *retriever
-		restart []string // ids whose policy changed
+		restart []string        // ids whose policy changed
+		added   map[string]bool // those of them just added (see replan)
 	)
 	e.mu.Lock()
 	defer func() {
@@ -347,7 +354,7 @@ func (e *Engine) apply(ctx context.Context, cfg *config.Config, registered map[s
 			old.close()
 		}
 		e.poke()
-		e.reschedule(ctx, restart)
+		e.reschedule(ctx, restart, added)
 	}()
 	if e.fetcher == nil || e.fetcher.set != set {
 		old, e.fetcher = e.fetcher, newRetriever(set, e.opts)
@@ -365,8 +372,15 @@ func (e *Engine) apply(ctx context.Context, cfg *config.Config, registered map[s
 		keep[b.entry.ID] = true
 		order = append(order, b.entry.ID)
 		st, ok := loaded[b.entry.ID]
+		_, existed := e.resources[b.entry.ID]
 		if e.upsertLocked(b, st, ok, now) {
 			restart = append(restart, b.entry.ID)
+			if !existed {
+				if added == nil {
+					added = make(map[string]bool)
+				}
+				added[b.entry.ID] = true
+			}
 		}
 	}
 	for id := range e.resources {
@@ -394,9 +408,12 @@ func (e *Engine) apply(ctx context.Context, cfg *config.Config, registered map[s
 // upsertLocked adds the resource b (with its stored poll state st when
 // stored) or brings an existing one up to b's definition: its page,
 // retention and policy (a policy change reschedules it from its last poll,
-// and upsertLocked returns true). e.mu must be held.
+// and upsertLocked returns true). A resource added with a state stored
+// under another policy (changed in the file before a restart, or on the
+// node that polled it last) is a policy change too. e.mu must be held.
 func (e *Engine) upsertLocked(b built, st persisted, stored bool, now time.Time) (restarted bool) {
 	id := b.entry.ID
+	pkey := policyKey(b.policy.Config(), e.budgetSet)
 	r, ok := e.resources[id]
 	if !ok {
 		r = &resource{id: id, busy: e.retired[id]}
@@ -421,10 +438,20 @@ func (e *Engine) upsertLocked(b built, st persisted, stored bool, now time.Time)
 			// a restart): the page is fetched and extracted again.
 			r.st.BodyHash, r.st.Validators = 0, validators{}
 		}
-		r.st.URL, r.st.Kind, r.st.Extraction = b.entry.URL, b.policy.Config().Kind, key
+		// The next poll stored was placed under the policy the state
+		// records: under another one, it is placed again from the last
+		// poll, as a reload would (a shorter interval does not wait out
+		// the old one), and, with a Leaser, in the store too.
+		replanned := stored && !r.st.LastPoll.IsZero() && !r.st.scheduledUnder(pkey, b.policy.Config().Kind)
+		r.st.URL, r.st.Kind, r.st.Extraction, r.st.PolicyKey = b.entry.URL, b.policy.Config().Kind, key, pkey
+		if replanned {
+			e.queue.Push(id, replan(&r.st, r.policy, id, now, true))
+			return true
+		}
 		e.scheduleFirst(r, now)
 		return false
 	}
+	r.st.PolicyKey = pkey
 	if r.st.URL != b.entry.URL {
 		r.st.Validators, r.st.Last = validators{}, nil // another page: nothing to compare with
 		r.st.URL = b.entry.URL
@@ -454,6 +481,37 @@ func (e *Engine) upsertLocked(b built, st persisted, stored bool, now time.Time)
 // page (its validators, its body's hash).
 func sameExtraction(a, b *config.ResourceEntry) bool {
 	return a.URL == b.URL && a.Select == b.Select && a.DateFormat == b.DateFormat && a.Timezone == b.Timezone
+}
+
+// policyKey identifies a resolved policy as a reload compares it (every
+// field of [PolicyConfig]), and for the budget kind the budget's settings
+// too (a new budget re-places every budget resource): the state records the
+// key of the policy its next poll was placed under. Never 0, which a state
+// saved before the key was recorded has. Encoded by hand rather than by
+// encoding/json: every resource's key is taken at every start and reload.
+func policyKey(c PolicyConfig, bs BudgetSettings) uint64 {
+	var buf [96]byte
+	b := binary.AppendUvarint(buf[:0], uint64(len(c.Kind)))
+	b = append(b, c.Kind...)
+	for _, d := range [...]time.Duration{c.Interval, c.Initial, c.Min, c.Max} {
+		b = binary.AppendVarint(b, int64(d))
+	}
+	b = binary.LittleEndian.AppendUint64(b, math.Float64bits(c.Alpha))
+	b = binary.LittleEndian.AppendUint64(b, math.Float64bits(c.Weight))
+	b = append(b, boolByte(c.AlphaAuto), boolByte(c.WeightReaders))
+	if c.Kind == KindBudget {
+		b = binary.LittleEndian.AppendUint64(b, math.Float64bits(bs.Total))
+		b = binary.LittleEndian.AppendUint64(b, math.Float64bits(bs.PerResource))
+		b = binary.AppendVarint(b, int64(bs.MaxInterval))
+	}
+	return xxhash.Sum64(b) | 1
+}
+
+func boolByte(v bool) byte {
+	if v {
+		return 1
+	}
+	return 0
 }
 
 // extractionKey identifies how a definition reads its page besides its URL
@@ -507,18 +565,24 @@ func (e *Engine) restartLocked(r *resource, now time.Time) {
 		r.policy.Start(&r.st.Policy)
 		return // being polled: the poll's end schedules it
 	}
-	e.queue.Update(r.id, replan(&r.st, r.policy, r.id, now))
+	e.queue.Update(r.id, replan(&r.st, r.policy, r.id, now, false))
 }
 
 // replan starts pol on st (a new policy, a new budget) and returns when
 // resource id is next due: from its last poll, keeping an error back-off
-// in force. It sets st.NextPoll.
-func replan(st *persisted, pol Policy, id string, now time.Time) time.Time {
+// in force. It sets st.NextPoll. An overdue resource is due now, or, when
+// it was just added (a start-up), within the first minute as scheduleFirst
+// places overdue ones, so that a start-up under a new default does not
+// poll every page at once.
+func replan(st *persisted, pol Policy, id string, now time.Time, added bool) time.Time {
 	wait := pol.Start(&st.Policy)
 	var at time.Time
-	if st.LastPoll.IsZero() {
+	switch {
+	case st.LastPoll.IsZero():
 		at = now.Add(spread(id, wait))
-	} else {
+	case st.LastPoll.Add(wait).Before(now) && added:
+		at = now.Add(spread(id, min(wait, firstPollWindow)))
+	default:
 		at = st.LastPoll.Add(wait)
 		if at.Before(now) {
 			at = now

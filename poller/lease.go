@@ -98,7 +98,7 @@ func (e *Engine) acquire(ctx context.Context, r *resource, cfg *config.Config, f
 }
 
 // adopt takes a poll state written by another node, keeping what belongs to
-// this node's configuration (the URL, policy kind and extraction in force).
+// this node's configuration (the URL, policy and extraction in force).
 func (e *Engine) adopt(r *resource, st persisted) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
@@ -114,7 +114,7 @@ func (e *Engine) adopt(r *resource, st persisted) {
 		// the next poll fetches and extracts the page again.
 		st.Validators, st.BodyHash = validators{}, 0
 	}
-	st.URL, st.Kind, st.Extraction = r.st.URL, r.st.Kind, r.st.Extraction
+	st.URL, st.Kind, st.Extraction, st.PolicyKey = r.st.URL, r.st.Kind, r.st.Extraction, r.st.PolicyKey
 	if st.Since.IsZero() || (!r.st.Since.IsZero() && r.st.Since.Before(st.Since)) {
 		st.Since = r.st.Since
 	}
@@ -122,11 +122,13 @@ func (e *Engine) adopt(r *resource, st persisted) {
 }
 
 // reschedule moves the due times in the store of resources whose policy
-// changed on this node (ids) to what restartLocked makes of them here, from
-// their last poll, whichever node made it: without it, every node would
-// keep following the due time the last poll decided under the old policy
-// (a shorter interval would wait for it, a longer one would not wait).
-func (e *Engine) reschedule(ctx context.Context, ids []string) {
+// changed on this node (ids; those in added were just added, at start-up
+// or by a reload: see replan) to what restartLocked makes of them here,
+// from their last poll, whichever node made it: without it, every node
+// would keep following the due time the last poll decided under the old
+// policy (a shorter interval would wait for it, a longer one would not
+// wait).
+func (e *Engine) reschedule(ctx context.Context, ids []string, added map[string]bool) {
 	if e.leaser == nil || len(ids) == 0 {
 		return
 	}
@@ -148,8 +150,8 @@ func (e *Engine) reschedule(ctx context.Context, ids []string) {
 			e.mu.Unlock()
 			return nil, time.Time{}, false // removed meanwhile
 		}
-		st.Kind = r.st.Kind
-		at := replan(&st, r.policy, id, now)
+		st.Kind, st.PolicyKey = r.st.Kind, r.st.PolicyKey
+		at := replan(&st, r.policy, id, now, added[id])
 		e.mu.Unlock()
 		data, err := st.marshalWith(h)
 		if err != nil {

@@ -33,7 +33,14 @@ type pgNode struct {
 // cfg and clk.
 func pgCluster(t *testing.T, cfg *config.Config, clk *fakeClock, names ...string) []*pgNode {
 	t.Helper()
-	dsn := pgtest.DSN(t)
+	return pgClusterAt(t, pgtest.DSN(t), cfg, clk, names...)
+}
+
+// pgClusterAt opens one node per name on the database dsn, one after the
+// other (each New done before the next node opens), each engine on cfg
+// and clk: a cluster started, or restarted, on what the database holds.
+func pgClusterAt(t *testing.T, dsn string, cfg *config.Config, clk *fakeClock, names ...string) []*pgNode {
+	t.Helper()
 	out := make([]*pgNode, 0, len(names))
 	for _, name := range names {
 		db, err := postgres.Open(context.Background(), dsn, postgres.Options{NodeID: name})
@@ -618,4 +625,99 @@ func TestLeasePolicyRedefinedElsewhereDuringPoll(t *testing.T) {
 	}
 	b.syncRegistry(t)
 	wantPolledEvery(t, clk, o, "/r", polledAt, 30*time.Minute, a, b)
+}
+
+// A poll policy changed in the file while the nodes were stopped applies
+// at their start as a reload applies it: the first node to start moves the
+// due time in the store, which every node's leases follow, from the last
+// poll by the new interval, and records the policy it was placed under,
+// so that the nodes started after it take the state as it is. The polls
+// are at the new interval from the last one before the restart, whichever
+// node makes them, a shorter interval not waiting out the old one.
+func TestLeasePolicyChangedAtRestart(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		from, to time.Duration
+	}{
+		{"shorter", time.Hour, 5 * time.Minute},
+		{"longer", 5 * time.Minute, 30 * time.Minute},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			o := newRaceOrigin(t)
+			clk := newFakeClock(t0)
+			cfgOf := func(d time.Duration) *config.Config {
+				return testConfig(t, raceYAML(fmt.Sprintf("  - {id: r, url: %q, policy: {kind: flat, interval: %s}}\n", o.url("/r"), d)))
+			}
+			dsn := pgtest.DSN(t)
+			ns := pgClusterAt(t, dsn, cfgOf(tc.from), clk, "a", "b")
+			clk.Advance(time.Minute) // first polls are spread over a minute
+			polledAt := clk.Now()
+			if n := ns[0].e.runDue(t.Context()); n != 1 {
+				t.Fatalf("A polled %d resources, want r", n)
+			}
+
+			clk.Advance(time.Minute) // both nodes stopped, and started again under the new policy
+			ns = pgClusterAt(t, dsn, cfgOf(tc.to), clk, "a", "b")
+			wantPolledEvery(t, clk, o, "/r", polledAt, tc.to, ns...)
+		})
+	}
+}
+
+// waitFor checks cond until it holds, failing t after 10 s.
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("%s: not within 10 s", what)
+		}
+		time.Sleep(2 * time.Millisecond)
+	}
+}
+
+// A registration made, replaced or deleted through node A reaches node B,
+// which runs, at once: B does not wait for its periodic re-read of the
+// registry (registrySyncInterval, which the clock, never moved here, does
+// not reach) to poll a new resource, to poll a redefined one under its new
+// definition, or to stop polling a deleted one.
+func TestLeaseRegistrationReachesOtherNodesAtOnce(t *testing.T) {
+	o := newRaceOrigin(t)
+	clk := newFakeClock(t0)
+	ns := pgCluster(t, testConfig(t, raceYAML("")), clk, "a", "b")
+	a, b := ns[0], ns[1]
+	ctx, cancel := context.WithCancel(t.Context())
+	ran := make(chan error, 1)
+	go func() { ran <- b.e.Run(ctx) }()
+	defer func() {
+		cancel()
+		if err := await(t, ran, "B's Run"); err != nil {
+			t.Error(err)
+		}
+	}()
+	defOf := func(path string, d time.Duration) string {
+		return fmt.Sprintf(`{"url": %q, "policy": {"kind": "flat", "interval": %q}}`, o.url(path), d)
+	}
+	onB := func(path string, d time.Duration) func() bool {
+		return func() bool {
+			def, ok := b.e.Definition("r")
+			st, polled := b.e.Status("r")
+			return ok && def.Polled && def.Source == SourceAPI && polled &&
+				def.Resource.URL == o.url(path) && def.Resource.Policy.Interval.D() == d && st.URL == o.url(path)
+		}
+	}
+
+	a.register(t, "r", defOf("/r", 10*time.Minute))
+	waitFor(t, "r registered through A, scheduled on B", onB("/r", 10*time.Minute))
+	a.register(t, "r", defOf("/r2", 30*time.Minute))
+	waitFor(t, "r redefined through A, redefined on B", onB("/r2", 30*time.Minute))
+	if err := a.e.Unregister(t.Context(), "r"); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "r deleted through A, gone from B", func() bool {
+		_, ok := b.e.Definition("r")
+		return !ok
+	})
+	if now := clk.Now(); !now.Equal(t0) {
+		t.Fatalf("the clock moved to %v", now)
+	}
 }

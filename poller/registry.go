@@ -50,6 +50,19 @@ type Registry interface {
 	Unregister(ctx context.Context, id string) error
 }
 
+// RegistryWatcher is a [Registry] shared by several nodes that tells when
+// another node may have changed it (the PostgreSQL store's, by
+// LISTEN/NOTIFY), so that a node of several re-reads the registry at once
+// rather than at its next periodic re-read.
+type RegistryWatcher interface {
+	Registry
+	// RegistryChanged returns a channel closed when the registrations may
+	// have changed through another node since it was returned (or when
+	// such changes may have been missed). It is taken before a read of the
+	// registry, so that a change during the read closes it.
+	RegistryChanged() <-chan struct{}
+}
+
 // registration is a decoded [Registration].
 type registration struct {
 	entry      *config.ResourceEntry // shared with the resource built from it
@@ -68,11 +81,21 @@ type Definition struct {
 
 // loadRegistered reads the registry at start-up.
 func (e *Engine) loadRegistered(ctx context.Context) error {
+	changed := e.watchRegistry()
 	regs, err := e.readRegistry(ctx)
 	if err != nil {
 		return err
 	}
-	e.registered = regs
+	e.registered, e.regChanged = regs, changed
+	return nil
+}
+
+// watchRegistry returns the channel that tells of a change of the registry
+// through another node after this call; nil without a [RegistryWatcher].
+func (e *Engine) watchRegistry() <-chan struct{} {
+	if w, ok := e.registry.(RegistryWatcher); ok {
+		return w.RegistryChanged()
+	}
 	return nil
 }
 
@@ -137,17 +160,18 @@ func (e *Engine) applyRegistered(ctx context.Context, cfg *config.Config, id str
 	if !exists {
 		st, stored = e.loadState(ctx, id) // outside the lock: a store read
 	}
-	var restarted bool
+	var restarted, added bool
 	e.mu.Lock()
 	defer func() {
 		e.mu.Unlock()
 		e.poke()
 		if restarted {
-			e.reschedule(ctx, []string{id})
+			e.reschedule(ctx, []string{id}, map[string]bool{id: added})
 		}
 	}()
 	if _, exists := e.resources[id]; !exists {
 		e.order = append(e.order, id)
+		added = true
 	}
 	restarted = e.upsertLocked(b, st, stored, e.clock.Now())
 	return nil
@@ -155,13 +179,19 @@ func (e *Engine) applyRegistered(ctx context.Context, cfg *config.Config, id str
 
 // registrySyncInterval is how often a node of several re-reads the shared
 // registry, so that a resource registered, replaced or deleted through
-// another node is polled (or no longer) here within that time.
+// another node is polled (or no longer) here within that time even when
+// the store's word of the change (see [RegistryWatcher]) was lost, or the
+// store gives none.
 const registrySyncInterval = 5 * time.Second
 
-// syncRegistry re-reads the registry every registrySyncInterval until ctx
+// syncRegistry re-reads the registry when a [RegistryWatcher] tells of a
+// change through another node, and every registrySyncInterval, until ctx
 // ends (several nodes only: a single node's registry changes only through
 // its own Register and Unregister).
 func (e *Engine) syncRegistry(ctx context.Context) {
+	e.regMu.Lock()
+	changed := e.regChanged
+	e.regMu.Unlock()
 	for {
 		t := e.clock.NewTimer(registrySyncInterval)
 		select {
@@ -169,9 +199,20 @@ func (e *Engine) syncRegistry(ctx context.Context) {
 			t.Stop()
 			return
 		case <-t.C():
+		case <-changed: // nil: never
+			t.Stop()
 		}
-		if err := e.SyncRegistry(ctx); err != nil && ctx.Err() == nil {
-			e.log.WarnContext(ctx, "registry not re-read", slog.Any("error", err))
+		err := e.SyncRegistry(ctx)
+		e.regMu.Lock()
+		changed = e.regChanged
+		e.regMu.Unlock()
+		if err != nil {
+			if ctx.Err() == nil {
+				e.log.WarnContext(ctx, "registry not re-read", slog.Any("error", err))
+			}
+			// The next attempt waits for the timer: the channel taken
+			// before the failed read may be closed already.
+			changed = nil
 		}
 	}
 }
@@ -180,6 +221,7 @@ func (e *Engine) syncRegistry(ctx context.Context) {
 // last read: new registrations are scheduled, replaced ones re-applied,
 // deleted ones stop being polled.
 func (e *Engine) SyncRegistry(ctx context.Context) error {
+	changed := e.watchRegistry() // before the read, so that a change during it closes it
 	next, err := e.readRegistry(ctx)
 	if err != nil {
 		return err
@@ -207,7 +249,7 @@ func (e *Engine) SyncRegistry(ctx context.Context) error {
 			}
 		}
 	}
-	e.registered = next
+	e.registered, e.regChanged = next, changed
 	return nil
 }
 

@@ -39,6 +39,10 @@ type persisted struct {
 	// for). A definition that reads the page otherwise (another node's, or
 	// this one's before a restart) does not take them over.
 	Extraction uint64 `json:"extraction,omitempty"`
+	// PolicyKey is the [policyKey] of the policy the next poll was placed
+	// under (0: unknown, a state saved before it was recorded). A start
+	// under another policy places it again, as a reload does.
+	PolicyKey uint64 `json:"policy_key,omitempty"`
 	// Since is when the engine first scheduled the resource (its
 	// registration, as far as polling is concerned); empty feeds are dated by it.
 	Since time.Time `json:"since,omitzero"`
@@ -180,6 +184,17 @@ func unmarshalState(b []byte) (persisted, error) {
 		p.Last.Items = slices.Clone(p.Last.Items)
 	}
 	return p, nil
+}
+
+// scheduledUnder reports whether p's next poll was placed under the policy
+// whose key is key (of kind kind). Of a state saved before the key was
+// recorded only its kind is known: under the same kind, it is taken for
+// the same policy, its next poll kept as before.
+func (p *persisted) scheduledUnder(key uint64, kind string) bool {
+	if p.PolicyKey != 0 {
+		return p.PolicyKey == key
+	}
+	return p.Kind == "" || p.Kind == kind
 }
 
 // kindString returns the policy kind k as the constant, when it is one.

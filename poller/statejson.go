@@ -72,6 +72,10 @@ func appendState(b []byte, p *persisted) ([]byte, error) {
 		b = append(b, `,"extraction":`...)
 		b = strconv.AppendUint(b, p.Extraction, 10)
 	}
+	if p.PolicyKey != 0 {
+		b = append(b, `,"policy_key":`...)
+		b = strconv.AppendUint(b, p.PolicyKey, 10)
+	}
 	if b, err = appendTimeField(b, `,"since":`, p.Since); err != nil {
 		return nil, err
 	}

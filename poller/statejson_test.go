@@ -42,6 +42,7 @@ func randomState(rng *rand.Rand) persisted {
 		Failures:    rng.IntN(3),
 		BodyHash:    rng.Uint64() * uint64(rng.IntN(2)),
 		Extraction:  rng.Uint64() * uint64(rng.IntN(2)),
+		PolicyKey:   rng.Uint64() * uint64(rng.IntN(2)),
 		Since:       randomTime(rng),
 		HistorySeq:  rng.Uint64N(3) * rng.Uint64(),
 		Progress:    rng.IntN(2) == 0,

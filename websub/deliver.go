@@ -53,8 +53,9 @@ func (h *Hub) deliver(ctx context.Context, k Key) {
 	log := h.log.With(slog.String("topic", k.Topic), slog.String("callback", k.Callback))
 	c, err := h.render(ctx, k.Topic)
 	if err != nil {
-		// The topic no longer renders (its resource was deleted): there is
-		// no content to distribute; the subscription lives out its lease.
+		// The topic no longer renders: there is no content to distribute.
+		// If its resource was deleted, the notification pass that found it
+		// has handed the subscription to endIfDeleted as well.
 		log.WarnContext(ctx, "websub: render topic for delivery", slog.Any("error", err))
 		h.finish(ctx, k, *s.Pending, s.Pending.Hash, outcomeSkipped)
 		return

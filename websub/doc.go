@@ -22,7 +22,10 @@
 //     (absolute http(s), no fragment, no credentials), hub.lease_seconds (a
 //     positive integer), hub.secret (less than 200 bytes). An invalid one is
 //     refused at once (the api answers 4xx, §5.1.2); a valid one is queued
-//     and answered 202.
+//     and answered 202, unless its callback host has had its share of
+//     verification requests ([Options.CallbackEvery]: anyone may name any
+//     public callback, and each request makes the hub send it a GET), in
+//     which case it is refused with a [*LimitError] (the api answers 429).
 //   - A worker verifies intent (§5.3): GET callback with hub.mode, hub.topic
 //     (as the subscriber spelled it, not normalized), hub.challenge (random, single use) and, for subscribe,
 //     hub.lease_seconds, appended to the callback's own query. Only a 2xx
@@ -31,7 +34,8 @@
 //     renewed (lease measured from the verification request), or deleted for
 //     unsubscribe; on failure nothing changes. Verification is tried once.
 //     An unsubscribe from a topic that is no feed any more (its resource
-//     was deleted) is accepted when its subscription is stored.
+//     was deleted) is accepted when its subscription is stored (until the
+//     hub denies it, below).
 //     The topic is checked again first: a subscription whose topic stopped
 //     being a feed (its resource was deleted) after the request was accepted
 //     is denied with a GET carrying hub.mode=denied, hub.topic and
@@ -48,6 +52,15 @@
 //     [Options.RetryFor] after the notification, then that notification is
 //     given up (§7). A newer notification replaces a pending one (only the
 //     latest content is ever sent) and restarts its window.
+//   - A deleted resource (the notified resource's topics no longer render,
+//     and [Topics.TopicResource] says [ErrTopicDeleted]): each subscription
+//     to one of its topics is handed to a worker, which checks the topic
+//     again (a resource registered again under the same id meanwhile keeps
+//     its subscriptions), removes the subscription and sends the subscriber
+//     a denial (§5.2: hub.mode=denied, hub.topic as it subscribed,
+//     hub.reason), once. Until then its subscriber may still unsubscribe.
+//     A deletion the hub missed (stopped, or the notification lost) is
+//     found at its next start.
 //   - Leases (§5.3.1, §8.2): default 10 days, bounds 1 hour to 30 days
 //     (configurable); expired subscriptions are removed when met and by an
 //     hourly sweep.

@@ -92,19 +92,49 @@ const topicBase = "http://dynamo.test"
 
 // fakeTopics serves topics from a map that tests change.
 type fakeTopics struct {
-	mu     sync.Mutex
-	bodies map[string]string // topic → body
+	mu      sync.Mutex
+	bodies  map[string]string // topic → body
+	deleted map[string]bool   // resource ids deleted (and not registered again)
 }
 
-func newFakeTopics() *fakeTopics { return &fakeTopics{bodies: make(map[string]string)} }
+func newFakeTopics() *fakeTopics {
+	return &fakeTopics{bodies: make(map[string]string), deleted: make(map[string]bool)}
+}
 
+// set makes topic render body; a topic of a deleted resource is then of
+// the resource registered again.
 func (f *fakeTopics) set(topic, body string) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.bodies[topic] = body
+	delete(f.deleted, topicID(topic))
 }
 
-// remove makes topic a feed no more (its resource deleted).
+// deleteResource deletes resource id: none of its topics render, and
+// TopicResource says the resource was deleted, as the api does.
+func (f *fakeTopics) deleteResource(id string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for topic := range f.bodies {
+		if topicID(topic) == id {
+			delete(f.bodies, topic)
+		}
+	}
+	f.deleted[id] = true
+}
+
+// topicID is the resource id a topic URL names ("" for the list).
+func topicID(topic string) string {
+	u, err := url.Parse(topic)
+	if err != nil {
+		return ""
+	}
+	id, _, _ := strings.Cut(strings.TrimPrefix(strings.TrimPrefix(u.Path, "/resources"), "/"), "/")
+	return id
+}
+
+// remove makes topic a feed no more, its resource not deleted (a version
+// past the history, say): TopicResource says ErrUnknownTopic only.
 func (f *fakeTopics) remove(topic string) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -114,14 +144,15 @@ func (f *fakeTopics) remove(topic string) {
 // TopicResource names the resource of a feed path even when the feed does
 // not render (as the api does: see [Topics]).
 func (f *fakeTopics) TopicResource(_ context.Context, topic string) (string, error) {
-	u, err := url.Parse(topic)
-	if err != nil {
+	if _, err := url.Parse(topic); err != nil {
 		return "", fmt.Errorf("%q: %w", topic, ErrUnknownTopic)
 	}
-	rest := strings.TrimPrefix(u.Path, "/resources")
-	id, _, _ := strings.Cut(strings.TrimPrefix(rest, "/"), "/")
+	id := topicID(topic)
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	if f.deleted[id] {
+		return id, fmt.Errorf("%q: %w", topic, ErrTopicDeleted)
+	}
 	if _, ok := f.bodies[topic]; !ok {
 		return id, fmt.Errorf("%q: %w", topic, ErrUnknownTopic)
 	}

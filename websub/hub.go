@@ -1,6 +1,7 @@
 package websub
 
 import (
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -14,6 +15,8 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/dynamo-rss/dynamo/internal/ratelimit"
 )
 
 // Topics is what the hub knows of the feeds it is the hub of; the api
@@ -25,7 +28,8 @@ type Topics interface {
 	// service (any other error is a passing failure: the hub then refuses
 	// the request without denying it). With ErrUnknownTopic it still
 	// returns the resource a feed path names (a deleted resource's feed), so
-	// that its subscriptions can be found and ended.
+	// that its subscriptions can be found and ended; when that resource was
+	// deleted (and not registered again) the error wraps [ErrTopicDeleted].
 	TopicResource(ctx context.Context, topic string) (resource string, err error)
 	// RenderTopic returns topic's current body and content type, exactly
 	// as a GET of topic would answer them.
@@ -40,6 +44,13 @@ const (
 	DefaultRetryFor = 24 * time.Hour
 	DefaultWorkers  = 8
 	DefaultQueue    = 1024
+
+	// A callback host gets DefaultCallbackBurst verification requests at
+	// once, then one every DefaultCallbackEvery: at most 8,640 a day for
+	// a host that anyone may name as a callback, while a reader service
+	// subscribing to a thousand feeds is through in under three hours.
+	DefaultCallbackEvery = 10 * time.Second
+	DefaultCallbackBurst = 60
 
 	defaultRetryMin = 10 * time.Second
 	defaultRetryMax = time.Hour
@@ -73,6 +84,17 @@ type Options struct {
 	Timeout   time.Duration // one callback request, body included; 0: 15s
 	UserAgent string        // "": "dynamo-websub"
 
+	// CallbackEvery and CallbackBurst bound the verification requests
+	// (§5.3) sent to one callback host (its registrable domain, see
+	// callbackHost): CallbackBurst at once, then one every CallbackEvery.
+	// Anyone may name any public callback, so without a bound the hub
+	// would send GETs to a host as fast as requests arrive. A request past
+	// the bound is refused at once with a [*LimitError]. The budget is
+	// this hub's (each node of a cluster has its own) and starts full at
+	// each start. 0: DefaultCallbackEvery, DefaultCallbackBurst.
+	CallbackEvery time.Duration
+	CallbackBurst int
+
 	Registerer prometheus.Registerer // nil: metrics not registered
 }
 
@@ -91,9 +113,15 @@ type Hub struct {
 	work   chan Key     // subscriptions whose delivery is due, fed by sched
 	sched  *scheduler
 
+	callbacks *ratelimit.Keyed // verification requests per callback host
+
 	mu      sync.Mutex
 	changed map[string]struct{} // resources notified and not yet processed
 	wake    chan struct{}       // cap 1: a resource was notified
+	// deleted holds the subscriptions a notification pass found the
+	// resource of deleted; a worker checks the topic again, then denies and
+	// removes them (see endIfDeleted). Bounded by those subscriptions.
+	deleted map[Key]struct{}
 
 	// latest holds the topics the last notification pass rendered, so
 	// that the workers delivering one topic to many subscribers do not
@@ -173,6 +201,10 @@ func New(opts Options) (*Hub, error) {
 	if opts.Queue <= 0 {
 		opts.Queue = DefaultQueue
 	}
+	setDefault(&opts.CallbackEvery, DefaultCallbackEvery)
+	if opts.CallbackBurst <= 0 {
+		opts.CallbackBurst = DefaultCallbackBurst
+	}
 	if opts.UserAgent == "" {
 		opts.UserAgent = "dynamo-websub"
 	}
@@ -193,10 +225,12 @@ func New(opts Options) (*Hub, error) {
 		return nil, err
 	}
 	h.metrics = m
+	h.callbacks = ratelimit.New(opts.CallbackEvery, opts.CallbackBurst)
 	h.verify = make(chan request, opts.Queue)
 	h.work = make(chan Key, opts.Queue)
 	h.sched = newScheduler(h.clock)
 	h.changed = make(map[string]struct{})
+	h.deleted = make(map[Key]struct{})
 	h.wake = make(chan struct{}, 1)
 	return h, nil
 }
@@ -213,8 +247,9 @@ func (h *Hub) URL() string { return h.opts.URL }
 // Request handles the form of a subscription or unsubscription request
 // (§5.1). nil means the request was accepted (answer 202, §5.1.2) and will be
 // verified asynchronously (§5.3); otherwise the error wraps
-// [ErrInvalidRequest], [ErrUnknownTopic] or [ErrBusy]. The outcome of the
-// verification never changes the answer (§5.1.2).
+// [ErrInvalidRequest], [ErrUnknownTopic], [ErrBusy] or [ErrRateLimited]
+// (a [*LimitError]). The outcome of the verification never changes the
+// answer (§5.1.2).
 func (h *Hub) Request(ctx context.Context, form url.Values) error {
 	r, err := parseRequest(form, h.opts.Lease, h.opts.LeaseMin, h.opts.LeaseMax)
 	if err != nil {
@@ -227,11 +262,20 @@ func (h *Hub) Request(ctx context.Context, form url.Values) error {
 		h.metrics.requests.WithLabelValues("unknown_topic").Inc()
 		return fmt.Errorf("hub.topic %q: %w", r.topic, err)
 	}
+	// Only a request that will be verified takes from its callback host's
+	// budget: a refused one sends no GET.
+	host := callbackHost(r.callback)
+	ok, wait, giveBack := h.callbacks.Take(host, h.clock.Now())
+	if !ok {
+		h.metrics.requests.WithLabelValues("limited").Inc()
+		return &LimitError{Host: host, RetryAfter: wait}
+	}
 	select {
 	case h.verify <- r:
 		h.metrics.requests.WithLabelValues("accepted").Inc()
 		return nil
 	default:
+		giveBack()
 		h.metrics.requests.WithLabelValues("busy").Inc()
 		return ErrBusy
 	}
@@ -306,7 +350,9 @@ func (h *Hub) worker(ctx context.Context) {
 		case r := <-h.verify:
 			h.verifyIntent(ctx, r)
 		case k := <-h.work:
-			h.deliver(ctx, k)
+			if !h.endIfDeleted(ctx, k) {
+				h.deliver(ctx, k)
+			}
 			h.sched.done(k)
 		}
 	}
@@ -338,6 +384,8 @@ func (h *Hub) notifier(ctx context.Context) {
 // process checks the subscriptions of the changed resources, and of the
 // list of resources, rendering each topic once, and makes a delivery
 // pending where the content differs from what the subscription last got.
+// The subscriptions to a topic whose resource was deleted are handed to
+// the workers, which deny and remove them (endIfDeleted).
 func (h *Hub) process(ctx context.Context, changed map[string]struct{}) {
 	var subs []Subscription
 	changed[""] = struct{}{} // the list of resources depends on every resource
@@ -352,6 +400,7 @@ func (h *Hub) process(ctx context.Context, changed map[string]struct{}) {
 	rendered := &renderings{m: make(map[string]content)} // topic → its rendering, once per pass
 	h.latest.Store(rendered)
 	failed := make(map[string]bool)
+	deleted := make(map[string]bool)
 	now := h.clock.Now()
 	for _, s := range subs {
 		if ctx.Err() != nil {
@@ -361,6 +410,10 @@ func (h *Hub) process(ctx context.Context, changed map[string]struct{}) {
 			h.expire(ctx, s.Key)
 			continue
 		}
+		if deleted[s.Topic] {
+			h.endLater(s.Key, now)
+			continue
+		}
 		if failed[s.Topic] {
 			continue
 		}
@@ -368,6 +421,11 @@ func (h *Hub) process(ctx context.Context, changed map[string]struct{}) {
 		if !ok {
 			body, ctype, err := h.opts.Topics.RenderTopic(ctx, s.Topic)
 			if err != nil {
+				if errors.Is(err, ErrUnknownTopic) && h.topicDeleted(ctx, s.Topic) {
+					deleted[s.Topic] = true
+					h.endLater(s.Key, now)
+					continue
+				}
 				h.log.WarnContext(ctx, "websub: render topic", slog.String("topic", s.Topic), slog.Any("error", err))
 				failed[s.Topic] = true
 				continue
@@ -398,6 +456,73 @@ func (h *Hub) process(ctx context.Context, changed map[string]struct{}) {
 			h.sched.push(s.Key, now)
 		}
 	}
+}
+
+// reasonDeleted is the hub.reason of a denial for a deleted resource.
+const reasonDeleted = "resource deleted: hub.topic is no longer a feed of this hub"
+
+// topicDeleted reports whether topic's resource was deleted (and not
+// registered again): not merely a topic that does not render now.
+func (h *Hub) topicDeleted(ctx context.Context, topic string) bool {
+	_, err := h.opts.Topics.TopicResource(ctx, topic)
+	return errors.Is(err, ErrTopicDeleted)
+}
+
+// endLater hands the subscription named by k, whose resource was deleted,
+// to a worker, which denies and removes it: a denial is a callback request,
+// which the notification pass does not wait for. If the hub stops first,
+// the pass at its next start finds the deletion again.
+func (h *Hub) endLater(k Key, now time.Time) {
+	h.mu.Lock()
+	h.deleted[k] = struct{}{}
+	h.mu.Unlock()
+	h.sched.push(k, now)
+}
+
+// endIfDeleted ends the subscription named by k when a notification pass
+// found its resource deleted and the topic is still of a deleted resource
+// now (a resource registered again under the same id meanwhile keeps its
+// subscriptions): the subscription is removed, then its subscriber is sent
+// a denial (§5.2: the hub may deny a subscription at any time, with
+// hub.mode=denied and hub.reason). Removed first, so that it is denied
+// once, and never delivered to afterwards. It reports whether k was
+// handled; false: deliver as usual.
+func (h *Hub) endIfDeleted(ctx context.Context, k Key) bool {
+	h.mu.Lock()
+	_, marked := h.deleted[k]
+	delete(h.deleted, k)
+	h.mu.Unlock()
+	if !marked {
+		return false
+	}
+	switch _, err := h.opts.Topics.TopicResource(ctx, k.Topic); {
+	case errors.Is(err, ErrTopicDeleted):
+	case err == nil || errors.Is(err, ErrUnknownTopic):
+		h.log.InfoContext(ctx, "websub: resource registered again before its subscriptions were denied; kept", slog.String("topic", k.Topic), slog.String("callback", k.Callback))
+		h.observe("kept", k)
+		return false
+	default: // a passing failure: the next notification of the resource, or the next start, looks again
+		h.log.WarnContext(ctx, "websub: topic of a deleted resource not checked; subscription kept", slog.String("topic", k.Topic), slog.String("callback", k.Callback), slog.Any("error", err))
+		h.observe("kept", k)
+		return false
+	}
+	var ended *Subscription
+	err := h.opts.Store.Update(ctx, k, func(cur *Subscription) (*Subscription, error) {
+		ended = cur // fn may run again
+		return nil, nil
+	})
+	if err != nil {
+		h.log.ErrorContext(ctx, "websub: remove subscription of a deleted resource", slog.String("topic", k.Topic), slog.String("callback", k.Callback), slog.Any("error", err))
+		return true
+	}
+	if ended == nil {
+		return true // unsubscribed or expired meanwhile
+	}
+	h.deny(ctx, k.Callback, cmp.Or(ended.AsGiven, k.Topic), reasonDeleted)
+	h.metrics.denied.Inc()
+	h.log.InfoContext(ctx, "websub: subscription denied: resource deleted", slog.String("topic", k.Topic), slog.String("callback", k.Callback))
+	h.observe("denied", k)
+	return true
 }
 
 // sweep removes the expired subscriptions (§5.3.1: "Hubs MUST enforce

@@ -594,3 +594,97 @@ func TestBusyWhenVerificationQueueFull(t *testing.T) {
 		h.Notify("news")
 	}
 }
+
+// TestRequestsLimitedPerCallbackHost: past CallbackBurst accepted requests
+// whose callbacks are on one host (any port, any path), a request for that
+// host is refused at once with a *LimitError saying when to try again, and
+// no verification is sent for it; another host is not affected, refused
+// requests cost nothing, and the budget refills at CallbackEvery.
+func TestRequestsLimitedPerCallbackHost(t *testing.T) {
+	th := startHub(t, nil, nil, nil, func(o *Options) {
+		o.CallbackEvery = 10 * time.Second
+		o.CallbackBurst = 3
+	})
+	th.topics.set(topicNews, "a")
+	sub, other := newSubscriber(t), newSubscriber(t) // both on 127.0.0.1
+	ctx := context.Background()
+
+	// Refused requests send no GET, so they take nothing from the budget.
+	if err := th.Request(ctx, form(ModeSubscribe, topicBase+"/resources/nope", sub.srv.URL)); !errors.Is(err, ErrUnknownTopic) {
+		t.Fatalf("unknown topic: %v", err)
+	}
+	if err := th.Request(ctx, form(ModeSubscribe, topicNews, sub.srv.URL, "hub.lease_seconds", "soon")); !errors.Is(err, ErrInvalidRequest) {
+		t.Fatalf("invalid request: %v", err)
+	}
+	for i := range 3 {
+		subscribeOK(t, th, topicNews, sub.srv.URL+"/cb"+strconv.Itoa(i))
+		nextVerification(t, sub)
+	}
+	err := th.Request(ctx, form(ModeSubscribe, topicNews, other.srv.URL))
+	var le *LimitError
+	if !errors.Is(err, ErrRateLimited) || !errors.As(err, &le) || le.RetryAfter != 10*time.Second || le.Host != "127.0.0.1" {
+		t.Fatalf("past the burst: %v (%+v), want a *LimitError for 127.0.0.1, retry after 10s", err, le)
+	}
+	if err := th.Request(ctx, form(ModeUnsubscribe, topicNews, sub.srv.URL+"/cb0")); !errors.Is(err, ErrRateLimited) {
+		t.Fatalf("an unsubscribe is verified too, so limited too: %v", err)
+	}
+
+	// Another host name, even for the same server, has its own budget.
+	local := strings.Replace(other.srv.URL, "127.0.0.1", "localhost", 1)
+	subscribeOK(t, th, topicNews, local)
+	if q := nextVerification(t, other); q.Get("hub.mode") != ModeSubscribe {
+		t.Fatalf("verification = %v", q)
+	}
+	select {
+	case v := <-other.verifs:
+		t.Fatalf("a limited request was verified: %v", v.query)
+	default:
+	}
+
+	th.clock.Advance(10 * time.Second)
+	subscribeOK(t, th, topicNews, other.srv.URL)
+	if err := th.Request(ctx, form(ModeSubscribe, topicNews, other.srv.URL)); !errors.Is(err, ErrRateLimited) {
+		t.Errorf("a second request in one interval: %v, want ErrRateLimited", err)
+	}
+}
+
+// TestBusyGivesBackCallbackBudget: a request refused because the queue is
+// full sends no GET, so it takes nothing from its callback host's budget.
+func TestBusyGivesBackCallbackBudget(t *testing.T) {
+	topics := newFakeTopics()
+	topics.set(topicNews, "a")
+	h, err := New(Options{URL: topicBase + "/websub", Topics: topics, Store: &MemoryStore{}, Client: &http.Client{},
+		Clock: newFakeClock(), Queue: 1, CallbackBurst: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	if err := h.Request(ctx, form(ModeSubscribe, topicNews, "https://a.example/cb")); err != nil {
+		t.Fatalf("first: %v", err)
+	}
+	if err := h.Request(ctx, form(ModeSubscribe, topicNews, "https://b.example/cb")); !errors.Is(err, ErrBusy) {
+		t.Fatalf("queue full: %v, want ErrBusy", err)
+	}
+	<-h.verify // the hub is not running: empty its queue by hand
+	if err := h.Request(ctx, form(ModeSubscribe, topicNews, "https://b.example/cb")); err != nil {
+		t.Errorf("after the queue drained: %v; the busy request used up b.example's budget", err)
+	}
+}
+
+func TestCallbackHost(t *testing.T) {
+	tests := []struct{ callback, want string }{
+		{"https://reader.example.org/cb", "example.org"},
+		{"https://a.b.example.org:8443/x?y", "example.org"},
+		{"https://example.org./cb", "example.org"},
+		{"https://alice.github.io/cb", "alice.github.io"}, // a private suffix: one budget per site
+		{"https://news.example.co.uk/cb", "example.co.uk"},
+		{"http://127.0.0.1:8080/cb", "127.0.0.1"},
+		{"http://[2001:db8::1]:8080/cb", "2001:db8::1"},
+		{"http://localhost/cb", "localhost"},
+	}
+	for _, tc := range tests {
+		if got := callbackHost(tc.callback); got != tc.want {
+			t.Errorf("callbackHost(%q) = %q, want %q", tc.callback, got, tc.want)
+		}
+	}
+}

@@ -4,10 +4,13 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"net"
 	"net/url"
 	"strconv"
 	"strings"
 	"time"
+
+	"golang.org/x/net/publicsuffix"
 )
 
 // Errors of [Hub.Request]; the api maps them to HTTP status codes (§5.1.2:
@@ -18,10 +21,32 @@ var (
 	// ErrUnknownTopic is wrapped by [Topics.TopicResource] when a topic URL
 	// is not a feed of this service.
 	ErrUnknownTopic = errors.New("websub: topic is not a feed of this hub")
+	// ErrTopicDeleted is wrapped by [Topics.TopicResource] when topic's
+	// resource was deleted (it wraps [ErrUnknownTopic] too): the hub then
+	// denies and removes the subscriptions to it.
+	ErrTopicDeleted = fmt.Errorf("%w: its resource was deleted", ErrUnknownTopic)
 	// ErrBusy is returned when the verification queue is full: the request
 	// was not accepted and may be retried later.
 	ErrBusy = errors.New("websub: hub busy, try again later")
+	// ErrRateLimited is wrapped by the [*LimitError] of a request whose
+	// callback host has had its share of verification requests.
+	ErrRateLimited = errors.New("websub: too many verification requests to this callback host")
 )
+
+// LimitError is the error of [Hub.Request] for a request refused because
+// its callback host has had its share of verification requests
+// ([Options.CallbackEvery]): it was not accepted, and may be made again
+// after RetryAfter.
+type LimitError struct {
+	Host       string // whose budget is spent: see callbackHost
+	RetryAfter time.Duration
+}
+
+func (e *LimitError) Error() string {
+	return fmt.Sprintf("%v (%s); try again in %v", ErrRateLimited, e.Host, e.RetryAfter.Round(time.Second))
+}
+
+func (e *LimitError) Unwrap() error { return ErrRateLimited }
 
 // Modes of a subscription request (§5.1 hub.mode).
 const (
@@ -98,6 +123,26 @@ func parseRequest(form url.Values, def, minLease, maxLease time.Duration) (reque
 		}
 	}
 	return r, nil
+}
+
+// callbackHost is the key of a callback's verification budget: the
+// registrable domain of its host (public suffix plus one label, so that
+// "a.example.org" and "b.example.org" share one: a subscriber cannot
+// multiply its budget with names of its own domain), or the host itself
+// for an IP address or a name without a public suffix. Ports do not count.
+func callbackHost(callback string) string {
+	u, err := url.Parse(callback)
+	if err != nil { // checked by parseRequest already
+		return callback
+	}
+	host := strings.TrimSuffix(strings.ToLower(u.Hostname()), ".")
+	if net.ParseIP(host) != nil {
+		return host
+	}
+	if d, err := publicsuffix.EffectiveTLDPlusOne(host); err == nil {
+		return d
+	}
+	return host
 }
 
 // checkURL requires an absolute http(s) URL with a host and no fragment,

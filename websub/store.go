@@ -26,6 +26,9 @@ type Key struct {
 // Subscription is one verified subscription and its delivery state.
 type Subscription struct {
 	Key
+	// AsGiven is hub.topic as the subscriber last spelled it, echoed in a
+	// denial (§5.2); "" in subscriptions stored before it was kept: Topic.
+	AsGiven  string        `json:"topic_as_given,omitempty"`
 	Secret   string        `json:"secret,omitempty"` // hub.secret; "" = deliveries are not signed
 	Lease    time.Duration `json:"lease"`            // the lease granted at the last verification
 	Verified time.Time     `json:"verified"`         // when the last verification request was made

@@ -33,7 +33,11 @@ func (h *Hub) verifyIntent(ctx context.Context, r request) {
 		if r.mode == ModeSubscribe && errors.Is(err, ErrUnknownTopic) {
 			// §5.2: a subscription the hub denies after accepting the
 			// request MUST be reported to the subscriber (hub.mode=denied).
-			h.deny(ctx, r, "hub.topic is no longer a feed of this hub")
+			reason := "hub.topic is no longer a feed of this hub"
+			if errors.Is(err, ErrTopicDeleted) {
+				reason = reasonDeleted
+			}
+			h.deny(ctx, r.callback, r.asGiven, reason)
 		}
 		h.metrics.verifications.WithLabelValues(r.mode, "refused").Inc()
 		log.InfoContext(ctx, "websub: topic gone before verification", slog.Any("error", err))
@@ -73,6 +77,7 @@ func (h *Hub) verifyIntent(ctx context.Context, r request) {
 			next.LastHash, next.Pending = cur.LastHash, cur.Pending
 		}
 		next.Secret = r.secret // §5.1: a renewal may change or drop the secret
+		next.AsGiven = r.asGiven
 		next.Lease = r.lease
 		next.Verified = started
 		next.Expires = started.Add(r.lease)
@@ -139,17 +144,18 @@ func (h *Hub) askIntent(ctx context.Context, r request, challenge string) error 
 	return nil
 }
 
-// deny tells the subscriber that its subscription request was denied
-// (§5.2): a GET to the callback with hub.mode=denied, hub.topic as given and
-// hub.reason. The answer does not matter and the request is not retried.
-func (h *Hub) deny(ctx context.Context, r request, reason string) {
+// deny tells the subscriber that its subscription (or its request) was
+// denied (§5.2): a GET to the callback with hub.mode=denied, hub.topic as
+// the subscriber gave it and hub.reason. The answer does not matter and
+// the request is not retried.
+func (h *Hub) deny(ctx context.Context, callback, topic, reason string) {
 	q := url.Values{}
 	q.Set("hub.mode", "denied")
-	q.Set("hub.topic", r.asGiven)
+	q.Set("hub.topic", topic)
 	q.Set("hub.reason", reason)
-	resp, err := h.call(ctx, http.MethodGet, appendQuery(r.callback, q.Encode()), nil, nil)
+	resp, err := h.call(ctx, http.MethodGet, appendQuery(callback, q.Encode()), nil, nil)
 	if err != nil {
-		h.log.InfoContext(ctx, "websub: denial not delivered", slog.String("topic", r.topic), slog.String("callback", r.callback), slog.Any("error", err))
+		h.log.InfoContext(ctx, "websub: denial not delivered", slog.String("topic", topic), slog.String("callback", callback), slog.Any("error", err))
 		return
 	}
 	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, maxDrain))

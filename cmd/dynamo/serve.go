@@ -225,10 +225,10 @@ func serve(ctx context.Context, o serveOptions) (err error) {
 	popts := o.Poller
 	popts.Logger = log.With(slog.String("component", "poller"))
 	popts.Registerer = reg
-	popts.Registry = db
 	var readers lateReaders // the api counts readers; it is built after the engine
 	popts.Readers = &readers
-	var changed changes // versions stored, for the WebSub hub
+	var changed changes // versions stored and resources deleted, for the WebSub hub
+	popts.Registry = notifyingRegistry{Registry: db.registry(), c: &changed}
 	if db.leaser != nil {
 		popts.Leaser = notifyingLeaser{Leaser: db.leaser, c: &changed}
 	}

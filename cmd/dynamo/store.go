@@ -30,6 +30,12 @@ type openedStore struct {
 	badger  *badger.DB // the embedded store, nil for PostgreSQL: see notifyingBadger
 }
 
+// registry is the runtime registry the poller keeps registrations in: the
+// driver's store itself, since this wrapper, which embeds only the
+// storage.Store interface, would hide what only a driver has
+// (PostgreSQL's word of other nodes' changes, poller.RegistryWatcher).
+func (s *openedStore) registry() poller.Registry { return s.Store }
+
 // postgresOpenTimeout bounds connecting and migrating at start-up.
 const postgresOpenTimeout = 30 * time.Second
 

@@ -27,10 +27,11 @@ func hubURL(cfg *config.Config, publicURL string) string {
 	return strings.TrimRight(publicURL, "/") + "/websub"
 }
 
-// changes tells the hub which resources got a new version: it sits between
-// the poller and the store, so the hub is fed by what storage reports
-// (SaveResult.Changed), never called by the poller. It is set once the hub
-// exists; until then, and without a hub, it does nothing.
+// changes tells the hub which resources got a new version or were
+// deleted: it sits between the poller and the store (and its registry), so
+// the hub is fed by what storage reports (SaveResult.Changed, a successful
+// Unregister), never called by the poller. It is set once the hub exists;
+// until then, and without a hub, it does nothing.
 type changes struct{ hub atomic.Pointer[websub.Hub] }
 
 func (c *changes) stored(id string, res storage.SaveResult, err error) {
@@ -39,6 +40,39 @@ func (c *changes) stored(id string, res storage.SaveResult, err error) {
 			h.Notify(id)
 		}
 	}
+}
+
+// deleted tells the hub that resource id was deleted (unregistered): its
+// notification pass finds the resource's feeds gone and denies their
+// subscriptions.
+func (c *changes) deleted(id string, err error) {
+	if err == nil {
+		if h := c.hub.Load(); h != nil {
+			h.Notify(id)
+		}
+	}
+}
+
+// notifyingRegistry is the poller's registry (the store's) whose
+// deletions are reported to the hub.
+type notifyingRegistry struct {
+	poller.Registry
+	c *changes
+}
+
+// RegistryChanged passes on the word of other nodes' changes of a registry
+// that gives it (see poller.RegistryWatcher); nil, like none, otherwise.
+func (r notifyingRegistry) RegistryChanged() <-chan struct{} {
+	if w, ok := r.Registry.(poller.RegistryWatcher); ok {
+		return w.RegistryChanged()
+	}
+	return nil
+}
+
+func (r notifyingRegistry) Unregister(ctx context.Context, id string) error {
+	err := r.Registry.Unregister(ctx, id)
+	r.c.deleted(id, err)
+	return err
 }
 
 // notifyingStore is a store whose saves that store a version are reported.

@@ -145,3 +145,86 @@ func TestHubKeepsFailingSubscribers(t *testing.T) {
 		t.Errorf("DropAfter = %d: failing subscribers are dropped before their lease ends", opts.DropAfter)
 	}
 }
+
+// TestWebSubDeletionDeniesSubscribers: deleting a registered resource
+// through the admin API tells the hub, which sends each subscriber of its
+// feeds a denial (hub.mode=denied, hub.reason) instead of leaving the
+// subscription to live out its lease without deliveries.
+func TestWebSubDeletionDeniesSubscribers(t *testing.T) {
+	origin, _ := e2eOrigin(t)
+	dir := t.TempDir()
+	tokenFile := filepath.Join(dir, "token")
+	if err := os.WriteFile(tokenFile, []byte("del-token\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cfgPath := filepath.Join(dir, "dynamo.yaml")
+	if err := os.WriteFile(cfgPath, fmt.Appendf(nil, e2eConfig, filepath.Join(dir, "data"), tokenFile, origin.URL, ""), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	c, _, _ := runServe(t, cfgPath, "del-token")
+	admin := func(method, body string) int {
+		req, _ := http.NewRequest(method, c.base+"/admin/resources/forum", strings.NewReader(body))
+		req.Header.Set("Authorization", "Bearer del-token")
+		req.Header.Set("Content-Type", "application/json")
+		resp, err := c.c.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_ = resp.Body.Close()
+		return resp.StatusCode
+	}
+	if code := admin(http.MethodPut, fmt.Sprintf(`{"url": "%s/forum.html", "policy": {"kind": "flat", "interval": "1h"}}`, origin.URL)); code != http.StatusCreated {
+		t.Fatalf("PUT forum: %d", code)
+	}
+	serveEventually(t, "the registered page's first version", 20*time.Second, func() bool {
+		resp, _ := c.do(http.MethodGet, "/resources/forum", false)
+		return resp.StatusCode == http.StatusOK
+	})
+
+	gets := make(chan url.Values, 10)
+	sub := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodGet {
+			gets <- r.URL.Query()
+			_, _ = io.WriteString(w, r.URL.Query().Get("hub.challenge"))
+		}
+	}))
+	defer sub.Close()
+	next := func(what string) url.Values {
+		t.Helper()
+		select {
+		case q := <-gets:
+			return q
+		case <-time.After(10 * time.Second):
+			t.Fatalf("no %s within 10 s", what)
+		}
+		return nil
+	}
+	topic := "https://feeds.example.org/resources/forum?type=atom"
+	r, err := http.PostForm(c.base+"/websub", url.Values{"hub.mode": {"subscribe"}, "hub.topic": {topic}, "hub.callback": {sub.URL + "/cb"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_ = r.Body.Close()
+	if r.StatusCode != http.StatusAccepted {
+		t.Fatalf("subscribe: %d, want 202", r.StatusCode)
+	}
+	if q := next("verification"); q.Get("hub.mode") != "subscribe" {
+		t.Fatalf("verification %v", q)
+	}
+	serveEventually(t, "the verified subscription", 10*time.Second, func() bool {
+		_, m := c.do(http.MethodGet, "/metrics", false)
+		return strings.Contains(string(m), `dynamo_websub_verifications_total{mode="subscribe",outcome="verified"} 1`)
+	})
+
+	if code := admin(http.MethodDelete, ""); code != http.StatusNoContent {
+		t.Fatalf("DELETE forum: %d", code)
+	}
+	q := next("denial")
+	if q.Get("hub.mode") != "denied" || q.Get("hub.topic") != topic || !strings.Contains(q.Get("hub.reason"), "deleted") {
+		t.Errorf("denial %v", q)
+	}
+	serveEventually(t, "the denial counted", 10*time.Second, func() bool {
+		_, m := c.do(http.MethodGet, "/metrics", false)
+		return strings.Contains(string(m), "dynamo_websub_subscriptions_denied_total 1")
+	})
+}

@@ -74,6 +74,18 @@
 // the cache only if no invalidation came while it read (a generation
 // check), so a read racing another node's commit leaves no stale entry.
 //
+// # Registry
+//
+// [Store.Register] and [Store.Unregister] run
+// pg_notify('dynamo_registrations', node id) in their transaction. The
+// listener of the info cache listens on that channel too and closes the
+// channel [Store.RegistryChanged] handed out when another node's
+// notification arrives (this node's own are ignored: its engine applied
+// the change already), and whenever it connects (notifications sent
+// while it was not listening are lost). The poller of each node waits on
+// it and re-reads the registry at once, besides its periodic re-read (the
+// safety net for notifications lost otherwise, e.g. by a server restart).
+//
 // # Connections
 //
 // The pool holds [DefaultMaxConns] connections (4 per CPU, 8 to 32) unless

@@ -128,8 +128,9 @@ const (
 	listenBackoffMax = 10 * time.Second
 )
 
-// listen keeps one connection LISTENing to notifyChannel and invalidates the
-// cache's entries as notifications arrive, until ctx ends. A lost
+// listen keeps one connection LISTENing to notifyChannel and
+// registrationsChannel, invalidates the cache's entries and tells
+// RegistryChanged's waiters as notifications arrive, until ctx ends. A lost
 // connection empties the cache (serving uncached meanwhile) and is
 // reconnected with exponential backoff.
 func (s *Store) listen(ctx context.Context, cfg *pgx.ConnConfig) {
@@ -154,18 +155,23 @@ func (s *Store) listen(ctx context.Context, cfg *pgx.ConnConfig) {
 }
 
 // listenOnce connects, LISTENs, marks the cache live (calling connected)
-// and invalidates entries until the connection fails or ctx ends.
+// and tells RegistryChanged's waiters (changes of the registrations may
+// have been missed before), then invalidates entries and tells the waiters
+// of other nodes' changes until the connection fails or ctx ends.
 func (s *Store) listenOnce(ctx context.Context, cfg *pgx.ConnConfig, connected func()) error {
 	conn, err := pgx.ConnectConfig(ctx, cfg)
 	if err != nil {
 		return err
 	}
 	defer func() { _ = conn.Close(context.WithoutCancel(ctx)) }()
-	if _, err := conn.Exec(ctx, `listen `+notifyChannel); err != nil {
-		return err
+	for _, ch := range []string{notifyChannel, registrationsChannel} {
+		if _, err := conn.Exec(ctx, `listen `+ch); err != nil {
+			return err
+		}
 	}
 	s.cache.pid.Store(conn.PgConn().PID())
 	s.cache.setLive(true)
+	s.regs.changed()
 	connected()
 	defer func() {
 		s.cache.setLive(false)
@@ -176,6 +182,10 @@ func (s *Store) listenOnce(ctx context.Context, cfg *pgx.ConnConfig, connected f
 		if err != nil {
 			return err
 		}
-		s.cache.invalidate(n.Payload)
+		if n.Channel != registrationsChannel {
+			s.cache.invalidate(n.Payload)
+		} else if n.Payload != s.node { // this node's own changes are applied where they are made
+			s.regs.changed()
+		}
 	}
 }

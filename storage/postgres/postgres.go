@@ -62,6 +62,7 @@ type Store struct {
 	log  *slog.Logger
 
 	cache      infoCache
+	regs       regWatch // RegistryChanged's
 	stopListen context.CancelFunc
 	listenDone chan struct{} // closed when the listener has stopped
 

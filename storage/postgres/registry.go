@@ -4,11 +4,60 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 
 	"github.com/jackc/pgx/v5"
 
 	"github.com/dynamo-rss/dynamo/storage"
 )
+
+// registrationsChannel is the channel every transaction that changes the
+// registrations (Register, Unregister) notifies, with the node's id as the
+// payload, so that the other nodes re-read the registry at once rather
+// than at their next periodic re-read.
+const registrationsChannel = "dynamo_registrations"
+
+// notifyRegistrationsSQL queues the notification of a change of the
+// registrations made by node $1 in the current transaction (sent on commit).
+const notifyRegistrationsSQL = `select pg_notify('` + registrationsChannel + `', $1)`
+
+// RegistryChanged returns a channel that is closed when the registrations
+// may have changed through another node since it was returned: another
+// node's Register or Unregister committed, or the listener (see doc.go,
+// Info cache) connected again, after which changes made while it was not
+// listening may have been missed. This Store's own changes do not close it.
+// Take the channel before reading the registrations, and read them again
+// once it is closed (taking a new one first): a change committed during a
+// read then closes the channel taken before it. Notifications can be lost
+// beyond what a reconnection tells (a server that restarts drops those not
+// yet delivered), so a reader still re-reads from time to time.
+func (s *Store) RegistryChanged() <-chan struct{} { return s.regs.wait() }
+
+// regWatch is RegistryChanged's channel: closed at the next change, then
+// replaced by a new one when next asked for.
+type regWatch struct {
+	mu sync.Mutex
+	ch chan struct{} // nil: none asked for since the last change
+}
+
+func (w *regWatch) wait() <-chan struct{} {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.ch == nil {
+		w.ch = make(chan struct{})
+	}
+	return w.ch
+}
+
+// changed closes the channel handed out, if any.
+func (w *regWatch) changed() {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.ch != nil {
+		close(w.ch)
+		w.ch = nil
+	}
+}
 
 // Registrations lists every resource registered at run time, by id.
 func (s *Store) Registrations(ctx context.Context) ([]storage.Registration, error) {
@@ -59,6 +108,9 @@ func (s *Store) Register(ctx context.Context, reg storage.Registration) (bool, e
 		if err != nil {
 			return err
 		}
+		if _, err := tx.Exec(ctx, notifyRegistrationsSQL, s.node); err != nil {
+			return err
+		}
 		tag, err := tx.Exec(ctx, `update dynamo_resources set gone = false where id = $1 and gone`, reg.ID)
 		if err != nil || tag.RowsAffected() == 0 {
 			return err
@@ -106,6 +158,7 @@ func (s *Store) Unregister(ctx context.Context, id string) error {
 			title = '', description = '', poll_state = null, due_ns = null, lease_owner = null, lease_until_ns = null, gone = true
 			where id = $1`, id)
 		b.Queue(notifySQL, id)
+		b.Queue(notifyRegistrationsSQL, s.node)
 		return tx.SendBatch(ctx, b).Close()
 	})
 	if err != nil {

@@ -6,7 +6,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
+
 	"github.com/dynamo-rss/dynamo/storage"
+	"github.com/dynamo-rss/dynamo/storage/postgres"
+	"github.com/dynamo-rss/dynamo/storage/postgres/pgtest"
 )
 
 func TestRegistryAndTombstones(t *testing.T) {
@@ -93,4 +97,79 @@ func TestRegistryAndTombstones(t *testing.T) {
 		t.Fatalf("Items = %+v, %v; want only the new history", items, err)
 	}
 	mustCheck(t, a)
+}
+
+// closedWithin reports whether c is closed within 10 s.
+func closedWithin(c <-chan struct{}) bool {
+	select {
+	case <-c:
+		return true
+	case <-time.After(10 * time.Second):
+		return false
+	}
+}
+
+// RegistryChanged's channel is closed by another node's Register and
+// Unregister, as soon as their notification arrives, not by this node's
+// own (which its engine applied already), and by a reconnection of the
+// listener (changes may have been missed while it was not listening).
+func TestRegistryChangedByOtherNodes(t *testing.T) {
+	dsn := pgtest.DSN(t)
+	a, b := openAt(t, dsn, "a"), openAt(t, dsn, "b")
+	ctx := context.Background()
+	waitFor(t, "A and B listening", func() bool { return postgres.Listening(a) && postgres.Listening(b) })
+	reg := storage.Registration{ID: "r", Definition: []byte(`{"id":"r","url":"https://example.org/"}`), Registered: t0, Updated: t0}
+
+	changedOnA, changedOnB := a.RegistryChanged(), b.RegistryChanged()
+	if _, err := a.Register(ctx, reg); err != nil {
+		t.Fatal(err)
+	}
+	if !closedWithin(changedOnB) {
+		t.Fatal("B not told of A's Register")
+	}
+	// A's own notification arrives before that of B's later save (in
+	// commit order, on one connection): once the save's has dropped A's
+	// cached info, A's own Register has been seen, and ignored.
+	mustSave(t, a, doc("s", 1, it("x", "one")))
+	cachedOn(t, a, "s")
+	mustSave(t, b, doc("s", 2, it("y", "two")))
+	waitFor(t, "A seeing B's save", func() bool { return !postgres.Cached(a, "s") })
+	select {
+	case <-changedOnA:
+		t.Fatal("A told of its own Register")
+	default:
+	}
+
+	changedOnB = b.RegistryChanged()
+	if err := a.Unregister(ctx, "r"); err != nil {
+		t.Fatal(err)
+	}
+	if !closedWithin(changedOnB) {
+		t.Fatal("B not told of A's Unregister")
+	}
+	if _, err := b.Register(ctx, reg); err != nil {
+		t.Fatal(err)
+	}
+	if !closedWithin(changedOnA) {
+		t.Fatal("A not told of B's Register")
+	}
+
+	// B's listener killed: B is told once it listens again.
+	changedOnB = b.RegistryChanged()
+	conn, err := pgx.Connect(ctx, dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = conn.Close(ctx) }()
+	var killed bool
+	pid := postgres.ListenerPID(b)
+	if err := conn.QueryRow(ctx, `select pg_terminate_backend($1)`, int32(pid)).Scan(&killed); err != nil || !killed {
+		t.Fatalf("pg_terminate_backend(%d) = %v, %v", pid, killed, err)
+	}
+	if !closedWithin(changedOnB) {
+		t.Fatal("B not told after its listener reconnected")
+	}
+	if p := postgres.ListenerPID(b); p == pid || p == 0 {
+		t.Fatalf("B's listener pid %d after the kill of %d", p, pid)
+	}
 }
