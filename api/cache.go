@@ -74,30 +74,44 @@ func newRenderCache(limit int64, reg prometheus.Registerer) (*renderCache, error
 	return c, nil
 }
 
-// get returns the cached feed for key and counts a hit or a miss.
-func (c *renderCache) get(key string) (*feedEntry, bool) {
+// get returns the cached feed for key and counts a hit or a miss. An entry
+// current rejects (a feed's page whose age now reads otherwise; nil: every
+// entry is current) is a miss, which the caller's render replaces.
+func (c *renderCache) get(key string, current func(*feedEntry) bool) (*feedEntry, bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if el, ok := c.items[key]; ok {
-		c.ll.MoveToFront(el)
+	if e := c.current(c.items[key], current); e != nil {
 		c.hits.Inc()
-		return el.Value.(*cacheEntry).feed, true
+		return e, true
 	}
 	c.misses.Inc()
 	return nil, false
 }
 
 // hit is get for a key in a caller's buffer that counts only a hit: nil
-// when key is not cached, and the get that follows counts the miss.
-func (c *renderCache) hit(key []byte) *feedEntry {
+// when key has no current entry, and the get that follows counts the miss.
+func (c *renderCache) hit(key []byte, current func(*feedEntry) bool) *feedEntry {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if el, ok := c.items[string(key)]; ok {
-		c.ll.MoveToFront(el)
+	if e := c.current(c.items[string(key)], current); e != nil { // indexed here: string(key) does not allocate
 		c.hits.Inc()
-		return el.Value.(*cacheEntry).feed
+		return e
 	}
 	return nil
+}
+
+// current returns the entry of el (nil: not cached) when it is current,
+// making it the most recently used; nil otherwise. c.mu is held.
+func (c *renderCache) current(el *list.Element, current func(*feedEntry) bool) *feedEntry {
+	if el == nil {
+		return nil
+	}
+	e := el.Value.(*cacheEntry).feed
+	if current != nil && !current(e) {
+		return nil
+	}
+	c.ll.MoveToFront(el)
+	return e
 }
 
 // peek returns the cached feed for key, or nil, without counting it or
@@ -111,9 +125,10 @@ func (c *renderCache) peek(key []byte) *feedEntry {
 	return nil
 }
 
-// put stores feed under key, evicting the least recently used entries to stay
-// within the bound. A body larger than an eighth of the bound is not kept,
-// so that one huge feed cannot flush everything else.
+// put stores feed under key, replacing the entry there, and evicts the least
+// recently used entries to stay within the bound. A body larger than an
+// eighth of the bound is not kept, so that one huge feed cannot flush
+// everything else.
 func (c *renderCache) put(key string, feed *feedEntry) {
 	cost := int64(len(feed.body)) + int64(len(key)) + cacheEntryOverhead
 	if c.limit < 0 || cost > c.limit/8 {
@@ -121,12 +136,18 @@ func (c *renderCache) put(key string, feed *feedEntry) {
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if el, ok := c.items[key]; ok { // a concurrent render of the same key: same bytes
+	if el, ok := c.items[key]; ok {
+		// A page rendered again because its age changed replaces the stale
+		// one, so that a key holds one entry whatever the clock does (for a
+		// feed, a concurrent render of the same key: the same bytes).
+		ce := el.Value.(*cacheEntry)
+		c.size += int64(len(feed.body)) - int64(len(ce.feed.body))
+		ce.feed = feed
 		c.ll.MoveToFront(el)
-		return
+	} else {
+		c.items[key] = c.ll.PushFront(&cacheEntry{key: key, feed: feed})
+		c.size += cost
 	}
-	c.items[key] = c.ll.PushFront(&cacheEntry{key: key, feed: feed})
-	c.size += cost
 	for c.size > c.limit {
 		last := c.ll.Back()
 		e := last.Value.(*cacheEntry)

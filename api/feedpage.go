@@ -142,7 +142,7 @@ func (s *Server) serveCachedPage(c echo.Context, key []byte, fr *feedRequest) bo
 		_ = c.NoContent(http.StatusNotModified) // client gone: nothing left to do
 		return true
 	}
-	e := s.feeds.cache.hit(pk.cache)
+	e := s.feeds.cache.hit(pk.cache, nil)
 	if e == nil {
 		return false
 	}
@@ -248,7 +248,7 @@ func (s *Server) writePage(c echo.Context, fr *feedRequest, e *feedEntry, gz boo
 // pageBody returns the page (gzip-compressed when gz) cached under key, or
 // renders it once however many requests ask for it at the same time.
 func (s *Server) pageBody(c echo.Context, key string, gz bool, fr *feedRequest) (*feedEntry, error) {
-	if e, ok := s.feeds.cache.get(key); ok {
+	if e, ok := s.feeds.cache.get(key, nil); ok {
 		return e, nil
 	}
 	v, err, _ := s.feeds.renders.Do(key, func() (any, error) {

@@ -412,7 +412,7 @@ func (s *Server) serveCached(c echo.Context, key []byte, fr *feedRequest) bool {
 		_ = c.NoContent(http.StatusNotModified) // client gone: nothing left to do
 		return true
 	}
-	e := s.feeds.cache.hit(tags.tag(gz))
+	e := s.feeds.cache.hit(tags.tag(gz), nil)
 	if e == nil {
 		return false
 	}
@@ -614,7 +614,7 @@ func (s *Server) feedBody(ctx context.Context, etag string, gz bool, fr feedRequ
 	if gz {
 		key = gzipTag(etag)
 	}
-	if e, ok := s.feeds.cache.get(key); ok {
+	if e, ok := s.feeds.cache.get(key, nil); ok {
 		return e, nil
 	}
 	if gz {
@@ -623,15 +623,11 @@ func (s *Server) feedBody(ctx context.Context, etag string, gz bool, fr feedRequ
 			if err != nil {
 				return nil, err
 			}
-			var buf bytes.Buffer
-			zw := gzip.NewWriter(&buf)
-			if _, err := zw.Write(plain.body); err != nil {
-				return nil, fmt.Errorf("gzip feed: %w", err)
+			body, err := gzipBody(plain.body)
+			if err != nil {
+				return nil, err
 			}
-			if err := zw.Close(); err != nil {
-				return nil, fmt.Errorf("gzip feed: %w", err)
-			}
-			e := s.newFeedEntry(key, buf.Bytes(), &fr)
+			e := s.newFeedEntry(key, body, &fr)
 			s.feeds.cache.put(key, e)
 			return e, nil
 		})
@@ -664,6 +660,20 @@ func (s *Server) feedBody(ctx context.Context, etag string, gz bool, fr feedRequ
 		return nil, err
 	}
 	return v.(*feedEntry), nil
+}
+
+// gzipBody is the gzip representation of a rendered feed or page, as the
+// render cache keeps it.
+func gzipBody(plain []byte) ([]byte, error) {
+	var buf bytes.Buffer
+	zw := gzip.NewWriter(&buf)
+	if _, err := zw.Write(plain); err != nil {
+		return nil, fmt.Errorf("gzip: %w", err)
+	}
+	if err := zw.Close(); err != nil {
+		return nil, fmt.Errorf("gzip: %w", err)
+	}
+	return buf.Bytes(), nil
 }
 
 // notModified evaluates If-None-Match (weak comparison, RFC 9110 §13.1.2) or,

@@ -427,20 +427,34 @@ func TestRenderCacheBound(t *testing.T) {
 	if c.len() != 8 {
 		t.Fatalf("%d entries, want 8", c.len())
 	}
-	c.get("k0") // k0 becomes the most recently used; k1 the least
+	c.get("k0", nil) // k0 becomes the most recently used; k1 the least
 	c.put("k8", body)
 	if c.size > c.limit {
 		t.Errorf("size %d over limit %d", c.size, c.limit)
 	}
-	if _, ok := c.get("k0"); !ok {
+	if _, ok := c.get("k0", nil); !ok {
 		t.Errorf("the most recently used entry was evicted")
 	}
-	if _, ok := c.get("k1"); ok {
+	if _, ok := c.get("k1", nil); ok {
 		t.Errorf("an old entry survived past the bound")
 	}
 	c.put("huge", &feedEntry{body: make([]byte, c.limit)})
-	if _, ok := c.get("huge"); ok {
+	if _, ok := c.get("huge", nil); ok {
 		t.Errorf("an entry over an eighth of the bound was kept")
+	}
+	// A page rendered again under its key replaces its entry (one per key),
+	// its size counted instead of the old one's.
+	n, size := c.len(), c.size
+	again := &feedEntry{body: make([]byte, 60)}
+	c.put("k0", again)
+	if e, ok := c.get("k0", nil); !ok || e != again {
+		t.Errorf("the entry put again under k0 is not the one answered")
+	}
+	if c.len() != n || c.size != size-40 {
+		t.Errorf("%d entries of %d bytes after a 40-byte smaller replacement, want %d of %d", c.len(), c.size, n, size-40)
+	}
+	if _, ok := c.get("k0", func(e *feedEntry) bool { return e != again }); ok {
+		t.Errorf("an entry its check rejects was answered")
 	}
 	if testutil.ToFloat64(c.evictions) == 0 {
 		t.Errorf("no eviction counted")
