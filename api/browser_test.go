@@ -141,8 +141,8 @@ func TestPagesInChromium(t *testing.T) {
 	if want := []string{"Library opens on Sundays", "Straße closed for works", "Weather: sun at last", "Budget vote tonight"}; strings.Join(items, "|") != strings.Join(want, "|") {
 		t.Errorf("feed page items %q, want %q", items, want)
 	}
-	// It came compressed, its age written between the cached halves of the
-	// gzip member (feedpage_cache.go), and Chromium read it whole.
+	// It came compressed from the render cache, with the age the clock
+	// gives, and Chromium read it whole.
 	sizes, err := chromedp.Run(ctx, chromedp.Evaluate[[]float64](`(() => { const n = performance.getEntriesByType('navigation')[0]; return [n.encodedBodySize, n.decodedBodySize] })()`))
 	if err != nil {
 		t.Fatal(err)

@@ -8,6 +8,7 @@ import (
 	"html/template"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 	"time"
 
@@ -107,14 +108,22 @@ type feedPageItem struct {
 // relative to now ("3h ago"), so its bytes change while the feed it shows
 // does not (RFC 9110 §8.8.1), and a weak tag may name both the identity and
 // the gzip coding. The page is kept in the render cache and compressed here,
-// like the feed (feedpage_cache.go); serveCachedPage is its shortcut.
+// like the feed; serveCachedPage is its shortcut.
+//
+// The page's one clock-dependent text is the feed's age ("updated 3m20s
+// ago", homeTime's Relative). A cached page keeps the age it was rendered
+// with and answers only while the clock gives the same text (pageCurrent);
+// when it reads otherwise the lookup is a miss, and the page is rendered
+// again and replaces its entry under the same key. The text counts whole
+// seconds at every age ("3d4h5m6s ago"), so a page read without pause is
+// rendered about once a second per key and coding, whatever its traffic.
 func (s *Server) serveFeedPage(c echo.Context, key []byte, fr feedRequest) error {
 	req := c.Request()
 	gz := acceptsGzip(headerValue(req.Header, echo.HeaderAcceptEncoding))
 	var buf [320]byte
 	pk := makePageKeys(buf[:0], key, req, gz)
 	if s.pageNotModified(req, &fr, &pk) {
-		s.setPageValidators(c.Response().Header(), &fr, s.newPageEntry(pk.etag(), nil, &fr, nil))
+		s.setPageValidators(c.Response().Header(), &fr, s.newPageEntry(pk.etag(), nil, &fr, time.Time{}, ""))
 		return c.NoContent(http.StatusNotModified)
 	}
 	e, err := s.pageBody(c, string(pk.cache), gz, &fr)
@@ -142,7 +151,8 @@ func (s *Server) serveCachedPage(c echo.Context, key []byte, fr *feedRequest) bo
 		_ = c.NoContent(http.StatusNotModified) // client gone: nothing left to do
 		return true
 	}
-	e := s.feeds.cache.hit(pk.cache, nil)
+	now := s.now()
+	e := s.feeds.cache.hit(pk.cache, func(e *feedEntry) bool { return pageCurrent(e, now) })
 	if e == nil {
 		return false
 	}
@@ -215,20 +225,31 @@ func (s *Server) setPageValidators(h http.Header, fr *feedRequest, e *feedEntry)
 }
 
 // newPageEntry makes a page's entry: body (nil: the header values of a
-// 304) cut as p says.
-func (s *Server) newPageEntry(etag string, body []byte, fr *feedRequest, p *pageSplice) *feedEntry {
+// 304), whose age counts from ageFrom (zero: it shows none) and reads age.
+func (s *Server) newPageEntry(etag string, body []byte, fr *feedRequest, ageFrom time.Time, age string) *feedEntry {
 	lastMod := fr.lastMod.UTC().Truncate(time.Second)
 	return &feedEntry{
 		body:        body,
 		etag:        []string{etag},
+		length:      []string{strconv.Itoa(len(body))},
 		lastMod:     lastMod,
 		lastModText: []string{lastMod.Format(http.TimeFormat)},
-		page:        p,
+		ageFrom:     ageFrom,
+		age:         age,
 	}
 }
 
-// writePage answers 200 with the page e (gzip-compressed when gz), its age
-// as of now.
+// pageCurrent reports whether the cached page e is the page rendered at now:
+// its age reads the same (or it shows none). It allocates nothing.
+func pageCurrent(e *feedEntry, now time.Time) bool {
+	if e.ageFrom.IsZero() {
+		return true
+	}
+	var buf [32]byte
+	return string(appendRelative(buf[:0], relativeSeconds(e.ageFrom, now))) == e.age
+}
+
+// writePage answers 200 with the page e (gzip-compressed when gz).
 func (s *Server) writePage(c echo.Context, fr *feedRequest, e *feedEntry, gz bool) {
 	h := c.Response().Header()
 	s.setPageValidators(h, fr, e)
@@ -236,19 +257,20 @@ func (s *Server) writePage(c echo.Context, fr *feedRequest, e *feedEntry, gz boo
 	if gz {
 		h[echo.HeaderContentEncoding] = gzipEncoding
 	}
-	l := e.liveAt(s.now())
-	h[echo.HeaderContentLength] = l.length
+	h[echo.HeaderContentLength] = e.length
 	c.Response().WriteHeader(http.StatusOK)
 	if c.Request().Method == http.MethodHead {
 		return
 	}
-	writePageBody(c, e, l)
+	_, _ = c.Response().Write(e.body) // client gone: nothing left to do
 }
 
-// pageBody returns the page (gzip-compressed when gz) cached under key, or
-// renders it once however many requests ask for it at the same time.
+// pageBody returns the page (gzip-compressed when gz) cached under key, when
+// its age is current, or renders it once however many requests ask for it at
+// the same time, replacing the entry.
 func (s *Server) pageBody(c echo.Context, key string, gz bool, fr *feedRequest) (*feedEntry, error) {
-	if e, ok := s.feeds.cache.get(key, nil); ok {
+	now := s.now()
+	if e, ok := s.feeds.cache.get(key, func(e *feedEntry) bool { return pageCurrent(e, now) }); ok {
 		return e, nil
 	}
 	v, err, _ := s.feeds.renders.Do(key, func() (any, error) {
@@ -257,15 +279,12 @@ func (s *Server) pageBody(c echo.Context, key string, gz bool, fr *feedRequest) 
 			if err != nil {
 				return nil, err
 			}
-			body, g, at, err := gzipPage(plain.body, plain.page.at)
+			body, err := gzipBody(plain.body)
 			if err != nil {
 				return nil, err
 			}
-			p := &pageSplice{at: at, updated: plain.page.updated, uncached: plain.page.uncached, gzip: g}
-			e := s.newPageEntry(plain.etag[0], body, fr, p)
-			if !p.uncached {
-				s.feeds.cache.put(key, e)
-			}
+			e := s.newPageEntry(plain.etag[0], body, fr, plain.ageFrom, plain.age)
+			s.feeds.cache.put(key, e)
 			return e, nil
 		}
 		// The shared render must not die with the first caller's request
@@ -279,32 +298,14 @@ func (s *Server) pageBody(c echo.Context, key string, gz bool, fr *feedRequest) 
 			return nil, err
 		}
 		page := s.feedPageData(c, m, s.now())
-		p := &pageSplice{updated: m.Updated} // zero: the page shows no age (Updated.Set is false)
-		if page.Updated.Set {
-			page.Updated.Relative = s.feeds.pageMark
-		}
 		body, err := s.executePage("feed.html", page)
 		if err != nil {
 			return nil, err
 		}
-		p.at = len(body)
-		if page.Updated.Set {
-			var ok bool
-			if body, p.at, ok = cutPage(body, []byte(s.feeds.pageMark)); !ok {
-				// The feed's content holds the marker: this page is rendered
-				// with its age, for the requests that wait for it.
-				page.Updated = s.homeTime(m.Updated, s.now())
-				if body, err = s.executePage("feed.html", page); err != nil {
-					return nil, err
-				}
-				p = &pageSplice{at: len(body), uncached: true}
-			}
-		}
-		e := s.newPageEntry("W/"+key[:pageTagLen], body, fr, p)
+		// m.Updated zero: the page shows no age (page.Updated.Set is false).
+		e := s.newPageEntry("W/"+key[:pageTagLen], body, fr, m.Updated, page.Updated.Relative)
 		s.feeds.seconds.WithLabelValues("html").Observe(time.Since(start).Seconds())
-		if !p.uncached {
-			s.feeds.cache.put(key, e)
-		}
+		s.feeds.cache.put(key, e)
 		return e, nil
 	})
 	if err != nil {

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"compress/gzip"
 	"context"
-	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
@@ -39,10 +38,6 @@ type feedEngine struct {
 	cache   *renderCache
 	renders singleflight.Group
 	seconds *prometheus.HistogramVec
-	// pageMark stands for a page's age while it is rendered for the cache
-	// (feedpage_cache.go): random, so that a page cannot hold it but by
-	// chance (one that does is still answered right, uncached).
-	pageMark string
 }
 
 func newFeedEngine(opts Options) (*feedEngine, error) {
@@ -51,8 +46,7 @@ func newFeedEngine(opts Options) (*feedEngine, error) {
 		return nil, err
 	}
 	fe := &feedEngine{
-		cache:    cache,
-		pageMark: "age-" + rand.Text(),
+		cache: cache,
 		seconds: prometheus.NewHistogramVec(prometheus.HistogramOpts{
 			Name:    "dynamo_feed_render_seconds",
 			Help:    "Time to build and render a feed that was not in the render cache, by format (html: a feed's page for browsers).",
@@ -528,9 +522,11 @@ type feedEntry struct {
 	// maxAge is the last Cache-Control the entry answered with: max-age
 	// counts down to the next poll, so it moves at most once a second.
 	maxAge atomic.Pointer[maxAgeHeader]
-	// page is set on a feed's page for browsers: how its answers put its
-	// age in the body (feedpage_cache.go); length and link are then unset.
-	page *pageSplice
+	// On a feed's page for browsers (feedpage.go; link is then unset): the
+	// time its age counts from, zero when it shows none, and the age it was
+	// rendered with (homeTime's Relative), for pageCurrent.
+	ageFrom time.Time
+	age     string
 }
 
 type maxAgeHeader struct {

@@ -154,7 +154,7 @@ func relativeSeconds(t, now time.Time) time.Duration { return t.Sub(now).Round(t
 
 // appendRelative appends homeTime's Relative for a time d (whole seconds)
 // from now: "now", "in 2m", "3h ago". It allocates nothing when dst has room,
-// so that a cached feed page makes its age per answer (feedpage_cache.go).
+// so that a cached feed page checks its age per answer (pageCurrent).
 func appendRelative(dst []byte, d time.Duration) []byte {
 	switch {
 	case d > 0:

@@ -37,7 +37,7 @@ func (s *Server) middleware() []echo.MiddlewareFunc {
 			// none (the middleware drops Content-Encoding when nothing was
 			// written). Feeds compress themselves, with an ETag per coding
 			// (api/feeds.go), and so does a feed shown to a browser as a
-			// page, kept compressed in the render cache (feedpage_cache.go).
+			// page, kept compressed in the render cache (feedpage.go).
 			// The admin API's writes answer a resource or a problem, under
 			// MinLength, and the middleware resets a compressor twice per
 			// request it does not skip, even for a short body: 5–6 % of the
