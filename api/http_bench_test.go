@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus/testutil"
+
 	"github.com/dynamo-rss/dynamo/schema"
 	"github.com/dynamo-rss/dynamo/storage/badger"
 )
@@ -39,6 +41,43 @@ func BenchmarkServeCachedFeedPage(b *testing.B) {
 	}
 }
 
+// BenchmarkFeedPageRender measures the same page when its age changed since
+// it was cached (the clock moves a second per request): a miss that renders
+// it again (and compresses it, for gzip) and replaces its entry, what a page
+// read without pause costs about once a second per coding.
+func BenchmarkFeedPageRender(b *testing.B) {
+	now := time.Date(2026, 1, 2, 0, 0, 0, 0, time.UTC)
+	s := newBenchNewsServer(b, func(o *Options) {
+		o.Now = func() time.Time { return now }
+	})
+	for _, tc := range []struct{ name, encoding string }{{"identity", ""}, {"gzip", "gzip, deflate, br, zstd"}} {
+		b.Run(tc.name, func(b *testing.B) {
+			req := httptest.NewRequest(http.MethodGet, "/resources/bench?max=20", nil)
+			req.Header.Set("Accept", acceptFirefox)
+			if tc.encoding != "" {
+				req.Header.Set("Accept-Encoding", tc.encoding)
+			}
+			misses := testutil.ToFloat64(s.feeds.cache.misses)
+			n := 0
+			b.ReportAllocs()
+			w := &discardWriter{h: http.Header{}}
+			for b.Loop() {
+				now = now.Add(time.Second)
+				clear(w.h)
+				w.code = 0
+				s.ServeHTTP(w, req)
+				if w.code != http.StatusOK {
+					b.Fatalf("status %d", w.code)
+				}
+				n++
+			}
+			if got := testutil.ToFloat64(s.feeds.cache.misses) - misses; got < float64(n) {
+				b.Fatalf("%v misses for %d requests: the page came from the cache", got, n)
+			}
+		})
+	}
+}
+
 // benchServeCached serves req once (filling the render cache), then measures
 // serving it again.
 func benchServeCached(b *testing.B, s *Server, req *http.Request) {
@@ -62,7 +101,7 @@ func benchServeCached(b *testing.B, s *Server, req *http.Request) {
 
 // newBenchNewsServer serves a resource of 10 versions of 40 items each from
 // real storage.
-func newBenchNewsServer(b *testing.B) *Server {
+func newBenchNewsServer(b *testing.B, mod ...func(*Options)) *Server {
 	db, err := badger.Open(b.TempDir(), badger.Options{NoSyncWrites: true})
 	if err != nil {
 		b.Fatal(err)
@@ -87,7 +126,11 @@ func newBenchNewsServer(b *testing.B) *Server {
 			b.Fatal(err)
 		}
 	}
-	s, err := New(Options{Store: db})
+	opts := Options{Store: db}
+	for _, m := range mod {
+		m(&opts)
+	}
+	s, err := New(opts)
 	if err != nil {
 		b.Fatal(err)
 	}
