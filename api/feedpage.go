@@ -114,11 +114,12 @@ type feedPageItem struct {
 // ago", homeTime's Relative). A cached page keeps the age it was rendered
 // with and answers only while the clock gives the same text (pageCurrent);
 // when it reads otherwise the lookup is a miss, and the page is rendered
-// again and replaces its entry under the same key. The text counts whole
-// seconds at every age ("3d4h5m6s ago"), so a page read without pause is
-// rendered about once a second per key and coding, whatever its traffic:
-// under 2 ms for a page of 40 items (BenchmarkFeedPageRender), against a
-// few microseconds for a hit.
+// again and replaces its entry under the same key. The text counts
+// seconds under an hour, minutes under a day, then hours (appendRelative),
+// so a page read without pause is rendered per key and coding about once a
+// second while its feed is under an hour old, once a minute under a day,
+// then once an hour, whatever its traffic: under 2 ms for a page of 40
+// items (BenchmarkFeedPageRender), against a few microseconds for a hit.
 func (s *Server) serveFeedPage(c echo.Context, key []byte, fr feedRequest) error {
 	req := c.Request()
 	gz := acceptsGzip(headerValue(req.Header, echo.HeaderAcceptEncoding))

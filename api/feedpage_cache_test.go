@@ -78,8 +78,12 @@ func TestCachedPageShowsCurrentAge(t *testing.T) {
 		{200 * time.Millisecond, "3m21s ago", false},
 		{800 * time.Millisecond, "3m21s ago", true}, // 3m21.4s
 		{40 * time.Second, "4m1s ago", false},
-		{3 * 24 * time.Hour, "3d4m1s ago", false},
-		{-3*24*time.Hour - 5*time.Minute, "in 59s", false}, // a clock set back: -58.6s
+		{time.Hour, "1h4m ago", false},
+		{30 * time.Second, "1h4m ago", true}, // past an hour, no seconds: 1h4m31.4s
+		{3 * 24 * time.Hour, "3d1h ago", false},
+		{time.Hour, "3d2h ago", false},
+		{50 * time.Minute, "3d2h ago", true},                              // past a day, no minutes
+		{-3*24*time.Hour - 2*time.Hour - 55*time.Minute, "in 29s", false}, // a clock set back: -28.6s
 	} {
 		now = now.Add(step.move)
 		when := "at " + now.Sub(fdT0).String()

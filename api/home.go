@@ -153,16 +153,32 @@ func (s *Server) homeTime(t, now time.Time) homeTime {
 func relativeSeconds(t, now time.Time) time.Duration { return t.Sub(now).Round(time.Second) }
 
 // appendRelative appends homeTime's Relative for a time d (whole seconds)
-// from now: "now", "in 2m", "3h ago". It allocates nothing when dst has room,
-// so that a cached feed page checks its age per answer (pageCurrent).
+// from now: "now", "in 2m", "4m10s ago", "2h5m ago", "3d4h ago". Past an
+// hour it shows no seconds, past a day no minutes (the absolute time is
+// beside it): nobody reads the seconds of a time hours away, and a cached
+// feed page, which is rendered again when its age reads otherwise
+// (pageCurrent), then changes once a minute or an hour, not every second.
+// It allocates nothing when dst has room.
 func appendRelative(dst []byte, d time.Duration) []byte {
 	switch {
 	case d > 0:
-		return appendHumanDuration(append(dst, "in "...), d)
+		return appendHumanDuration(append(dst, "in "...), coarse(d))
 	case d < 0:
-		return append(appendHumanDuration(dst, -d), " ago"...)
+		return append(appendHumanDuration(dst, coarse(-d)), " ago"...)
 	}
 	return append(dst, "now"...)
+}
+
+// coarse truncates a positive d to its two largest units of days, hours,
+// minutes and seconds (2d3h, 1h30m, 4m10s).
+func coarse(d time.Duration) time.Duration {
+	switch {
+	case d >= 24*time.Hour:
+		return d.Truncate(time.Hour)
+	case d >= time.Hour:
+		return d.Truncate(time.Minute)
+	}
+	return d
 }
 
 // humanDuration prints a duration the way people read it: 1h30m, 45s, 2d3h.
