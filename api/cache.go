@@ -49,11 +49,11 @@ func newRenderCache(limit int64, reg prometheus.Registerer) (*renderCache, error
 		items: make(map[string]*list.Element),
 		hits: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "dynamo_feed_cache_hits_total",
-			Help: "Feed requests answered from the render cache.",
+			Help: "Feed requests (feeds and their pages for browsers) answered from the render cache.",
 		}),
 		misses: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "dynamo_feed_cache_misses_total",
-			Help: "Feed requests that had to render the feed.",
+			Help: "Feed requests (feeds and their pages for browsers) that had to render.",
 		}),
 		evictions: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "dynamo_feed_cache_evictions_total",
