@@ -6,6 +6,8 @@ import (
 	"sync"
 
 	"github.com/cespare/xxhash/v2"
+
+	"github.com/dynamo-rss/dynamo/schema"
 )
 
 // DescriptionCache remembers sanitized descriptions by the HTML they were
@@ -19,7 +21,9 @@ import (
 // another's sanitized HTML — still sanitized — with a probability of about
 // n²/2⁶⁵ for n descriptions held. It also remembers what the page's
 // regions gave, by their raw bytes (see regioncache.go), in the same byte
-// budget; those are compared in full, not trusted to a hash.
+// budget; those are compared in full, not trusted to a hash. And it
+// remembers which date texts the date rules read (dateReadable), outside
+// the byte budget, bounded by count.
 type DescriptionCache struct {
 	mu      sync.Mutex
 	limit   int64
@@ -27,6 +31,7 @@ type DescriptionCache struct {
 	ll      *list.List // front = most recently used; values are *descEntry or *regionEntry
 	items   map[descKey]*list.Element
 	regions map[regionKey]*list.Element
+	dates   map[descKey]struct{} // date texts the rules they were read under read (see dateReadable)
 
 	hits, misses uint64
 }
@@ -51,7 +56,42 @@ func NewDescriptionCache(maxBytes int64) *DescriptionCache {
 		maxBytes = 8 << 20
 	}
 	return &DescriptionCache{limit: maxBytes, ll: list.New(),
-		items: make(map[descKey]*list.Element), regions: make(map[regionKey]*list.Element)}
+		items: make(map[descKey]*list.Element), regions: make(map[regionKey]*list.Element),
+		dates: make(map[descKey]struct{})}
+}
+
+// maxDates bounds the date texts a cache remembers (about 2 MiB); past it,
+// it forgets them all and starts again.
+const maxDates = 1 << 16
+
+// dateReadable reports whether rules read s as a date. The texts they read
+// are remembered (by a hash of the rules and the text), so that a page
+// polled again does not parse again the dates of items that did not change:
+// every one is checked, only to warn of those no reader could date, and
+// the lenient parser tries layout after layout. A collision could at worst
+// leave out that warning; unreadable texts are not remembered.
+func (c *DescriptionCache) dateReadable(rules schema.DateRules, s string) bool {
+	loc := ""
+	if rules.Location != nil {
+		loc = rules.Location.String()
+	}
+	k := keyOf(rules.Layout, loc, []string{s})
+	c.mu.Lock()
+	_, ok := c.dates[k]
+	c.mu.Unlock()
+	if ok {
+		return true
+	}
+	if _, ok := rules.Parse(s); !ok {
+		return false
+	}
+	c.mu.Lock()
+	if len(c.dates) >= maxDates {
+		clear(c.dates)
+	}
+	c.dates[k] = struct{}{}
+	c.mu.Unlock()
+	return true
 }
 
 // keyOf is the key of a description: its collected HTML (with URL

@@ -7,8 +7,10 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/dynamo-rss/dynamo/extractor"
+	"github.com/dynamo-rss/dynamo/schema"
 )
 
 // TestDescriptionCacheChangesNothing extracts every golden page without a
@@ -70,5 +72,42 @@ func TestDescriptionCacheBounded(t *testing.T) {
 	}
 	if got := extractor.DescriptionCacheSize(cache); got > 64<<10 {
 		t.Errorf("cache holds %d bytes, over its 64 KiB bound", got)
+	}
+}
+
+// TestCachedDatesFollowTheRules: the cache remembers the date texts a
+// resource's rules read, so a date readable only under one resource's
+// date_format must still be warned of under another's (one cache serves
+// every resource of an engine), and an unreadable date is warned of at
+// every extraction.
+func TestCachedDatesFollowTheRules(t *testing.T) {
+	page := func(date string) string {
+		return `<!-- <channel:title> -->T<!-- </channel:title> --><!-- <item:title index="1"> -->t<!-- </item:title> --><!-- <item:extension index="1" uri="http://purl.org/dc/elements/1.1/" prefix="dc" localName="date"> -->` +
+			date + `<!-- </item:extension> -->`
+	}
+	layout := schema.DateRules{Layout: "2006.02.01"}
+	cache := extractor.NewDescriptionCache(0)
+	for i, step := range []struct {
+		date  string
+		rules schema.DateRules
+		warn  bool
+	}{
+		{"2026.21.11", layout, false},
+		{"2026.21.11", schema.DateRules{}, true}, // remembered as readable under the layout only
+		{"2026.21.11", layout, false},
+		{"2026.21.11", schema.DateRules{Layout: "2006.02.01", Location: time.FixedZone("X", 3600)}, false},
+		{"soon", schema.DateRules{}, true},
+		{"soon", schema.DateRules{}, true}, // unreadable ones are not remembered as anything
+		{"December 08, 2005 @ 08:25 AM", schema.DateRules{}, false},
+		{"December 08, 2005 @ 08:25 AM", schema.DateRules{}, false},
+	} {
+		res, err := extractor.Extract(strings.NewReader(page(step.date)), extractor.Options{URL: "https://example.org/", Dates: step.rules, Descriptions: cache})
+		if err != nil {
+			t.Fatal(err)
+		}
+		warned := strings.Contains(strings.Join(diagStrings(res.Diagnostics), "\n"), "unreadable date")
+		if warned != step.warn {
+			t.Errorf("step %d (%q, layout %q): warned %v, want %v", i, step.date, step.rules.Layout, warned, step.warn)
+		}
 	}
 }

@@ -291,7 +291,7 @@ func (b *builder) extensions(f *fields) schema.Extensions {
 			// The value stays as the page wrote it (docs/annotations.md: v becomes
 			// the element); readers take the time with the resource's
 			// schema.DateRules.
-			if _, ok := b.opts.Dates.Parse(x.val); !ok {
+			if !b.dateReadable(x.val) {
 				msg := fmt.Sprintf("unreadable date %q in %s:%s: kept as text, not a publication time", shorten(x.val), x.prefix, x.local)
 				if b.opts.Dates.Layout != "" {
 					msg += fmt.Sprintf(" (neither the date_format %q nor the usual forms read it)", b.opts.Dates.Layout)
@@ -305,4 +305,14 @@ func (b *builder) extensions(f *fields) schema.Extensions {
 		out = append(out, schema.Extension{URI: schema.ContentNamespace, Prefix: "content", LocalName: "encoded", Value: h})
 	}
 	return out
+}
+
+// dateReadable reports whether the resource's date rules read s, through
+// the engine's cache when there is one.
+func (b *builder) dateReadable(s string) bool {
+	if c := b.opts.Descriptions; c != nil {
+		return c.dateReadable(b.opts.Dates, s)
+	}
+	_, ok := b.opts.Dates.Parse(s)
+	return ok
 }
