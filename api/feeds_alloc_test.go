@@ -39,52 +39,6 @@ func (f infoStore) Resource(ctx context.Context, id string) (storage.ResourceInf
 // hashed in place, and the header values of its answers were made with it.
 const maxCachedFeedAllocs = 2
 
-func TestCachedFeedAllocs(t *testing.T) {
-	if raceEnabled {
-		t.Skip("the race detector allocates")
-	}
-	fds := newFDStore()
-	fds.save(benchDoc("bench", fdT0, 0, 20))
-	info, err := fds.Resource(context.Background(), "bench")
-	if err != nil {
-		t.Fatal(err)
-	}
-	s := newFDServer(t, infoStore{fds, info})
-	const target = "/resources/bench?max=20"
-	etag := fdDo(s, http.MethodGet, target).Header().Get("ETag")
-	fdDo(s, http.MethodGet, target, "Accept-Encoding", "gzip")
-	for _, tc := range []struct {
-		name, method string
-		header       []string
-		code         int
-	}{
-		{"GET", http.MethodGet, nil, http.StatusOK},
-		{"GET gzip", http.MethodGet, []string{"Accept-Encoding", "gzip, deflate, br"}, http.StatusOK},
-		{"HEAD", http.MethodHead, nil, http.StatusOK},
-		{"a feed reader's Accept", http.MethodGet, []string{"Accept", acceptSeeds[2], "Accept-Encoding", "gzip"}, http.StatusOK},
-		{"304", http.MethodGet, []string{"If-None-Match", etag}, http.StatusNotModified},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			req := httptest.NewRequest(tc.method, target, nil)
-			for i := 0; i+1 < len(tc.header); i += 2 {
-				req.Header.Set(tc.header[i], tc.header[i+1])
-			}
-			w := &discardWriter{h: http.Header{}}
-			allocs := testing.AllocsPerRun(100, func() {
-				clear(w.h)
-				w.code = 0
-				s.ServeHTTP(w, req)
-			})
-			if w.code != tc.code {
-				t.Fatalf("status %d, want %d", w.code, tc.code)
-			}
-			if allocs > maxCachedFeedAllocs {
-				t.Errorf("%.0f allocations per answer, want at most %d", allocs, maxCachedFeedAllocs)
-			}
-		})
-	}
-}
-
 // maxCachedPageAllocs bounds the allocations of answering a feed's page for
 // browsers that is in the render cache, as maxCachedFeedAllocs does a feed's:
 // checking that the page's one live part, its age ("updated 3h ago"), still
@@ -92,7 +46,45 @@ func TestCachedFeedAllocs(t *testing.T) {
 // here; when the age changes, the page is rendered again).
 const maxCachedPageAllocs = 2
 
+func TestCachedFeedAllocs(t *testing.T) {
+	checkCachedAllocs(t, "", "application/rss+xml", maxCachedFeedAllocs, func(etag string) []allocCase {
+		return []allocCase{
+			{"GET", http.MethodGet, nil, http.StatusOK},
+			{"GET gzip", http.MethodGet, []string{"Accept-Encoding", "gzip, deflate, br"}, http.StatusOK},
+			{"HEAD", http.MethodHead, nil, http.StatusOK},
+			{"a feed reader's Accept", http.MethodGet, []string{"Accept", acceptSeeds[2], "Accept-Encoding", "gzip"}, http.StatusOK},
+			{"304", http.MethodGet, []string{"If-None-Match", etag}, http.StatusNotModified},
+		}
+	})
+}
+
 func TestCachedPageAllocs(t *testing.T) {
+	checkCachedAllocs(t, acceptFirefox, "text/html", maxCachedPageAllocs, func(etag string) []allocCase {
+		if !strings.HasPrefix(etag, "W/") {
+			t.Fatalf("ETag %q: not the page's", etag)
+		}
+		return []allocCase{
+			{"GET", http.MethodGet, nil, http.StatusOK},
+			{"GET gzip", http.MethodGet, []string{"Accept-Encoding", "gzip, deflate, br, zstd"}, http.StatusOK},
+			{"HEAD", http.MethodHead, nil, http.StatusOK},
+			{"HEAD gzip", http.MethodHead, []string{"Accept-Encoding", "gzip"}, http.StatusOK},
+			{"304 If-None-Match", http.MethodGet, []string{"If-None-Match", etag, "Accept-Encoding", "gzip"}, http.StatusNotModified},
+			{"304 If-Modified-Since", http.MethodGet, []string{"If-Modified-Since", fdNow.Format(http.TimeFormat)}, http.StatusNotModified},
+		}
+	})
+}
+
+type allocCase struct {
+	name, method string
+	header       []string
+	code         int
+}
+
+// checkCachedAllocs fills the render cache with a 20-item feed as asked for
+// with accept (plain and gzip), then requires each case of cases (given the
+// answer's ETag) to be answered with its status, a Content-Type starting
+// with wantType when 200, and at most max allocations.
+func checkCachedAllocs(t *testing.T, accept, wantType string, max int, cases func(etag string) []allocCase) {
 	if raceEnabled {
 		t.Skip("the race detector allocates")
 	}
@@ -104,27 +96,17 @@ func TestCachedPageAllocs(t *testing.T) {
 	}
 	s := newFDServer(t, infoStore{fds, info})
 	const target = "/resources/bench?max=20"
-	first := fdDo(s, http.MethodGet, target, "Accept", acceptFirefox)
-	etag := first.Header().Get("ETag")
-	if first.Code != http.StatusOK || !strings.HasPrefix(etag, "W/") {
-		t.Fatalf("GET %s as a browser = %d, ETag %q: not the page", target, first.Code, etag)
+	first := fdDo(s, http.MethodGet, target, "Accept", accept)
+	if first.Code != http.StatusOK {
+		t.Fatalf("GET %s = %d", target, first.Code)
 	}
-	fdDo(s, http.MethodGet, target, "Accept", acceptFirefox, "Accept-Encoding", "gzip")
-	for _, tc := range []struct {
-		name, method string
-		header       []string
-		code         int
-	}{
-		{"GET", http.MethodGet, nil, http.StatusOK},
-		{"GET gzip", http.MethodGet, []string{"Accept-Encoding", "gzip, deflate, br, zstd"}, http.StatusOK},
-		{"HEAD", http.MethodHead, nil, http.StatusOK},
-		{"HEAD gzip", http.MethodHead, []string{"Accept-Encoding", "gzip"}, http.StatusOK},
-		{"304 If-None-Match", http.MethodGet, []string{"If-None-Match", etag, "Accept-Encoding", "gzip"}, http.StatusNotModified},
-		{"304 If-Modified-Since", http.MethodGet, []string{"If-Modified-Since", fdNow.Format(http.TimeFormat)}, http.StatusNotModified},
-	} {
+	fdDo(s, http.MethodGet, target, "Accept", accept, "Accept-Encoding", "gzip")
+	for _, tc := range cases(first.Header().Get("ETag")) {
 		t.Run(tc.name, func(t *testing.T) {
 			req := httptest.NewRequest(tc.method, target, nil)
-			req.Header.Set("Accept", acceptFirefox)
+			if accept != "" {
+				req.Header.Set("Accept", accept)
+			}
 			for i := 0; i+1 < len(tc.header); i += 2 {
 				req.Header.Set(tc.header[i], tc.header[i+1])
 			}
@@ -137,11 +119,11 @@ func TestCachedPageAllocs(t *testing.T) {
 			if w.code != tc.code {
 				t.Fatalf("status %d, want %d", w.code, tc.code)
 			}
-			if ct := w.h.Get("Content-Type"); tc.code == http.StatusOK && !strings.HasPrefix(ct, "text/html") {
-				t.Fatalf("Content-Type %q: not the page", ct)
+			if ct := w.h.Get("Content-Type"); tc.code == http.StatusOK && !strings.HasPrefix(ct, wantType) {
+				t.Fatalf("Content-Type %q, want %s", ct, wantType)
 			}
-			if allocs > maxCachedPageAllocs {
-				t.Errorf("%.0f allocations per answer, want at most %d", allocs, maxCachedPageAllocs)
+			if allocs > float64(max) {
+				t.Errorf("%.0f allocations per answer, want at most %d", allocs, max)
 			}
 		})
 	}
