@@ -10,7 +10,6 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
-	"slices"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -672,19 +671,14 @@ func gzipBody(plain []byte) ([]byte, error) {
 	return buf.Bytes(), nil
 }
 
-// notModified evaluates If-None-Match (weak comparison, RFC 9110 §13.1.2) or,
-// when absent, If-Modified-Since. A date later than now is ignored, as one
-// that is not a date: no Last-Modified we sent can be in the future, and a
-// client clock ahead of ours would otherwise get 304s for the versions
-// stored until our clock catches up (RFC 2616 §14.25 called such a date
-// invalid; RFC 9110 is silent).
-func notModified(r *http.Request, now, lastMod time.Time, etags ...string) bool {
-	return notModifiedBy(r, func() time.Time { return now }, lastMod, func(tag string) bool { return slices.Contains(etags, tag) })
-}
-
-// notModifiedBy is notModified with current saying whether an entity tag
-// (without W/) names the current representation, and the clock read only
-// for If-Modified-Since.
+// notModifiedBy evaluates If-None-Match (weak comparison, RFC 9110
+// §13.1.2) or, when absent, If-Modified-Since, with current saying whether
+// an entity tag (without W/) names the current representation, and the
+// clock read only for If-Modified-Since. A date later than now is ignored,
+// as one that is not a date: no Last-Modified we sent can be in the
+// future, and a client clock ahead of ours would otherwise get 304s for the
+// versions stored until our clock catches up (RFC 2616 §14.25 called such a
+// date invalid; RFC 9110 is silent).
 func notModifiedBy(r *http.Request, now func() time.Time, lastMod time.Time, current func(tag string) bool) bool {
 	if inm := headerValue(r.Header, headerIfNoneMatch); inm != "" {
 		for tag := range strings.SplitSeq(inm, ",") {

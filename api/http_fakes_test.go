@@ -165,12 +165,8 @@ func svcProblem(t testing.TB, rec *httptest.ResponseRecorder, status int) proble
 	return p
 }
 
-// svcDoChunked posts a body of unknown length (no Content-Length).
-func svcDoChunked(s *Server, target string, body io.Reader) *httptest.ResponseRecorder {
-	return svcDoChunkedAs(s, target, body, "text/html")
-}
-
-// svcDoChunkedAs is svcDoChunked with a Content-Type.
+// svcDoChunkedAs posts a body of unknown length (no Content-Length) with a
+// Content-Type.
 func svcDoChunkedAs(s *Server, target string, body io.Reader, contentType string) *httptest.ResponseRecorder {
 	req := httptest.NewRequest(http.MethodPost, target, io.NopCloser(body))
 	req.ContentLength = -1
