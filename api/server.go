@@ -7,10 +7,11 @@ package api
 import (
 	"context"
 	"fmt"
-	"github.com/dynamo-rss/dynamo/schema"
 	"html/template"
 	"log/slog"
+	"net"
 	"net/http"
+	"net/netip"
 	"sync/atomic"
 	"time"
 
@@ -18,6 +19,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/dynamo-rss/dynamo/internal/ratelimit"
+	"github.com/dynamo-rss/dynamo/schema"
 )
 
 // ResourceStatus is what the poller knows of a resource, as the api shows it
@@ -80,6 +82,10 @@ type Options struct {
 	CacheBytes      int64                 // render cache bound; 0: 32 MiB
 	RequestTimeout  time.Duration         // deadline of each request's context; 0: 30s
 	ShutdownTimeout time.Duration         // Serve: bound on finishing in-flight requests after ctx ends; 0: 10s
+	// TrustedProxies are the reverse proxies whose X-Forwarded-For names the
+	// client (the last address in it that is not one of them); empty: the
+	// client is the connection's address, whatever the headers say.
+	TrustedProxies []netip.Prefix
 }
 
 // Defaults for the zero values of Options.
@@ -159,9 +165,19 @@ func New(opts Options) (*Server, error) {
 	s.e.HideBanner = true
 	s.e.HidePort = true
 	s.e.HTTPErrorHandler = s.httpError
-	// Logged client addresses come from the connection: X-Forwarded-For is
-	// trivially forged unless a known proxy sets it.
+	// Client addresses (per-client limits, readers, the access log) come
+	// from the connection: X-Forwarded-For is trivially forged unless a
+	// known proxy sets it, and then only the addresses that proxy added
+	// count. Echo trusts loopback, link-local and private addresses by
+	// default; here only the configured proxies are trusted.
 	s.e.IPExtractor = echo.ExtractIPDirect()
+	if len(opts.TrustedProxies) > 0 {
+		trust := []echo.TrustOption{echo.TrustLoopback(false), echo.TrustLinkLocal(false), echo.TrustPrivateNet(false)}
+		for _, p := range opts.TrustedProxies {
+			trust = append(trust, echo.TrustIPRange(&net.IPNet{IP: p.Addr().AsSlice(), Mask: net.CIDRMask(p.Bits(), p.Addr().BitLen())}))
+		}
+		s.e.IPExtractor = echo.ExtractIPFromXFFHeader(trust...)
+	}
 	s.chain = s.middleware()
 	s.handlers = make(map[routeKey]echo.HandlerFunc)
 	s.routes(s.handle)

@@ -5,6 +5,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"net/netip"
 	"net/url"
 	"strings"
 	"sync"
@@ -126,4 +127,64 @@ func TestWebSubLimitPerCallbackHost(t *testing.T) {
 	if resp.StatusCode != http.StatusTooManyRequests || resp.Header.Get("Retry-After") != "60" {
 		t.Errorf("second request for the same callback host: %d, Retry-After %q; want 429, 60", resp.StatusCode, resp.Header.Get("Retry-After"))
 	}
+}
+
+// TestTrustedProxies: behind a configured proxy, the per-client limit is
+// the client's that X-Forwarded-For names, not the proxy's (every client
+// would share one bucket); a client cannot escape it by putting addresses
+// of its own before the proxy's; and without trusted proxies the header is
+// ignored, so a client cannot pick its bucket by forging it.
+func TestTrustedProxies(t *testing.T) {
+	post := func(t *testing.T, base, xff string) int {
+		t.Helper()
+		form := "hub.mode=subscribe&hub.callback=" + url.QueryEscape("https://reader.example/cb") + "&hub.topic=" + url.QueryEscape(fdBase+"/resources/news")
+		req, _ := http.NewRequest(http.MethodPost, base+"/websub", strings.NewReader(form))
+		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+		if xff != "" {
+			req.Header.Set("X-Forwarded-For", xff)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	serve := func(t *testing.T, proxies ...netip.Prefix) string {
+		clock := &testClock{now: fdNow}
+		s := newFDServer(t, fdFixture(), withHub, func(o *Options) {
+			o.Now, o.Hub, o.TrustedProxies = clock.Now, &countingHub{}, proxies
+		})
+		srv := httptest.NewServer(s)
+		t.Cleanup(srv.Close)
+		return srv.URL
+	}
+	t.Run("behind a trusted proxy", func(t *testing.T) {
+		base := serve(t, netip.MustParsePrefix("127.0.0.0/8"))
+		for i := range webSubBurst {
+			if code := post(t, base, "203.0.113.7"); code != http.StatusAccepted {
+				t.Fatalf("request %d of 203.0.113.7's burst: %d", i+1, code)
+			}
+		}
+		if code := post(t, base, "203.0.113.7"); code != http.StatusTooManyRequests {
+			t.Errorf("203.0.113.7 past its burst: %d, want 429", code)
+		}
+		if code := post(t, base, "198.51.100.1, 203.0.113.7"); code != http.StatusTooManyRequests {
+			t.Errorf("203.0.113.7 naming another address before its own: %d, want 429", code)
+		}
+		if code := post(t, base, "203.0.113.8"); code != http.StatusAccepted {
+			t.Errorf("another client through the same proxy: %d, want 202", code)
+		}
+	})
+	t.Run("no trusted proxy", func(t *testing.T) {
+		base := serve(t)
+		for i := range webSubBurst {
+			if code := post(t, base, "203.0.113.7"); code != http.StatusAccepted {
+				t.Fatalf("request %d of the burst: %d", i+1, code)
+			}
+		}
+		if code := post(t, base, "203.0.113.8"); code != http.StatusTooManyRequests {
+			t.Errorf("the same connection's address naming another client: %d, want 429 (a forged header must not pick the bucket)", code)
+		}
+	})
 }

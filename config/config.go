@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"net/netip"
 	"os"
 	"regexp"
 	"strconv"
@@ -29,6 +30,13 @@ type Config struct {
 	Log          LogConfig     `yaml:"log"`
 	Registration string        `yaml:"registration"` // RegistrationClosed (default) or RegistrationOpen
 	NodeID       string        `yaml:"node_id"`      // postgres: this node's name in leases (default host:pid)
+	// TrustedProxies are the addresses (an IP or a CIDR prefix each) of the
+	// reverse proxies in front of dynamo: a request coming through one is
+	// taken as the client's that X-Forwarded-For names (its last address
+	// that is not a trusted proxy), for the per-client limits, the readers
+	// count and the access log. Empty: the connection's address, whatever
+	// the request's headers say.
+	TrustedProxies []string `yaml:"trusted_proxies"`
 	// MemoryLimit is the memory the Go runtime keeps the process under (as
 	// GOMEMLIMIT); 0 chooses one: half the machine's (or the container's)
 	// memory. Under a limit the garbage collector runs
@@ -631,3 +639,30 @@ func (w *Weight) UnmarshalYAML(n ast.Node) error {
 
 // MarshalYAML writes the weight as a number.
 func (w Weight) MarshalYAML() (any, error) { return w.Value, nil }
+
+// TrustedProxyPrefixes returns [Config.TrustedProxies] as prefixes (an
+// address is a prefix of its full length); entries that do not parse, which
+// [Config.Validate] reports, are left out.
+func (c *Config) TrustedProxyPrefixes() []netip.Prefix {
+	var out []netip.Prefix
+	for _, s := range c.TrustedProxies {
+		if p, err := parseProxy(s); err == nil {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// parseProxy reads an IP address or a CIDR prefix.
+func parseProxy(s string) (netip.Prefix, error) {
+	if strings.Contains(s, "/") {
+		p, err := netip.ParsePrefix(s)
+		return p.Masked(), err
+	}
+	a, err := netip.ParseAddr(s)
+	if err != nil {
+		return netip.Prefix{}, err
+	}
+	a = a.Unmap()
+	return netip.PrefixFrom(a, a.BitLen()), nil
+}

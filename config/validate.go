@@ -61,6 +61,11 @@ func (c *Config) Validate() error {
 	default:
 		bad("$.registration", "unknown mode %q (want closed or open)", c.Registration)
 	}
+	for i, s := range c.TrustedProxies {
+		if _, err := parseProxy(s); err != nil {
+			bad(fmt.Sprintf("$.trusted_proxies[%d]", i), "%q is neither an IP address nor a CIDR prefix (10.0.0.0/8)", s)
+		}
+	}
 	c.validateWebSub(bad)
 	p := c.Poller
 	if p.Workers < 1 || p.Workers > 1024 {

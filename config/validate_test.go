@@ -141,3 +141,30 @@ func TestResourceJSONRoundTrip(t *testing.T) {
 		t.Fatalf("encoding/json round trip: %+v %v", viaJSON, err)
 	}
 }
+
+// TestTrustedProxies: addresses and CIDR prefixes are read (an IPv4 address
+// in IPv6 form as the IPv4 one, a prefix with host bits as its network),
+// anything else is reported with its place in the file.
+func TestTrustedProxies(t *testing.T) {
+	c, err := Parse([]byte("trusted_proxies: [10.0.0.0/8, 192.0.2.7, \"::ffff:198.51.100.3\", 2001:db8::/32, 172.16.5.9/12]\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, p := range c.TrustedProxyPrefixes() {
+		got = append(got, p.String())
+	}
+	want := "10.0.0.0/8 192.0.2.7/32 198.51.100.3/32 2001:db8::/32 172.16.0.0/12"
+	if strings.Join(got, " ") != want {
+		t.Errorf("prefixes %v, want %s", got, want)
+	}
+	_, err = Parse([]byte("trusted_proxies: [10.0.0.0/8, proxy.local, 10.0.0.0/99]\n"))
+	if err == nil {
+		t.Fatal("accepted a name and a bad prefix")
+	}
+	for _, w := range []string{"trusted_proxies[1]", `"proxy.local" is neither`, "trusted_proxies[2]"} {
+		if !strings.Contains(err.Error(), w) {
+			t.Errorf("missing %q in:\n%v", w, err)
+		}
+	}
+}

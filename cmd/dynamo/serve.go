@@ -12,6 +12,7 @@ import (
 	"os"
 	"os/signal"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -274,6 +275,7 @@ func serve(ctx context.Context, o serveOptions) (err error) {
 		Reload:           reloader.Reload,
 		AdminToken:       cfg.Admin.Token,
 		PublicURL:        publicURL,
+		TrustedProxies:   cfg.TrustedProxyPrefixes(),
 		HubURL:           hubURL(cfg, publicURL),
 		Logger:           log.With(slog.String("component", "api")),
 		AccessLog:        cfg.Log.Access,
@@ -437,6 +439,7 @@ func restartOnly(last, next *config.Config) []string {
 		{"log", next.Log != last.Log},
 		{"registration", next.Registration != last.Registration},
 		{"node_id", next.NodeID != last.NodeID},
+		{"trusted_proxies", !slices.Equal(next.TrustedProxies, last.TrustedProxies)},
 		{"memory_limit", next.MemoryLimit != last.MemoryLimit},
 		{"websub", websubChanged(last, next)},
 	} {

@@ -418,6 +418,7 @@ func TestRestartOnly(t *testing.T) {
 		{"storage", func(c *config.Config) { c.Storage.MinFree = 0 }, "storage"},
 		{"log", func(c *config.Config) { c.Log.Access = true }, "log"},
 		{"registration", func(c *config.Config) { c.Registration = config.RegistrationOpen }, "registration"},
+		{"trusted_proxies", func(c *config.Config) { c.TrustedProxies = []string{"10.0.0.0/8"} }, "trusted_proxies"},
 		{"websub: the hub is built once", func(c *config.Config) { c.WebSub.LeaseDefault = config.Duration(48 * time.Hour) }, "websub"},
 		{"websub turned on", func(c *config.Config) { on := true; c.WebSub.Enabled = &on }, "websub"},
 	}
