@@ -184,6 +184,10 @@ func (e *Engine) applyRegistered(ctx context.Context, cfg *config.Config, id str
 // store gives none.
 const registrySyncInterval = 5 * time.Second
 
+// registryRestFactor is how many times a registry read's length the
+// engine rests after it before a read for another node's change.
+const registryRestFactor = 4
+
 // syncRegistry re-reads the registry when a [RegistryWatcher] tells of a
 // change through another node, and every registrySyncInterval, until ctx
 // ends (several nodes only: a single node's registry changes only through
@@ -192,6 +196,8 @@ func (e *Engine) syncRegistry(ctx context.Context) {
 	e.regMu.Lock()
 	changed := e.regChanged
 	e.regMu.Unlock()
+	var lastEnd time.Time
+	var took time.Duration // the last read's length
 	for {
 		t := e.clock.NewTimer(registrySyncInterval)
 		select {
@@ -201,8 +207,25 @@ func (e *Engine) syncRegistry(ctx context.Context) {
 		case <-t.C():
 		case <-changed: // nil: never
 			t.Stop()
+			// Every change through another node is a full read here. When
+			// reads are slow (many registrations), rest four times the
+			// last read's length after it first, so that a stream of
+			// changes costs this node at most a fifth of a core; a change
+			// after a quiet spell is read at once.
+			if rest := min(lastEnd.Add(registryRestFactor*took).Sub(e.clock.Now()), registrySyncInterval); rest > 0 {
+				p := e.clock.NewTimer(rest)
+				select {
+				case <-ctx.Done():
+					p.Stop()
+					return
+				case <-p.C():
+				}
+			}
 		}
+		start := e.clock.Now()
 		err := e.SyncRegistry(ctx)
+		lastEnd = e.clock.Now()
+		took = lastEnd.Sub(start)
 		e.regMu.Lock()
 		changed = e.regChanged
 		e.regMu.Unlock()

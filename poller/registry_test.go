@@ -8,7 +8,9 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/dynamo-rss/dynamo/config"
 	"github.com/dynamo-rss/dynamo/storage"
@@ -231,4 +233,88 @@ func TestStatusKeepsDiagnostics(t *testing.T) {
 	if st, _ := e.Status("r"); len(st.Diagnostics) != 0 {
 		t.Errorf("after a clean page, diagnostics %q", st.Diagnostics)
 	}
+}
+
+// slowWatchedRegistry is a memRegistry that tells of changes as a
+// [RegistryWatcher] does, and whose every read takes readTakes on clk.
+type slowWatchedRegistry struct {
+	*memRegistry
+	clk       *fakeClock
+	readTakes time.Duration
+	reads     atomic.Int64
+	mu        sync.Mutex
+	ch        chan struct{}
+}
+
+func (r *slowWatchedRegistry) Registrations(ctx context.Context) ([]Registration, error) {
+	r.clk.Advance(r.readTakes)
+	r.reads.Add(1)
+	return r.memRegistry.Registrations(ctx)
+}
+
+func (r *slowWatchedRegistry) RegistryChanged() <-chan struct{} {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.ch
+}
+
+// changed is another node's change: the channel handed out closes.
+func (r *slowWatchedRegistry) changed() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	close(r.ch)
+	r.ch = make(chan struct{})
+}
+
+// TestRegistryChangesReadAfterRest: word of another node's change is read
+// at once after a quiet spell, but when reads are slow (here 100 ms a read)
+// the next one waits until four times the last read's length has passed
+// since it ended, so that a stream of changes cannot keep a node reading
+// the whole registry back to back.
+func TestRegistryChangesReadAfterRest(t *testing.T) {
+	clk := newFakeClock(t0)
+	reg := &slowWatchedRegistry{memRegistry: newMemRegistry(), clk: clk, readTakes: 100 * time.Millisecond, ch: make(chan struct{})}
+	cfg := testConfig(t, baseYAML(""))
+	e, err := New(t.Context(), cfg, newMemStore(), Options{Clock: clk, Registry: reg})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(e.fetcher.close)
+	ctx, cancel := context.WithCancel(t.Context())
+	done := make(chan struct{})
+	go func() { defer close(done); e.syncRegistry(ctx) }()
+	t.Cleanup(func() { cancel(); <-done })
+
+	waitUntil := func(what string, cond func() bool) {
+		t.Helper()
+		deadline := time.Now().Add(10 * time.Second)
+		for !cond() {
+			if time.Now().After(deadline) {
+				t.Fatalf("%s: not within 10 s", what)
+			}
+			time.Sleep(time.Millisecond)
+		}
+	}
+	pendingAt := func(at time.Time) bool {
+		clk.mu.Lock()
+		defer clk.mu.Unlock()
+		for _, x := range clk.timers {
+			if x.at.Equal(at) {
+				return true
+			}
+		}
+		return false
+	}
+
+	reads := reg.reads.Load()
+	reg.changed() // after a quiet spell: read at once
+	waitUntil("the first change read", func() bool { return reg.reads.Load() == reads+1 })
+	lastEnd := clk.Now()
+	reg.changed() // right after a 100 ms read: rest 400 ms first
+	waitUntil("a rest of four reads' length", func() bool { return pendingAt(lastEnd.Add(400 * time.Millisecond)) })
+	if n := reg.reads.Load(); n != reads+1 {
+		t.Fatalf("%d reads during the rest, want none", n-reads-1)
+	}
+	clk.Advance(400 * time.Millisecond)
+	waitUntil("the second change read after the rest", func() bool { return reg.reads.Load() == reads+2 })
 }
