@@ -285,16 +285,6 @@ func TestRegistryChangesReadAfterRest(t *testing.T) {
 	go func() { defer close(done); e.syncRegistry(ctx) }()
 	t.Cleanup(func() { cancel(); <-done })
 
-	waitUntil := func(what string, cond func() bool) {
-		t.Helper()
-		deadline := time.Now().Add(10 * time.Second)
-		for !cond() {
-			if time.Now().After(deadline) {
-				t.Fatalf("%s: not within 10 s", what)
-			}
-			time.Sleep(time.Millisecond)
-		}
-	}
 	pendingAt := func(at time.Time) bool {
 		clk.mu.Lock()
 		defer clk.mu.Unlock()
@@ -308,13 +298,13 @@ func TestRegistryChangesReadAfterRest(t *testing.T) {
 
 	reads := reg.reads.Load()
 	reg.changed() // after a quiet spell: read at once
-	waitUntil("the first change read", func() bool { return reg.reads.Load() == reads+1 })
+	waitFor(t, "the first change read", func() bool { return reg.reads.Load() == reads+1 })
 	lastEnd := clk.Now()
 	reg.changed() // right after a 100 ms read: rest 400 ms first
-	waitUntil("a rest of four reads' length", func() bool { return pendingAt(lastEnd.Add(400 * time.Millisecond)) })
+	waitFor(t, "a rest of four reads' length", func() bool { return pendingAt(lastEnd.Add(400 * time.Millisecond)) })
 	if n := reg.reads.Load(); n != reads+1 {
 		t.Fatalf("%d reads during the rest, want none", n-reads-1)
 	}
 	clk.Advance(400 * time.Millisecond)
-	waitUntil("the second change read after the rest", func() bool { return reg.reads.Load() == reads+2 })
+	waitFor(t, "the second change read after the rest", func() bool { return reg.reads.Load() == reads+2 })
 }
