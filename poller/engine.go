@@ -164,6 +164,12 @@ type Engine struct {
 	// another node since registered was read (see RegistryWatcher); nil:
 	// the registry tells nothing of the sort. Guarded by regMu.
 	regChanged <-chan struct{}
+	// regRevision is the revision of the last read of the registry applied;
+	// regWrites, the revisions of this node's own changes (Register,
+	// Unregister) that no read applied since holds: a read older than such
+	// a change leaves its id alone (see SyncRegistry). Guarded by regMu.
+	regRevision Revision
+	regWrites   map[string]Revision
 
 	budget    *Budget        // shared by the resources with policy kind budget
 	budgetSet BudgetSettings // the settings it was last configured with (guarded by mu)
@@ -213,6 +219,7 @@ func New(ctx context.Context, cfg *config.Config, store Store, opts Options) (*E
 		resources:  make(map[string]*resource),
 		retired:    make(map[string]chan struct{}),
 		registered: make(map[string]registration),
+		regWrites:  make(map[string]Revision),
 	}
 	if opts.Registerer != nil {
 		if err := opts.Registerer.Register(estimates{e}); err != nil {

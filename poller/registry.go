@@ -1,6 +1,7 @@
 package poller
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -8,7 +9,6 @@ import (
 	"log/slog"
 	"maps"
 	"net/url"
-	"reflect"
 	"slices"
 	"strings"
 	"time"
@@ -32,22 +32,38 @@ var ErrDeclaredInFile = errors.New("poller: resource declared in the configurati
 // no [Registry] to keep registrations in.
 var ErrNoRegistry = errors.New("poller: no registry for runtime resources")
 
-// Registration is a resource registered at run time, as the store keeps
-// it; the type is the store's, so drivers need not import the poller.
-type Registration = storage.Registration
+// The registry's data shapes are the store's, so drivers need not import
+// the poller: a registration, the registry as one read saw it, the result
+// of a change and the revision that orders changes.
+type (
+	Registration     = storage.Registration
+	RegistrySnapshot = storage.RegistrySnapshot
+	RegisterResult   = storage.RegisterResult
+	Revision         = storage.Revision
+)
 
 // Registry keeps the resources registered at run time, so that they survive
 // restarts and every node sharing the store sees them.
+//
+// Every change takes a [Revision] higher than those of the changes
+// committed before it, and a read returns the revision it saw, holding
+// exactly the changes up to it. That is what lets a node of several re-read
+// the registry without undoing its own changes: a read taken before this
+// node's change committed has a lower revision than the change, and the
+// node keeps its own state of that id until a read at least as new.
 type Registry interface {
-	// Registrations lists every registered resource.
-	Registrations(ctx context.Context) ([]Registration, error)
+	// Registrations reads every registered resource and the registry's
+	// revision the read saw.
+	Registrations(ctx context.Context) (RegistrySnapshot, error)
 	// Register stores reg, replacing a registration of the same id (whose
-	// Registered time is kept); created reports a new id.
-	Register(ctx context.Context, reg Registration) (created bool, err error)
+	// Registered time is kept); it says whether the id is new and the
+	// change's revision.
+	Register(ctx context.Context, reg Registration) (RegisterResult, error)
 	// Unregister removes the registration and everything stored for the
 	// resource (versions, poll state), leaving a tombstone so its feeds
-	// answer 410 Gone; storage.ErrNotFound when it is not registered.
-	Unregister(ctx context.Context, id string) error
+	// answer 410 Gone, and returns the change's revision;
+	// storage.ErrNotFound when it is not registered.
+	Unregister(ctx context.Context, id string) (Revision, error)
 }
 
 // RegistryWatcher is a [Registry] shared by several nodes that tells when
@@ -66,6 +82,7 @@ type RegistryWatcher interface {
 // registration is a decoded [Registration].
 type registration struct {
 	entry      *config.ResourceEntry // shared with the resource built from it
+	def        []byte                // the definition as stored, to tell a change
 	registered time.Time
 }
 
@@ -82,11 +99,11 @@ type Definition struct {
 // loadRegistered reads the registry at start-up.
 func (e *Engine) loadRegistered(ctx context.Context) error {
 	changed := e.watchRegistry()
-	regs, err := e.readRegistry(ctx)
+	regs, rev, err := e.readRegistry(ctx)
 	if err != nil {
 		return err
 	}
-	e.registered, e.regChanged = regs, changed
+	e.registered, e.regRevision, e.regChanged = regs, rev, changed
 	return nil
 }
 
@@ -99,23 +116,23 @@ func (e *Engine) watchRegistry() <-chan struct{} {
 	return nil
 }
 
-// readRegistry reads and decodes every registration; undecodable ones are
-// logged and left out.
-func (e *Engine) readRegistry(ctx context.Context) (map[string]registration, error) {
-	regs, err := e.registry.Registrations(ctx)
+// readRegistry reads and decodes every registration, with the registry's
+// revision the read saw; undecodable ones are logged and left out.
+func (e *Engine) readRegistry(ctx context.Context) (map[string]registration, Revision, error) {
+	snap, err := e.registry.Registrations(ctx)
 	if err != nil {
-		return nil, fmt.Errorf("read registered resources: %w", err)
+		return nil, 0, fmt.Errorf("read registered resources: %w", err)
 	}
-	out := make(map[string]registration, len(regs))
-	for _, reg := range regs {
+	out := make(map[string]registration, len(snap.Registrations))
+	for _, reg := range snap.Registrations {
 		entry, err := config.DecodeStoredResource(reg.Definition)
 		if err != nil || entry.ID != reg.ID {
 			e.log.WarnContext(ctx, "registered resource undecodable; not polled", slog.String("resource", reg.ID), slog.Any("error", err))
 			continue
 		}
-		out[reg.ID] = registration{entry: &entry, registered: reg.Registered}
+		out[reg.ID] = registration{entry: &entry, def: reg.Definition, registered: reg.Registered}
 	}
-	return out, nil
+	return out, snap.Revision, nil
 }
 
 // applyRegistered brings the registered resource id in line with reg (nil:
@@ -242,38 +259,51 @@ func (e *Engine) syncRegistry(ctx context.Context) {
 
 // SyncRegistry re-reads the registry and applies what changed since it was
 // last read: new registrations are scheduled, replaced ones re-applied,
-// deleted ones stop being polled.
+// deleted ones stop being polled. The read is taken without holding the
+// lock this node's own changes take, so one of them may commit between the
+// read and its apply: an id this node changed at a higher revision than
+// the read's keeps the state this node gave it (the read is older than
+// that change), and a read older than one already applied changes nothing.
 func (e *Engine) SyncRegistry(ctx context.Context) error {
 	changed := e.watchRegistry() // before the read, so that a change during it closes it
-	next, err := e.readRegistry(ctx)
+	next, rev, err := e.readRegistry(ctx)
 	if err != nil {
 		return err
 	}
 	e.regMu.Lock()
 	defer e.regMu.Unlock()
-	same := func(a, b registration) bool {
-		return a.registered.Equal(b.registered) && reflect.DeepEqual(a.entry, b.entry)
+	if rev < e.regRevision {
+		return nil // two reads crossed: this one is older than the one applied
 	}
 	e.mu.Lock()
 	cfg := e.cfg
 	e.mu.Unlock()
+	mine := func(id string) bool { return e.regWrites[id] > rev } // changed here after the read
 	for id, reg := range next {
-		if old, ok := e.registered[id]; ok && same(old, reg) {
+		if old, ok := e.registered[id]; mine(id) || ok && old.same(reg) {
 			continue
 		}
 		if err := e.applyRegistered(ctx, cfg, id, &reg); err != nil {
 			return err
 		}
+		e.registered[id] = reg
 	}
 	for id := range e.registered {
-		if _, ok := next[id]; !ok {
+		if _, ok := next[id]; !ok && !mine(id) {
 			if err := e.applyRegistered(ctx, cfg, id, nil); err != nil {
 				return err
 			}
+			delete(e.registered, id)
 		}
 	}
-	e.registered, e.regChanged = next, changed
+	maps.DeleteFunc(e.regWrites, func(_ string, w Revision) bool { return w <= rev }) // the read holds them
+	e.regRevision, e.regChanged = rev, changed
 	return nil
+}
+
+// same reports whether two reads of a registration found the same one.
+func (r registration) same(o registration) bool {
+	return r.registered.Equal(o.registered) && bytes.Equal(r.def, o.def)
 }
 
 // Register registers (or replaces) a resource at run time: it is kept in the
@@ -300,12 +330,12 @@ func (e *Engine) Register(ctx context.Context, entry config.ResourceEntry) (crea
 		return false, fmt.Errorf("encode resource %q: %w", entry.ID, err)
 	}
 	now := e.clock.Now()
-	created, err = e.registry.Register(ctx, Registration{ID: entry.ID, Definition: def, Registered: now, Updated: now})
+	res, err := e.registry.Register(ctx, Registration{ID: entry.ID, Definition: def, Registered: now, Updated: now})
 	if err != nil {
 		return false, fmt.Errorf("register %q: %w", entry.ID, err)
 	}
 	old, had := e.registered[entry.ID]
-	reg := registration{entry: &entry, registered: now}
+	reg := registration{entry: &entry, def: def, registered: now}
 	if had {
 		reg.registered = old.registered
 	}
@@ -313,7 +343,8 @@ func (e *Engine) Register(ctx context.Context, entry config.ResourceEntry) (crea
 		return false, err
 	}
 	e.registered[entry.ID] = reg
-	return created, nil
+	e.regWrites[entry.ID] = res.Revision
+	return res.Created, nil
 }
 
 // Unregister stops polling a registered resource and removes it and its
@@ -347,7 +378,7 @@ func (e *Engine) Unregister(ctx context.Context, id string) error {
 	// The store first: when it fails, the resource is still registered
 	// there, so it stays polled here and the DELETE can be retried. Not
 	// found there (deleted through another node), it goes here too.
-	serr := e.registry.Unregister(ctx, id)
+	rev, serr := e.registry.Unregister(ctx, id)
 	if serr != nil && !errors.Is(serr, storage.ErrNotFound) {
 		return fmt.Errorf("unregister %q: %w", id, serr)
 	}
@@ -355,6 +386,9 @@ func (e *Engine) Unregister(ctx context.Context, id string) error {
 		return err
 	}
 	delete(e.registered, id)
+	if serr == nil {
+		e.regWrites[id] = rev
+	}
 	if serr != nil {
 		return fmt.Errorf("unregister %q: %w", id, serr)
 	}

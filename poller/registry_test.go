@@ -19,19 +19,21 @@ import (
 // memRegistry is an in-memory Registry that records what it was asked.
 type memRegistry struct {
 	mu   sync.Mutex
+	rev  Revision
 	regs map[string]Registration
 	gone []string
 }
 
 func newMemRegistry() *memRegistry { return &memRegistry{regs: map[string]Registration{}} }
 
-func (m *memRegistry) Registrations(context.Context) ([]Registration, error) {
+func (m *memRegistry) Registrations(context.Context) (RegistrySnapshot, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	return slices.Collect(maps.Values(m.regs)), nil
+	regs := slices.SortedFunc(maps.Values(m.regs), func(a, b Registration) int { return strings.Compare(a.ID, b.ID) })
+	return RegistrySnapshot{Revision: m.rev, Registrations: regs}, nil
 }
 
-func (m *memRegistry) Register(_ context.Context, reg Registration) (bool, error) {
+func (m *memRegistry) Register(_ context.Context, reg Registration) (RegisterResult, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	old, had := m.regs[reg.ID]
@@ -39,18 +41,20 @@ func (m *memRegistry) Register(_ context.Context, reg Registration) (bool, error
 		reg.Registered = old.Registered
 	}
 	m.regs[reg.ID] = reg
-	return !had, nil
+	m.rev++
+	return RegisterResult{Created: !had, Revision: m.rev}, nil
 }
 
-func (m *memRegistry) Unregister(_ context.Context, id string) error {
+func (m *memRegistry) Unregister(_ context.Context, id string) (Revision, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if _, ok := m.regs[id]; !ok {
-		return storage.ErrNotFound
+		return 0, storage.ErrNotFound
 	}
 	delete(m.regs, id)
 	m.gone = append(m.gone, id)
-	return nil
+	m.rev++
+	return m.rev, nil
 }
 
 func TestRegisterPollsAtOnceAndSurvivesRestartAndReload(t *testing.T) {
@@ -246,7 +250,7 @@ type slowWatchedRegistry struct {
 	ch        chan struct{}
 }
 
-func (r *slowWatchedRegistry) Registrations(ctx context.Context) ([]Registration, error) {
+func (r *slowWatchedRegistry) Registrations(ctx context.Context) (RegistrySnapshot, error) {
 	r.clk.Advance(r.readTakes)
 	r.reads.Add(1)
 	return r.memRegistry.Registrations(ctx)

@@ -398,12 +398,12 @@ type flakyRegistry struct {
 	fail bool
 }
 
-func (f *flakyRegistry) Unregister(ctx context.Context, id string) error {
+func (f *flakyRegistry) Unregister(ctx context.Context, id string) (Revision, error) {
 	f.mu.Lock()
 	fail := f.fail
 	f.mu.Unlock()
 	if fail {
-		return errors.New("store unavailable")
+		return 0, errors.New("store unavailable")
 	}
 	return f.Registry.Unregister(ctx, id)
 }

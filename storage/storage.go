@@ -89,13 +89,15 @@ type Store interface {
 	// Check verifies the whole store; findings wrap [ErrInconsistent].
 	Check(ctx context.Context) error
 
-	// Registrations lists every resource registered at run time, sorted by id.
-	Registrations(ctx context.Context) ([]Registration, error)
+	// Registrations reads every resource registered at run time, sorted by
+	// id, with the registry's revision the read saw.
+	Registrations(ctx context.Context) (RegistrySnapshot, error)
 	// Register stores reg, replacing a registration of the same id (whose
-	// Registered time is kept); created reports a new id. A registration
-	// [ValidateRegistration] refuses fails with its error (wrapping
-	// [ErrInvalid]); a zero time is kept as unknown.
-	Register(ctx context.Context, reg Registration) (created bool, err error)
+	// Registered time is kept), and says whether the id is new and the
+	// change's revision, higher than that of every change committed before
+	// it. A registration [ValidateRegistration] refuses fails with its
+	// error (wrapping [ErrInvalid]); a zero time is kept as unknown.
+	Register(ctx context.Context, reg Registration) (RegisterResult, error)
 	// Unregister removes the registration and everything stored for the
 	// resource (versions, item index, poll state) and leaves a tombstone:
 	// from then on the id's reads and writes fail with [ErrGone] and
@@ -104,8 +106,9 @@ type Store interface {
 	// registered again continues after it: seq numbers (the GUIDs and
 	// permalinks of versions) are never reused for an id. [ErrNotFound]
 	// when the id is not registered; an id already unregistered fails with
-	// [ErrGone] (which matches ErrNotFound too).
-	Unregister(ctx context.Context, id string) error
+	// [ErrGone] (which matches ErrNotFound too). It returns the change's
+	// revision, as Register does.
+	Unregister(ctx context.Context, id string) (Revision, error)
 
 	// RecordStore keeps other features' records (push subscriptions).
 	RecordStore

@@ -69,10 +69,10 @@ func (r notifyingRegistry) RegistryChanged() <-chan struct{} {
 	return nil
 }
 
-func (r notifyingRegistry) Unregister(ctx context.Context, id string) error {
-	err := r.Registry.Unregister(ctx, id)
+func (r notifyingRegistry) Unregister(ctx context.Context, id string) (poller.Revision, error) {
+	rev, err := r.Registry.Unregister(ctx, id)
 	r.c.deleted(id, err)
-	return err
+	return rev, err
 }
 
 // notifyingStore is a store whose saves that store a version are reported.

@@ -18,22 +18,23 @@ func TestRegistryAndTombstones(t *testing.T) {
 	a, b := ns[0], ns[1]
 	ctx := context.Background()
 	reg := storage.Registration{ID: "r", Definition: []byte(`{"id":"r","url":"https://example.org/"}`), Registered: t0, Updated: t0}
-	if created, err := a.Register(ctx, reg); err != nil || !created {
-		t.Fatalf("Register = %v, %v; want created", created, err)
+	if res, err := a.Register(ctx, reg); err != nil || !res.Created {
+		t.Fatalf("Register = %+v, %v; want created", res, err)
 	}
 	later := reg
 	later.Definition = []byte(`{"id":"r", "url":"https://example.org/2"}`)
 	later.Registered, later.Updated = t0.Add(time.Hour), t0.Add(time.Hour+time.Nanosecond)
-	if created, err := b.Register(ctx, later); err != nil || created {
-		t.Fatalf("Register again = %v, %v; want replaced", created, err)
+	if res, err := b.Register(ctx, later); err != nil || res.Created {
+		t.Fatalf("Register again = %+v, %v; want replaced", res, err)
 	}
 	if _, err := a.Register(ctx, storage.Registration{ID: "0first", Definition: []byte(`{}`)}); err != nil {
 		t.Fatal(err)
 	}
-	regs, err := b.Registrations(ctx)
+	snap, err := b.Registrations(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
+	regs := snap.Registrations
 	if len(regs) != 2 || regs[0].ID != "0first" || regs[1].ID != "r" {
 		t.Fatalf("Registrations = %+v, want 0first then r", regs)
 	}
@@ -46,7 +47,7 @@ func TestRegistryAndTombstones(t *testing.T) {
 	if err := a.SavePollState(ctx, "r", []byte("st")); err != nil {
 		t.Fatal(err)
 	}
-	if err := b.Unregister(ctx, "r"); err != nil {
+	if _, err := b.Unregister(ctx, "r"); err != nil {
 		t.Fatalf("Unregister: %v", err)
 	}
 	gone := func(what string, err error) {
@@ -72,8 +73,9 @@ func TestRegistryAndTombstones(t *testing.T) {
 	gone("Prune", err)
 	_, err = a.Acquire(ctx, req("r", "h", t0))
 	gone("Acquire", err)
-	gone("Unregister twice", a.Unregister(ctx, "r"))
-	if err := a.Unregister(ctx, "never"); !errors.Is(err, storage.ErrNotFound) {
+	_, err = a.Unregister(ctx, "r")
+	gone("Unregister twice", err)
+	if _, err := a.Unregister(ctx, "never"); !errors.Is(err, storage.ErrNotFound) {
 		t.Fatalf("Unregister(unknown) = %v, want ErrNotFound", err)
 	}
 	if rs, err := a.Resources(ctx); err != nil || len(rs) != 0 {
@@ -82,8 +84,8 @@ func TestRegistryAndTombstones(t *testing.T) {
 	mustCheck(t, a)
 
 	// Registered again: a fresh history whose seqs go on after the old ones.
-	if created, err := a.Register(ctx, reg); err != nil || !created {
-		t.Fatalf("Register after Unregister = %v, %v; want created", created, err)
+	if res, err := a.Register(ctx, reg); err != nil || !res.Created {
+		t.Fatalf("Register after Unregister = %+v, %v; want created", res, err)
 	}
 	if _, err := a.PollState(ctx, "r"); !errors.Is(err, storage.ErrNotFound) {
 		t.Fatalf("PollState of the new registration = %v, want ErrNotFound", err)
@@ -141,7 +143,7 @@ func TestRegistryChangedByOtherNodes(t *testing.T) {
 	}
 
 	changedOnB = b.RegistryChanged()
-	if err := a.Unregister(ctx, "r"); err != nil {
+	if _, err := a.Unregister(ctx, "r"); err != nil {
 		t.Fatal(err)
 	}
 	if !closedWithin(changedOnB) {
