@@ -1316,7 +1316,7 @@ func (e *Engine) finish(ctx context.Context, r *resource, start time.Time, res p
 	}
 	status, data, ok, err := e.decide(r, start, &res)
 	if !ok {
-		e.m.polls.WithLabelValues(res.outcome).Inc()
+		e.discard(ctx, r.id, DiscardRemoved, res)
 		return status
 	}
 	if err == nil && readErr != nil {
