@@ -35,6 +35,13 @@ type goneError struct{}
 func (goneError) Error() string        { return "storage: resource gone" }
 func (goneError) Is(target error) bool { return target == ErrNotFound } //nolint:errorlint // identity of the sentinel is what Is compares
 
+// ErrUnavailable is wrapped by the errors of a store that cannot be
+// reached (a database restarting, a network cut, no connection to be had
+// before the context's deadline): nothing was read or written, and the same
+// call may succeed once the store is back. The REST layer answers it with
+// 503 and Retry-After, or from what it rendered before.
+var ErrUnavailable = errors.New("storage: store unreachable")
+
 // ErrDiskFull is returned by writes while the store has no room for them
 // (for Badger: the free space of its file system is below its minimum).
 // Nothing is written; the store stays consistent and readable, and writes

@@ -62,7 +62,8 @@ func (w *regWatch) changed() {
 // Registrations lists every resource registered at run time, by id, with
 // the registry's revision, read in the same statement (so from one
 // snapshot: exactly the changes up to that revision).
-func (s *Store) Registrations(ctx context.Context) (storage.RegistrySnapshot, error) {
+func (s *Store) Registrations(ctx context.Context) (_ storage.RegistrySnapshot, err error) {
+	defer classifyErr(&err)
 	rows, err := s.pool.Query(ctx, `select v.revision, r.id, r.definition, r.registered_ns, r.updated_ns
 		from dynamo_registry_revision v left join dynamo_registrations r on true order by r.id`)
 	if err != nil {
@@ -99,7 +100,8 @@ const nextRevisionSQL = `update dynamo_registry_revision set revision = revision
 // Register stores reg, replacing a registration of the same id (whose
 // Registered time is kept); created reports a new id. It lifts the
 // tombstone of a resource unregistered before.
-func (s *Store) Register(ctx context.Context, reg storage.Registration) (storage.RegisterResult, error) {
+func (s *Store) Register(ctx context.Context, reg storage.Registration) (_ storage.RegisterResult, err error) {
+	defer classifyErr(&err)
 	if err := storage.ValidateRegistration(reg); err != nil {
 		return storage.RegisterResult{}, fmt.Errorf("register: %w", err)
 	}
@@ -116,7 +118,7 @@ func (s *Store) Register(ctx context.Context, reg storage.Registration) (storage
 		res     storage.RegisterResult
 		revived bool
 	)
-	err := s.inTx(ctx, func(tx pgx.Tx) error {
+	err = s.inTx(ctx, func(tx pgx.Tx) error {
 		var rev int64
 		if err := tx.QueryRow(ctx, nextRevisionSQL).Scan(&rev); err != nil {
 			return err
@@ -152,12 +154,13 @@ func (s *Store) Register(ctx context.Context, reg storage.Registration) (storage
 // then fail as gone, saves and leases are refused, until it is registered
 // again. Sequence numbers go on from where they were, so a version number
 // never names two documents. ErrNotFound when id is not registered.
-func (s *Store) Unregister(ctx context.Context, id string) (storage.Revision, error) {
+func (s *Store) Unregister(ctx context.Context, id string) (_ storage.Revision, err error) {
+	defer classifyErr(&err)
 	if err := readID(id); err != nil {
 		return 0, err
 	}
 	var rev int64
-	err := s.inTx(ctx, func(tx pgx.Tx) error {
+	err = s.inTx(ctx, func(tx pgx.Tx) error {
 		// The revision first, as Register takes it: the two lock the
 		// revision's row and then the resource's, never the other way.
 		if err := tx.QueryRow(ctx, nextRevisionSQL).Scan(&rev); err != nil {
