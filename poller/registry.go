@@ -243,6 +243,7 @@ func (e *Engine) syncRegistry(ctx context.Context) {
 		err := e.SyncRegistry(ctx)
 		lastEnd = e.clock.Now()
 		took = lastEnd.Sub(start)
+		e.log.DebugContext(ctx, "registry re-read", slog.Duration("took", took), slog.Any("error", err))
 		e.regMu.Lock()
 		changed = e.regChanged
 		e.regMu.Unlock()
