@@ -38,6 +38,7 @@ var ErrNoRegistry = errors.New("poller: no registry for runtime resources")
 type (
 	Registration     = storage.Registration
 	RegistrySnapshot = storage.RegistrySnapshot
+	RegistryDelta    = storage.RegistryDelta
 	RegisterResult   = storage.RegisterResult
 	Revision         = storage.Revision
 )
@@ -77,6 +78,16 @@ type RegistryWatcher interface {
 	// such changes may have been missed). It is taken before a read of the
 	// registry, so that a change during the read closes it.
 	RegistryChanged() <-chan struct{}
+}
+
+// RegistryChanges is a [Registry] that can tell what changed after a
+// revision (the PostgreSQL store's), so that a node of several reads only
+// that when another node changes the registry, rather than all of it.
+type RegistryChanges interface {
+	// RegistrationsSince reads the registrations made or replaced after
+	// revision since, and the ids unregistered after it (and not
+	// registered again), with the revision the read saw.
+	RegistrationsSince(ctx context.Context, since Revision) (RegistryDelta, error)
 }
 
 // registration is a decoded [Registration].
@@ -123,8 +134,13 @@ func (e *Engine) readRegistry(ctx context.Context) (map[string]registration, Rev
 	if err != nil {
 		return nil, 0, fmt.Errorf("read registered resources: %w", err)
 	}
-	out := make(map[string]registration, len(snap.Registrations))
-	for _, reg := range snap.Registrations {
+	return e.decodeRegistrations(ctx, snap.Registrations), snap.Revision, nil
+}
+
+// decodeRegistrations decodes regs; undecodable ones are logged and left out.
+func (e *Engine) decodeRegistrations(ctx context.Context, regs []Registration) map[string]registration {
+	out := make(map[string]registration, len(regs))
+	for _, reg := range regs {
 		entry, err := config.DecodeStoredResource(reg.Definition)
 		if err != nil || entry.ID != reg.ID {
 			e.log.WarnContext(ctx, "registered resource undecodable; not polled", slog.String("resource", reg.ID), slog.Any("error", err))
@@ -132,7 +148,7 @@ func (e *Engine) readRegistry(ctx context.Context) (map[string]registration, Rev
 		}
 		out[reg.ID] = registration{entry: &entry, def: reg.Definition, registered: reg.Registered}
 	}
-	return out, snap.Revision, nil
+	return out
 }
 
 // applyRegistered brings the registered resource id in line with reg (nil:
@@ -217,6 +233,7 @@ func (e *Engine) syncRegistry(ctx context.Context) {
 	var took time.Duration // the last read's length
 	for {
 		t := e.clock.NewTimer(registrySyncInterval)
+		read := e.SyncRegistry // the periodic re-read: all of it, the safety net
 		select {
 		case <-ctx.Done():
 			t.Stop()
@@ -224,11 +241,13 @@ func (e *Engine) syncRegistry(ctx context.Context) {
 		case <-t.C():
 		case <-changed: // nil: never
 			t.Stop()
-			// Every change through another node is a full read here. When
-			// reads are slow (many registrations), rest four times the
-			// last read's length after it first, so that a stream of
-			// changes costs this node at most a fifth of a core; a change
-			// after a quiet spell is read at once.
+			read = e.syncChanges // another node's change: what changed since the last read
+			// Every change through another node is a read here (of what
+			// changed, when the registry can tell; else of all of it).
+			// When reads are slow, rest four times the last read's length
+			// after it first, so that a stream of changes costs this node
+			// at most a fifth of a core; a change after a quiet spell is
+			// read at once.
 			if rest := min(lastEnd.Add(registryRestFactor*took).Sub(e.clock.Now()), registrySyncInterval); rest > 0 {
 				p := e.clock.NewTimer(rest)
 				select {
@@ -240,7 +259,7 @@ func (e *Engine) syncRegistry(ctx context.Context) {
 			}
 		}
 		start := e.clock.Now()
-		err := e.SyncRegistry(ctx)
+		err := read(ctx)
 		lastEnd = e.clock.Now()
 		took = lastEnd.Sub(start)
 		e.log.DebugContext(ctx, "registry re-read", slog.Duration("took", took), slog.Any("error", err))
@@ -271,6 +290,34 @@ func (e *Engine) SyncRegistry(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	return e.applyRead(ctx, rev, next, nil, true, changed)
+}
+
+// syncChanges re-reads what changed in the registry since the revision
+// applied last, when the registry can tell ([RegistryChanges]), else all of
+// it as SyncRegistry does.
+func (e *Engine) syncChanges(ctx context.Context) error {
+	rc, ok := e.registry.(RegistryChanges)
+	if !ok {
+		return e.SyncRegistry(ctx)
+	}
+	changed := e.watchRegistry() // before the read, so that a change during it closes it
+	e.regMu.Lock()
+	since := e.regRevision
+	e.regMu.Unlock()
+	delta, err := rc.RegistrationsSince(ctx, since)
+	if err != nil {
+		return fmt.Errorf("read registry changes: %w", err)
+	}
+	return e.applyRead(ctx, delta.Revision, e.decodeRegistrations(ctx, delta.Changed), delta.Deleted, false, changed)
+}
+
+// applyRead applies a read of the registry at revision rev: found are the
+// registrations it found (a full read: every one; else those changed since
+// the revision applied last), deleted the ids it found unregistered since
+// then (a full read finds them by their absence from found). changed is
+// the RegistryWatcher's channel taken before the read.
+func (e *Engine) applyRead(ctx context.Context, rev Revision, found map[string]registration, deleted []string, full bool, changed <-chan struct{}) error {
 	e.regMu.Lock()
 	defer e.regMu.Unlock()
 	if rev < e.regRevision {
@@ -280,7 +327,7 @@ func (e *Engine) SyncRegistry(ctx context.Context) error {
 	cfg := e.cfg
 	e.mu.Unlock()
 	mine := func(id string) bool { return e.regWrites[id] > rev } // changed here after the read
-	for id, reg := range next {
+	for id, reg := range found {
 		if old, ok := e.registered[id]; mine(id) || ok && old.same(reg) {
 			continue
 		}
@@ -289,8 +336,15 @@ func (e *Engine) SyncRegistry(ctx context.Context) error {
 		}
 		e.registered[id] = reg
 	}
-	for id := range e.registered {
-		if _, ok := next[id]; !ok && !mine(id) {
+	if full {
+		for id := range e.registered {
+			if _, ok := found[id]; !ok {
+				deleted = append(deleted, id)
+			}
+		}
+	}
+	for _, id := range deleted {
+		if _, ok := e.registered[id]; ok && !mine(id) {
 			if err := e.applyRegistered(ctx, cfg, id, nil); err != nil {
 				return err
 			}

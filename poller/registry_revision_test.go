@@ -191,3 +191,76 @@ func TestRegistryReadDoesNotUndoOwnChanges(t *testing.T) {
 		}
 	})
 }
+
+// TestRegistryChangesRead: on another node's change, a registry that can
+// tell what changed since a revision is read for that only, and the node
+// applies registrations, redefinitions and deletions from it as from a
+// full read, its own newer changes left alone.
+func TestRegistryChangesRead(t *testing.T) {
+	o := newOrigin(t)
+	clk := newFakeClock(t0)
+	cfg := testConfig(t, baseYAML(""))
+	shared := deltaRegistry{newMemRegistry()}
+	engine := func() *Engine {
+		e, err := New(t.Context(), cfg, newMemStore(), Options{Clock: clk, Registry: shared})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(e.fetcher.close)
+		return e
+	}
+	a, b := engine(), engine()
+	entry := func(id, path string) config.ResourceEntry {
+		e, err := config.ParseResource([]byte(`{"url": "`+o.url(path)+`", "policy": {"kind": "flat", "interval": "15m"}}`), id, cfg.Poller)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return e
+	}
+	url := func(e *Engine, id string) string {
+		st, _ := e.Status(id)
+		return st.URL
+	}
+	for _, id := range []string{"x", "y", "z"} {
+		if _, err := a.Register(t.Context(), entry(id, "/"+id)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := b.syncChanges(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	if url(b, "x") != o.url("/x") || url(b, "z") != o.url("/z") {
+		t.Fatalf("b after the changes: x %q, z %q", url(b, "x"), url(b, "z"))
+	}
+	if _, err := a.Register(t.Context(), entry("x", "/x2")); err != nil {
+		t.Fatal(err)
+	}
+	if err := a.Unregister(t.Context(), "y"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := b.Register(t.Context(), entry("z", "/z-b")); err != nil { // b's own, after a's
+		t.Fatal(err)
+	}
+	if err := b.syncChanges(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := b.Status("y"); ok || url(b, "x") != o.url("/x2") || url(b, "z") != o.url("/z-b") {
+		t.Errorf("b after a's redefinition of x and deletion of y: x %q, y kept %v, z %q", url(b, "x"), ok, url(b, "z"))
+	}
+	if err := a.syncChanges(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	if url(a, "z") != o.url("/z-b") {
+		t.Errorf("a after b's redefinition of z: %q", url(a, "z"))
+	}
+	// A full read agrees with what the changes made.
+	for _, e := range []*Engine{a, b} {
+		before := e.Definitions()
+		if err := e.SyncRegistry(t.Context()); err != nil {
+			t.Fatal(err)
+		}
+		if after := e.Definitions(); len(after) != len(before) || len(after) != 2 {
+			t.Errorf("a full read changed %d definitions into %d, want 2 both", len(before), len(after))
+		}
+	}
+}

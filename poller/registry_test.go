@@ -18,13 +18,38 @@ import (
 
 // memRegistry is an in-memory Registry that records what it was asked.
 type memRegistry struct {
-	mu   sync.Mutex
-	rev  Revision
-	regs map[string]Registration
-	gone []string
+	mu      sync.Mutex
+	rev     Revision
+	regs    map[string]Registration
+	revs    map[string]Revision // of each registration's last change
+	deleted map[string]Revision // ids unregistered and not registered again
+	gone    []string
 }
 
-func newMemRegistry() *memRegistry { return &memRegistry{regs: map[string]Registration{}} }
+func newMemRegistry() *memRegistry {
+	return &memRegistry{regs: map[string]Registration{}, revs: map[string]Revision{}, deleted: map[string]Revision{}}
+}
+
+// deltaRegistry is a memRegistry that tells what changed after a revision
+// ([RegistryChanges]), as the PostgreSQL store does.
+type deltaRegistry struct{ *memRegistry }
+
+func (d deltaRegistry) RegistrationsSince(_ context.Context, since Revision) (RegistryDelta, error) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	out := RegistryDelta{Revision: d.rev}
+	for id, r := range d.revs {
+		if r > since {
+			out.Changed = append(out.Changed, d.regs[id])
+		}
+	}
+	for id, r := range d.deleted {
+		if r > since {
+			out.Deleted = append(out.Deleted, id)
+		}
+	}
+	return out, nil
+}
 
 func (m *memRegistry) Registrations(context.Context) (RegistrySnapshot, error) {
 	m.mu.Lock()
@@ -42,6 +67,8 @@ func (m *memRegistry) Register(_ context.Context, reg Registration) (RegisterRes
 	}
 	m.regs[reg.ID] = reg
 	m.rev++
+	m.revs[reg.ID] = m.rev
+	delete(m.deleted, reg.ID)
 	return RegisterResult{Created: !had, Revision: m.rev}, nil
 }
 
@@ -52,8 +79,10 @@ func (m *memRegistry) Unregister(_ context.Context, id string) (Revision, error)
 		return 0, storage.ErrNotFound
 	}
 	delete(m.regs, id)
+	delete(m.revs, id)
 	m.gone = append(m.gone, id)
 	m.rev++
+	m.deleted[id] = m.rev
 	return m.rev, nil
 }
 

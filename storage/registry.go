@@ -27,6 +27,16 @@ type RegistrySnapshot struct {
 	Registrations []Registration // sorted by id
 }
 
+// RegistryDelta is what changed in the registry after one revision, as
+// one read saw it: the registrations made or replaced since (their current
+// state), the ids unregistered since (and not registered again), and the
+// revision the read saw, as in [RegistrySnapshot].
+type RegistryDelta struct {
+	Revision Revision
+	Changed  []Registration // sorted by id
+	Deleted  []string       // sorted
+}
+
 // RegisterResult says what [Store.Register] did.
 type RegisterResult struct {
 	Created  bool     // a new id (or one unregistered before), not a replacement

@@ -93,6 +93,53 @@ func (s *Store) Registrations(ctx context.Context) (_ storage.RegistrySnapshot, 
 	return out, nil
 }
 
+// RegistrationsSince reads what changed in the registry after revision
+// since: the registrations made or replaced, and the ids unregistered (and
+// not registered again), with the revision the read saw; all from one
+// snapshot of the database (a repeatable-read transaction). Its cost is
+// that of the changes, not of the registry: a node reads it on every
+// other node's change.
+func (s *Store) RegistrationsSince(ctx context.Context, since storage.Revision) (_ storage.RegistryDelta, err error) {
+	defer classifyErr(&err)
+	var out storage.RegistryDelta
+	err = pgx.BeginTxFunc(ctx, s.pool, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly}, func(tx pgx.Tx) error {
+		var rev int64
+		if err := tx.QueryRow(ctx, `select revision from dynamo_registry_revision`).Scan(&rev); err != nil {
+			return err
+		}
+		out.Revision = storage.Revision(rev)
+		rows, err := tx.Query(ctx, `select id, definition, registered_ns, updated_ns from dynamo_registrations where revision > $1 order by id`, int64(since))
+		if err != nil {
+			return err
+		}
+		for rows.Next() {
+			var (
+				r        storage.Registration
+				reg, upd *int64
+			)
+			if err := rows.Scan(&r.ID, &r.Definition, &reg, &upd); err != nil {
+				rows.Close()
+				return err
+			}
+			r.Registered, r.Updated = fromNullNS(reg), fromNullNS(upd)
+			out.Changed = append(out.Changed, r)
+		}
+		if err := rows.Err(); err != nil {
+			return err
+		}
+		rows, err = tx.Query(ctx, `select id from dynamo_registry_deletions where revision > $1 order by id`, int64(since))
+		if err != nil {
+			return err
+		}
+		out.Deleted, err = pgx.CollectRows(rows, pgx.RowTo[string])
+		return err
+	})
+	if err != nil {
+		return storage.RegistryDelta{}, fmt.Errorf("read registry changes since revision %d: %w", since, err)
+	}
+	return out, nil
+}
+
 // nextRevisionSQL takes the registry's next revision: the row stays locked
 // until the transaction ends, so registry changes commit in revision order.
 const nextRevisionSQL = `update dynamo_registry_revision set revision = revision + 1 returning revision`
@@ -124,10 +171,13 @@ func (s *Store) Register(ctx context.Context, reg storage.Registration) (_ stora
 			return err
 		}
 		res.Revision = storage.Revision(rev)
-		err := tx.QueryRow(ctx, `insert into dynamo_registrations as r (id, definition, registered_ns, updated_ns) values ($1, $2, $3, $4)
-			on conflict (id) do update set definition = excluded.definition, updated_ns = excluded.updated_ns
-			returning (xmax = 0)`, reg.ID, def, registered, updated).Scan(&res.Created)
+		err := tx.QueryRow(ctx, `insert into dynamo_registrations as r (id, definition, registered_ns, updated_ns, revision) values ($1, $2, $3, $4, $5)
+			on conflict (id) do update set definition = excluded.definition, updated_ns = excluded.updated_ns, revision = excluded.revision
+			returning (xmax = 0)`, reg.ID, def, registered, updated, rev).Scan(&res.Created)
 		if err != nil {
+			return err
+		}
+		if _, err := tx.Exec(ctx, `delete from dynamo_registry_deletions where id = $1`, reg.ID); err != nil {
 			return err
 		}
 		if _, err := tx.Exec(ctx, notifyRegistrationsSQL, s.node); err != nil {
@@ -181,6 +231,8 @@ func (s *Store) Unregister(ctx context.Context, id string) (_ storage.Revision, 
 			return fmt.Errorf("registration of %q: %w", id, storage.ErrNotFound)
 		}
 		b := &pgx.Batch{}
+		b.Queue(`insert into dynamo_registry_deletions (id, revision) values ($1, $2)
+			on conflict (id) do update set revision = excluded.revision`, id, rev)
 		b.Queue(`delete from dynamo_items where resource_id = $1`, id)
 		b.Queue(`delete from dynamo_versions where resource_id = $1`, id)
 		b.Queue(`update dynamo_resources set url = '', created_ns = 0, updated_ns = 0, oldest_seq = 0, versions = 0, hash = null,

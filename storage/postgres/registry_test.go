@@ -3,6 +3,7 @@ package postgres_test
 import (
 	"context"
 	"errors"
+	"slices"
 	"testing"
 	"time"
 
@@ -173,5 +174,52 @@ func TestRegistryChangedByOtherNodes(t *testing.T) {
 	}
 	if p := postgres.ListenerPID(b); p == pid || p == 0 {
 		t.Fatalf("B's listener pid %d after the kill of %d", p, pid)
+	}
+}
+
+// TestRegistrationsSince: a read of what changed after a revision holds
+// the registrations made or replaced since and the ids unregistered since
+// (not those registered again), at the revision the read saw.
+func TestRegistrationsSince(t *testing.T) {
+	a := openTest(t)
+	ctx := context.Background()
+	reg := func(id, url string) storage.Revision {
+		t.Helper()
+		res, err := a.Register(ctx, storage.Registration{ID: id, Definition: []byte(url)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res.Revision
+	}
+	since := func(rev storage.Revision) (changed []string, deleted []string, at storage.Revision) {
+		t.Helper()
+		d, err := a.RegistrationsSince(ctx, rev)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, r := range d.Changed {
+			changed = append(changed, r.ID+"="+string(r.Definition))
+		}
+		return changed, d.Deleted, d.Revision
+	}
+	r1 := reg("a", "1")
+	reg("b", "1")
+	r3 := reg("a", "2")
+	del, err := a.Unregister(ctx, "b")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c, d, at := since(0); !slices.Equal(c, []string{"a=2"}) || !slices.Equal(d, []string{"b"}) || at != del {
+		t.Errorf("since 0: changed %v, deleted %v, at %d; want [a=2] [b] %d", c, d, at, del)
+	}
+	if c, d, _ := since(r3); len(c) != 0 || !slices.Equal(d, []string{"b"}) {
+		t.Errorf("since %d: changed %v, deleted %v; want [] [b]", r3, c, d)
+	}
+	if c, d, at := since(del); len(c) != 0 || len(d) != 0 || at != del {
+		t.Errorf("since the last change: changed %v, deleted %v, at %d; want nothing at %d", c, d, at, del)
+	}
+	r5 := reg("b", "3") // registered again: no longer a deletion
+	if c, d, at := since(r1); !slices.Equal(c, []string{"a=2", "b=3"}) || len(d) != 0 || at != r5 {
+		t.Errorf("since %d: changed %v, deleted %v, at %d; want [a=2 b=3] [] %d", r1, c, d, at, r5)
 	}
 }
