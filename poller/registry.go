@@ -86,7 +86,9 @@ type RegistryWatcher interface {
 type RegistryChanges interface {
 	// RegistrationsSince reads the registrations made or replaced after
 	// revision since, and the ids unregistered after it (and not
-	// registered again), with the revision the read saw.
+	// registered again), with the revision the read saw;
+	// errors.ErrUnsupported when the registry cannot tell after all (a
+	// wrapper of one that cannot).
 	RegistrationsSince(ctx context.Context, since Revision) (RegistryDelta, error)
 }
 
@@ -140,15 +142,22 @@ func (e *Engine) readRegistry(ctx context.Context) (map[string]registration, Rev
 // decodeRegistrations decodes regs; undecodable ones are logged and left out.
 func (e *Engine) decodeRegistrations(ctx context.Context, regs []Registration) map[string]registration {
 	out := make(map[string]registration, len(regs))
-	for _, reg := range regs {
-		entry, err := config.DecodeStoredResource(reg.Definition)
-		if err != nil || entry.ID != reg.ID {
-			e.log.WarnContext(ctx, "registered resource undecodable; not polled", slog.String("resource", reg.ID), slog.Any("error", err))
-			continue
+	for _, raw := range regs {
+		if reg, ok := e.decodeRegistration(ctx, raw); ok {
+			out[raw.ID] = reg
 		}
-		out[reg.ID] = registration{entry: &entry, def: reg.Definition, registered: reg.Registered}
 	}
 	return out
+}
+
+// decodeRegistration decodes raw; an undecodable one is logged.
+func (e *Engine) decodeRegistration(ctx context.Context, raw Registration) (registration, bool) {
+	entry, err := config.DecodeStoredResource(raw.Definition)
+	if err != nil || entry.ID != raw.ID {
+		e.log.WarnContext(ctx, "registered resource undecodable; not polled", slog.String("resource", raw.ID), slog.Any("error", err))
+		return registration{}, false
+	}
+	return registration{entry: &entry, def: raw.Definition, registered: raw.Registered}, true
 }
 
 // applyRegistered brings the registered resource id in line with reg (nil:
@@ -233,7 +242,7 @@ func (e *Engine) syncRegistry(ctx context.Context) {
 	var took time.Duration // the last read's length
 	for {
 		t := e.clock.NewTimer(registrySyncInterval)
-		read := e.SyncRegistry // the periodic re-read: all of it, the safety net
+		read, kind := e.SyncRegistry, "all" // the periodic re-read: all of it, the safety net
 		select {
 		case <-ctx.Done():
 			t.Stop()
@@ -241,7 +250,7 @@ func (e *Engine) syncRegistry(ctx context.Context) {
 		case <-t.C():
 		case <-changed: // nil: never
 			t.Stop()
-			read = e.syncChanges // another node's change: what changed since the last read
+			read, kind = e.syncChanges, "changes" // another node's change: what changed since the last read
 			// Every change through another node is a read here (of what
 			// changed, when the registry can tell; else of all of it).
 			// When reads are slow, rest four times the last read's length
@@ -260,9 +269,15 @@ func (e *Engine) syncRegistry(ctx context.Context) {
 		}
 		start := e.clock.Now()
 		err := read(ctx)
-		lastEnd = e.clock.Now()
-		took = lastEnd.Sub(start)
-		e.log.DebugContext(ctx, "registry re-read", slog.Duration("took", took), slog.Any("error", err))
+		end := e.clock.Now()
+		e.log.DebugContext(ctx, "registry re-read", slog.String("read", kind), slog.Duration("took", end.Sub(start)), slog.Any("error", err))
+		if kind == "changes" {
+			// Only reads for changes rest the next one: the periodic read
+			// of all of it comes every registrySyncInterval whatever it
+			// costs, and a slow one (a busy database) must not hold back
+			// the next change by four times its length.
+			lastEnd, took = end, end.Sub(start)
+		}
 		e.regMu.Lock()
 		changed = e.regChanged
 		e.regMu.Unlock()
@@ -286,11 +301,11 @@ func (e *Engine) syncRegistry(ctx context.Context) {
 // that change), and a read older than one already applied changes nothing.
 func (e *Engine) SyncRegistry(ctx context.Context) error {
 	changed := e.watchRegistry() // before the read, so that a change during it closes it
-	next, rev, err := e.readRegistry(ctx)
+	snap, err := e.registry.Registrations(ctx)
 	if err != nil {
-		return err
+		return fmt.Errorf("read registered resources: %w", err)
 	}
-	return e.applyRead(ctx, rev, next, nil, true, changed)
+	return e.applyRead(ctx, snap.Revision, snap.Registrations, nil, true, changed)
 }
 
 // syncChanges re-reads what changed in the registry since the revision
@@ -306,18 +321,23 @@ func (e *Engine) syncChanges(ctx context.Context) error {
 	since := e.regRevision
 	e.regMu.Unlock()
 	delta, err := rc.RegistrationsSince(ctx, since)
+	if errors.Is(err, errors.ErrUnsupported) { // a wrapper of a registry that cannot tell
+		return e.SyncRegistry(ctx)
+	}
 	if err != nil {
 		return fmt.Errorf("read registry changes: %w", err)
 	}
-	return e.applyRead(ctx, delta.Revision, e.decodeRegistrations(ctx, delta.Changed), delta.Deleted, false, changed)
+	return e.applyRead(ctx, delta.Revision, delta.Changed, delta.Deleted, false, changed)
 }
 
 // applyRead applies a read of the registry at revision rev: found are the
 // registrations it found (a full read: every one; else those changed since
 // the revision applied last), deleted the ids it found unregistered since
 // then (a full read finds them by their absence from found). changed is
-// the RegistryWatcher's channel taken before the read.
-func (e *Engine) applyRead(ctx context.Context, rev Revision, found map[string]registration, deleted []string, full bool, changed <-chan struct{}) error {
+// the RegistryWatcher's channel taken before the read. Only a registration
+// that differs from the one applied is decoded: a full read of a registry
+// that did not change costs a comparison per registration.
+func (e *Engine) applyRead(ctx context.Context, rev Revision, found []Registration, deleted []string, full bool, changed <-chan struct{}) error {
 	e.regMu.Lock()
 	defer e.regMu.Unlock()
 	if rev < e.regRevision {
@@ -327,9 +347,24 @@ func (e *Engine) applyRead(ctx context.Context, rev Revision, found map[string]r
 	cfg := e.cfg
 	e.mu.Unlock()
 	mine := func(id string) bool { return e.regWrites[id] > rev } // changed here after the read
-	for id, reg := range found {
-		if old, ok := e.registered[id]; mine(id) || ok && old.same(reg) {
+	var seen map[string]bool // a full read's registrations
+	if full {
+		seen = make(map[string]bool, len(found))
+	}
+	for _, raw := range found {
+		id := raw.ID
+		if old, ok := e.registered[id]; mine(id) || ok && old.same(raw) {
+			if seen != nil {
+				seen[id] = true
+			}
 			continue
+		}
+		reg, ok := e.decodeRegistration(ctx, raw)
+		if !ok {
+			continue // as if absent
+		}
+		if seen != nil {
+			seen[id] = true
 		}
 		if err := e.applyRegistered(ctx, cfg, id, &reg); err != nil {
 			return err
@@ -338,7 +373,7 @@ func (e *Engine) applyRead(ctx context.Context, rev Revision, found map[string]r
 	}
 	if full {
 		for id := range e.registered {
-			if _, ok := found[id]; !ok {
+			if !seen[id] {
 				deleted = append(deleted, id)
 			}
 		}
@@ -356,9 +391,9 @@ func (e *Engine) applyRead(ctx context.Context, rev Revision, found map[string]r
 	return nil
 }
 
-// same reports whether two reads of a registration found the same one.
-func (r registration) same(o registration) bool {
-	return r.registered.Equal(o.registered) && bytes.Equal(r.def, o.def)
+// same reports whether raw, as a read found it, is the registration r.
+func (r registration) same(raw Registration) bool {
+	return r.registered.Equal(raw.Registered) && bytes.Equal(r.def, raw.Definition)
 }
 
 // Register registers (or replaces) a resource at run time: it is kept in the

@@ -2,6 +2,7 @@ package poller
 
 import (
 	"context"
+	"errors"
 	"sync/atomic"
 	"testing"
 
@@ -262,5 +263,52 @@ func TestRegistryChangesRead(t *testing.T) {
 		if after := e.Definitions(); len(after) != len(before) || len(after) != 2 {
 			t.Errorf("a full read changed %d definitions into %d, want 2 both", len(before), len(after))
 		}
+	}
+}
+
+// unsupportedChanges is a wrapper that has RegistrationsSince but whose
+// registry cannot tell: the engine reads it whole instead.
+type unsupportedChanges struct{ *memRegistry }
+
+func (unsupportedChanges) RegistrationsSince(context.Context, Revision) (RegistryDelta, error) {
+	return RegistryDelta{}, errors.ErrUnsupported
+}
+
+func TestRegistryChangesUnsupported(t *testing.T) {
+	o := newOrigin(t)
+	clk := newFakeClock(t0)
+	cfg := testConfig(t, baseYAML(""))
+	reg := newMemRegistry()
+	a, err := New(t.Context(), cfg, newMemStore(), Options{Clock: clk, Registry: reg})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(a.fetcher.close)
+	b, err := New(t.Context(), cfg, newMemStore(), Options{Clock: clk, Registry: unsupportedChanges{reg}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(b.fetcher.close)
+	entry, err := config.ParseResource([]byte(`{"url": "`+o.url("/x")+`"}`), "x", cfg.Poller)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := a.Register(t.Context(), entry); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.syncChanges(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := b.Status("x"); !ok {
+		t.Fatal("b did not read the registry whole when it could not tell what changed")
+	}
+	if err := a.Unregister(t.Context(), "x"); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.syncChanges(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := b.Status("x"); ok {
+		t.Fatal("b still polls x deleted through a")
 	}
 }

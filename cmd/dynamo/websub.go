@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"strings"
@@ -67,6 +68,16 @@ func (r notifyingRegistry) RegistryChanged() <-chan struct{} {
 		return w.RegistryChanged()
 	}
 	return nil
+}
+
+// RegistrationsSince passes on a read of what changed in a registry that
+// can tell (see poller.RegistryChanges); errors.ErrUnsupported for one
+// that cannot, which the poller then reads whole.
+func (r notifyingRegistry) RegistrationsSince(ctx context.Context, since poller.Revision) (poller.RegistryDelta, error) {
+	if rc, ok := r.Registry.(poller.RegistryChanges); ok {
+		return rc.RegistrationsSince(ctx, since)
+	}
+	return poller.RegistryDelta{}, errors.ErrUnsupported
 }
 
 func (r notifyingRegistry) Unregister(ctx context.Context, id string) (poller.Revision, error) {
