@@ -1,0 +1,392 @@
+package api
+
+import (
+	"crypto/tls"
+	"net/http"
+	"net/http/httptest"
+	"net/netip"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/dynamo-rss/dynamo/config"
+)
+
+// itemTitles are the item headings of the section id of the last page.
+func (b *browser) itemTitles(section string) []string {
+	b.t.Helper()
+	i := strings.Index(b.body, `id="`+section+`"`)
+	if i < 0 {
+		return nil
+	}
+	rest := b.body[i:]
+	if j := strings.Index(rest, "</section>"); j >= 0 {
+		rest = rest[:j]
+	}
+	var out []string
+	for _, m := range regexp.MustCompile(`(?s)<li class="item">\s*<h3>(?:<a [^>]*>)?(.*?)(?:</a>)?</h3>`).FindAllStringSubmatch(rest, -1) {
+		out = append(out, m[1])
+	}
+	return out
+}
+
+// TestAddFeedWalk walks the pages as a browser without JavaScript does,
+// forms discovered from the HTML and cookies kept: login refused, then
+// accepted; a page fetched once whatever the number of previews; the best
+// proposal is the list, not the menu; an edited block previewed and added;
+// the landing view shows the first version; forms without their token
+// register nothing.
+func TestAddFeedWalk(t *testing.T) {
+	env := newPagesEnv(t)
+	b := newBrowserClient(t, env.srv.URL)
+
+	// / says registration is open and offers a discreet login, no /new.
+	if code := b.get("/"); code != http.StatusOK {
+		t.Fatalf("GET /: %d", code)
+	}
+	for _, want := range []string{`href="/register"`, `Registration is open`, `href="/login"`} {
+		if !strings.Contains(b.body, want) {
+			t.Errorf("/ lacks %s", want)
+		}
+	}
+	if strings.Contains(b.body, `href="/new"`) {
+		t.Error("/ links to /new before login")
+	}
+	// /new sends to the login page.
+	if code := b.get("/new"); code != http.StatusOK || b.last.Request.URL.Path != "/login" {
+		t.Fatalf("GET /new before login: %d at %s, want the login page", code, b.last.Request.URL)
+	}
+
+	login := b.form("/login", "token", "csrf")
+	if code := b.submit(login, "token", pagesToken+" "); code != http.StatusUnauthorized {
+		t.Errorf("login with a padded token: %d, want 401", code)
+	}
+	if strings.Contains(b.body, pagesToken) {
+		t.Error("the login page shows the token back")
+	}
+	login = b.form("/login", "token", "csrf")
+	if code := b.submit(login, "csrf", "forged", "token", pagesToken); code != http.StatusForbidden {
+		t.Errorf("login with a wrong CSRF token: %d, want 403", code)
+	}
+	if code := b.submit(login, "token", pagesToken); code != http.StatusOK || b.last.Request.URL.Path != "/new" {
+		t.Fatalf("login: %d at %s, want /new", code, b.last.Request.URL)
+	}
+	if code := b.get("/"); code != http.StatusOK || !strings.Contains(b.body, `href="/new"`) {
+		t.Errorf("/ after login: %d, no link to /new", code)
+	}
+
+	// A URL: fetched once, proposals shown.
+	b.get("/new")
+	list := env.origin.URL + "/list.html"
+	if code := b.submit(b.form("/new", "url"), "url", list); code != http.StatusOK || b.last.Request.URL.Path != "/new" {
+		t.Fatalf("fetch: %d at %s\n%s", code, b.last.Request.URL, b.body)
+	}
+	wantList := []string{"Budget approved for the new library wing", "Tram line 4 closed for works until March",
+		"Winter opening hours of the town hall offices", "Public consultation on the river park project"}
+	if got := b.itemTitles("p1"); strings.Join(got, "|") != strings.Join(wantList, "|") {
+		t.Errorf("best proposal's items %q, want the notices %q", got, wantList)
+	}
+	if !strings.Contains(b.body, env.origin.URL+"/feed.xml") {
+		t.Error("the page's own feed is not offered")
+	}
+	if !strings.Contains(b.body, `id="annotations-none"`) {
+		t.Error("the page is not said to be unannotated")
+	}
+	offerURL := b.last.Request.URL.RequestURI()
+
+	// Previews re-extract the kept bytes: three of them, and a reload.
+	edited := "item: article.notice\ntitle: h3 a\nlink: h3 a @href\ndescription: p\ndate: time @datetime\n"
+	for i := range 3 {
+		f := b.form("/new/preview", "select", "fetch")
+		block := edited
+		if i == 1 {
+			block = "item: nav.menu li\ntitle: a\nlink: a @href\n"
+		}
+		if code := b.submit(f, "select", block); code != http.StatusOK {
+			t.Fatalf("preview %d: %d\n%s", i, code, b.body)
+		}
+	}
+	if got := b.itemTitles("preview"); strings.Join(got, "|") != strings.Join(wantList, "|") {
+		t.Errorf("preview items %q, want %q", got, wantList)
+	}
+	b.get(offerURL)
+	if n := env.origin.count("/list.html"); n != 1 {
+		t.Errorf("the origin served the page %d times for one /new submission, want 1", n)
+	}
+
+	// Forms without their token change nothing.
+	b.submit(b.form("/new/preview", "select"), "select", edited)
+	add := b.form("/new/add", "id", "select")
+	if add.Values.Get("select") != edited {
+		t.Errorf("the preview's add form carries %q, want the previewed block", add.Values.Get("select"))
+	}
+	if code := b.submit(add, "csrf", ""); code != http.StatusForbidden {
+		t.Errorf("add without a CSRF token: %d, want 403", code)
+	}
+	if code := b.submit(add, "csrf", add.Values.Get("csrf")+"x"); code != http.StatusForbidden {
+		t.Errorf("add with a wrong CSRF token: %d, want 403", code)
+	}
+	id := add.Values.Get("id")
+	if _, ok := env.reg.Definition(id); ok {
+		t.Fatalf("a refused form registered %q", id)
+	}
+	// A cross-site browser request is refused even with the token.
+	code := b.do(http.MethodPost, "/new/add", add.Values, "Sec-Fetch-Site", "cross-site")
+	if _, ok := env.reg.Definition(id); ok || code != http.StatusForbidden {
+		t.Fatalf("a cross-site add: %d, registered %v", code, ok)
+	}
+
+	// Mistakes come back next to their fields.
+	if code := b.submit(add, "weight", "heavy", "policy", "flat", "interval", "soon"); code != http.StatusUnprocessableEntity || !strings.Contains(b.body, "is not a number") {
+		t.Errorf("add with a bad weight: %d", code)
+	}
+	if code := b.submit(add, "id", "file1"); code != http.StatusUnprocessableEntity || !strings.Contains(b.body, "already the id of") {
+		t.Errorf("add with a taken id: %d", code)
+	}
+	if code := b.submit(add, "policy", "flat", "interval", "soon"); code != http.StatusUnprocessableEntity || !strings.Contains(b.body, `interval`) {
+		t.Errorf("add with a bad interval: %d", code)
+	}
+	if _, ok := env.reg.Definition(id); ok {
+		t.Fatalf("a refused add registered %q", id)
+	}
+
+	// Add: registered as PUT does, polled at once, landing on the view.
+	if code := b.submit(add); code != http.StatusOK || b.last.Request.URL.Path != "/view/"+id {
+		t.Fatalf("add: %d at %s, want /view/%s\n%s", code, b.last.Request.URL, id, b.body)
+	}
+	d, ok := env.reg.Definition(id)
+	if !ok || d.Resource.URL != list || d.Resource.Select.Item != "article.notice" || d.Resource.Select.Description != "p" {
+		t.Fatalf("registered %+v, want the list page with the edited block", d.Resource)
+	}
+	if env.reg.polls.Load() != 1 {
+		t.Errorf("%d polls after add, want 1", env.reg.polls.Load())
+	}
+	if !strings.Contains(b.body, "Budget approved for the new library wing") {
+		t.Error("the view does not show the first version's items")
+	}
+	if n := env.origin.count("/list.html"); n != 2 {
+		t.Errorf("the origin served the page %d times, want 2 (the /new fetch and the first poll)", n)
+	}
+
+	// Logout ends it.
+	b.get("/new")
+	if code := b.submit(b.form("/logout", "csrf")); code != http.StatusOK || b.last.Request.URL.Path != "/" {
+		t.Errorf("logout: %d at %s", code, b.last.Request.URL)
+	}
+	if b.get("/new"); b.last.Request.URL.Path != "/login" {
+		t.Errorf("/new after logout answered at %s, want /login", b.last.Request.URL)
+	}
+}
+
+// TestLoginLimitAndCookies checks the cookie's attributes over http and
+// behind a trusted proxy, the login rate limit and a session's expiry.
+func TestLoginLimitAndCookies(t *testing.T) {
+	env := newPagesEnv(t, func(o *Options) { o.TrustedProxies = []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")} })
+	b := newBrowserClient(t, env.srv.URL)
+	b.c.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
+	b.get("/login")
+	login := b.form("/login", "token", "csrf")
+	if code := b.submit(login, "token", pagesToken); code != http.StatusSeeOther {
+		t.Fatalf("login: %d", code)
+	}
+	ck := setCookie(b.last, sessionCookie)
+	if ck == nil || !ck.HttpOnly || ck.SameSite != http.SameSiteStrictMode || ck.Secure || ck.MaxAge != 12*3600 || ck.Path != "/" {
+		t.Fatalf("session cookie over http: %+v, want HttpOnly, SameSite=Strict, not Secure, Max-Age 43200", ck)
+	}
+	// Behind the trusted proxy, over https: Secure.
+	proxied := newBrowserClient(t, env.srv.URL)
+	proxied.c.CheckRedirect = b.c.CheckRedirect
+	proxied.get("/login")
+	form := proxied.form("/login", "token")
+	form.Values.Set("token", pagesToken)
+	code := proxied.do(http.MethodPost, "/login", form.Values, "X-Forwarded-Proto", "https")
+	ck = setCookie(proxied.last, sessionCookie)
+	if code != http.StatusSeeOther || ck == nil || !ck.Secure || !setCookie(proxied.last, csrfCookie).Secure {
+		t.Errorf("login behind a trusted https proxy: %d, cookie %+v, want Secure", code, ck)
+	}
+
+	// Expiry: the cookie is checked on the server, against the clock.
+	b.c.CheckRedirect = nil
+	if b.get("/new"); b.last.Request.URL.Path != "/new" {
+		t.Fatalf("/new with a fresh session answered at %s", b.last.Request.URL)
+	}
+	env.clock.Advance(12*time.Hour + time.Second)
+	if b.get("/new"); b.last.Request.URL.Path != "/login" || !strings.Contains(b.body, "session expired") {
+		t.Errorf("/new after 12 h: at %s, want /login saying the session expired", b.last.Request.URL)
+	}
+
+	// Rate limit: five wrong tokens, then 429 whatever the token.
+	other := newBrowserClient(t, env.srv.URL)
+	other.get("/login")
+	for i := range loginBurst {
+		if code := other.submit(other.form("/login", "token"), "token", "guess"); code != http.StatusUnauthorized {
+			t.Fatalf("wrong token %d: %d, want 401", i+1, code)
+		}
+	}
+	if code := other.submit(other.form("/login", "token"), "token", pagesToken); code != http.StatusTooManyRequests || other.last.Header.Get("Retry-After") == "" {
+		t.Fatalf("login past the limit: %d (Retry-After %q), want 429 with Retry-After", code, other.last.Header.Get("Retry-After"))
+	}
+	if !strings.Contains(other.body, "Too many login attempts") {
+		t.Error("the 429 page does not say why")
+	}
+	env.clock.Advance(loginEvery)
+	if code := other.submit(other.form("/login", "token"), "token", pagesToken); code != http.StatusOK || other.last.Request.URL.Path != "/new" {
+		t.Errorf("login once the bucket refilled: %d at %s", code, other.last.Request.URL)
+	}
+}
+
+// TestRegisterForm registers an annotated page through the webmasters'
+// form and explains the refusal of a page that is not annotated.
+func TestRegisterForm(t *testing.T) {
+	env := newPagesEnv(t)
+	b := newBrowserClient(t, env.srv.URL)
+	b.get("/register")
+	if code := b.submit(b.form("/register", "url"), "url", env.origin.URL+"/plain.html"); code != http.StatusUnprocessableEntity {
+		t.Fatalf("register an unannotated page: %d, want 422", code)
+	}
+	if !regexp.MustCompile(`<code>\d+:\d+: error: [^<]+</code>`).MatchString(b.body) || !strings.Contains(b.body, "not annotated") {
+		t.Errorf("the refusal lacks lint diagnostics:\n%s", b.body)
+	}
+	if code := b.submit(b.form("/register", "url"), "url", env.origin.URL+"/club.html"); code != http.StatusOK || b.last.Request.URL.Path != "/register" {
+		t.Fatalf("register an annotated page: %d at %s", code, b.last.Request.URL)
+	}
+	id := b.last.Request.URL.Query().Get("feed")
+	if d, ok := env.reg.Definition(id); !ok || d.Resource.URL != env.origin.URL+"/club.html" {
+		t.Fatalf("registered %q: %+v", id, d)
+	}
+	if !strings.Contains(b.body, `id="feed"`) || !strings.Contains(b.body, "/resources/"+id) {
+		t.Errorf("the answer does not show the feed of %q", id)
+	}
+	// Without the token: 403, nothing registered.
+	b.get("/register")
+	f := b.form("/register", "url")
+	if code := b.submit(f, "csrf", "", "url", env.origin.URL+"/list.html"); code != http.StatusForbidden {
+		t.Errorf("register without a token: %d, want 403", code)
+	}
+	if len(env.reg.Definitions()) != 2 {
+		t.Errorf("%d definitions, want file1 and the club", len(env.reg.Definitions()))
+	}
+	// Closed registration: no form.
+	closed := newPagesEnv(t, func(o *Options) { o.OpenRegistration = false })
+	cb := newBrowserClient(t, closed.srv.URL)
+	if code := cb.get("/register"); code != http.StatusNotFound {
+		t.Errorf("/register while closed: %d, want 404", code)
+	}
+	if cb.get("/"); strings.Contains(cb.body, `href="/register"`) {
+		t.Error("/ links to /register while registration is closed")
+	}
+}
+
+// TestAddFormDefinition checks the add form's body: what PUT
+// /admin/resources would be sent, and the mistakes placed on their fields.
+func TestAddFormDefinition(t *testing.T) {
+	cases := []struct {
+		name   string
+		form   addForm
+		want   string // the body, "" when refused
+		errors []string
+	}{
+		{"annotations", addForm{URL: "https://example.org/", ID: "ex"}, `{"url":"https://example.org/"}`, nil},
+		{"block with select key", addForm{URL: "https://e.org/", ID: "e", Select: "select:\n  item: li\n", Policy: "flat", Interval: "1h", Weight: "2"},
+			`{"policy":{"interval":"1h","kind":"flat"},"select":{"item":"li"},"url":"https://e.org/","weight":2}`, nil},
+		{"no id", addForm{URL: "https://e.org/"}, "", []string{fieldID}},
+		{"bad weight and block", addForm{URL: "https://e.org/", ID: "e", Weight: "x", Select: "item: ["}, "", []string{fieldWeight, fieldSelect}},
+		{"unknown selector key", addForm{URL: "https://e.org/", ID: "e", Select: "item: li\ntitel: h3\n"}, "", []string{fieldSelect}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			f := tc.form
+			f.Errors = fieldErrors{}
+			got := string(f.definition())
+			if got != tc.want {
+				t.Errorf("definition = %s, want %s", got, tc.want)
+			}
+			for _, field := range tc.errors {
+				if f.Errors[field] == "" {
+					t.Errorf("no error on %s: %v", field, f.Errors)
+				}
+			}
+			if len(f.Errors) != len(tc.errors) {
+				t.Errorf("errors %v, want on %v", f.Errors, tc.errors)
+			}
+		})
+	}
+	// Errors of the registry's validation go next to their fields.
+	fe := fieldErrors{}
+	_, err := config.ParseResource([]byte(`{"url":"ftp://x","policy":{"kind":"sometimes"},"weight":-1}`), "a b", config.Default().Poller)
+	definitionErrors(badDefinition(err), fe)
+	for _, field := range []string{fieldURL, fieldID, fieldPolicy} {
+		if fe[field] == "" {
+			t.Errorf("no error on %s: %v", field, fe)
+		}
+	}
+}
+
+// TestSecureRequest: the cookie is Secure over TLS, or over https behind a
+// trusted proxy; X-Forwarded-Proto from anyone else counts for nothing.
+func TestSecureRequest(t *testing.T) {
+	s := newSvcServer(t, Options{TrustedProxies: []netip.Prefix{netip.MustParsePrefix("10.0.0.0/8")}})
+	cases := []struct {
+		name, remote, proto string
+		tls, want           bool
+	}{
+		{"plain http", "192.0.2.1:5000", "", false, false},
+		{"tls", "192.0.2.1:5000", "", true, true},
+		{"trusted proxy, https", "10.1.2.3:5000", "https", false, true},
+		{"trusted proxy, http", "10.1.2.3:5000", "http", false, false},
+		{"untrusted sender of the header", "192.0.2.1:5000", "https", false, false},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			req := httptest.NewRequest(http.MethodGet, "/login", nil)
+			req.RemoteAddr = tc.remote
+			if tc.proto != "" {
+				req.Header.Set("X-Forwarded-Proto", tc.proto)
+			}
+			if tc.tls {
+				req.TLS = &tls.ConnectionState{}
+			}
+			if got := s.secureRequest(req); got != tc.want {
+				t.Errorf("secureRequest = %v, want %v", got, tc.want)
+			}
+		})
+	}
+}
+
+// TestFetchedPages: the kept pages are bounded in count, kept
+// fetchedTTL, and readable only by the session that fetched them.
+func TestFetchedPages(t *testing.T) {
+	var f fetchedPages
+	t0 := time.Date(2026, 11, 27, 9, 0, 0, 0, time.UTC)
+	first := f.put(fetchedPage{SessionID: "a", Page: Page{Body: []byte("x")}}, t0)
+	if _, ok := f.get(first, "b", t0); ok {
+		t.Error("another session read the page")
+	}
+	if _, ok := f.get(first, "a", t0.Add(fetchedTTL-time.Second)); !ok {
+		t.Error("the page expired early")
+	}
+	if _, ok := f.get(first, "a", t0.Add(fetchedTTL)); ok || f.len() != 0 {
+		t.Errorf("the page outlived its TTL (%d kept)", f.len())
+	}
+	var ids []string
+	for i := range fetchedMaxCount + 3 {
+		ids = append(ids, f.put(fetchedPage{SessionID: "a", Page: Page{Body: make([]byte, 10)}}, t0.Add(time.Duration(i)*time.Millisecond)))
+	}
+	if f.len() != fetchedMaxCount {
+		t.Errorf("%d pages kept, want %d", f.len(), fetchedMaxCount)
+	}
+	if _, ok := f.get(ids[0], "a", t0); ok {
+		t.Error("the oldest page was kept past the count bound")
+	}
+	if _, ok := f.get(ids[len(ids)-1], "a", t0); !ok {
+		t.Error("the newest page was dropped")
+	}
+	big := f.put(fetchedPage{SessionID: "a", Page: Page{Body: make([]byte, fetchedMaxBytes)}}, t0)
+	if f.len() != 1 || f.bytes != fetchedMaxBytes {
+		t.Errorf("after a page of the whole byte bound: %d pages, %d bytes", f.len(), f.bytes)
+	}
+	if _, ok := f.get(big, "a", t0); !ok {
+		t.Error("the big page was not kept")
+	}
+}
