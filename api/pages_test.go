@@ -11,16 +11,16 @@ import (
 	"time"
 
 	"github.com/dynamo-rss/dynamo/config"
+	"github.com/dynamo-rss/dynamo/internal/formclient"
 )
 
 // itemTitles are the item headings of the section id of the last page.
-func (b *browser) itemTitles(section string) []string {
-	b.t.Helper()
-	i := strings.Index(b.body, `id="`+section+`"`)
+func itemTitles(b *formclient.Client, section string) []string {
+	i := strings.Index(b.Body, `id="`+section+`"`)
 	if i < 0 {
 		return nil
 	}
-	rest := b.body[i:]
+	rest := b.Body[i:]
 	if j := strings.Index(rest, "</section>"); j >= 0 {
 		rest = rest[:j]
 	}
@@ -39,92 +39,92 @@ func (b *browser) itemTitles(section string) []string {
 // register nothing.
 func TestAddFeedWalk(t *testing.T) {
 	env := newPagesEnv(t)
-	b := newBrowserClient(t, env.srv.URL)
+	b := formclient.New(t, env.srv.URL)
 
 	// / says registration is open and offers a discreet login, no /new.
-	if code := b.get("/"); code != http.StatusOK {
+	if code := b.Get("/"); code != http.StatusOK {
 		t.Fatalf("GET /: %d", code)
 	}
 	for _, want := range []string{`href="/register"`, `Registration is open`, `href="/login"`} {
-		if !strings.Contains(b.body, want) {
+		if !strings.Contains(b.Body, want) {
 			t.Errorf("/ lacks %s", want)
 		}
 	}
-	if strings.Contains(b.body, `href="/new"`) {
+	if strings.Contains(b.Body, `href="/new"`) {
 		t.Error("/ links to /new before login")
 	}
 	// /new sends to the login page.
-	if code := b.get("/new"); code != http.StatusOK || b.last.Request.URL.Path != "/login" {
-		t.Fatalf("GET /new before login: %d at %s, want the login page", code, b.last.Request.URL)
+	if code := b.Get("/new"); code != http.StatusOK || b.Last.Request.URL.Path != "/login" {
+		t.Fatalf("GET /new before login: %d at %s, want the login page", code, b.Last.Request.URL)
 	}
 
-	login := b.form("/login", "token", "csrf")
-	if code := b.submit(login, "token", pagesToken+" "); code != http.StatusUnauthorized {
+	login := b.Form("/login", "token", "csrf")
+	if code := b.Submit(login, "token", pagesToken+" "); code != http.StatusUnauthorized {
 		t.Errorf("login with a padded token: %d, want 401", code)
 	}
-	if strings.Contains(b.body, pagesToken) {
+	if strings.Contains(b.Body, pagesToken) {
 		t.Error("the login page shows the token back")
 	}
-	login = b.form("/login", "token", "csrf")
-	if code := b.submit(login, "csrf", "forged", "token", pagesToken); code != http.StatusForbidden {
+	login = b.Form("/login", "token", "csrf")
+	if code := b.Submit(login, "csrf", "forged", "token", pagesToken); code != http.StatusForbidden {
 		t.Errorf("login with a wrong CSRF token: %d, want 403", code)
 	}
-	if code := b.submit(login, "token", pagesToken); code != http.StatusOK || b.last.Request.URL.Path != "/new" {
-		t.Fatalf("login: %d at %s, want /new", code, b.last.Request.URL)
+	if code := b.Submit(login, "token", pagesToken); code != http.StatusOK || b.Last.Request.URL.Path != "/new" {
+		t.Fatalf("login: %d at %s, want /new", code, b.Last.Request.URL)
 	}
-	if code := b.get("/"); code != http.StatusOK || !strings.Contains(b.body, `href="/new"`) {
+	if code := b.Get("/"); code != http.StatusOK || !strings.Contains(b.Body, `href="/new"`) {
 		t.Errorf("/ after login: %d, no link to /new", code)
 	}
 
 	// A URL: fetched once, proposals shown.
-	b.get("/new")
+	b.Get("/new")
 	list := env.origin.URL + "/list.html"
-	if code := b.submit(b.form("/new", "url"), "url", list); code != http.StatusOK || b.last.Request.URL.Path != "/new" {
-		t.Fatalf("fetch: %d at %s\n%s", code, b.last.Request.URL, b.body)
+	if code := b.Submit(b.Form("/new", "url"), "url", list); code != http.StatusOK || b.Last.Request.URL.Path != "/new" {
+		t.Fatalf("fetch: %d at %s\n%s", code, b.Last.Request.URL, b.Body)
 	}
 	wantList := []string{"Budget approved for the new library wing", "Tram line 4 closed for works until March",
 		"Winter opening hours of the town hall offices", "Public consultation on the river park project"}
-	if got := b.itemTitles("p1"); strings.Join(got, "|") != strings.Join(wantList, "|") {
+	if got := itemTitles(b, "p1"); strings.Join(got, "|") != strings.Join(wantList, "|") {
 		t.Errorf("best proposal's items %q, want the notices %q", got, wantList)
 	}
-	if !strings.Contains(b.body, env.origin.URL+"/feed.xml") {
+	if !strings.Contains(b.Body, env.origin.URL+"/feed.xml") {
 		t.Error("the page's own feed is not offered")
 	}
-	if !strings.Contains(b.body, `id="annotations-none"`) {
+	if !strings.Contains(b.Body, `id="annotations-none"`) {
 		t.Error("the page is not said to be unannotated")
 	}
-	offerURL := b.last.Request.URL.RequestURI()
+	offerURL := b.Last.Request.URL.RequestURI()
 
 	// Previews re-extract the kept bytes: three of them, and a reload.
 	edited := "item: article.notice\ntitle: h3 a\nlink: h3 a @href\ndescription: p\ndate: time @datetime\n"
 	for i := range 3 {
-		f := b.form("/new/preview", "select", "fetch")
+		f := b.Form("/new/preview", "select", "fetch")
 		block := edited
 		if i == 1 {
 			block = "item: nav.menu li\ntitle: a\nlink: a @href\n"
 		}
-		if code := b.submit(f, "select", block); code != http.StatusOK {
-			t.Fatalf("preview %d: %d\n%s", i, code, b.body)
+		if code := b.Submit(f, "select", block); code != http.StatusOK {
+			t.Fatalf("preview %d: %d\n%s", i, code, b.Body)
 		}
 	}
-	if got := b.itemTitles("preview"); strings.Join(got, "|") != strings.Join(wantList, "|") {
+	if got := itemTitles(b, "preview"); strings.Join(got, "|") != strings.Join(wantList, "|") {
 		t.Errorf("preview items %q, want %q", got, wantList)
 	}
-	b.get(offerURL)
+	b.Get(offerURL)
 	if n := env.origin.count("/list.html"); n != 1 {
 		t.Errorf("the origin served the page %d times for one /new submission, want 1", n)
 	}
 
 	// Forms without their token change nothing.
-	b.submit(b.form("/new/preview", "select"), "select", edited)
-	add := b.form("/new/add", "id", "select")
+	b.Submit(b.Form("/new/preview", "select"), "select", edited)
+	add := b.Form("/new/add", "id", "select")
 	if add.Values.Get("select") != edited {
 		t.Errorf("the preview's add form carries %q, want the previewed block", add.Values.Get("select"))
 	}
-	if code := b.submit(add, "csrf", ""); code != http.StatusForbidden {
+	if code := b.Submit(add, "csrf", ""); code != http.StatusForbidden {
 		t.Errorf("add without a CSRF token: %d, want 403", code)
 	}
-	if code := b.submit(add, "csrf", add.Values.Get("csrf")+"x"); code != http.StatusForbidden {
+	if code := b.Submit(add, "csrf", add.Values.Get("csrf")+"x"); code != http.StatusForbidden {
 		t.Errorf("add with a wrong CSRF token: %d, want 403", code)
 	}
 	id := add.Values.Get("id")
@@ -132,19 +132,19 @@ func TestAddFeedWalk(t *testing.T) {
 		t.Fatalf("a refused form registered %q", id)
 	}
 	// A cross-site browser request is refused even with the token.
-	code := b.do(http.MethodPost, "/new/add", add.Values, "Sec-Fetch-Site", "cross-site")
+	code := b.Do(http.MethodPost, "/new/add", add.Values, "Sec-Fetch-Site", "cross-site")
 	if _, ok := env.reg.Definition(id); ok || code != http.StatusForbidden {
 		t.Fatalf("a cross-site add: %d, registered %v", code, ok)
 	}
 
 	// Mistakes come back next to their fields.
-	if code := b.submit(add, "weight", "heavy", "policy", "flat", "interval", "soon"); code != http.StatusUnprocessableEntity || !strings.Contains(b.body, "is not a number") {
+	if code := b.Submit(add, "weight", "heavy", "policy", "flat", "interval", "soon"); code != http.StatusUnprocessableEntity || !strings.Contains(b.Body, "is not a number") {
 		t.Errorf("add with a bad weight: %d", code)
 	}
-	if code := b.submit(add, "id", "file1"); code != http.StatusUnprocessableEntity || !strings.Contains(b.body, "already the id of") {
+	if code := b.Submit(add, "id", "file1"); code != http.StatusUnprocessableEntity || !strings.Contains(b.Body, "already the id of") {
 		t.Errorf("add with a taken id: %d", code)
 	}
-	if code := b.submit(add, "policy", "flat", "interval", "soon"); code != http.StatusUnprocessableEntity || !strings.Contains(b.body, `interval`) {
+	if code := b.Submit(add, "policy", "flat", "interval", "soon"); code != http.StatusUnprocessableEntity || !strings.Contains(b.Body, `interval`) {
 		t.Errorf("add with a bad interval: %d", code)
 	}
 	if _, ok := env.reg.Definition(id); ok {
@@ -152,8 +152,8 @@ func TestAddFeedWalk(t *testing.T) {
 	}
 
 	// Add: registered as PUT does, polled at once, landing on the view.
-	if code := b.submit(add); code != http.StatusOK || b.last.Request.URL.Path != "/view/"+id {
-		t.Fatalf("add: %d at %s, want /view/%s\n%s", code, b.last.Request.URL, id, b.body)
+	if code := b.Submit(add); code != http.StatusOK || b.Last.Request.URL.Path != "/view/"+id {
+		t.Fatalf("add: %d at %s, want /view/%s\n%s", code, b.Last.Request.URL, id, b.Body)
 	}
 	d, ok := env.reg.Definition(id)
 	if !ok || d.Resource.URL != list || d.Resource.Select.Item != "article.notice" || d.Resource.Select.Description != "p" {
@@ -162,7 +162,7 @@ func TestAddFeedWalk(t *testing.T) {
 	if env.reg.polls.Load() != 1 {
 		t.Errorf("%d polls after add, want 1", env.reg.polls.Load())
 	}
-	if !strings.Contains(b.body, "Budget approved for the new library wing") {
+	if !strings.Contains(b.Body, "Budget approved for the new library wing") {
 		t.Error("the view does not show the first version's items")
 	}
 	if n := env.origin.count("/list.html"); n != 2 {
@@ -170,12 +170,12 @@ func TestAddFeedWalk(t *testing.T) {
 	}
 
 	// Logout ends it.
-	b.get("/new")
-	if code := b.submit(b.form("/logout", "csrf")); code != http.StatusOK || b.last.Request.URL.Path != "/" {
-		t.Errorf("logout: %d at %s", code, b.last.Request.URL)
+	b.Get("/new")
+	if code := b.Submit(b.Form("/logout", "csrf")); code != http.StatusOK || b.Last.Request.URL.Path != "/" {
+		t.Errorf("logout: %d at %s", code, b.Last.Request.URL)
 	}
-	if b.get("/new"); b.last.Request.URL.Path != "/login" {
-		t.Errorf("/new after logout answered at %s, want /login", b.last.Request.URL)
+	if b.Get("/new"); b.Last.Request.URL.Path != "/login" {
+		t.Errorf("/new after logout answered at %s, want /login", b.Last.Request.URL)
 	}
 }
 
@@ -183,56 +183,56 @@ func TestAddFeedWalk(t *testing.T) {
 // behind a trusted proxy, the login rate limit and a session's expiry.
 func TestLoginLimitAndCookies(t *testing.T) {
 	env := newPagesEnv(t, func(o *Options) { o.TrustedProxies = []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")} })
-	b := newBrowserClient(t, env.srv.URL)
-	b.c.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
-	b.get("/login")
-	login := b.form("/login", "token", "csrf")
-	if code := b.submit(login, "token", pagesToken); code != http.StatusSeeOther {
+	b := formclient.New(t, env.srv.URL)
+	b.C.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
+	b.Get("/login")
+	login := b.Form("/login", "token", "csrf")
+	if code := b.Submit(login, "token", pagesToken); code != http.StatusSeeOther {
 		t.Fatalf("login: %d", code)
 	}
-	ck := setCookie(b.last, sessionCookie)
+	ck := formclient.SetCookie(b.Last, sessionCookie)
 	if ck == nil || !ck.HttpOnly || ck.SameSite != http.SameSiteStrictMode || ck.Secure || ck.MaxAge != 12*3600 || ck.Path != "/" {
 		t.Fatalf("session cookie over http: %+v, want HttpOnly, SameSite=Strict, not Secure, Max-Age 43200", ck)
 	}
 	// Behind the trusted proxy, over https: Secure.
-	proxied := newBrowserClient(t, env.srv.URL)
-	proxied.c.CheckRedirect = b.c.CheckRedirect
-	proxied.get("/login")
-	form := proxied.form("/login", "token")
+	proxied := formclient.New(t, env.srv.URL)
+	proxied.C.CheckRedirect = b.C.CheckRedirect
+	proxied.Get("/login")
+	form := proxied.Form("/login", "token")
 	form.Values.Set("token", pagesToken)
-	code := proxied.do(http.MethodPost, "/login", form.Values, "X-Forwarded-Proto", "https")
-	ck = setCookie(proxied.last, sessionCookie)
-	if code != http.StatusSeeOther || ck == nil || !ck.Secure || !setCookie(proxied.last, csrfCookie).Secure {
+	code := proxied.Do(http.MethodPost, "/login", form.Values, "X-Forwarded-Proto", "https")
+	ck = formclient.SetCookie(proxied.Last, sessionCookie)
+	if code != http.StatusSeeOther || ck == nil || !ck.Secure || !formclient.SetCookie(proxied.Last, csrfCookie).Secure {
 		t.Errorf("login behind a trusted https proxy: %d, cookie %+v, want Secure", code, ck)
 	}
 
 	// Expiry: the cookie is checked on the server, against the clock.
-	b.c.CheckRedirect = nil
-	if b.get("/new"); b.last.Request.URL.Path != "/new" {
-		t.Fatalf("/new with a fresh session answered at %s", b.last.Request.URL)
+	b.C.CheckRedirect = nil
+	if b.Get("/new"); b.Last.Request.URL.Path != "/new" {
+		t.Fatalf("/new with a fresh session answered at %s", b.Last.Request.URL)
 	}
 	env.clock.Advance(12*time.Hour + time.Second)
-	if b.get("/new"); b.last.Request.URL.Path != "/login" || !strings.Contains(b.body, "session expired") {
-		t.Errorf("/new after 12 h: at %s, want /login saying the session expired", b.last.Request.URL)
+	if b.Get("/new"); b.Last.Request.URL.Path != "/login" || !strings.Contains(b.Body, "session expired") {
+		t.Errorf("/new after 12 h: at %s, want /login saying the session expired", b.Last.Request.URL)
 	}
 
 	// Rate limit: five wrong tokens, then 429 whatever the token.
-	other := newBrowserClient(t, env.srv.URL)
-	other.get("/login")
+	other := formclient.New(t, env.srv.URL)
+	other.Get("/login")
 	for i := range loginBurst {
-		if code := other.submit(other.form("/login", "token"), "token", "guess"); code != http.StatusUnauthorized {
+		if code := other.Submit(other.Form("/login", "token"), "token", "guess"); code != http.StatusUnauthorized {
 			t.Fatalf("wrong token %d: %d, want 401", i+1, code)
 		}
 	}
-	if code := other.submit(other.form("/login", "token"), "token", pagesToken); code != http.StatusTooManyRequests || other.last.Header.Get("Retry-After") == "" {
-		t.Fatalf("login past the limit: %d (Retry-After %q), want 429 with Retry-After", code, other.last.Header.Get("Retry-After"))
+	if code := other.Submit(other.Form("/login", "token"), "token", pagesToken); code != http.StatusTooManyRequests || other.Last.Header.Get("Retry-After") == "" {
+		t.Fatalf("login past the limit: %d (Retry-After %q), want 429 with Retry-After", code, other.Last.Header.Get("Retry-After"))
 	}
-	if !strings.Contains(other.body, "Too many login attempts") {
+	if !strings.Contains(other.Body, "Too many login attempts") {
 		t.Error("the 429 page does not say why")
 	}
 	env.clock.Advance(loginEvery)
-	if code := other.submit(other.form("/login", "token"), "token", pagesToken); code != http.StatusOK || other.last.Request.URL.Path != "/new" {
-		t.Errorf("login once the bucket refilled: %d at %s", code, other.last.Request.URL)
+	if code := other.Submit(other.Form("/login", "token"), "token", pagesToken); code != http.StatusOK || other.Last.Request.URL.Path != "/new" {
+		t.Errorf("login once the bucket refilled: %d at %s", code, other.Last.Request.URL)
 	}
 }
 
@@ -240,28 +240,28 @@ func TestLoginLimitAndCookies(t *testing.T) {
 // form and explains the refusal of a page that is not annotated.
 func TestRegisterForm(t *testing.T) {
 	env := newPagesEnv(t)
-	b := newBrowserClient(t, env.srv.URL)
-	b.get("/register")
-	if code := b.submit(b.form("/register", "url"), "url", env.origin.URL+"/plain.html"); code != http.StatusUnprocessableEntity {
+	b := formclient.New(t, env.srv.URL)
+	b.Get("/register")
+	if code := b.Submit(b.Form("/register", "url"), "url", env.origin.URL+"/plain.html"); code != http.StatusUnprocessableEntity {
 		t.Fatalf("register an unannotated page: %d, want 422", code)
 	}
-	if !regexp.MustCompile(`<code>\d+:\d+: error: [^<]+</code>`).MatchString(b.body) || !strings.Contains(b.body, "not annotated") {
-		t.Errorf("the refusal lacks lint diagnostics:\n%s", b.body)
+	if !regexp.MustCompile(`<code>\d+:\d+: error: [^<]+</code>`).MatchString(b.Body) || !strings.Contains(b.Body, "not annotated") {
+		t.Errorf("the refusal lacks lint diagnostics:\n%s", b.Body)
 	}
-	if code := b.submit(b.form("/register", "url"), "url", env.origin.URL+"/club.html"); code != http.StatusOK || b.last.Request.URL.Path != "/register" {
-		t.Fatalf("register an annotated page: %d at %s", code, b.last.Request.URL)
+	if code := b.Submit(b.Form("/register", "url"), "url", env.origin.URL+"/club.html"); code != http.StatusOK || b.Last.Request.URL.Path != "/register" {
+		t.Fatalf("register an annotated page: %d at %s", code, b.Last.Request.URL)
 	}
-	id := b.last.Request.URL.Query().Get("feed")
+	id := b.Last.Request.URL.Query().Get("feed")
 	if d, ok := env.reg.Definition(id); !ok || d.Resource.URL != env.origin.URL+"/club.html" {
 		t.Fatalf("registered %q: %+v", id, d)
 	}
-	if !strings.Contains(b.body, `id="feed"`) || !strings.Contains(b.body, "/resources/"+id) {
+	if !strings.Contains(b.Body, `id="feed"`) || !strings.Contains(b.Body, "/resources/"+id) {
 		t.Errorf("the answer does not show the feed of %q", id)
 	}
 	// Without the token: 403, nothing registered.
-	b.get("/register")
-	f := b.form("/register", "url")
-	if code := b.submit(f, "csrf", "", "url", env.origin.URL+"/list.html"); code != http.StatusForbidden {
+	b.Get("/register")
+	f := b.Form("/register", "url")
+	if code := b.Submit(f, "csrf", "", "url", env.origin.URL+"/list.html"); code != http.StatusForbidden {
 		t.Errorf("register without a token: %d, want 403", code)
 	}
 	if len(env.reg.Definitions()) != 2 {
@@ -269,11 +269,11 @@ func TestRegisterForm(t *testing.T) {
 	}
 	// Closed registration: no form.
 	closed := newPagesEnv(t, func(o *Options) { o.OpenRegistration = false })
-	cb := newBrowserClient(t, closed.srv.URL)
-	if code := cb.get("/register"); code != http.StatusNotFound {
+	cb := formclient.New(t, closed.srv.URL)
+	if code := cb.Get("/register"); code != http.StatusNotFound {
 		t.Errorf("/register while closed: %d, want 404", code)
 	}
-	if cb.get("/"); strings.Contains(cb.body, `href="/register"`) {
+	if cb.Get("/"); strings.Contains(cb.Body, `href="/register"`) {
 		t.Error("/ links to /register while registration is closed")
 	}
 }
