@@ -184,4 +184,3 @@ func newPagesEnv(t *testing.T, mod ...func(*Options)) *pagesEnv {
 	t.Cleanup(srv.Close)
 	return &pagesEnv{srv: srv, s: s, origin: origin, reg: reg, clock: clock}
 }
-
