@@ -231,14 +231,17 @@ func (s *Server) routes(add func(method, path string, h echo.HandlerFunc, mw ...
 	// session.go), /new (newfeed.go) and the webmasters' form (register.go).
 	// Every form that changes something passes checkCSRF (403 otherwise).
 	add(http.MethodGet, "/login", s.getLogin)
+	add(http.MethodHead, "/login", s.getLogin)
 	add(http.MethodPost, "/login", s.postLogin, s.checkCSRF)
 	add(http.MethodGet, "/logout", s.logout)
 	add(http.MethodPost, "/logout", s.logout, s.checkCSRF)
 	add(http.MethodGet, "/new", s.getNew, s.requireSession)
+	add(http.MethodHead, "/new", s.getNew, s.requireSession)
 	add(http.MethodPost, "/new", s.postNew, s.requireSession, s.checkCSRF)
 	add(http.MethodPost, "/new/preview", s.postNewPreview, s.requireSession, s.checkCSRF)
 	add(http.MethodPost, "/new/add", s.postNewAdd, s.requireSession, s.checkCSRF)
 	add(http.MethodGet, "/register", s.getRegister)
+	add(http.MethodHead, "/register", s.getRegister)
 	add(http.MethodPost, "/register", s.postRegister, s.checkCSRF)
 
 	add(http.MethodGet, "/healthz", s.getHealthz)
