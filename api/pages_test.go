@@ -169,6 +169,19 @@ func TestAddFeedWalk(t *testing.T) {
 		t.Errorf("the origin served the page %d times, want 2 (the /new fetch and the first poll)", n)
 	}
 
+	// An annotated page: its annotations, as the feed they make, with an
+	// add form that registers no block; no proposals to preview.
+	b.Get("/new")
+	if code := b.Submit(b.Form("/new", "url"), "url", env.origin.URL+"/club.html"); code != http.StatusOK {
+		t.Fatalf("fetch the annotated page: %d", code)
+	}
+	if got := itemTitles(b, "annotations"); len(got) != 1 || got[0] != "Season opens" {
+		t.Errorf("annotations' items %q, want the club's one", got)
+	}
+	if f := b.Form("/new/add", "id", "select"); f.Values.Get("select") != "" || f.Values.Get("from") != "annotations" {
+		t.Errorf("the annotations' add form carries select %q from %q", f.Values.Get("select"), f.Values.Get("from"))
+	}
+
 	// Logout ends it.
 	b.Get("/new")
 	if code := b.Submit(b.Form("/logout", "csrf")); code != http.StatusOK || b.Last.Request.URL.Path != "/" {
