@@ -107,4 +107,9 @@ func TestAddFeedEndToEnd(t *testing.T) {
 		resp, _ := c.do(http.MethodGet, "/resources/"+id, false)
 		return resp.StatusCode == http.StatusOK && len(c.feed("/resources/"+id).Items) == 1
 	})
+	// The add's first poll was the registration's only one: the page was
+	// served twice in all, once to /new and once to that poll.
+	if n := hits.Load(); n != 2 {
+		t.Errorf("the origin served the list page %d times, want 2", n)
+	}
 }
