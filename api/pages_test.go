@@ -403,3 +403,25 @@ func TestFetchedPages(t *testing.T) {
 		t.Error("the big page was not kept")
 	}
 }
+
+// TestSessionEndsWithToken: a session is signed under the admin token, so
+// a rotated token (or admin turned off) ends it.
+func TestSessionEndsWithToken(t *testing.T) {
+	env := newPagesEnv(t)
+	b := formclient.New(t, env.srv.URL)
+	b.Get("/login")
+	if b.Submit(b.Form("/login", "token"), "token", pagesToken); b.Last.Request.URL.Path != "/new" {
+		t.Fatalf("login: at %s", b.Last.Request.URL)
+	}
+	env.s.SetAdminToken("a new token")
+	if b.Get("/new"); b.Last.Request.URL.Path != "/login" {
+		t.Errorf("/new after the token changed: at %s, want /login", b.Last.Request.URL)
+	}
+	env.s.SetAdminToken("")
+	if code := b.Get("/new"); code != http.StatusNotFound || !strings.Contains(b.Body, "admin.token") {
+		t.Errorf("/new with admin off: %d, want 404 saying how to turn it on", code)
+	}
+	if code := b.Get("/login"); code != http.StatusNotFound {
+		t.Errorf("/login with admin off: %d, want 404", code)
+	}
+}
