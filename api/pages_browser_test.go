@@ -89,7 +89,7 @@ func TestAddFeedInChromium(t *testing.T) {
 	// Screenshots and widths of the pages, while the session lasts.
 	dir := screenshotDir(t)
 	for _, width := range []int64{390, 1280} {
-		for _, path := range []string{offer, "/new", "/register"} {
+		for _, path := range []string{offer, "/new", "/register", "/login"} {
 			run("open "+path, chromedp.EmulateViewport(width, 844, chromedp.EmulateScale(1)), chromedp.Navigate(base+path))
 			dims, err := chromedp.Run(ctx, chromedp.Evaluate[[]int](`[document.documentElement.scrollWidth, window.innerWidth]`))
 			if err != nil {

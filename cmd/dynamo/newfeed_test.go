@@ -113,3 +113,27 @@ func TestAddFeedEndToEnd(t *testing.T) {
 		t.Errorf("the origin served the list page %d times, want 2", n)
 	}
 }
+
+// TestAddFeedRefusesPrivate: /new fetches as a poll does, so a loopback
+// page is refused unless poller.allow_private, and the form says why.
+func TestAddFeedRefusesPrivate(t *testing.T) {
+	origin, _ := e2eOrigin(t)
+	dir := t.TempDir()
+	tokenFile := filepath.Join(dir, "token")
+	if err := os.WriteFile(tokenFile, []byte("walk-token\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cfg := strings.Replace(fmt.Sprintf(e2eConfig, filepath.Join(dir, "data"), tokenFile, origin.URL, ""), "allow_private: true", "allow_private: false", 1)
+	cfgPath := filepath.Join(dir, "dynamo.yaml")
+	if err := os.WriteFile(cfgPath, []byte(cfg), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	c, _, _ := runServe(t, cfgPath, "walk-token")
+	b := formclient.New(t, c.base)
+	b.Get("/login")
+	b.Submit(b.Form("/login", "token"), "token", "walk-token")
+	code := b.Submit(b.Form("/new", "url"), "url", origin.URL+"/news.html")
+	if code != http.StatusUnprocessableEntity || !strings.Contains(b.Body, "could not be fetched") || !strings.Contains(b.Body, "allow_private") {
+		t.Errorf("/new with a loopback page: %d\n%s", code, b.Body)
+	}
+}
