@@ -40,6 +40,7 @@ func (s *Server) getRegister(c echo.Context) error {
 	if s.registrationOpen() != nil {
 		return registrationClosed()
 	}
+	c.Response().Header().Set(echo.HeaderCacheControl, "no-store") // the form's token is this browser's
 	page := registerPage{Title: "Register your page", CSRF: s.csrfToken(c), URL: c.QueryParam(fieldURL), Errors: fieldErrors{}}
 	if id := c.QueryParam("feed"); id != "" {
 		if d, ok := s.opts.Registry.Definition(id); ok {
