@@ -71,11 +71,7 @@ func TestRegistryReadDoesNotUndoOwnChanges(t *testing.T) {
 	}
 	newEngine := func(t *testing.T) (*Engine, *pausingRegistry) {
 		reg := newPausingRegistry()
-		e, err := New(t.Context(), cfg, newMemStore(), Options{Clock: clk, Registry: reg})
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(e.fetcher.close)
+		e := newTestEngineOpts(t, cfg, newMemStore(), Options{Clock: clk, Registry: reg})
 		return e, reg
 	}
 
@@ -146,11 +142,7 @@ func TestRegistryReadDoesNotUndoOwnChanges(t *testing.T) {
 		if _, err := e.Register(t.Context(), entry(t, "/here")); err != nil {
 			t.Fatal(err)
 		}
-		b, err := New(t.Context(), cfg, newMemStore(), Options{Clock: clk, Registry: reg.memRegistry})
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(b.fetcher.close)
+		b := newTestEngineOpts(t, cfg, newMemStore(), Options{Clock: clk, Registry: reg.memRegistry})
 		if _, err := b.Register(t.Context(), entry(t, "/there")); err != nil {
 			t.Fatal(err)
 		}
@@ -175,11 +167,7 @@ func TestRegistryReadDoesNotUndoOwnChanges(t *testing.T) {
 	t.Run("older read applied last", func(t *testing.T) {
 		e, reg := newEngine(t)
 		apply := reg.staleSync(t, e) // its snapshot: no x
-		b, err := New(t.Context(), cfg, newMemStore(), Options{Clock: clk, Registry: reg.memRegistry})
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(b.fetcher.close)
+		b := newTestEngineOpts(t, cfg, newMemStore(), Options{Clock: clk, Registry: reg.memRegistry})
 		if _, err := b.Register(t.Context(), entry(t, "/b")); err != nil {
 			t.Fatal(err)
 		}
@@ -203,11 +191,7 @@ func TestRegistryChangesRead(t *testing.T) {
 	cfg := testConfig(t, baseYAML(""))
 	shared := deltaRegistry{newMemRegistry()}
 	engine := func() *Engine {
-		e, err := New(t.Context(), cfg, newMemStore(), Options{Clock: clk, Registry: shared})
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(e.fetcher.close)
+		e := newTestEngineOpts(t, cfg, newMemStore(), Options{Clock: clk, Registry: shared})
 		return e
 	}
 	a, b := engine(), engine()
@@ -279,11 +263,7 @@ func TestRegistryChangesUnsupported(t *testing.T) {
 	clk := newFakeClock(t0)
 	cfg := testConfig(t, baseYAML(""))
 	reg := newMemRegistry()
-	a, err := New(t.Context(), cfg, newMemStore(), Options{Clock: clk, Registry: reg})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(a.fetcher.close)
+	a := newTestEngineOpts(t, cfg, newMemStore(), Options{Clock: clk, Registry: reg})
 	b, err := New(t.Context(), cfg, newMemStore(), Options{Clock: clk, Registry: unsupportedChanges{reg}})
 	if err != nil {
 		t.Fatal(err)
