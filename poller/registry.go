@@ -346,8 +346,9 @@ func (e *Engine) applyRead(ctx context.Context, rev Revision, found []Registrati
 	e.mu.Lock()
 	cfg := e.cfg
 	e.mu.Unlock()
-	mine := func(id string) bool { return e.regWrites[id] > rev } // changed here after the read
-	var seen map[string]bool // a full read's registrations
+	// mine: changed here after the read; seen: a full read's registrations.
+	mine := func(id string) bool { return e.regWrites[id] > rev }
+	var seen map[string]bool
 	if full {
 		seen = make(map[string]bool, len(found))
 	}

@@ -264,11 +264,7 @@ func TestRegistryChangesUnsupported(t *testing.T) {
 	cfg := testConfig(t, baseYAML(""))
 	reg := newMemRegistry()
 	a := newTestEngineOpts(t, cfg, newMemStore(), Options{Clock: clk, Registry: reg})
-	b, err := New(t.Context(), cfg, newMemStore(), Options{Clock: clk, Registry: unsupportedChanges{reg}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(b.fetcher.close)
+	b := newTestEngineOpts(t, cfg, newMemStore(), Options{Clock: clk, Registry: unsupportedChanges{reg}})
 	entry, err := config.ParseResource([]byte(`{"url": "`+o.url("/x")+`"}`), "x", cfg.Poller)
 	if err != nil {
 		t.Fatal(err)
