@@ -98,6 +98,9 @@ func (b *builder) selectFields(s *Selectors, doc *html.Node) error {
 		c.image = b.imageOf(m)
 	}
 
+	if s.from != "" {
+		return b.schemaOrgItems(doc) // the third front end: schemaorg.go
+	}
 	nodes := s.item.elements(doc, doc)
 	if len(nodes) == 0 {
 		b.diags.max++ // always room for the reason there is no document
