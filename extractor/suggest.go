@@ -3,7 +3,6 @@ package extractor
 import (
 	"bufio"
 	"bytes"
-	"errors"
 	"fmt"
 	"net/url"
 	"strings"
@@ -109,9 +108,13 @@ func Suggest(page []byte, opts Options) (*Suggestions, error) {
 
 	sg := newSuggester(doc, b.page, opts)
 	var structs []Proposal
+	var kept []*group
 	for _, g := range sg.ranked() {
 		if len(structs) >= MaxProposals {
 			break
+		}
+		if partOf(g, kept) {
+			continue // a piece of a list already proposed
 		}
 		spec, ok := sg.spec(g)
 		if !ok {
@@ -125,6 +128,7 @@ func Suggest(page []byte, opts Options) (*Suggestions, error) {
 		p.Score = round2(g.score)
 		p.Reason = g.why
 		structs = append(structs, p)
+		kept = append(kept, g)
 	}
 
 	if schemaP != nil {
@@ -284,5 +288,23 @@ func round2(f float64) float64 {
 	return float64(int64(f*100+0.5)) / 100
 }
 
-// errNoSpec is returned inside spec building when no selector fits.
-var errNoSpec = errors.New("no selector fits")
+// partOf reports whether most of g's main links are main links of a
+// group already kept: a piece of a list proposed whole.
+func partOf(g *group, kept []*group) bool {
+	for _, k := range kept {
+		mains := map[*html.Node]bool{}
+		for _, f := range k.facts {
+			mains[f.main] = true
+		}
+		hit := 0
+		for _, f := range g.facts {
+			if mains[f.main] {
+				hit++
+			}
+		}
+		if hit*5 >= len(g.facts)*4 {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,297 @@
+package extractor_test
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/dynamo-rss/dynamo/extractor"
+)
+
+// patternTitles are item titles of varied lengths, as lists have them.
+var patternTitles = []string{
+	"Council approves the new budget after a long night",
+	"Bridge closed for repairs until March",
+	"Library opens on Sundays",
+	"Storm warning for the coast this weekend",
+	"School canteen menus change from December",
+	"New cycle lane on the harbour road",
+	"Museum extends the winter exhibition",
+	"Water supply interrupted in the old town",
+	"Volunteers plant two hundred trees",
+	"Market moves to the square for the holidays",
+	"Tax office changes its opening hours",
+	"Choir concert raises money for the hospital",
+}
+
+func ptitle(i int) string {
+	t := patternTitles[i%len(patternTitles)]
+	if i >= len(patternTitles) {
+		t += fmt.Sprintf(" (%d)", i)
+	}
+	return t
+}
+
+// navFarm is page furniture: a menu in <nav>, and a footer full of links.
+const navFarm = `<header class="site-header"><a href="/">Home</a><nav class="main-nav"><ul>
+<li><a href="/news/">News</a></li><li><a href="/events/">Events</a></li><li><a href="/about/">About us</a></li>
+<li><a href="/contact/">Contact</a></li><li><a href="/services/">Services</a></li><li><a href="/jobs/">Jobs</a></li></ul></nav></header>`
+
+const footerFarm = `<footer id="footer"><div class="cols"><ul><li><a href="/privacy">Privacy</a></li><li><a href="/terms">Terms</a></li>
+<li><a href="/imprint">Imprint</a></li><li><a href="/sitemap">Sitemap</a></li><li><a href="/press/">Press</a></li></ul>
+<ul><li><a href="https://facebook.example/town">Facebook</a></li><li><a href="https://x.example/town">X</a></li>
+<li><a href="https://video.example/town">Video</a></li><li><a href="/newsletter/">Newsletter</a></li></ul></div></footer>`
+
+func patternPage(body string) string {
+	return `<!DOCTYPE html><html><head><meta charset="utf-8"><title>Town</title></head><body>` + navFarm + body + footerFarm + `</body></html>`
+}
+
+// suggestPatterns are small pages, one for each pattern SELECTORS.md
+// names, with the titles (and links) the first proposal must give.
+func suggestPatterns() []struct {
+	name   string
+	page   string
+	titles []string
+	links  []string // the first items' links, when checked
+} {
+	var b strings.Builder
+	type pattern = struct {
+		name   string
+		page   string
+		titles []string
+		links  []string
+	}
+	var out []pattern
+	var titles, links []string
+	reset := func() { b.Reset(); titles, links = nil, nil }
+
+	// A card wrapped in one <a>: the heading is the title, not the card.
+	reset()
+	b.WriteString(`<main><div class="grid">`)
+	for i := range 6 {
+		fmt.Fprintf(&b, `<a class="card" href="/stories/%d-story"><img src="/img/%d.jpg" alt=""><h3>%s</h3><p>A few lines that tell what the story is about, longer than the title of course.</p><span class="meta">3 min read</span></a>`, i, i, ptitle(i))
+		titles = append(titles, ptitle(i))
+		links = append(links, fmt.Sprintf("https://town.example/stories/%d-story", i))
+	}
+	b.WriteString(`</div></main>`)
+	out = append(out, pattern{"card in one link", patternPage(b.String()), titles, links})
+
+	// The heading's link is not the item's first link.
+	reset()
+	b.WriteString(`<main>`)
+	for i := range 5 {
+		fmt.Fprintf(&b, `<article class="teaser"><a class="kicker" href="/topics/transport">Transport</a><h2 class="headline"><a href="/2026/11/%d/story">%s</a></h2><p>By <a href="/authors/ann">Ann Smith</a>, <time datetime="2026-11-%02dT10:00:00Z">%d November</time></p></article>`, i, ptitle(i), 20-i, 20-i)
+		titles = append(titles, ptitle(i))
+		links = append(links, fmt.Sprintf("https://town.example/2026/11/%d/story", i))
+	}
+	b.WriteString(`</main>`)
+	out = append(out, pattern{"heading not first link", patternPage(b.String()), titles, links})
+
+	// Sections of cards: the cards are the items, not the sections.
+	reset()
+	b.WriteString(`<main>`)
+	k := 0
+	for s, sec := range []string{"world", "sport", "culture"} {
+		fmt.Fprintf(&b, `<section class="block"><h2 class="block-title"><a href="/%s/">%s</a></h2>`, sec, strings.ToUpper(sec[:1])+sec[1:])
+		for range 3 {
+			fmt.Fprintf(&b, `<div class="card"><h3><a href="/%s/2026/%d-item">%s</a></h3><p>Summary of the story, in a sentence or two for the reader.</p></div>`, sec, k, ptitle(k))
+			titles = append(titles, ptitle(k))
+			k++
+		}
+		_ = s
+		b.WriteString(`</section>`)
+	}
+	b.WriteString(`</main>`)
+	out = append(out, pattern{"cards not their sections", patternPage(b.String()), titles, nil})
+
+	// A 211-row advisory table beats a 5-link introduction.
+	reset()
+	b.WriteString(`<main><p>Start here:</p><ul class="intro">`)
+	for i, t := range []string{"How we handle security reports", "Our disclosure policy explained", "Supported versions and their end of life", "Verifying release signatures", "Contact the security team"} {
+		fmt.Fprintf(&b, `<li><a href="/security/guide-%d">%s</a></li>`, i, t)
+	}
+	b.WriteString(`</ul><table class="advisories"><thead><tr><th>ID</th><th>Title</th><th>Published</th></tr></thead><tbody>`)
+	for i := range 211 {
+		t := fmt.Sprintf("Heap overflow in the %s parser when reading crafted input", []string{"XML", "JSON", "YAML", "TOML"}[i%4])
+		if i%3 == 0 {
+			t = fmt.Sprintf("Denial of service through deeply nested arrays, part %d", i)
+		}
+		t = fmt.Sprintf("%s #%d", t, i)
+		fmt.Fprintf(&b, `<tr><td>TA-2026-%03d</td><td><a href="/advisories/TA-2026-%03d">%s</a></td><td>2026-%02d-%02d</td></tr>`, i, i, t, 1+i%11, 1+i%28)
+		titles = append(titles, t)
+	}
+	b.WriteString(`</tbody></table></main>`)
+	out = append(out, pattern{"211 rows beat 5 links", patternPage(b.String()), titles, nil})
+
+	// One list split over several <ul>s, one per day.
+	reset()
+	b.WriteString(`<main><div id="archive">`)
+	k = 0
+	for d, n := range []int{2, 3, 2} {
+		fmt.Fprintf(&b, `<h3>%d November 2026</h3><ul>`, 26-d)
+		for range n {
+			fmt.Fprintf(&b, `<li><a href="/archive/2026/11/%d/%d">%s</a></li>`, 26-d, k, ptitle(k))
+			titles = append(titles, ptitle(k))
+			k++
+		}
+		b.WriteString(`</ul>`)
+	}
+	b.WriteString(`</div></main>`)
+	out = append(out, pattern{"several uls", patternPage(b.String()), titles, nil})
+
+	// One <dl> per day.
+	reset()
+	b.WriteString(`<main><div class="listing">`)
+	k = 0
+	for d := range 3 {
+		fmt.Fprintf(&b, `<h2>Mon, %d Nov 2026</h2><dl>`, 23+d)
+		for range 2 {
+			fmt.Fprintf(&b, `<dt><a href="/papers/2611.%05d">%s</a></dt><dd><div class="authors">A. Author, B. Author</div><p>An abstract that is a good deal longer than a title, as abstracts are.</p></dd>`, k, ptitle(k))
+			titles = append(titles, ptitle(k))
+			k++
+		}
+		b.WriteString(`</dl>`)
+	}
+	b.WriteString(`</div></main>`)
+	out = append(out, pattern{"one dl per day", patternPage(b.String()), titles, nil})
+
+	// WordPress: per-post classes do not split the list.
+	reset()
+	b.WriteString(`<div id="primary" class="content-area"><main id="main" class="site-main">`)
+	cats := []string{"news", "events", "news", "council", "sport", "news", "events"}
+	for i, c := range cats {
+		fmt.Fprintf(&b, `<article id="post-%d" class="post-%d post type-post status-publish format-standard hentry category-%s tag-town"><header class="entry-header"><h2 class="entry-title"><a href="https://town.example/2026/11/%d/post-%d/" rel="bookmark">%s</a></h2><div class="entry-meta"><span class="posted-on"><time class="entry-date published" datetime="2026-11-%02dT08:00:00+00:00">November %d, 2026</time></span></div></header><div class="entry-summary"><p>The first lines of the post, as WordPress shows them in an archive&hellip;</p></div><footer class="entry-footer"><span class="cat-links"><a href="/category/%s/" rel="category tag">%s</a></span></footer></article>`,
+			100+i, 100+i, c, 20-i, 100+i, ptitle(i), 20-i, 20-i, c, c)
+		titles = append(titles, ptitle(i))
+	}
+	b.WriteString(`</main></div><aside id="secondary" class="widget-area"><section class="widget widget_recent_entries"><h2 class="widget-title">Recent Posts</h2><ul>`)
+	for i := range 5 {
+		fmt.Fprintf(&b, `<li><a href="https://town.example/2026/11/%d/post-%d/">%s</a></li>`, 20-i, 100+i, ptitle(i))
+	}
+	b.WriteString(`</ul></section></aside>`)
+	out = append(out, pattern{"wordpress category classes", patternPage(b.String()), titles, nil})
+
+	// A mailto: entry neither is an item nor breaks the list.
+	reset()
+	b.WriteString(`<main><h1>Guides</h1><ul class="guides">`)
+	for i := range 3 {
+		fmt.Fprintf(&b, `<li><a href="/guides/%d-guide">%s</a></li>`, i, ptitle(i+3))
+		titles = append(titles, ptitle(i+3))
+	}
+	b.WriteString(`<li><a href="mailto:help@town.example">Write to the help desk</a></li></ul></main>`)
+	out = append(out, pattern{"mailto entry", patternPage(b.String()), titles, nil})
+
+	// Navigation and footer link farms rank below five articles.
+	reset()
+	b.WriteString(`<div class="wrap"><div class="sidebar"><ul>`)
+	for i := range 15 {
+		fmt.Fprintf(&b, `<li><a href="/tags/t%d/">Tag %d</a></li>`, i, i)
+	}
+	b.WriteString(`</ul></div><div class="content">`)
+	for i := range 5 {
+		fmt.Fprintf(&b, `<div class="news"><h4><a href="/news/2026-11-%02d-item">%s</a></h4><span class="date">%02d.11.2026</span></div>`, 20-i, ptitle(i), 20-i)
+		titles = append(titles, ptitle(i))
+	}
+	b.WriteString(`</div></div>`)
+	out = append(out, pattern{"link farms low", patternPage(b.String()), titles, nil})
+	return out
+}
+
+// TestSuggestPatterns: on a page for each pattern, the first proposal is
+// the list a person sees, with their titles and links, and its selectors
+// are the stable kind (no positions).
+func TestSuggestPatterns(t *testing.T) {
+	for _, p := range suggestPatterns() {
+		t.Run(p.name, func(t *testing.T) {
+			sugs, err := extractor.Suggest([]byte(p.page), extractor.Options{URL: "https://town.example/list/"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(sugs.Proposals) == 0 || sugs.Proposals[0].Select == nil {
+				t.Fatalf("no select proposal: %+v", sugs)
+			}
+			for _, pr := range sugs.Proposals {
+				t.Logf("%.2f %d %+v (%s)", pr.Score, pr.Count, *pr.Select, pr.Reason)
+			}
+			best := sugs.Proposals[0]
+			if strings.Contains(best.Select.Item, "nth-of-type") {
+				t.Errorf("item selector %q uses a position", best.Select.Item)
+			}
+			got, gotLinks := proposalTitles(t, []byte(p.page), *best.Select)
+			if !slices.Equal(got, p.titles) {
+				t.Fatalf("titles\n%q\nwant\n%q", got, p.titles)
+			}
+			if p.links != nil && !slices.Equal(gotLinks[:len(p.links)], p.links) {
+				t.Fatalf("links\n%q\nwant\n%q", gotLinks, p.links)
+			}
+			if best.Count != len(p.titles) || len(best.Items) != min(len(p.titles), extractor.ProposalItems) || best.Items[0].Title != p.titles[0] {
+				t.Fatalf("proposal count %d, items %+v", best.Count, best.Items)
+			}
+		})
+	}
+}
+
+// proposalTitles extracts the page with a proposed block, as the poller
+// would, and returns the items' titles and links.
+func proposalTitles(t *testing.T, page []byte, spec extractor.SelectSpec) (titles, links []string) {
+	t.Helper()
+	sel, err := extractor.CompileSelectors(spec)
+	if err != nil {
+		t.Fatalf("the proposal does not compile: %v", err)
+	}
+	res, err := sel.Extract(bytes.NewReader(page), extractor.Options{URL: "https://town.example/list/"})
+	if err != nil {
+		t.Fatalf("the proposal does not extract: %v", err)
+	}
+	for _, it := range res.Document.Items {
+		titles = append(titles, it.Title)
+		links = append(links, it.Link)
+	}
+	return titles, links
+}
+
+// TestSuggestOwnFeedsAndSchemaOrg: a page's own feeds come first, and a
+// page that publishes its items as schema.org data gets {from:
+// schema.org} as its first proposal.
+func TestSuggestOwnFeedsAndSchemaOrg(t *testing.T) {
+	const withFeed = `<html><head><title>Blog</title>
+<link rel="alternate" type="application/rss+xml" title="Blog posts" href="/feed.xml">
+<link rel="alternate" type="application/atom+xml" href="https://blog.example/atom.xml">
+<link rel="alternate" hreflang="de" href="/de/">
+<link rel="stylesheet" href="/s.css"></head><body><p>Posts</p></body></html>`
+	sugs, err := extractor.Suggest([]byte(withFeed), extractor.Options{URL: "https://blog.example/posts/"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []extractor.PageFeed{
+		{URL: "https://blog.example/feed.xml", Type: "application/rss+xml", Title: "Blog posts"},
+		{URL: "https://blog.example/atom.xml", Type: "application/atom+xml"},
+	}
+	if !slices.Equal(sugs.Feeds, want) {
+		t.Fatalf("feeds %+v, want %+v", sugs.Feeds, want)
+	}
+
+	for _, name := range []string{"itemlist-jsonld", "graph-jsonld", "microdata", "microdata-itemlist"} {
+		t.Run(name, func(t *testing.T) {
+			page, err := os.ReadFile(filepath.Join("testdata", "schemaorg", name+".html"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			sugs, err := extractor.Suggest(page, extractor.Options{URL: "https://library.example/events/"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(sugs.Proposals) == 0 {
+				t.Fatal("no proposal")
+			}
+			p := sugs.Proposals[0]
+			if p.Kind != extractor.KindSchemaOrg || p.Select == nil || p.Select.From != extractor.SchemaOrg || p.Count < 2 || p.Items[0].Title == "" {
+				t.Fatalf("first proposal %+v", p)
+			}
+		})
+	}
+}
