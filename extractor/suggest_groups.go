@@ -59,7 +59,8 @@ type group struct {
 	linked  []*html.Node // the members with a main link
 	facts   []*itemFacts // of linked
 	cls     string       // a class every member has ("" none)
-	score   float64
+	score   float64 // quality times log2(1+items)
+	quality float64 // per item
 	why     string
 }
 
@@ -163,6 +164,8 @@ func (sg *suggester) ranked() []*group {
 		}
 	}
 
+	sg.blocks(groups)
+
 	// One list, many groups: keep, for each set of main links, the
 	// outermost elements that hold one item each.
 	best := map[string]*group{}
@@ -187,16 +190,53 @@ func (sg *suggester) ranked() []*group {
 	for _, s := range sigs {
 		out = append(out, best[s])
 	}
-	slices.SortStableFunc(out, func(x, y *group) int {
-		switch {
-		case x.score > y.score:
-			return -1
-		case x.score < y.score:
-			return 1
-		}
-		return 0
-	})
+	slices.SortStableFunc(out, cmpScore)
 	return out
+}
+
+// blocks lowers the groups whose members are blocks of items: a section
+// of cards, when the cards are a list of their own, two or more in most
+// sections. Only the best groups are compared, to bound the work.
+func (sg *suggester) blocks(groups []*group) {
+	top := slices.Clone(groups)
+	slices.SortFunc(top, func(x, y *group) int { return cmpScore(x, y) })
+	top = top[:min(len(top), 120)]
+	for _, g := range top[:min(len(top), 40)] {
+		index := make(map[*html.Node]int, len(g.linked))
+		for i, m := range g.linked {
+			index[m] = i
+		}
+		for _, h := range top {
+			if h == g || len(h.linked) < 2*len(g.linked) || h.quality < 0.7*g.quality {
+				continue
+			}
+			per := make([]int, len(g.linked))
+			for _, m := range h.linked {
+				for p := m.Parent; p != nil; p = p.Parent {
+					if i, ok := index[p]; ok {
+						per[i]++
+						break
+					}
+				}
+			}
+			several := countIf(g.linked, func(m *html.Node) bool { return per[index[m]] >= 2 })
+			if several*2 >= len(g.linked) {
+				g.score *= 0.1
+				g.why += ", each holds several items"
+				break
+			}
+		}
+	}
+}
+
+func cmpScore(x, y *group) int {
+	switch {
+	case x.score > y.score:
+		return -1
+	case x.score < y.score:
+		return 1
+	}
+	return 0
 }
 
 // preferGroup reports whether g names the items of a list better than
@@ -256,6 +296,17 @@ func uniq(s []string) []string {
 	return slices.Compact(s)
 }
 
+// stableClasses are n's stable classes, sorted.
+func stableClasses(n *html.Node) []string {
+	var out []string
+	for _, c := range classes(n) {
+		if stableClass(c) {
+			out = append(out, c)
+		}
+	}
+	return uniq(out)
+}
+
 // pathKeys are n's ancestors path as a key: tags, ids and stable classes;
 // and tags and ids alone.
 func (sg *suggester) pathKeys(n *html.Node) [2]string {
@@ -299,13 +350,20 @@ func isTitleElement(e *html.Node) bool {
 	}
 	for _, c := range classes(e) {
 		lc := strings.ToLower(c)
-		if (strings.Contains(lc, "title") || strings.Contains(lc, "headline") || strings.Contains(lc, "heading")) &&
-			!strings.Contains(lc, "sub") && !strings.Contains(lc, "wrap") && !strings.Contains(lc, "container") && !strings.HasPrefix(lc, "has") {
+		if !strings.Contains(lc, "title") && !strings.Contains(lc, "headline") && !strings.Contains(lc, "heading") {
+			continue
+		}
+		if !slices.ContainsFunc(notTitleWords, func(w string) bool { return strings.Contains(lc, w) }) {
 			return true
 		}
 	}
 	return false
 }
+
+// notTitleWords mark a class that names a part of a heading, or what
+// holds one, rather than the heading: "headline-intro", "title-wrapper".
+var notTitleWords = []string{"sub", "wrap", "container", "intro", "kicker", "topline", "overline", "eyebrow",
+	"label", "dachzeile", "roof", "super", "count", "icon", "section", "category", "meta", "bar", "box", "area", "block"}
 
 // linkOf is the link of a heading: the heading itself, an <a href> in
 // it, or one around it (up to the item).
@@ -365,12 +423,14 @@ func (sg *suggester) factsOf(m *html.Node) *itemFacts {
 	pages := map[string]bool{}
 	var head, headLink *html.Node
 	for _, h := range heads {
-		if isAncestor(h, m) && h != m {
-			continue
+		if h == m {
+			continue // the item itself: its text is more than a title
 		}
 		if l := linkOf(h, m); l != nil {
 			pages[attrMatch(l, "href").s] = true
-			if head == nil {
+			// The first heading with a link, or a heading in it (the
+			// h2 of a "post-title" div) with the same link.
+			if head == nil || isAncestor(head, h) && l == headLink && len(textOf(h))*5 >= len(textOf(head))*4 {
 				head, headLink = h, l
 			}
 		}
@@ -379,11 +439,33 @@ func (sg *suggester) factsOf(m *html.Node) *itemFacts {
 	switch {
 	case head != nil:
 		f.main, f.title, f.heading = headLink, head, true
+		if isAncestor(head, headLink) {
+			// The link in the heading: the heading's text may hold more
+			// (a site's name, a count) that is no part of the title.
+			f.title = headLink
+		}
 	case len(links) > 0:
-		f.main = longestLink(links)
-		f.title = f.main
-		if len(heads) > 0 && !isAncestor(heads[0], f.main) {
-			f.title, f.heading = heads[0], true // a heading without a link: its text is the title
+		// A heading without a link: the link that reads the same is its
+		// link; else the heading is the title when it comes before the
+		// main link (not a heading deep in the item's text).
+		for _, h := range heads {
+			ht := strings.ToLower(textOf(h))
+			for _, a := range links {
+				if strings.ToLower(textOf(a)) == ht {
+					f.main, f.title, f.heading = a, h, true
+					break
+				}
+			}
+			if f.main != nil {
+				break
+			}
+		}
+		if f.main == nil {
+			f.main = longestLink(links)
+			f.title = f.main
+			if len(heads) > 0 && precedes(heads[0], f.main) {
+				f.title, f.heading = heads[0], true
+			}
 		}
 	}
 	if m.DataAtom == atom.A && usableHref(attrMatch(m, "href")) {
@@ -395,7 +477,7 @@ func (sg *suggester) factsOf(m *html.Node) *itemFacts {
 	if f.main == nil {
 		return f
 	}
-	if f.title == f.main {
+	if f.title == f.main && !f.heading {
 		f.title = cardTitle(f.main)
 	}
 	t := textOf(f.title)
@@ -409,11 +491,44 @@ func (sg *suggester) factsOf(m *html.Node) *itemFacts {
 	return f
 }
 
+// precedes reports whether a comes before b in the page (and does not
+// hold it).
+func precedes(a, b *html.Node) bool {
+	if isAncestor(a, b) {
+		return false
+	}
+	seen := false
+	var walk func(n *html.Node, depth int) bool
+	walk = func(n *html.Node, depth int) bool {
+		if n == a {
+			seen = true
+			return false
+		}
+		if n == b || depth > maxTreeDepth {
+			return false
+		}
+		for c := n.FirstChild; c != nil; c = c.NextSibling {
+			if !walk(c, depth+1) {
+				return false
+			}
+		}
+		return true
+	}
+	root := a
+	for root.Parent != nil && !isAncestor(root, b) {
+		root = root.Parent
+	}
+	walk(root, 0)
+	return seen
+}
+
 // cardTitle is the title inside a link that wraps a whole card: its first
 // element with a title's text, when the link holds much more than that.
 func cardTitle(a *html.Node) *html.Node {
 	all := utf8.RuneCountInString(textOf(a))
-	if all < 80 {
+	blocks := false
+	walkElements(a, func(e *html.Node) { blocks = blocks || e != a && isBlock(e.DataAtom) && e.DataAtom != atom.Br })
+	if all < 80 || !blocks {
 		return a
 	}
 	var found *html.Node
@@ -490,12 +605,15 @@ func (sg *suggester) score(g *group) bool {
 		return false
 	}
 	fn := float64(n)
-	var titles, extra, dated, headed, blocks, section, foreign, boiler, nav int
+	var titles, extra, dated, headed, blocks, section, foreign, boiler, nav, untitled int
 	hrefs := map[string]bool{}
 	shapes := map[string]int{}
 	navWhere := ""
 	for i, f := range g.facts {
 		titles += min(f.titleLen, 80)
+		if f.titleLen < 2 {
+			untitled++
+		}
 		extra += min(f.extra, 300)
 		if f.dated {
 			dated++
@@ -503,7 +621,7 @@ func (sg *suggester) score(g *group) bool {
 		if f.heading {
 			headed++
 		}
-		if f.headLinks >= 2 {
+		if f.headLinks >= 3 {
 			blocks++
 		}
 		href := attrMatch(f.main, "href").s
@@ -529,21 +647,50 @@ func (sg *suggester) score(g *group) bool {
 	for _, c := range shapes {
 		top = max(top, c)
 	}
+	// Members of one list have like classes (apart from the few that
+	// mark a first or featured item); a group of every link of a table's
+	// cells mixes titles, authors and actions.
+	clsCount := map[string]int{}
+	for _, m := range g.linked {
+		for _, c := range stableClasses(m) {
+			clsCount[c]++
+		}
+	}
+	roles := map[string]int{}
+	topRole := 0
+	for _, m := range g.linked {
+		var common []string
+		for _, c := range stableClasses(m) {
+			if clsCount[c]*100 >= n*15 {
+				common = append(common, c)
+			}
+		}
+		k := strings.Join(common, ".")
+		roles[k]++
+		topRole = max(topRole, roles[k])
+	}
 	avgTitle := float64(titles) / fn
 	avgExtra := float64(extra) / fn
 
-	q := 0.3 + 0.7*math.Min(avgTitle, 30)/30
+	q := 0.3 + 0.7*math.Min(avgTitle, 40)/40
 	q *= float64(len(hrefs)) / fn
 	q *= 1 + 0.4*float64(dated)/fn
 	q *= 1 + 0.3*float64(headed)/fn
 	q *= 1 + 0.2*math.Min(avgExtra, 150)/150
 	q *= 1 - 0.6*float64(section)/fn
-	q *= 1 - 0.4*float64(foreign)/fn
+	q *= 1 - 0.15*float64(foreign)/fn // aggregators link elsewhere
 	q *= 1 - 0.8*float64(boiler)/fn
 	q *= 1 - 0.75*float64(nav)/fn
 	q *= 0.7 + 0.3*float64(top)/fn
-	q *= 1 - 0.9*float64(blocks)/fn
+	q *= 1 - 0.5*float64(blocks)/fn
+	q *= float64(topRole) / fn
+	titled := 1 - float64(untitled)/fn
+	q *= titled * titled
 	g.score = q * math.Log2(1+fn)
+	g.quality = q
+	if debugScore {
+		fmt.Printf("DBG n=%d avgT=%.0f hrefs=%d dated=%d headed=%d extra=%.0f section=%d foreign=%d boiler=%d nav=%d top=%d blocks=%d role=%d untitled=%d q=%.2f first=%v\n", n, avgTitle, len(hrefs), dated, headed, avgExtra, section, foreign, boiler, nav, top, blocks, topRole, untitled, q, g.linked[0].Attr)
+	}
 
 	why := []string{strconv.Itoa(n) + " items"}
 	if headed*2 >= n {
@@ -558,7 +705,7 @@ func (sg *suggester) score(g *group) bool {
 		why = append(why, "short titles")
 	}
 	if blocks*2 >= n {
-		why = append(why, "each holds several items")
+		why = append(why, "each holds several headings")
 	}
 	if nav*2 >= n {
 		why = append(why, "inside "+navWhere)
@@ -600,3 +747,5 @@ func shape(m *html.Node) string {
 	}
 	return b.String()
 }
+
+var debugScore = false

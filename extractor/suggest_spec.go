@@ -87,11 +87,10 @@ func (sg *suggester) itemSelector(g *group) string {
 	}
 	pSel := sharedSelector(keys(parents))
 	anc := commonAncestor(want)
-	aSel := ""
-	for p := anc; p != nil && p.Type == html.ElementNode; p = p.Parent {
+	var aSels []string
+	for p := anc; p != nil && p.Type == html.ElementNode && len(aSels) < 3; p = p.Parent {
 		if s := stableSelector(p); s != "" {
-			aSel = s
-			break
+			aSels = append(aSels, s)
 		}
 	}
 	for _, b := range bases {
@@ -101,7 +100,7 @@ func (sg *suggester) itemSelector(g *group) string {
 		if pSel != "" {
 			add(pSel + " > " + b)
 		}
-		if aSel != "" {
+		for _, aSel := range aSels {
 			add(aSel + " " + b)
 			add(aSel + " " + first.Parent.Data + " > " + b)
 			if pSel != "" {
@@ -122,18 +121,44 @@ func (sg *suggester) itemSelector(g *group) string {
 			}
 		}
 	}
+	// The first candidate that matches exactly the items, else the one
+	// that matches them best: nearly all of them, and few others (a
+	// teaser more in another box is an item too).
+	inWant := make(map[*html.Node]bool, len(want))
+	for _, m := range want {
+		inWant[m] = true
+	}
+	best, bestJ, position := "", 0.0, ""
 	for _, c := range cands {
 		for _, s := range []string{c, c + filter} {
 			sel, err := cascadia.ParseGroup(s)
 			if err != nil {
 				continue
 			}
-			if slices.Equal(cascadia.QueryAll(sg.doc, sel), want) {
+			got := cascadia.QueryAll(sg.doc, sel)
+			if slices.Equal(got, want) {
+				if strings.Contains(s, "nth-of-type") {
+					position = s // a position: only when nothing else fits
+					continue
+				}
 				return s
+			}
+			inter := 0
+			for _, n := range got {
+				if inWant[n] {
+					inter++
+				}
+			}
+			j := float64(inter) / float64(len(got)+len(want)-inter)
+			if inter*10 >= len(want)*9 && len(got)*4 <= len(want)*5 && j > bestJ && strings.ContainsAny(s, ".#[") && !strings.Contains(s, "nth-of-type") {
+				best, bestJ = s, j
 			}
 		}
 	}
-	return ""
+	if best == "" {
+		return position
+	}
+	return best
 }
 
 func keys(m map[*html.Node]bool) []*html.Node {
@@ -188,9 +213,12 @@ func stableSelector(n *html.Node) string {
 			return n.Data + "." + c
 		}
 	}
-	switch n.DataAtom {
-	case atom.Main, atom.Table, atom.Ol, atom.Dl:
-		return ""
+	// Pages without ids or classes: an attribute that names the element
+	// (a role, a label, a table's summary or width).
+	for _, name := range []string{"role", "aria-label", "summary", "name", "width", "align", "bgcolor", "cellpadding"} {
+		if v := attrMatch(n, name); v.found() && v.s != "" && !strings.ContainsAny(v.s, "\"\\\n") && len(v.s) < 40 {
+			return n.Data + "[" + name + "=" + strconv.Quote(v.s) + "]"
+		}
 	}
 	return ""
 }
@@ -270,6 +298,24 @@ func (sg *suggester) titleLink(g *group) (title, link string) {
 			}
 		}
 		add(t.Data)
+		if t.DataAtom == atom.A {
+			for h := t.Parent; h != nil && h != m; h = h.Parent {
+				if isTitleElement(h) {
+					for _, c := range classes(h) {
+						if stableClass(c) {
+							add(h.Data + "." + c + " a")
+						}
+					}
+					add(h.Data + " a")
+					break
+				}
+			}
+			for _, c := range classes(t) {
+				if stableClass(c) {
+					add("a." + c)
+				}
+			}
+		}
 		if p := t.Parent; p != nil && p != m && t.DataAtom == atom.A {
 			for _, c := range classes(p) {
 				if stableClass(c) {
@@ -339,7 +385,7 @@ func (sg *suggester) firstIs(src string, items, wanted []*html.Node, href bool) 
 			}
 			continue
 		}
-		if got.n == wanted[i] {
+		if got.n == wanted[i] || got.n != nil && textOf(got.n) == textOf(wanted[i]) {
 			hits++
 		}
 	}
