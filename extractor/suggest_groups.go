@@ -683,7 +683,7 @@ func (sg *suggester) score(g *group) bool {
 	q *= 1 - 0.75*float64(nav)/fn
 	q *= 0.7 + 0.3*float64(top)/fn
 	q *= 1 - 0.5*float64(blocks)/fn
-	q *= float64(topRole) / fn
+	q *= 0.5 + 0.5*float64(topRole)/fn
 	titled := 1 - float64(untitled)/fn
 	q *= titled * titled
 	g.score = q * math.Log2(1+fn)
