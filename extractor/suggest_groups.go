@@ -59,8 +59,8 @@ type group struct {
 	linked  []*html.Node // the members with a main link
 	facts   []*itemFacts // of linked
 	cls     string       // a class every member has ("" none)
-	score   float64 // quality times log2(1+items)
-	quality float64 // per item
+	score   float64      // quality times log2(1+items)
+	quality float64      // per item
 	why     string
 }
 
