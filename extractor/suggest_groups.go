@@ -462,9 +462,25 @@ func (sg *suggester) factsOf(m *html.Node) *itemFacts {
 		}
 		if f.main == nil {
 			f.main = longestLink(links)
-			f.title = f.main
-			if len(heads) > 0 && precedes(heads[0], f.main) {
+			if len(scope) == 2 && len(heads) > 0 && !isAncestor(m, heads[0]) {
+				// A <dt> and its <dd>, the heading in the <dd>: the
+				// term's link names the item (an arXiv identifier), not
+				// the authors' links of the <dd>.
+				var term []*html.Node
+				for _, a := range links {
+					if isAncestor(m, a) {
+						term = append(term, a)
+					}
+				}
+				if len(term) > 0 {
+					f.main = longestLink(term)
+				}
 				f.title, f.heading = heads[0], true
+			} else {
+				f.title = f.main
+				if len(heads) > 0 && precedes(heads[0], f.main) {
+					f.title, f.heading = heads[0], true
+				}
 			}
 		}
 	}

@@ -159,6 +159,26 @@ func suggestPatterns() []struct {
 	b.WriteString(`</div></main>`)
 	out = append(out, pattern{"one dl per day", patternPage(b.String()), titles, nil})
 
+	// arXiv-like listings: one <dl> per section, the identifier's link in
+	// the <dt>, the title (after a label) and the authors' links in the
+	// <dd>.
+	reset()
+	b.WriteString(`<div id="dlpage"><h1>Computer Science</h1>`)
+	k = 0
+	for _, sec := range []string{"New submissions", "Cross-lists", "Replacements"} {
+		fmt.Fprintf(&b, `<h3>%s</h3><dl>`, sec)
+		for range 3 {
+			fmt.Fprintf(&b, `<dt><a name="item%d">[%d]</a>&nbsp; <span class="list-identifier"><a href="/abs/2611.%05d" title="Abstract">arXiv:2611.%05d</a> [<a href="/pdf/2611.%05d" title="Download PDF">pdf</a>, <a href="/format/2611.%05d">other</a>]</span></dt>`, k, k+1, k, k, k, k)
+			fmt.Fprintf(&b, `<dd><div class="meta"><div class="list-title mathjax"><span class="descriptor">Title:</span> %s</div><div class="list-authors"><span class="descriptor">Authors:</span> <a href="/a/grothendieck_a_1">Alexander Grothendieck-Villanueva</a>, <a href="/a/noether_e_%d">Emmy Noether</a></div><p class="mathjax">An abstract, longer than the title, as abstracts are, with some more words.</p></div></dd>`, ptitle(k), k)
+			titles = append(titles, ptitle(k))
+			links = append(links, fmt.Sprintf("https://town.example/abs/2611.%05d", k))
+			k++
+		}
+		b.WriteString(`</dl>`)
+	}
+	b.WriteString(`</div>`)
+	out = append(out, pattern{"arxiv dl listing", patternPage(b.String()), titles, links})
+
 	// WordPress: per-post classes do not split the list.
 	reset()
 	b.WriteString(`<div id="primary" class="content-area"><main id="main" class="site-main">`)

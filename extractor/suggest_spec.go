@@ -338,6 +338,7 @@ func (sg *suggester) titleLink(g *group) (title, link string) {
 	if title == "" {
 		return "", ""
 	}
+	title = stripLabel(title, titles)
 	var lc []string
 	addL := func(s string) {
 		if s != "" && !slices.Contains(lc, s) {
@@ -366,6 +367,51 @@ func (sg *suggester) titleLink(g *group) (title, link string) {
 		}
 	}
 	return title, ""
+}
+
+// stripLabel leaves out of the title a label that most titles start
+// with, as an element of its own ("<span>Title:</span> Real title").
+func stripLabel(title string, titles []*html.Node) string {
+	label := ""
+	hits := 0
+	for _, t := range titles {
+		var first *html.Node
+		for c := t.FirstChild; c != nil; c = c.NextSibling {
+			if c.Type == html.ElementNode {
+				first = c
+				break
+			}
+			if c.Type == html.TextNode && strings.TrimSpace(c.Data) != "" {
+				break
+			}
+		}
+		if first == nil {
+			continue
+		}
+		l := textOf(first)
+		if !strings.HasSuffix(l, ":") || utf8.RuneCountInString(l) > 20 || strings.ContainsAny(l, "'") {
+			continue
+		}
+		if label == "" {
+			label = l
+		}
+		if l == label {
+			hits++
+		}
+	}
+	if label == "" || hits*5 < len(titles)*4 {
+		return title
+	}
+	xp := ""
+	switch {
+	case strings.HasPrefix(title, "xpath:"):
+		xp = strings.TrimPrefix(title, "xpath:")
+	case !strings.ContainsAny(title, " ,>:[#"):
+		xp = descriptorXPath(title)
+	default:
+		return title
+	}
+	return "xpath:normalize-space(substring-after(" + xp + ", '" + label + "'))"
 }
 
 // firstIs reports whether the selector's first match in most items (4 in
