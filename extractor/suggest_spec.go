@@ -292,31 +292,34 @@ func (sg *suggester) titleLink(g *group) (title, link string) {
 			}
 			continue
 		}
-		for _, c := range classes(t) {
-			if stableClass(c) {
-				add(t.Data + "." + c)
-			}
-		}
-		add(t.Data)
-		if t.DataAtom == atom.A {
-			for h := t.Parent; h != nil && h != m; h = h.Parent {
-				if isTitleElement(h) {
-					for _, c := range classes(h) {
-						if stableClass(c) {
-							add(h.Data + "." + c + " a")
-						}
-					}
-					add(h.Data + " a")
-					break
-				}
-			}
+		if t.DataAtom != atom.A {
 			for _, c := range classes(t) {
 				if stableClass(c) {
-					add("a." + c)
+					add(t.Data + "." + c)
 				}
 			}
+			add(t.Data)
+			continue
 		}
-		if p := t.Parent; p != nil && p != m && t.DataAtom == atom.A {
+		// A link: the heading it is in, its class, its parent, then any
+		// link (the most precise selector first).
+		for h := t.Parent; h != nil && h != m; h = h.Parent {
+			if isTitleElement(h) {
+				for _, c := range classes(h) {
+					if stableClass(c) {
+						add(h.Data + "." + c + " a")
+					}
+				}
+				add(h.Data + " a")
+				break
+			}
+		}
+		for _, c := range classes(t) {
+			if stableClass(c) {
+				add("a." + c)
+			}
+		}
+		if p := t.Parent; p != nil && p != m {
 			for _, c := range classes(p) {
 				if stableClass(c) {
 					add(p.Data + "." + c + " a")
@@ -327,6 +330,7 @@ func (sg *suggester) titleLink(g *group) (title, link string) {
 				add("td:nth-child(" + strconv.Itoa(childIndex(p)) + ") a")
 			}
 		}
+		add("a")
 	}
 	add("h1, h2, h3, h4, h5, h6")
 	for _, c := range tc {
