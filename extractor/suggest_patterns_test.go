@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 
+	"golang.org/x/text/encoding/simplifiedchinese"
+
 	"github.com/dynamo-rss/dynamo/extractor"
 )
 
@@ -179,6 +181,18 @@ func suggestPatterns() []struct {
 	b.WriteString(`</div>`)
 	out = append(out, pattern{"arxiv dl listing", patternPage(b.String()), titles, links})
 
+	// GitHub's releases: the release name is a visually hidden heading
+	// without a link, the notes hold headings of their own.
+	reset()
+	b.WriteString(`<div id="repo-content-pjax-container"><h1 class="sr-only">Releases: town/app</h1>`)
+	for i, v := range []string{"v2.4.0", "v2.3.1", "v2.3.0", "v2.2.0"} {
+		fmt.Fprintf(&b, `<section aria-labelledby="hd-%d"><h2 class="sr-only" id="hd-%d">%s</h2><div class="d-flex"><div class="col-md-2"><relative-time datetime="2026-11-%02dT10:00:00Z">Nov %d</relative-time><a href="/town/app/tree/%s" class="Link Link--muted"><svg></svg><span class="ml-1">%s</span></a><a href="/town/app/commit/abc%d" class="Link Link--muted"><code>abc%d</code></a></div><div class="col-md-9"><div class="Box"><div class="Box-body"><span class="f1 text-bold"><a href="/town/app/releases/tag/%s" class="Link--primary Link">%s</a></span><div class="markdown-body my-3"><h2><a class="anchor" href="#whats-changed-%d"></a>What's Changed</h2><ul><li>Faster start by <a class="user-mention" href="/ann">@ann</a> in <a href="/town/app/pull/%d">#%d</a></li></ul><h3>Bug fixes</h3><ul><li>Fix the %s crash on empty input, reported long ago</li></ul></div></div></div></div></div></section>`,
+			i, i, v, 20-i, 20-i, v, v, i, i, v, v, i, 100+i, 100+i, v)
+		titles = append(titles, v)
+	}
+	b.WriteString(`</div>`)
+	out = append(out, pattern{"github releases", patternPage(b.String()), titles, nil})
+
 	// WordPress: per-post classes do not split the list.
 	reset()
 	b.WriteString(`<div id="primary" class="content-area"><main id="main" class="site-main">`)
@@ -313,5 +327,60 @@ func TestSuggestOwnFeedsAndSchemaOrg(t *testing.T) {
 				t.Fatalf("first proposal %+v", p)
 			}
 		})
+	}
+}
+
+// TestSuggestLegacyCharset: a GB2312 news portal in a table layout, with
+// a menu and a column of links beside the list: the page is decoded as
+// the poller decodes it, and the list is its dated headlines.
+func TestSuggestLegacyCharset(t *testing.T) {
+	heads := []string{
+		"市政府召开常务会议研究部署冬季供暖工作",
+		"全市中小学开展冬季安全教育活动",
+		"新建城市公园将于明年春天对外开放",
+		"交通部门发布元旦假期出行提示",
+		"图书馆延长周末开放时间方便市民阅读",
+		"本市举办第十届传统文化艺术节",
+		"气象台发布寒潮蓝色预警信号",
+	}
+	var b strings.Builder
+	b.WriteString(`<html><head><meta http-equiv="Content-Type" content="text/html; charset=gb2312"><title>新闻中心</title></head><body>`)
+	b.WriteString(`<table width="100%"><tr><td class="menu"><a href="/">首页</a> | <a href="/news/">新闻</a> | <a href="/gov/">政务</a> | <a href="/about/">关于我们</a></td></tr></table>`)
+	b.WriteString(`<table width="960"><tr><td width="700" valign="top"><table width="100%" class="newslist">`)
+	for i, h := range heads {
+		fmt.Fprintf(&b, `<tr><td><img src="/img/dot.gif"> <a href="/news/2026/11%02d/%d.html" target="_blank">%s</a></td><td class="date">2026-11-%02d</td></tr>`, 26-i, 1000+i, h, 26-i)
+	}
+	b.WriteString(`</table></td><td width="260" valign="top"><table><tr><td><a href="/special/1/">专题一</a></td></tr><tr><td><a href="/special/2/">专题二</a></td></tr><tr><td><a href="/special/3/">专题三</a></td></tr></table></td></tr></table>`)
+	b.WriteString(`</body></html>`)
+	page, err := simplifiedchinese.GBK.NewEncoder().String(b.String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(page, heads[0]) {
+		t.Fatal("the page is not GB2312 bytes")
+	}
+	sugs, err := extractor.Suggest([]byte(page), extractor.Options{URL: "http://news.example.cn/"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(sugs.Proposals) == 0 || sugs.Proposals[0].Select == nil {
+		t.Fatalf("no proposal: %+v", sugs)
+	}
+	best := sugs.Proposals[0]
+	t.Logf("%+v (%s)", *best.Select, best.Reason)
+	sel, err := extractor.CompileSelectors(*best.Select)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := sel.Extract(strings.NewReader(page), extractor.Options{URL: "http://news.example.cn/"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, it := range res.Document.Items {
+		got = append(got, it.Title)
+	}
+	if !slices.Equal(got, heads) || best.Items[0].Date != "2026-11-26" {
+		t.Fatalf("titles %q, first date %q; want %q", got, best.Items[0].Date, heads)
 	}
 }

@@ -34,10 +34,31 @@ func (sg *suggester) spec(g *group) (SelectSpec, bool) {
 			spec.Date = "xpath:preceding-sibling::dt[1]"
 		}
 	}
-	if imgs := countIf(g.linked, func(m *html.Node) bool { return findElement(m, atom.Img, "src") != nil }); imgs*2 >= len(g.linked) {
+	if imgs := countIf(g.linked, func(m *html.Node) bool { return picture(findElement(m, atom.Img, "src")) }); imgs*2 >= len(g.linked) {
 		spec.Image = "img @src"
 	}
 	return spec, true
+}
+
+// picture reports whether an <img> is a picture, not a decoration: a
+// bullet, a spacer, an icon (small by its width or height, or by its
+// file's name).
+func picture(img *html.Node) bool {
+	if img == nil {
+		return false
+	}
+	for _, d := range []string{"width", "height"} {
+		if v, err := strconv.Atoi(strings.TrimSuffix(strings.TrimSpace(attrMatch(img, d).s), "px")); err == nil && v < 48 {
+			return false
+		}
+	}
+	src := strings.ToLower(attrMatch(img, "src").s)
+	for _, w := range []string{"spacer", "pixel", "blank", "trans", "1x1", "bullet", "dot.", "icon", "arrow"} {
+		if strings.Contains(src, w) {
+			return false
+		}
+	}
+	return true
 }
 
 // itemSelector returns a CSS selector that matches exactly the group's

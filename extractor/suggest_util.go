@@ -140,7 +140,7 @@ func (sg *suggester) hasDate(scope []*html.Node) bool {
 	found := false
 	for _, s := range scope {
 		walkElements(s, func(e *html.Node) {
-			if !found && (e.DataAtom == atom.Time && attrMatch(e, "datetime").found() || sg.dateElement(e)) {
+			if !found && ((e.DataAtom == atom.Time || e.DataAtom == 0) && attrMatch(e, "datetime").found() || sg.dateElement(e)) {
 				found = true
 			}
 		})
@@ -242,6 +242,26 @@ func (sg *suggester) dateSelector(ms []*html.Node) string {
 	times := countIf(ms, func(m *html.Node) bool { return findElement(m, atom.Time, "datetime") != nil })
 	if times*2 >= len(ms) && times > 0 {
 		return "time @datetime"
+	}
+	// Custom elements that carry a datetime: <relative-time>, <local-time>.
+	tags := map[string]int{}
+	for _, m := range ms {
+		seen := map[string]bool{}
+		walkElements(m, func(e *html.Node) {
+			if d := attrMatch(e, "datetime"); e.DataAtom == 0 && d.found() && strings.TrimSpace(d.s) != "" && !seen[e.Data] && cssIdent(e.Data) {
+				seen[e.Data] = true
+				tags[e.Data]++
+			}
+		})
+	}
+	bestTag := ""
+	for t, n := range tags {
+		if n*2 >= len(ms) && (bestTag == "" || n > tags[bestTag] || n == tags[bestTag] && t < bestTag) {
+			bestTag = t
+		}
+	}
+	if bestTag != "" {
+		return bestTag + " @datetime"
 	}
 	counts := map[string]int{}
 	var order []string
