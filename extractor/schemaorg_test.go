@@ -129,3 +129,23 @@ func TestSchemaOrgSpecErrors(t *testing.T) {
 		})
 	}
 }
+
+// FuzzSchemaOrg: whatever a page's JSON-LD and microdata, the schema.org
+// front end does not panic, and gives a valid document or ErrNoItems.
+func FuzzSchemaOrg(f *testing.F) {
+	pages, _ := filepath.Glob(filepath.Join("testdata", "schemaorg", "*.html"))
+	for _, p := range pages {
+		if data, err := os.ReadFile(p); err == nil {
+			f.Add(data)
+		}
+	}
+	f.Add([]byte(`<script type="application/ld+json">[[[{"@type":["ItemList"],"itemListElement":[1,"x",{"@type":"ListItem","item":[]}]}]]]</script>`))
+	f.Add([]byte(`<div itemscope itemtype="https://schema.org/ItemList"><div itemprop="itemListElement" itemscope><a itemprop=url href=//x>y</a></div></div>`))
+	sel, err := extractor.CompileSelectors(extractor.SelectSpec{From: extractor.SchemaOrg})
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Fuzz(func(t *testing.T, page []byte) {
+		checkSelectRun(t, sel, page, "")
+	})
+}

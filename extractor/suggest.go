@@ -52,6 +52,8 @@ type Proposal struct {
 	Count  int     `json:"count"` // items the proposal yields
 	// Items are the first of them (at most [ProposalItems]).
 	Items []ProposedItem `json:"items"`
+
+	links map[string]bool // of all the items
 }
 
 // ProposedItem is an item as a reader would show it.
@@ -180,12 +182,12 @@ func tryProposal(page []byte, opts Options, spec *SelectSpec) (Proposal, bool) {
 	if err != nil || res.Document == nil || len(res.Document.Items) == 0 {
 		return Proposal{}, false
 	}
-	p := Proposal{Select: spec, Count: len(res.Document.Items), Items: []ProposedItem{}}
+	p := Proposal{Select: spec, Count: len(res.Document.Items), Items: []ProposedItem{}, links: map[string]bool{}}
 	for i, it := range res.Document.Items {
-		if i == ProposalItems {
-			break
+		p.links[it.Link] = true
+		if i < ProposalItems {
+			p.Items = append(p.Items, proposedItem(it))
 		}
-		p.Items = append(p.Items, proposedItem(it))
 	}
 	return p, true
 }
@@ -205,23 +207,15 @@ func proposedItem(it schema.Item) ProposedItem {
 	return pi
 }
 
-// covers reports whether most of q's links are among p's items' links (p's
-// first items only are known: all of q's that p could show).
+// covers reports whether most (4 in 5) of q's items' links are among p's.
 func covers(p, q Proposal) bool {
-	links := map[string]bool{}
-	for _, it := range p.Items {
-		links[it.Link] = true
-	}
-	n, hit := 0, 0
-	for _, it := range q.Items {
-		if len(p.Items) < ProposalItems || n < len(p.Items) {
-			n++
-			if links[it.Link] {
-				hit++
-			}
+	hit := 0
+	for l := range q.links {
+		if p.links[l] {
+			hit++
 		}
 	}
-	return n > 0 && hit*5 >= n*4
+	return len(q.links) > 0 && hit*5 >= len(q.links)*4
 }
 
 // feedTypes are the MIME types of <link rel="alternate"> that are feeds.

@@ -704,9 +704,6 @@ func (sg *suggester) score(g *group) bool {
 	q *= titled * titled
 	g.score = q * math.Log2(1+fn)
 	g.quality = q
-	if debugScore {
-		fmt.Printf("DBG n=%d avgT=%.0f hrefs=%d dated=%d headed=%d extra=%.0f section=%d foreign=%d boiler=%d nav=%d top=%d blocks=%d role=%d untitled=%d q=%.2f first=%v\n", n, avgTitle, len(hrefs), dated, headed, avgExtra, section, foreign, boiler, nav, top, blocks, topRole, untitled, q, g.linked[0].Attr)
-	}
 
 	why := []string{strconv.Itoa(n) + " items"}
 	if headed*2 >= n {
@@ -763,5 +760,3 @@ func shape(m *html.Node) string {
 	}
 	return b.String()
 }
-
-var debugScore = false

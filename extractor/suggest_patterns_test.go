@@ -384,3 +384,42 @@ func TestSuggestLegacyCharset(t *testing.T) {
 		t.Fatalf("titles %q, first date %q; want %q", got, best.Items[0].Date, heads)
 	}
 }
+
+// TestSuggestSchemaOrgOrder: schema.org items come before a page's
+// structures, unless the structure is a list at least twice as long that
+// holds them (a carousel of marked items on a page of twenty).
+func TestSuggestSchemaOrgOrder(t *testing.T) {
+	page := func(marked int) string {
+		var ld []string
+		for i := range marked {
+			ld = append(ld, fmt.Sprintf(`{"@type":"ListItem","position":%d,"url":"https://town.example/stories/%d-story","name":%q}`, i+1, i, ptitle(i)))
+		}
+		var b strings.Builder
+		fmt.Fprintf(&b, `<html><head><title>Town</title><script type="application/ld+json">{"@context":"https://schema.org","@type":"ItemList","itemListElement":[%s]}</script></head><body><main>`, strings.Join(ld, ","))
+		for i := range 20 {
+			fmt.Fprintf(&b, `<article><h2><a href="/stories/%d-story">%s</a></h2><p>What the story says, in a sentence.</p></article>`, i, ptitle(i))
+		}
+		b.WriteString(`</main></body></html>`)
+		return b.String()
+	}
+	tests := []struct {
+		marked int
+		first  string
+	}{
+		{3, extractor.KindSelectors},
+		{20, extractor.KindSchemaOrg},
+	}
+	for _, tt := range tests {
+		sugs, err := extractor.Suggest([]byte(page(tt.marked)), extractor.Options{URL: "https://town.example/"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var kinds []string
+		for _, p := range sugs.Proposals {
+			kinds = append(kinds, p.Kind)
+		}
+		if len(kinds) < 2 || kinds[0] != tt.first || !slices.Contains(kinds, extractor.KindSchemaOrg) {
+			t.Fatalf("%d marked items: proposals %v, want %s first and schema.org among them", tt.marked, kinds, tt.first)
+		}
+	}
+}
