@@ -70,6 +70,10 @@ const (
 	ProposalItems = 5
 )
 
+// maxTries bounds the extractions Suggest runs to check the blocks it
+// writes (each parses the page again).
+const maxTries = 12
+
 // Suggest tells how to get a feed of a page (SELECTORS.md): the page's
 // own feeds, then, best first, its annotations, its schema.org items and
 // the select blocks of its repeated structures (see suggest_groups.go for
@@ -111,8 +115,9 @@ func Suggest(page []byte, opts Options) (*Suggestions, error) {
 	sg := newSuggester(doc, b.page, opts)
 	var structs []Proposal
 	var kept []*group
+	tries := 0
 	for _, g := range sg.ranked() {
-		if len(structs) >= MaxProposals {
+		if len(structs) >= MaxProposals || tries == maxTries {
 			break
 		}
 		if partOf(g, kept) {
@@ -122,8 +127,9 @@ func Suggest(page []byte, opts Options) (*Suggestions, error) {
 		if !ok {
 			continue
 		}
+		tries++
 		p, ok := tryProposal(page, opts, &spec)
-		if !ok || p.Count < minItems || !sg.distinctFrom(p, structs) {
+		if !ok || p.Count < minItems || !distinctFrom(p, structs) {
 			continue
 		}
 		p.Kind = KindSelectors
@@ -154,7 +160,7 @@ func Suggest(page []byte, opts Options) (*Suggestions, error) {
 		}
 		out.Proposals = append(out.Proposals, p)
 		if schemaP != nil && i == 0 {
-			schemaP.Score = 0
+			schemaP.Score = round2(p.Score * 0.99)
 			out.Proposals = append(out.Proposals, *schemaP)
 			schemaP = nil
 		}
@@ -257,7 +263,7 @@ func pageFeeds(doc *html.Node, page *url.URL) []PageFeed {
 
 // distinctFrom reports whether a proposal's items differ from those of
 // the proposals kept so far (two blocks for one list are one proposal).
-func (sg *suggester) distinctFrom(p Proposal, kept []Proposal) bool {
+func distinctFrom(p Proposal, kept []Proposal) bool {
 	for _, k := range kept {
 		if k.Count == p.Count && sameItems(k.Items, p.Items) {
 			return false
