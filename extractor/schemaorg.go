@@ -606,3 +606,12 @@ func walkAll(n *html.Node, f func(*html.Node)) {
 	}
 	walk(n, 0)
 }
+
+// source names where the items come from, for messages: the item
+// selector, quoted, or "from: schema.org".
+func (s *Selectors) source() string {
+	if s.from != "" {
+		return "from: " + s.from
+	}
+	return fmt.Sprintf("%q", s.spec.Item)
+}

@@ -52,7 +52,7 @@ func extractSelect(r io.Reader, opts Options) (*Result, error) {
 	if len(res.Document.Items) == 0 { // every item was dropped
 		b.diags.max++
 		b.fail(pos{1, 1}, "no item is left (each had neither title nor description): no document")
-		return b.result(nil), fmt.Errorf("%w: every item of %q was dropped", ErrNoItems, opts.Select.spec.Item)
+		return b.result(nil), fmt.Errorf("%w: every item of %s was dropped", ErrNoItems, opts.Select.source())
 	}
 	return res, nil
 }
