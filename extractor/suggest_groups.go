@@ -46,11 +46,14 @@ type suggester struct {
 	facts map[*html.Node]*itemFacts
 	dated map[*html.Node]bool
 	keys  map[*html.Node][2]string // class path, tag path
+	// content: the elements that hold a page's content (see holdsContent)
+	content map[*html.Node]bool
 }
 
 func newSuggester(doc *html.Node, page *url.URL, opts Options) *suggester {
 	return &suggester{doc: doc, page: page, dates: opts,
-		facts: map[*html.Node]*itemFacts{}, dated: map[*html.Node]bool{}, keys: map[*html.Node][2]string{}}
+		facts: map[*html.Node]*itemFacts{}, dated: map[*html.Node]bool{}, keys: map[*html.Node][2]string{},
+		content: map[*html.Node]bool{}}
 }
 
 // group is a candidate list.
@@ -651,7 +654,7 @@ func (sg *suggester) score(g *group) bool {
 		if boilerplate(textOf(f.title)) {
 			boiler++
 		}
-		if w := navAncestor(g.linked[i]); w != "" {
+		if w := sg.navAncestor(g.linked[i]); w != "" {
 			nav++
 			if navWhere == "" {
 				navWhere = w

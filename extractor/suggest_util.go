@@ -112,11 +112,14 @@ var navTokens = map[string]bool{
 
 // navAncestor names the first ancestor (or the element itself) that looks
 // like navigation or page furniture, "" when none does.
-func navAncestor(n *html.Node) string {
+func (sg *suggester) navAncestor(n *html.Node) string {
 	for p := n; p != nil && p.Type == html.ElementNode; p = p.Parent {
 		switch p.DataAtom {
 		case atom.Header, atom.Nav, atom.Aside, atom.Footer, atom.Menu:
 			return "<" + p.Data + ">"
+		}
+		if sg.holdsContent(p) {
+			continue // a page's wrapper whose class happens to say "nav"
 		}
 		for _, a := range p.Attr {
 			if a.Key != "id" && a.Key != "class" && a.Key != "role" {
@@ -132,6 +135,28 @@ func navAncestor(n *html.Node) string {
 		}
 	}
 	return ""
+}
+
+// holdsContent reports whether an element holds the page's content (a
+// <main>, an <h1>, several <article>s), so that it is no navigation
+// whatever its class says (memoized).
+func (sg *suggester) holdsContent(p *html.Node) bool {
+	if v, ok := sg.content[p]; ok {
+		return v
+	}
+	articles := 0
+	v := false
+	walkElements(p, func(e *html.Node) {
+		switch e.DataAtom {
+		case atom.Main, atom.H1:
+			v = true
+		case atom.Article:
+			articles++
+		}
+	})
+	v = v || articles >= 3
+	sg.content[p] = v
+	return v
 }
 
 // hasDate reports whether an item shows a date: a <time datetime>, or a
