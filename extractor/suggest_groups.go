@@ -48,6 +48,7 @@ type suggester struct {
 	keys  map[*html.Node][2]string // class path, tag path
 	// content: the elements that hold a page's content (see holdsContent)
 	content map[*html.Node]bool
+	generic map[string]bool // link texts of three pages or more (see genericText)
 }
 
 func newSuggester(doc *html.Node, page *url.URL, opts Options) *suggester {
@@ -464,7 +465,7 @@ func (sg *suggester) factsOf(m *html.Node) *itemFacts {
 			}
 		}
 		if f.main == nil {
-			f.main = longestLink(links)
+			f.main = sg.longestLink(links)
 			if len(scope) == 2 && len(heads) > 0 && !isAncestor(m, heads[0]) {
 				// A <dt> and its <dd>, the heading in the <dd>: the
 				// term's link names the item (an arXiv identifier), not
@@ -476,7 +477,7 @@ func (sg *suggester) factsOf(m *html.Node) *itemFacts {
 					}
 				}
 				if len(term) > 0 {
-					f.main = longestLink(term)
+					f.main = sg.longestLink(term)
 				}
 				f.title, f.heading = heads[0], true
 			} else {
@@ -576,13 +577,14 @@ func hasBlockChild(e *html.Node) bool {
 }
 
 // longestLink is the link with the longest text that is no boilerplate
-// ("Read more"), the first on a tie; else the first link.
-func longestLink(links []*html.Node) *html.Node {
+// ("Read more") and no text the page gives many links ("Source code
+// (zip)" under every release), the first on a tie; else the first link.
+func (sg *suggester) longestLink(links []*html.Node) *html.Node {
 	var best *html.Node
 	bestLen := -1
 	for _, a := range links {
 		t := textOf(a)
-		if boilerplate(t) {
+		if boilerplate(t) || sg.genericText(t) {
 			continue
 		}
 		if l := utf8.RuneCountInString(t); l > bestLen {
@@ -593,6 +595,37 @@ func longestLink(links []*html.Node) *html.Node {
 		return links[0]
 	}
 	return best
+}
+
+// genericText reports whether the page has links with this text to three
+// or more pages: an action or a label, not a title.
+func (sg *suggester) genericText(t string) bool {
+	if sg.generic == nil {
+		pages := map[string]map[string]bool{}
+		walkElements(sg.doc, func(e *html.Node) {
+			if e.DataAtom != atom.A {
+				return
+			}
+			h := attrMatch(e, "href")
+			if !usableHref(h) {
+				return
+			}
+			k := strings.ToLower(textOf(e))
+			if pages[k] == nil {
+				pages[k] = map[string]bool{}
+			}
+			if len(pages[k]) < 3 {
+				pages[k][h.s] = true
+			}
+		})
+		sg.generic = map[string]bool{}
+		for k, ps := range pages {
+			if len(ps) >= 3 && k != "" {
+				sg.generic[k] = true
+			}
+		}
+	}
+	return sg.generic[strings.ToLower(t)]
 }
 
 func blankText(e *html.Node) bool {
@@ -651,7 +684,7 @@ func (sg *suggester) score(g *group) bool {
 		case linkForeign:
 			foreign++
 		}
-		if boilerplate(textOf(f.title)) {
+		if t := textOf(f.title); boilerplate(t) || sg.genericText(t) {
 			boiler++
 		}
 		if w := sg.navAncestor(g.linked[i]); w != "" {
