@@ -423,3 +423,23 @@ func TestSuggestSchemaOrgOrder(t *testing.T) {
 		}
 	}
 }
+
+// TestSuggestAnnotated: an annotated page's first proposal is its
+// annotations, with no select block, and the items they yield.
+func TestSuggestAnnotated(t *testing.T) {
+	page, err := os.ReadFile(filepath.Join("..", "testdata", "docs", "example.html"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	sugs, err := extractor.Suggest(page, extractor.Options{URL: "https://greenfield.example.org/news/"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(sugs.Proposals) == 0 {
+		t.Fatal("no proposal")
+	}
+	p := sugs.Proposals[0]
+	if p.Kind != extractor.KindAnnotations || p.Select != nil || p.Count != 2 || p.Items[0].Title == "" {
+		t.Fatalf("first proposal %+v", p)
+	}
+}
