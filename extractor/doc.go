@@ -156,8 +156,18 @@
 // is dropped, gives no document and an error wrapping [ErrNoItems] (a
 // redesigned page never stores an empty version).
 //
-// [Suggest] proposes select blocks for a page (see its documentation for
-// the scoring); `dynamo suggest` prints the best.
+// A third front end, schema.org (schemaorg.go), takes the items a page
+// publishes as JSON-LD or microdata when the block is {from: schema.org}:
+// it fills the same fields through the same setters (the selector front
+// end's textField, urlField, descriptionField, imageOf), so the values
+// follow the same rules.
+//
+// [Suggest] tells how to get a page's feed: its own feeds, then
+// proposals, best first (its annotations, its schema.org items, select
+// blocks for its repeated structures; suggest_groups.go says how lists are
+// found and ranked), each with the first items [Extract] yields with it.
+// [Suggestions] is plain data with JSON tags (docs/selectors.md documents
+// the shape); `dynamo suggest` prints it as YAML, or as JSON with --json.
 //
 // # Limits
 //

@@ -16,7 +16,11 @@ import (
 // fields are relative to each item; Channel's are relative to the page.
 // The zero value means "no selectors" (the page's annotations are used).
 type SelectSpec struct {
-	Item        string            `yaml:"item" json:"item"`
+	// From names another source of items than selectors: "schema.org",
+	// the page's JSON-LD and microdata items (see schemaorg.go). With
+	// From, Item and the item fields stay empty.
+	From        string            `yaml:"from,omitempty" json:"from,omitempty"`
+	Item        string            `yaml:"item,omitempty" json:"item,omitempty"`
 	Title       string            `yaml:"title,omitempty" json:"title,omitempty"`
 	Link        string            `yaml:"link,omitempty" json:"link,omitempty"`
 	Description string            `yaml:"description,omitempty" json:"description,omitempty"`
@@ -83,6 +87,7 @@ var selNames = [numSel]string{"title", "link", "description", "date", "image", "
 // concurrent use.
 type Selectors struct {
 	spec   SelectSpec
+	from   string // SchemaOrg, or "" for the item selector
 	item   *selector
 	fields [numSel]*selector // nil: not set
 }
@@ -93,7 +98,9 @@ type Selectors struct {
 func CompileSelectors(spec SelectSpec) (*Selectors, error) {
 	s := &Selectors{spec: spec}
 	var errs []error
-	if strings.TrimSpace(spec.Item) == "" {
+	if spec.From != "" {
+		errs = append(errs, s.compileFrom(spec)...)
+	} else if strings.TrimSpace(spec.Item) == "" {
 		errs = append(errs, &SelectorError{Field: "item", Err: errors.New("required: the selector of the page's items")})
 	} else if sel, err := compileSelector(spec.Item); err != nil {
 		errs = append(errs, &SelectorError{Field: "item", Selector: spec.Item, Err: err})

@@ -52,7 +52,7 @@ func extractSelect(r io.Reader, opts Options) (*Result, error) {
 	if len(res.Document.Items) == 0 { // every item was dropped
 		b.diags.max++
 		b.fail(pos{1, 1}, "no item is left (each had neither title nor description): no document")
-		return b.result(nil), fmt.Errorf("%w: every item of %q was dropped", ErrNoItems, opts.Select.spec.Item)
+		return b.result(nil), fmt.Errorf("%w: every item of %s was dropped", ErrNoItems, opts.Select.source())
 	}
 	return res, nil
 }
@@ -98,6 +98,9 @@ func (b *builder) selectFields(s *Selectors, doc *html.Node) error {
 		c.image = b.imageOf(m)
 	}
 
+	if s.from != "" {
+		return b.schemaOrgItems(doc) // the third front end: schemaorg.go
+	}
 	nodes := s.item.elements(doc, doc)
 	if len(nodes) == 0 {
 		b.diags.max++ // always room for the reason there is no document
