@@ -5,7 +5,7 @@ import (
 	"testing"
 )
 
-// TestPageFeeds reads the feeds a page names in its head: feed types only,
+// TestPageFeeds: the feeds a page names in its head: feed types only,
 // relative hrefs made absolute against the page or its <base>, each once.
 func TestPageFeeds(t *testing.T) {
 	cases := []struct {
@@ -19,14 +19,18 @@ func TestPageFeeds(t *testing.T) {
 			"https://example.org/", []string{"https://static.example.org/x/rss"}},
 		{"not feeds", `<head><link rel="alternate" hreflang="de" href="/de/"><link rel="alternate" type="text/html" href="/m/"><link rel="stylesheet" type="application/rss+xml" href="/s"></head>`,
 			"https://example.org/", nil},
-		{"once each, not in the body, no javascript:", `<head><link rel="alternate" type="application/rss+xml" href="/f"><link rel="alternate" type="application/rss+xml" href="/f">
+		{"once each, in the body too, no javascript:", `<head><link rel="alternate" type="application/rss+xml" href="/f"><link rel="alternate" type="application/rss+xml" href="/f">
 <link rel="alternate" type="application/rss+xml" href="javascript:alert(1)"></head><body><link rel="alternate" type="application/rss+xml" href="/late"></body>`,
-			"https://example.org/", []string{"https://example.org/f"}},
+			"https://example.org/", []string{"https://example.org/f", "https://example.org/late"}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
+			offer, err := suggestOffer(Page{Body: []byte(tc.page), URL: tc.url})
+			if err != nil {
+				t.Fatal(err)
+			}
 			var got []string
-			for _, f := range pageFeeds([]byte(tc.page), tc.url) {
+			for _, f := range offer.Feeds {
 				got = append(got, f.URL)
 			}
 			if strings.Join(got, " ") != strings.Join(tc.want, " ") {
