@@ -157,8 +157,8 @@ func number(s string) (n, digits int, ok bool) {
 	return 0, 0, false
 }
 
-// numericDate reads a day-first date "D.M.YYYY", "D/M/YYYY" or "D-M-YYYY"
-// (one or two digits for day and month). Month-first is taken only when the
+// numericDate reads a day-first date "D.M.YYYY", "D/M/YYYY", "D-M-YYYY" or
+// "D.M.YY" (one or two digits for day and month). Month-first is taken only when the
 // date cannot be day-first ("11/21/2026").
 func numericDate(s string) (day, month, year int, ok bool) {
 	var parts [3]int
@@ -181,8 +181,11 @@ func numericDate(s string) (day, month, year int, ok bool) {
 			return 0, 0, 0, false
 		}
 	}
-	if p != 2 || digits[0] > 2 || digits[1] > 2 || digits[2] != 4 {
+	if p != 2 || digits[0] > 2 || digits[1] > 2 || digits[2] != 4 && (digits[2] != 2 || sep != '.') {
 		return 0, 0, 0, false
+	}
+	if digits[2] == 2 { // 03.11.26: dotted dates may have two-digit years
+		parts[2] = twoDigitYear(parts[2])
 	}
 	a, b := parts[0], parts[1]
 	switch {
