@@ -1197,6 +1197,9 @@ func (e *Engine) fetchAndStore(ctx context.Context, r *resource, f *retriever, u
 		return pollResult{outcome: OutcomeError, err: fmt.Errorf("extract: %w", err), floor: fr.MaxAge, extracted: true, diags: diags}
 	}
 	doc := out.Document
+	if err := keepDates(ctx, e.store, r.id, doc, out.RelativeDates); err != nil {
+		e.log.WarnContext(ctx, "relative dates read again", slog.String("resource", r.id), slog.Any("error", err))
+	}
 	items, version := compareItems(doc, last, dates)
 	res := pollResult{outcome: OutcomeUnchanged, floor: fr.MaxAge, validators: &v, published: newestPublished(doc, dates), items: items, version: version, bodyHash: bodyHash, extracted: true, diags: diags}
 	if e.leaser != nil {
