@@ -130,6 +130,7 @@ type selector struct {
 	src   string
 	css   cascadia.SelectorGroup
 	xp    *xpath.Expr
+	call  *xpathCall // xp is a call of a string function, evaluated by xpathcall.go
 	attr  string // lower case; "" for the element itself
 	empty bool   // only "@attr": the attribute of the context element itself
 }
@@ -164,11 +165,15 @@ func compileSelector(src string) (*selector, error) {
 		if expr == "" {
 			return nil, errors.New("empty XPath expression")
 		}
-		xp, err := compileXPath(expr)
+		xp, err := compileXPathLib(expr)
 		if err != nil {
 			return nil, fmt.Errorf("invalid XPath: %w", err)
 		}
-		sel.xp = xp
+		call, _, err := parseXPathCall(expr)
+		if err != nil {
+			return nil, fmt.Errorf("invalid XPath: %w", err)
+		}
+		sel.xp, sel.call = xp, call
 		return sel, nil
 	}
 	css, err := cascadia.ParseGroup(s)
@@ -179,9 +184,9 @@ func compileSelector(src string) (*selector, error) {
 	return sel, nil
 }
 
-// compileXPath compiles an expression, turning the library's panics on
-// hostile input into errors.
-func compileXPath(expr string) (xp *xpath.Expr, err error) {
+// compileXPathLib compiles an expression with github.com/antchfx/xpath,
+// turning the library's panics on hostile input into errors.
+func compileXPathLib(expr string) (xp *xpath.Expr, err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			xp, err = nil, fmt.Errorf("%v", r)
@@ -303,6 +308,9 @@ func attrMatch(n *html.Node, name string) match {
 // expression that computes a string, number or boolean returns it instead,
 // with ok true.
 func (s *selector) eachXPath(doc, ctx *html.Node, f func(*htmlquery.NodeNavigator) bool) (scalar string, ok bool) {
+	if s.call != nil {
+		return s.call.eval(doc, ctx), true
+	}
 	nav := navigatorAt(doc, ctx)
 	defer func() {
 		if r := recover(); r != nil { // the library panics on some type errors at run time
