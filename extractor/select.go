@@ -131,8 +131,8 @@ type selector struct {
 	css   cascadia.SelectorGroup
 	xp    *xpath.Expr
 	call  *xpathCall // xp is a call of a string function, evaluated by xpathcall.go
-	attr  string // lower case; "" for the element itself
-	empty bool   // only "@attr": the attribute of the context element itself
+	attr  string     // lower case; "" for the element itself
+	empty bool       // only "@attr": the attribute of the context element itself
 }
 
 // maxSelectorLen bounds a selector's source, which comes from configuration
