@@ -113,6 +113,7 @@ type builder struct {
 	slab        []itemSpec // room for the next items
 	itemsCapped bool
 
+	tree       *treePos      // the selector front end's positions; nil for annotations
 	dates      []DateReading // with Options.ExplainDates
 	relChannel bool          // the channel's date was read relative to the poll's time
 	relItems   []string      // the ids of the items whose date was

@@ -21,12 +21,18 @@ type diagList struct {
 	list    []Diagnostic
 	max     int
 	dropped int
+	// resolve turns the position handles of the selector front end into
+	// positions (see treePos); nil: positions are positions.
+	resolve func(pos) pos
 }
 
 func (d *diagList) add(at pos, sev Severity, msg string) {
 	if len(d.list) >= d.max {
 		d.dropped++
 		return
+	}
+	if d.resolve != nil {
+		at = d.resolve(at)
 	}
 	d.list = append(d.list, Diagnostic{Line: at.line, Col: at.col, Severity: sev, Message: msg})
 }
@@ -352,7 +358,8 @@ func (b *builder) date(x extSpec) (val string, relative bool) {
 	}
 	b.warn(x.at, msg)
 	if b.opts.ExplainDates {
-		b.dates = append(b.dates, DateReading{Line: x.at.line, Col: x.at.col, Text: x.val})
+		at := b.tree.resolve(x.at)
+		b.dates = append(b.dates, DateReading{Line: at.line, Col: at.col, Text: x.val})
 	}
 	return x.val, false
 }
@@ -362,7 +369,8 @@ func (b *builder) explainDate(x extSpec, t time.Time, rule string, loc *time.Loc
 	if !b.opts.ExplainDates {
 		return
 	}
-	b.dates = append(b.dates, DateReading{Line: x.at.line, Col: x.at.col, Text: x.val, Time: t.In(loc), Rule: rule, Zone: loc.String()})
+	at := b.tree.resolve(x.at)
+	b.dates = append(b.dates, DateReading{Line: at.line, Col: at.col, Text: x.val, Time: t.In(loc), Rule: rule, Zone: loc.String()})
 }
 
 // dateReadable reports whether the resource's date rules read s, through

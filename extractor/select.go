@@ -3,6 +3,7 @@ package extractor
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/andybalholm/cascadia"
@@ -24,6 +25,12 @@ type SelectSpec struct {
 	Image       string            `yaml:"image,omitempty" json:"image,omitempty"`
 	ID          string            `yaml:"id,omitempty" json:"id,omitempty"`
 	Channel     ChannelSelectSpec `yaml:"channel,omitzero" json:"channel,omitzero"`
+	// Mapped are the fields written as mappings (select lists, join,
+	// pattern, format; see [FieldSpec]), by name: "title", "date",
+	// "channel.title". Such a field's string above is empty. nil: none.
+	// A block is read and written (YAML, JSON) with each field a selector
+	// or a mapping, as SELECTORS.md shows (selectfield.go).
+	Mapped map[string]FieldSpec `yaml:"-" json:"-"`
 }
 
 // ChannelSelectSpec are the channel's selectors, relative to the page.
@@ -36,7 +43,7 @@ type ChannelSelectSpec struct {
 }
 
 // IsZero reports whether no selector is set: the resource uses annotations.
-func (s SelectSpec) IsZero() bool { return s == SelectSpec{} }
+func (s SelectSpec) IsZero() bool { return s.Equal(SelectSpec{}) }
 
 // IsZero reports whether no channel selector is set.
 func (c ChannelSelectSpec) IsZero() bool { return c == ChannelSelectSpec{} }
@@ -84,7 +91,7 @@ var selNames = [numSel]string{"title", "link", "description", "date", "image", "
 type Selectors struct {
 	spec   SelectSpec
 	item   *selector
-	fields [numSel]*selector // nil: not set
+	fields [numSel]*fieldSel // nil: not set
 }
 
 // CompileSelectors checks and compiles every selector of spec. The error
@@ -105,6 +112,15 @@ func CompileSelectors(spec SelectSpec) (*Selectors, error) {
 	src := [numSel]string{spec.Title, spec.Link, spec.Description, spec.Date, spec.Image, spec.ID,
 		spec.Channel.Title, spec.Channel.Link, spec.Channel.Description, spec.Channel.Image}
 	for k, v := range src {
+		if m, ok := spec.Mapped[selNames[k]]; ok {
+			f, ferrs := compileField(selNames[k], m)
+			errs = append(errs, ferrs...)
+			if v != "" {
+				errs = append(errs, &SelectorError{Field: selNames[k], Err: errors.New("given both as a selector and as a mapping")})
+			}
+			s.fields[k] = f
+			continue
+		}
 		if v == "" {
 			continue
 		}
@@ -113,7 +129,12 @@ func CompileSelectors(spec SelectSpec) (*Selectors, error) {
 			errs = append(errs, &SelectorError{Field: selNames[k], Selector: v, Err: err})
 			continue
 		}
-		s.fields[k] = sel
+		s.fields[k] = &fieldSel{sels: []*selector{sel}}
+	}
+	for name := range spec.Mapped {
+		if !slices.Contains(selNames[:], name) {
+			errs = append(errs, &SelectorError{Field: name, Err: errors.New("not a field of a select block")})
+		}
 	}
 	if len(errs) > 0 {
 		return nil, errors.Join(errs...)
@@ -216,9 +237,18 @@ type match struct {
 	n   *html.Node
 	s   string
 	str bool
+	el  *html.Node // for a string: the node it came from (its position)
 }
 
 func (m match) found() bool { return m.n != nil || m.str }
+
+// node is the node the match is or came from.
+func (m match) node() *html.Node {
+	if m.n != nil {
+		return m.n
+	}
+	return m.el
+}
 
 // elements returns the elements the selector matches under ctx, in
 // document order (the item selector; attributes are not allowed there).
@@ -259,7 +289,7 @@ func (s *selector) first(doc, ctx *html.Node) match {
 		switch nav.NodeType() {
 		case xpath.AttributeNode, xpath.TextNode, xpath.CommentNode:
 			if s.attr == "" {
-				m = match{s: nav.Value(), str: true}
+				m = match{s: nav.Value(), str: true, el: nav.Current()}
 			}
 		case xpath.ElementNode, xpath.RootNode:
 			if s.attr == "" {
@@ -271,9 +301,55 @@ func (s *selector) first(doc, ctx *html.Node) match {
 		return !m.found()
 	})
 	if ok && s.attr == "" {
-		return match{s: scalar, str: true}
+		return match{s: scalar, str: true, el: ctx}
 	}
 	return m
+}
+
+// all returns every match of the selector under ctx, in document order:
+// elements, or with an attribute the values of the matched elements that
+// have it, or what an XPath expression computed.
+func (s *selector) all(doc, ctx *html.Node) []match {
+	if s.empty {
+		if m := attrMatch(ctx, s.attr); m.found() {
+			return []match{m}
+		}
+		return nil
+	}
+	var out []match
+	if s.css != nil {
+		for _, n := range cascadia.QueryAll(ctx, s.css) {
+			if s.attr == "" {
+				out = append(out, match{n: n})
+			} else if m := attrMatch(n, s.attr); m.found() {
+				out = append(out, m)
+			}
+		}
+		return out
+	}
+	scalar, ok := s.eachXPath(doc, ctx, func(nav *htmlquery.NodeNavigator) bool {
+		var m match
+		switch nav.NodeType() {
+		case xpath.AttributeNode, xpath.TextNode, xpath.CommentNode:
+			if s.attr == "" {
+				m = match{s: nav.Value(), str: true, el: nav.Current()}
+			}
+		case xpath.ElementNode, xpath.RootNode:
+			if s.attr == "" {
+				m = match{n: nav.Current()}
+			} else {
+				m = attrMatch(nav.Current(), s.attr)
+			}
+		}
+		if m.found() {
+			out = append(out, m)
+		}
+		return true
+	})
+	if ok && s.attr == "" {
+		return []match{{s: scalar, str: true, el: ctx}}
+	}
+	return out
 }
 
 // queryFirst calls f with the descendants of n that match m, in document
@@ -296,7 +372,7 @@ func attrMatch(n *html.Node, name string) match {
 	}
 	for _, a := range n.Attr {
 		if a.Namespace == "" && a.Key == name {
-			return match{s: a.Val, str: true}
+			return match{s: a.Val, str: true, el: n}
 		}
 	}
 	return match{}

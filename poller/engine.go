@@ -480,7 +480,7 @@ func (e *Engine) upsertLocked(b built, st persisted, stored bool, now time.Time)
 // A change of policy, retention or weight keeps what a poll learned of the
 // page (its validators, its body's hash).
 func sameExtraction(a, b *config.ResourceEntry) bool {
-	return a.URL == b.URL && a.Select == b.Select && a.DateFormat == b.DateFormat && a.Timezone == b.Timezone
+	return a.URL == b.URL && a.Select.Equal(b.Select) && a.DateFormat == b.DateFormat && a.Timezone == b.Timezone
 }
 
 // policyKey identifies a resolved policy as a reload compares it (every
