@@ -155,13 +155,19 @@ type DateReading struct {
 	Zone      string // the resource's zone, "UTC" without one
 }
 
-// String formats the reading as "LINE:COL: info: date "TEXT" reads as
-// TIME (RULE, ZONE)", or says that no rule reads it.
-func (d DateReading) String() string {
+// Message says how the date reads: `date "TEXT" reads as TIME (RULE,
+// ZONE)`, or that no rule reads it.
+func (d DateReading) Message() string {
 	if d.Time.IsZero() {
-		return fmt.Sprintf("%d:%d: info: date %q reads as no date: kept as text", d.Line, d.Col, shorten(d.Text))
+		return fmt.Sprintf("date %q reads as no date: kept as text", shorten(d.Text))
 	}
-	return fmt.Sprintf("%d:%d: info: date %q reads as %s (%s, %s)", d.Line, d.Col, shorten(d.Text), d.Time.Format(time.RFC3339), d.Rule, d.Zone)
+	return fmt.Sprintf("date %q reads as %s (%s, %s)", shorten(d.Text), d.Time.Format(time.RFC3339), d.Rule, d.Zone)
+}
+
+// String formats the reading as "LINE:COL: info: MESSAGE", as lint
+// prints it.
+func (d DateReading) String() string {
+	return fmt.Sprintf("%d:%d: info: %s", d.Line, d.Col, d.Message())
 }
 
 // HasErrors reports whether any diagnostic has severity [Error].
