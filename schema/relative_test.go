@@ -143,3 +143,24 @@ func TestReadRule(t *testing.T) {
 		t.Errorf("ParseDate(03.11.26) = %v, %v; want 2026-11-03", got, ok)
 	}
 }
+
+// FuzzParseRelative: whatever the text, reading it relative to a time
+// does not panic, and a date it reads is never after that time by more
+// than a day (today's later hours) and always in the given zone.
+func FuzzParseRelative(f *testing.F) {
+	for _, s := range []string{"2 hours ago", "vor 3 Stunden", "il y a une heure", "heute, 18:00 Uhr", "hier à 18h30",
+		"1 hour 20 minutes ago", "99999999 years ago", "ayer a las 6 pm", "há 2 horas atrás", "oggi, ore 18.30", "2h ago", "l'altro ieri"} {
+		f.Add(s)
+	}
+	now := time.Date(2026, 11, 27, 18, 30, 0, 0, time.UTC)
+	loc := time.FixedZone("X", 3600)
+	f.Fuzz(func(t *testing.T, s string) {
+		got, ok := schema.ParseRelative(s, now, loc)
+		if !ok {
+			return
+		}
+		if got.After(now.Add(24*time.Hour)) || got.Location() != loc {
+			t.Fatalf("ParseRelative(%q) = %v", s, got)
+		}
+	})
+}
