@@ -286,24 +286,31 @@ func (s *selector) first(doc, ctx *html.Node) match {
 	}
 	var m match
 	scalar, ok := s.eachXPath(doc, ctx, func(nav *htmlquery.NodeNavigator) bool {
-		switch nav.NodeType() {
-		case xpath.AttributeNode, xpath.TextNode, xpath.CommentNode:
-			if s.attr == "" {
-				m = match{s: nav.Value(), str: true, el: nav.Current()}
-			}
-		case xpath.ElementNode, xpath.RootNode:
-			if s.attr == "" {
-				m = match{n: nav.Current()}
-			} else {
-				m = attrMatch(nav.Current(), s.attr)
-			}
-		}
+		m = s.navMatch(nav)
 		return !m.found()
 	})
 	if ok && s.attr == "" {
 		return match{s: scalar, str: true, el: ctx}
 	}
 	return m
+}
+
+// navMatch is what an XPath node gives: an attribute's, a text's or a
+// comment's value, or an element (with the selector's attribute, that
+// attribute's value); nothing when it does not apply.
+func (s *selector) navMatch(nav *htmlquery.NodeNavigator) match {
+	switch nav.NodeType() {
+	case xpath.AttributeNode, xpath.TextNode, xpath.CommentNode:
+		if s.attr == "" {
+			return match{s: nav.Value(), str: true, el: nav.Current()}
+		}
+	case xpath.ElementNode, xpath.RootNode:
+		if s.attr == "" {
+			return match{n: nav.Current()}
+		}
+		return attrMatch(nav.Current(), s.attr)
+	}
+	return match{}
 }
 
 // all returns every match of the selector under ctx, in document order:
@@ -328,20 +335,7 @@ func (s *selector) all(doc, ctx *html.Node) []match {
 		return out
 	}
 	scalar, ok := s.eachXPath(doc, ctx, func(nav *htmlquery.NodeNavigator) bool {
-		var m match
-		switch nav.NodeType() {
-		case xpath.AttributeNode, xpath.TextNode, xpath.CommentNode:
-			if s.attr == "" {
-				m = match{s: nav.Value(), str: true, el: nav.Current()}
-			}
-		case xpath.ElementNode, xpath.RootNode:
-			if s.attr == "" {
-				m = match{n: nav.Current()}
-			} else {
-				m = attrMatch(nav.Current(), s.attr)
-			}
-		}
-		if m.found() {
+		if m := s.navMatch(nav); m.found() {
 			out = append(out, m)
 		}
 		return true

@@ -27,13 +27,10 @@ func parseWords(s string, loc *time.Location) (time.Time, bool) {
 		lower := strings.ToLower(tok)
 		word := strings.TrimSuffix(strings.TrimSuffix(lower, "."), "-feira")
 		switch {
-		case afterTime && (word == "am" || word == "pm" || word == "a.m" || word == "p.m"):
-			if hour < 1 || hour > 12 {
+		case afterTime && isMeridiem(word):
+			var ok bool
+			if hour, ok = meridiem(hour, word); !ok {
 				return time.Time{}, false
-			}
-			hour %= 12
-			if word[0] == 'p' {
-				hour += 12
 			}
 			afterTime = false
 			continue
@@ -116,6 +113,21 @@ func parseWords(s string, loc *time.Location) (time.Time, bool) {
 	}
 	t, err := time.ParseInLocation(layout, string(b), loc) // checks the day of the month
 	return t, err == nil
+}
+
+// isMeridiem reports "am", "pm", "a.m", "p.m" (a final dot trimmed).
+func isMeridiem(w string) bool { return w == "am" || w == "pm" || w == "a.m" || w == "p.m" }
+
+// meridiem is the hour of a 12-hour clock's hour followed by w.
+func meridiem(hour int, w string) (int, bool) {
+	if hour < 1 || hour > 12 {
+		return 0, false
+	}
+	hour %= 12
+	if w[0] == 'p' {
+		hour += 12
+	}
+	return hour, true
 }
 
 func appendPadded(b []byte, n, width int) []byte {

@@ -121,13 +121,10 @@ func relativeDay(toks []string, now time.Time) (time.Time, bool) {
 			afterTime = false
 			continue
 		}
-		if afterTime && (w == "am" || w == "pm" || w == "a.m" || w == "p.m") {
-			if hour < 1 || hour > 12 {
+		if afterTime && isMeridiem(w) {
+			var ok bool
+			if hour, ok = meridiem(hour, w); !ok {
 				return time.Time{}, false
-			}
-			hour %= 12
-			if w[0] == 'p' {
-				hour += 12
 			}
 			afterTime = false
 			continue
