@@ -16,13 +16,15 @@ import (
 // minutes ago"), or "just now" and its translations. A day word without a
 // time reads as that day's midnight in loc (nil: UTC); an age is
 // subtracted from now, days and longer on loc's calendar. The result is in
-// loc, to the second. Any other word makes it fail, so that prose is never
-// taken for a date.
+// loc, to the second. In a longer text ("Posted 2 hours ago by the desk",
+// "Stand: heute, 18:00 Uhr") it finds an age with its marker of the past,
+// or a day word with a time; a day word alone is read only as the whole
+// text, so that prose is not taken for a date.
 func ParseRelative(s string, now time.Time, loc *time.Location) (time.Time, bool) {
 	if loc == nil {
 		loc = time.UTC
 	}
-	if now.IsZero() || len(s) > 64 {
+	if now.IsZero() || len(s) > 128 {
 		return time.Time{}, false
 	}
 	now = now.In(loc).Truncate(time.Second)
@@ -33,7 +35,45 @@ func ParseRelative(s string, now time.Time, loc *time.Location) (time.Time, bool
 	if t, ok := relativeDay(toks, now); ok {
 		return t, true
 	}
-	return relativeAge(toks, now)
+	if t, ok := relativeAge(toks, now); ok {
+		return t, true
+	}
+	return relativeWithin(toks, now)
+}
+
+// maxRelativeWords bounds the phrase relativeWithin looks for.
+const maxRelativeWords = 8
+
+// relativeWithin finds a relative date inside a longer text ("Posted 2
+// hours ago by the desk", "Stand: heute, 18:00 Uhr"): the first, longest
+// run of words that reads as an age with its marker of the past ("ago",
+// "vor", "il y a"…) or as a day word with a time of day. A day word alone
+// is not taken from prose ("yesterday's news").
+func relativeWithin(toks []string, now time.Time) (time.Time, bool) {
+	for i := range toks {
+		for j := min(len(toks), i+maxRelativeWords); j > i+1; j-- {
+			w := toks[i:j]
+			if t, ok := relativeAge(w, now); ok {
+				return t, true
+			}
+			if hasClock(w) {
+				if t, ok := relativeDay(w, now); ok {
+					return t, true
+				}
+			}
+		}
+	}
+	return time.Time{}, false
+}
+
+// hasClock reports whether one of the words is a time of day.
+func hasClock(toks []string) bool {
+	for _, w := range toks {
+		if _, _, _, ok := clock(w); ok {
+			return true
+		}
+	}
+	return false
 }
 
 // relativeTokens lower-cases s and splits it into words: white space,

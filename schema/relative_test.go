@@ -83,6 +83,11 @@ func TestParseRelative(t *testing.T) {
 		{"gisteren", at(26, 0, 0, 0)},
 		{"gisteren om 18:00", at(26, 18, 0, 0)},
 		{"vandaag 09:00", at(27, 9, 0, 0)},
+		// inside a longer text
+		{"Posted 2 hours ago by the press office", ago(2 * time.Hour)},
+		{"Stand: heute, 18:00 Uhr", at(27, 18, 0, 0)},
+		{"Aktualisiert vor 10 Minuten", ago(10 * time.Minute)},
+		{"publié il y a 2 heures par la rédaction", ago(2 * time.Hour)},
 	}
 	for _, tt := range tests {
 		t.Run(tt.in, func(t *testing.T) {
@@ -98,8 +103,8 @@ func TestParseRelative(t *testing.T) {
 			}
 		})
 	}
-	for _, in := range []string{"", "ago", "2 hours", "hours ago", "two hours ago", "yesterday's news",
-		"Posted 2 hours ago by the press office", "vor dem Haus", "il y a", "today 25:00", "in 2 hours", "2 ore"} {
+	for _, in := range []string{"", "ago", "2 hours", "hours ago", "two hours ago", "yesterday's news", "what happened yesterday",
+		"vor dem Haus", "il y a", "today 25:00", "in 2 hours", "2 ore", "the meeting of today"} {
 		if got, ok := schema.ParseRelative(in, now, rome); ok {
 			t.Errorf("ParseRelative(%q) = %v, want no date", in, got)
 		}
