@@ -2,6 +2,7 @@ package extractor_test
 
 import (
 	"encoding/json"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -179,5 +180,30 @@ func TestFieldMappingsRoundTrip(t *testing.T) {
 	}
 	if !strings.Contains(string(b), `"title":{"select":["h2","a"],"join":" - "}`) {
 		t.Errorf("JSON %s", b)
+	}
+}
+
+// TestSelectSpecWireFields: a select block is read and written through
+// the wire form of selectfield.go, which names every field; a field added
+// to SelectSpec must be added there too, or configurations would lose it
+// without a word.
+func TestSelectSpecWireFields(t *testing.T) {
+	known := map[string]bool{"Item": true, "Title": true, "Link": true, "Description": true, "Date": true,
+		"Image": true, "ID": true, "Channel": true, "Mapped": true}
+	typ := reflect.TypeFor[extractor.SelectSpec]()
+	for i := range typ.NumField() {
+		if f := typ.Field(i); !known[f.Name] {
+			t.Errorf("SelectSpec.%s is not read from YAML and JSON: add it to selectWire (extractor/selectfield.go) and to this test", f.Name)
+		}
+	}
+	spec := extractor.SelectSpec{Item: "li", Title: "a", Link: "b", Description: "c", Date: "d", Image: "e", ID: "f",
+		Channel: extractor.ChannelSelectSpec{Title: "g", Link: "h", Description: "i", Image: "j"}}
+	b, err := json.Marshal(spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var back extractor.SelectSpec
+	if err := json.Unmarshal(b, &back); err != nil || !back.Equal(spec) {
+		t.Fatalf("round trip %+v %v\n%s", back, err, b)
 	}
 }
