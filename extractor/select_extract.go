@@ -35,16 +35,47 @@ func (s *Selectors) Extract(r io.Reader, opts Options) (*Result, error) {
 // ([builder.finish]: URLs, sanitizing, identity, the document).
 func extractSelect(r io.Reader, opts Options) (*Result, error) {
 	b := newBuilder(opts)
+	// The decoded page is read again for the positions of diagnostics
+	// (treePos), only when one needs a position: a page that can be read
+	// again (the poller's bytes.Reader) is, decoded anew; another is kept
+	// as it is decoded.
+	again, start := r.(io.ReadSeeker)
+	var from int64
+	if start {
+		var err error
+		if from, err = again.Seek(0, io.SeekCurrent); err != nil {
+			start = false
+		}
+	}
 	in, err := b.decoder(bufio.NewReaderSize(r, peekSize))
 	if err != nil {
 		return b.result(nil), fmt.Errorf("read page: %w", err)
 	}
-	var src bytes.Buffer // the decoded page, for the positions of diagnostics (treePos)
-	doc, err := html.Parse(io.TeeReader(in, &src))
+	var kept bytes.Buffer
+	if !start {
+		in = io.TeeReader(in, &kept)
+	}
+	doc, err := html.Parse(in)
 	if err != nil {
 		return b.result(nil), fmt.Errorf("read page: %w", err)
 	}
-	b.tree = &treePos{src: src.Bytes(), doc: doc}
+	b.tree = &treePos{doc: doc, src: func() []byte {
+		if !start {
+			return kept.Bytes()
+		}
+		if _, err := again.Seek(from, io.SeekStart); err != nil {
+			return nil // no positions: diagnostics at 1:1
+		}
+		dec, err := newBuilder(opts).decoder(bufio.NewReaderSize(again, peekSize)) // its own warnings were given
+		if err != nil {
+			return nil
+		}
+		page, err := io.ReadAll(dec)
+		if err != nil {
+			return nil
+		}
+		return page
+	}}
 	b.diags.resolve = b.tree.resolve
 	if err := b.selectFields(opts.Select, doc); err != nil {
 		return b.result(nil), err

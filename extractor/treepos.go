@@ -15,9 +15,9 @@ import (
 // page's start tags once, on first need, so that a page with nothing to
 // report costs no second reading.
 type treePos struct {
-	src     []byte       // the page decoded to UTF-8, as html.Parse read it
-	doc     *html.Node   // the parsed page
-	nodes   []*html.Node // the nodes of the handles: handle -(i+1) is nodes[i]
+	src     func() []byte // the page decoded to UTF-8, as html.Parse read it (nil: none)
+	doc     *html.Node    // the parsed page
+	nodes   []*html.Node  // the nodes of the handles: handle -(i+1) is nodes[i]
 	handles map[*html.Node]int
 	found   map[*html.Node]pos // nil until the first resolve
 }
@@ -85,7 +85,7 @@ const alignWindow = 8
 func (t *treePos) align() {
 	t.found = make(map[*html.Node]pos)
 	var tags []startTag
-	z := html.NewTokenizer(bytes.NewReader(t.src))
+	z := html.NewTokenizer(bytes.NewReader(t.src()))
 	at, cr := pos{1, 1}, false
 	for {
 		tt := z.Next()
