@@ -38,7 +38,7 @@ func cmdSuggest(ctx context.Context, args []string, stdin io.Reader, stdout, std
 	if err != nil {
 		return err
 	}
-	r, name, err := openPage(path, stdin)
+	r, name, err := p.open(ctx, path, stdin, &opts)
 	if err != nil {
 		return err
 	}
