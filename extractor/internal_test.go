@@ -97,7 +97,7 @@ func TestValueCut(t *testing.T) {
 		{"abcd ef", 5, "abcd", true},
 		{"abc", 3, "abc", false},
 		{"  abc", 3, "abc", false}, // a leading space is dropped, not counted
-		{"abc ", 3, "abc", false}, // a trailing space is dropped, not counted
+		{"abc ", 3, "abc", false},  // a trailing space is dropped, not counted
 		{"abcd", 3, "abc", true},
 		{"ab é", 4, "ab", true}, // "é" does not fit after the space: cut before it, no half character
 		{"ab é", 5, "ab é", false},
