@@ -45,6 +45,7 @@ func Run(t *testing.T, open Opener) {
 		{"Prune", testPrune},
 		{"PruneErrors", testPruneErrors},
 		{"PruneAgeBoundary", testPruneAgeBoundary},
+		{"PruneKeepsLatest", testPruneKeepsLatest},
 		{"CheckHealthy", testCheckHealthy},
 		{"Registry", testRegistry},
 		{"RegistryErrors", testRegistryErrors},
