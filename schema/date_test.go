@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/dynamo-rss/dynamo/schema"
+	"github.com/dynamo-rss/dynamo/schema/schematest"
 )
 
 func TestParseDate(t *testing.T) {
@@ -52,10 +53,7 @@ func TestParseDate(t *testing.T) {
 // TestParseDateWords: dates written with words, in any of the supported
 // languages, with the times, zones and little words pages put around them.
 func TestParseDateWords(t *testing.T) {
-	rome, err := time.LoadLocation("Europe/Rome")
-	if err != nil {
-		t.Skipf("no zone database: %v", err)
-	}
+	rome := schematest.Location(t, "Europe/Rome")
 	for _, tc := range []struct{ in, want string }{
 		{"21 November 2026 14:30", "2026-11-21T14:30:00Z"},
 		{"21.11.2026, 14:30", "2026-11-21T14:30:00Z"},
@@ -109,10 +107,7 @@ func TestParseDateWords(t *testing.T) {
 }
 
 func TestDateRules(t *testing.T) {
-	rome, err := time.LoadLocation("Europe/Rome")
-	if err != nil {
-		t.Skipf("no time zone database: %v", err)
-	}
+	rome := schematest.Location(t, "Europe/Rome")
 	for _, tc := range []struct {
 		rules schema.DateRules
 		in    string
