@@ -66,6 +66,8 @@ func TestBoundsBothWays(t *testing.T) {
 		{"retention max_versions 1", "poller:\n  retention: {max_versions: 1}\n", ""},
 		{"retention max_versions -1", "poller:\n  retention: {max_versions: -1}\n", "poller.retention.max_versions"},
 		{"a resource's max_versions -1", "resources:\n  - id: a\n    url: http://x/\n    retention: {max_versions: -1}\n", "resources[0].retention.max_versions"},
+		{"retention max_age 0 (unbounded)", "poller:\n  retention: {max_age: 0s}\n", ""},
+		{"retention max_age negative", "poller:\n  retention: {max_age: -1s}\n", "poller.retention.max_age"},
 		// memory_limit: 0 (automatic) or at least 64 MiB; min_free ≥ 0.
 		{"memory_limit 64MiB", "memory_limit: 64MiB\n", ""},
 		{"memory_limit just under 64MiB", "memory_limit: 67108863\n", "memory_limit"},
