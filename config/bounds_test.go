@@ -149,3 +149,23 @@ func TestPolicyValidateBothWays(t *testing.T) {
 		})
 	}
 }
+
+// TestResolveFlatUnderSmartDefault: a flat resource under a smart default
+// with no interval polls at the default's initial estimate; a smart one
+// keeps no interval (it has none to use).
+func TestResolveFlatUnderSmartDefault(t *testing.T) {
+	cfg, err := Parse([]byte("poller:\n  policy: {kind: smart, interval: 0s, initial: 7m}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := cfg.Poller
+	if got := p.ResolvePolicy(PolicySpec{Kind: KindFlat}); got.Interval != 7*time.Minute {
+		t.Errorf("flat under a smart default: interval %v, want the initial 7m", got.Interval)
+	}
+	if got := p.ResolvePolicy(PolicySpec{Kind: KindFlat, Interval: Duration(time.Hour)}); got.Interval != time.Hour {
+		t.Errorf("flat with its own interval: %v, want 1h", got.Interval)
+	}
+	if got := p.ResolvePolicy(PolicySpec{}); got.Kind != KindSmart || got.Interval != 0 {
+		t.Errorf("smart: %+v, want no interval", got)
+	}
+}
