@@ -316,3 +316,105 @@ func TestValueLimitBoundary(t *testing.T) {
 		}
 	}
 }
+
+// TestCountLimitsBoundary: each count limit at its value keeps everything
+// and reports nothing; one more keeps the limit's worth and says so. Items
+// are tried through annotations and through selectors.
+func TestCountLimitsBoundary(t *testing.T) {
+	const n = 3
+	lim := extractor.Limits{MaxItems: n, MaxExtensions: n, MaxDepth: n, MaxDiagnostics: n}
+	annotated := func(count int, one func(i int) string) string {
+		var b strings.Builder
+		b.WriteString(chanTitle)
+		for i := 1; i <= count; i++ {
+			b.WriteString(one(i))
+		}
+		return b.String()
+	}
+	item := func(i int) string {
+		return fmt.Sprintf(`<!-- <item:title index="%d"> -->t%d<!-- </item:title> -->`, i, i)
+	}
+	ext := func(int) string {
+		return `<!-- <channel:extension uri="http://example.org/" prefix="ex" localName="x"> -->v<!-- </channel:extension> -->`
+	}
+	nested := func(count int) string {
+		open := `<!-- <channel:extension uri="http://example.org/" prefix="ex" localName="x"> -->`
+		return chanTitle + strings.Repeat(open, count) + "deep" + strings.Repeat("<!-- </channel:extension> -->", count)
+	}
+	stray := func(int) string { return "<!-- </item:title> -->" } // a warning each
+	selected := func(count int) string {
+		var b strings.Builder
+		b.WriteString("<html><head><title>T</title></head><body>")
+		for i := 1; i <= count; i++ {
+			fmt.Fprintf(&b, `<div class="i"><h3>t%d</h3></div>`, i)
+		}
+		return b.String() + "</body></html>"
+	}
+	sel, err := extractor.CompileSelectors(extractor.SelectSpec{Item: "div.i", Title: "h3"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name  string
+		src   func(count int) string
+		sel   bool
+		count func(*extractor.Result) int
+		diag  string
+	}{
+		{"items", func(c int) string { return annotated(c, item) }, false,
+			func(r *extractor.Result) int { return len(r.Document.Items) }, "more than 3 items"},
+		{"selected items", selected, true,
+			func(r *extractor.Result) int { return len(r.Document.Items) }, "3"},
+		{"extensions", func(c int) string { return annotated(c, ext) }, false,
+			func(r *extractor.Result) int { return len(r.Document.Channel.Extensions) }, "more than 3 extensions"},
+		{"depth", nested, false,
+			func(r *extractor.Result) int { return len(r.Document.Channel.Extensions) }, "nested deeper than 3"},
+		{"diagnostics", func(c int) string { return annotated(c, stray) }, false,
+			func(r *extractor.Result) int { return len(r.Diagnostics) }, "more diagnostics not reported (limit 3)"},
+	} {
+		for _, count := range []int{n, n + 1, n + 2} {
+			t.Run(fmt.Sprintf("%s/%d", tc.name, count), func(t *testing.T) {
+				opts := extractor.Options{URL: page, Limits: lim}
+				var res *extractor.Result
+				var err error
+				if tc.sel {
+					res, err = sel.Extract(strings.NewReader(tc.src(count)), opts)
+				} else {
+					res, err = extractor.Extract(strings.NewReader(tc.src(count)), opts)
+				}
+				if err != nil {
+					t.Fatalf("Extract: %v", err)
+				}
+				diags := strings.Join(diagStrings(res.Diagnostics), "\n")
+				got := tc.count(res)
+				reported := strings.Contains(diags, tc.diag)
+				if tc.name == "diagnostics" {
+					// n warnings: n reported; n+1: n, then the note of the one left out.
+					want := n
+					if count > n {
+						want = n + 1
+					}
+					if reported && !strings.Contains(diags, fmt.Sprintf("%d more diagnostics", count-n)) {
+						t.Errorf("the note miscounts what was left out (%d):\n%s", count-n, diags)
+					}
+					if got != want || reported != (count > n) {
+						t.Errorf("%d diagnostics (note %v), want %d:\n%s", got, reported, want, diags)
+					}
+					return
+				}
+				if got != n {
+					t.Errorf("%d kept, want %d", got, n)
+				}
+				if reported != (count > n) && !tc.sel {
+					t.Errorf("limit reported %v, want %v:\n%s", reported, count > n, diags)
+				}
+				if once := tc.name == "items" || tc.name == "extensions"; once && strings.Count(diags, tc.diag) > 1 {
+					t.Errorf("limit reported more than once:\n%s", diags)
+				}
+				if tc.sel && (diags != "") != (count > n) {
+					t.Errorf("diagnostics %q with %d items", diags, count)
+				}
+			})
+		}
+	}
+}
