@@ -169,3 +169,24 @@ func TestResolveFlatUnderSmartDefault(t *testing.T) {
 		t.Errorf("smart: %+v, want no interval", got)
 	}
 }
+
+// TestResolveRetentionEachField: each field of a resource's retention
+// overrides the default on its own; an unset field inherits it.
+func TestResolveRetentionEachField(t *testing.T) {
+	p := PollerConfig{Retention: RetentionConfig{MaxVersions: 100, MaxAge: Duration(720 * time.Hour)}}
+	for _, tc := range []struct {
+		r, want RetentionConfig
+	}{
+		{RetentionConfig{}, RetentionConfig{MaxVersions: 100, MaxAge: Duration(720 * time.Hour)}},
+		{RetentionConfig{MaxVersions: 1}, RetentionConfig{MaxVersions: 1, MaxAge: Duration(720 * time.Hour)}},
+		{RetentionConfig{MaxAge: Duration(time.Hour)}, RetentionConfig{MaxVersions: 100, MaxAge: Duration(time.Hour)}},
+		{RetentionConfig{MaxVersions: 500, MaxAge: Duration(time.Minute)}, RetentionConfig{MaxVersions: 500, MaxAge: Duration(time.Minute)}},
+	} {
+		if got := p.ResolveRetention(tc.r); got != tc.want {
+			t.Errorf("ResolveRetention(%+v) = %+v, want %+v", tc.r, got, tc.want)
+		}
+	}
+	if got := (PollerConfig{}).ResolveRetention(RetentionConfig{MaxAge: Duration(time.Hour)}); got != (RetentionConfig{MaxAge: Duration(time.Hour)}) {
+		t.Errorf("over an unbounded default: %+v", got)
+	}
+}
