@@ -1,11 +1,12 @@
 package poller
 
 import (
-	"github.com/dynamo-rss/dynamo/config"
 	"math"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/dynamo-rss/dynamo/config"
 )
 
 // monday is a Monday 00:00 UTC: hour of the week 0.
