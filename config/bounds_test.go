@@ -68,6 +68,13 @@ func TestBoundsBothWays(t *testing.T) {
 		{"a resource's max_versions -1", "resources:\n  - id: a\n    url: http://x/\n    retention: {max_versions: -1}\n", "resources[0].retention.max_versions"},
 		{"retention max_age 0 (unbounded)", "poller:\n  retention: {max_age: 0s}\n", ""},
 		{"retention max_age negative", "poller:\n  retention: {max_age: -1s}\n", "poller.retention.max_age"},
+		// Values with white space around them: refused, not trimmed.
+		{"an id with a trailing space", "resources:\n  - id: 'abc '\n    url: http://x/\n", "resources[0].id"},
+		{"an id with a leading space", "resources:\n  - id: ' abc'\n    url: http://x/\n", "resources[0].id"},
+		{"an id of one character", "resources:\n  - id: a\n    url: http://x/\n", ""},
+		{"an id of 128 characters", "resources:\n  - id: " + strings.Repeat("a", 128) + "\n    url: http://x/\n", ""},
+		{"an id of 129 characters", "resources:\n  - id: " + strings.Repeat("a", 129) + "\n    url: http://x/\n", "resources[0].id"},
+		{"a url with a leading space", "resources:\n  - id: a\n    url: ' http://x/'\n", "resources[0].url"},
 		// memory_limit: 0 (automatic) or at least 64 MiB; min_free ≥ 0.
 		{"memory_limit 64MiB", "memory_limit: 64MiB\n", ""},
 		{"memory_limit just under 64MiB", "memory_limit: 67108863\n", "memory_limit"},
