@@ -33,6 +33,7 @@ func Run(t *testing.T, open Opener) {
 		{"TimesExact", testTimesExact},
 		{"TimeRange", testTimeRange},
 		{"ItemIDLimit", testItemIDLimit},
+		{"ResourceIDBounds", testResourceIDBounds},
 		{"PollState", testPollState},
 		{"CanceledContext", testCanceledContext},
 		{"ResourceInfoFresh", testResourceInfoFresh},
