@@ -178,3 +178,21 @@ func TestAdvance(t *testing.T) {
 		}
 	}
 }
+
+// TestShorten: a quoted page string is kept whole up to 80 bytes and cut
+// past it, never inside a character.
+func TestShorten(t *testing.T) {
+	a79 := strings.Repeat("a", 79)
+	for _, tc := range []struct{ in, want string }{
+		{a79 + "b", a79 + "b"},
+		{a79 + "bc", a79 + "b…"},
+		{a79 + "é", a79 + "…"},   // "é" would end at byte 81
+		{a79 + " é", a79 + " …"}, // the space is the 80th byte
+		{a79[:78] + "é", a79[:78] + "é"},
+		{"", ""},
+	} {
+		if got := shorten(tc.in); got != tc.want {
+			t.Errorf("shorten(%q) = %q, want %q", tc.in, got, tc.want)
+		}
+	}
+}
