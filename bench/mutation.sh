@@ -46,8 +46,12 @@ if [ "${#pkgs[@]}" -eq 0 ]; then
   pkgs=("${core[@]}")
 fi
 
+# gremlins copies the module into its temporary directory for each run: a
+# run cut by its budget cannot clean up, so TMPDIR is one of ours, removed
+# at the end.
 gobin=$(mktemp -d)
-trap 'rm -rf "$gobin"' EXIT
+work=$(mktemp -d)
+trap 'rm -rf "$gobin" "$work"' EXIT
 echo "== go install github.com/go-gremlins/gremlins/cmd/gremlins@$gremlins_version"
 GOBIN=$gobin go install "github.com/go-gremlins/gremlins/cmd/gremlins@$gremlins_version"
 mkdir -p "$out"
@@ -84,7 +88,7 @@ for pkg in "${pkgs[@]}"; do
   start=$(date +%s)
   run=complete
   set +e
-  timeout --foreground -k 30 "$budget" nice -n 10 "$gobin/gremlins" "${args[@]}" "./$pkg" >"$log" 2>&1
+  TMPDIR=$work timeout --foreground -k 30 "$budget" nice -n 10 "$gobin/gremlins" "${args[@]}" "./$pkg" >"$log" 2>&1
   rc=$?
   set -e
   if [ "$rc" -eq 124 ] || [ "$rc" -eq 137 ]; then
