@@ -341,6 +341,8 @@ func TestLeaseBounds(t *testing.T) {
 		{"3600", time.Hour},
 		{"99999999999999", DefaultLeaseMax},
 		{"99999999999999999999", DefaultLeaseMax}, // a positive decimal integer past int64: granted the longest, not refused
+		{"099999999999999999999", DefaultLeaseMax}, // … with a leading zero too
+		{"0001", time.Minute},
 	}
 	for _, tc := range tests {
 		t.Run("lease="+tc.requested, func(t *testing.T) {
