@@ -191,6 +191,8 @@ func TestParseProblemsEdgeCases(t *testing.T) {
 	}{
 		{"anchor in a refused value", "poller:\n  timeout: &t zzz\n  max_body: *t\n",
 			[]string{"config line 2: poller.timeout: invalid duration"}},
+		{"two refused values on one line", "poller: {timeout: zzz, workers: many}\n",
+			[]string{"config line 1: poller.timeout: invalid duration", "config line 1: poller.workers"}},
 		{"more problems than are reported", manyUnknown(maxProblems + 5),
 			slices.Repeat([]string{"config line "}, maxProblems)},
 		{"as many problems as are reported", manyUnknown(maxProblems),
