@@ -340,7 +340,7 @@ func TestLeaseBounds(t *testing.T) {
 		{"1", time.Minute}, // the test hub's LeaseMin
 		{"3600", time.Hour},
 		{"99999999999999", DefaultLeaseMax},
-		{"99999999999999999999", DefaultLeaseMax}, // a positive decimal integer past int64: granted the longest, not refused
+		{"99999999999999999999", DefaultLeaseMax},  // a positive decimal integer past int64: granted the longest, not refused
 		{"099999999999999999999", DefaultLeaseMax}, // … with a leading zero too
 		{"0001", time.Minute},
 	}
