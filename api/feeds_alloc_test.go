@@ -17,6 +17,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
 	"github.com/dynamo-rss/dynamo/schema"
+	"github.com/dynamo-rss/dynamo/schema/schematest"
 	"github.com/dynamo-rss/dynamo/storage"
 )
 
@@ -255,10 +256,7 @@ func TestFeedKeyForm(t *testing.T) {
 		store.save(benchDoc("bench", fdT0.Add(time.Duration(v)*time.Hour), 2*v, 5))
 	}
 	poller := &svcPoller{now: fdNow, statuses: []ResourceStatus{{ID: "bench", Policy: "flat", Interval: 20 * time.Minute, NextPoll: fdNow.Add(time.Minute)}}}
-	paris, err := time.LoadLocation("Europe/Paris")
-	if err != nil {
-		t.Skip(err)
-	}
+	paris := schematest.Location(t, "Europe/Paris")
 	dates := schema.DateRules{Layout: "02/01/2006", Location: paris}
 	s := newFDServer(t, store, func(o *Options) {
 		o.Poller = poller

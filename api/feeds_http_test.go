@@ -799,3 +799,17 @@ func TestRenderCacheLatest(t *testing.T) {
 		t.Errorf("latestFor(other7) = %p, want its entry", e)
 	}
 }
+
+// TestIndexAtTheOldest: index at the history's length is the oldest version
+// (200), one more is beyond it (404; TestFeedErrors).
+func TestIndexAtTheOldest(t *testing.T) {
+	s := newFDServer(t, fdFixture())
+	for _, target := range []string{"/resources/news?index=3", "/resources/news?index=3&max=1"} {
+		if rec := fdDo(s, http.MethodGet, target); rec.Code != http.StatusOK {
+			t.Errorf("%s: status %d, want 200\n%s", target, rec.Code, rec.Body)
+		}
+	}
+	if rec := fdDo(s, http.MethodGet, "/resources/news?index=4"); rec.Code != http.StatusNotFound {
+		t.Errorf("index=4: status %d, want 404", rec.Code)
+	}
+}

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/dynamo-rss/dynamo/schema"
+	"github.com/dynamo-rss/dynamo/schema/schematest"
 	"github.com/dynamo-rss/dynamo/storage"
 )
 
@@ -249,10 +250,7 @@ func TestUnreadableDateNotEmitted(t *testing.T) {
 // date_format and timezone: a day-first date in the page's zone is the
 // item's date, written as W3C-DTF in UTC.
 func TestResourceDateRules(t *testing.T) {
-	rome, err := time.LoadLocation("Europe/Rome")
-	if err != nil {
-		t.Skipf("no time zone database: %v", err)
-	}
+	rome := schematest.Location(t, "Europe/Rome")
 	f := newFDStore()
 	f.save(&schema.Document{URL: "https://example.org/p.html", RSSID: "p", Timestamp: fdT0,
 		Channel: schema.Channel{Title: "P", Link: "https://example.org/p.html", Description: "d"},

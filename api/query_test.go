@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"strings"
 	"testing"
 	"time"
 
@@ -162,5 +163,63 @@ func TestXPathStopsOnContext(t *testing.T) {
 	keep, err := q.selectItems(context.Background(), items, true, 2)
 	if err != nil || len(keep) != 2 {
 		t.Errorf("selectItems = %v, %v; want the first 2", keep, err)
+	}
+}
+
+// TestParseFeedQueryBounds: index and max at their bounds and on both sides,
+// with spaces around a number (a 400, not a silent reading), and xpath at
+// its byte limit, white space counted.
+func TestParseFeedQueryBounds(t *testing.T) {
+	pad := func(n int) string { // a valid XPath of n bytes, ending in spaces
+		const e = "title"
+		return e + strings.Repeat("%20", n-len(e))
+	}
+	tests := []struct {
+		raw       string
+		canonical string // "" with param set: a 400 naming param
+		param     string
+	}{
+		{"index=1", "index=1", ""},
+		{"max=1", "max=1", ""},
+		{"index=0", "", "index"},
+		{"max=0", "", "max"},
+		{"max=00", "", "max"},
+		{"max=01", "max=1", ""},
+		{"max=-1", "", "max"},
+		{"max=+1", "", "max"},
+		{"max=%201", "", "max"},
+		{"max=1%20", "", "max"},
+		{"max=1+", "", "max"},
+		{"max=", "", "max"},
+		{"max=2147483647", "max=2147483647", ""},
+		{"max=2147483648", "max=2147483647", ""}, // past int32: the largest, still a positive integer
+		{"index=99999999999999999999", "index=2147483647", ""},
+		{"xpath=" + pad(maxXPathLen), "xpath=" + strings.ReplaceAll(pad(maxXPathLen), "%20", "+"), ""},
+		{"xpath=" + pad(maxXPathLen+1), "", "xpath"},
+		{"xpath=%20", "", "xpath"},
+		{"title=", "", "title"},
+		{"title=%20a%20", "title=+a+", ""},
+	}
+	for _, tt := range tests {
+		name := tt.raw
+		if len(name) > 40 {
+			name = name[:40]
+		}
+		t.Run(name, func(t *testing.T) {
+			q, err := parseFeedQuery(tt.raw)
+			if tt.param != "" {
+				var p *Problem
+				if !errors.As(err, &p) || p.Status != http.StatusBadRequest || p.Param != tt.param {
+					t.Fatalf("parse = %v, want a 400 naming %s", err, tt.param)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatalf("parse: %v", err)
+			}
+			if got := q.canonical(q.format); got != tt.canonical {
+				t.Errorf("canonical = %.60q, want %.60q", got, tt.canonical)
+			}
+		})
 	}
 }

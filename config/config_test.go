@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -76,6 +77,15 @@ func TestDefaultConfigIsValid(t *testing.T) {
 	cfg, err := Parse(nil)
 	if err != nil || cfg.Listen != ":8080" || cfg.Storage.Path != "./data" || !cfg.Poller.Robots || !cfg.Storage.SyncWrites {
 		t.Fatalf("empty file: %+v %v", cfg, err)
+	}
+	// The defaults docs/configuration.md gives.
+	p := d.Poller
+	if p.Workers != 8 || p.Timeout.D() != 20*time.Second || p.ConnectTimeout.D() != 5*time.Second || p.HeaderTimeout.D() != 10*time.Second ||
+		p.MaxBody != 5<<20 || p.MaxRedirects != 5 || p.PerHostInterval.D() != 10*time.Second || p.Budget.MaxInterval.D() != 48*time.Hour {
+		t.Errorf("poller defaults %+v", p)
+	}
+	if w := d.WebSub; w.LeaseDefault.D() != 240*time.Hour || w.LeaseMin.D() != time.Hour || w.LeaseMax.D() != 720*time.Hour || w.RetryFor.D() != 24*time.Hour {
+		t.Errorf("websub defaults %+v", w)
 	}
 	// A file that names storage but not sync_writes keeps synced saves.
 	cfg, err = Parse([]byte("storage:\n  path: /tmp/x\n"))
@@ -181,6 +191,12 @@ func TestParseProblemsEdgeCases(t *testing.T) {
 	}{
 		{"anchor in a refused value", "poller:\n  timeout: &t zzz\n  max_body: *t\n",
 			[]string{"config line 2: poller.timeout: invalid duration"}},
+		{"two refused values on one line", "poller: {timeout: zzz, workers: many}\n",
+			[]string{"config line 1: poller.timeout: invalid duration", "config line 1: poller.workers"}},
+		{"more problems than are reported", manyUnknown(maxProblems + 5),
+			slices.Repeat([]string{"config line "}, maxProblems)},
+		{"as many problems as are reported", manyUnknown(maxProblems),
+			slices.Repeat([]string{"config line "}, maxProblems)},
 		{"token and token_file beside an unknown key", "admin:\n  token: x\n  token_file: /y\nlisten: ':1'\nbogus: 1\n",
 			[]string{"config line 5: bogus: unknown field", "config line 2: admin: set token or token_file, not both"}},
 	} {
@@ -224,13 +240,23 @@ func TestLoadConfigTokenFile(t *testing.T) {
 	}
 }
 
+// manyUnknown is a file with n unknown keys: n problems.
+func manyUnknown(n int) string {
+	var b strings.Builder
+	for i := range n {
+		fmt.Fprintf(&b, "unknown%d: 1\n", i)
+	}
+	return b.String()
+}
+
 func TestParseSize(t *testing.T) {
-	for in, want := range map[string]Size{"5MiB": 5 << 20, "512KiB": 512 << 10, "2MB": 2e6, "100": 100, "1GiB": 1 << 30, "7B": 7} {
+	for in, want := range map[string]Size{"5MiB": 5 << 20, "512KiB": 512 << 10, "2MB": 2e6, "100": 100, "1GiB": 1 << 30, "7B": 7,
+		"4194304TiB": 1 << 62, "4611686018427387904": 1 << 62} { // the largest size, 2⁶², in any unit
 		if got, err := ParseSize(in); err != nil || got != want {
 			t.Errorf("ParseSize(%q) = %v, %v; want %v", in, got, err, want)
 		}
 	}
-	for _, in := range []string{"", "-1", "5 parsecs", "1.5MiB", "99999999999999999999TiB"} {
+	for _, in := range []string{"", "-1", "5 parsecs", "1.5MiB", "99999999999999999999TiB", "4194305TiB", "4611686018427388MB"} {
 		if _, err := ParseSize(in); err == nil {
 			t.Errorf("ParseSize(%q) accepted", in)
 		}

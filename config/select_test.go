@@ -40,6 +40,16 @@ func TestSelectValidation(t *testing.T) {
 			}
 		})
 	}
+	// A selector that does not compile is quoted in its message; a missing
+	// one is not quoted as "".
+	_, err := Parse([]byte(head + `    select: {item: "div[", title: "h3"}` + "\n"))
+	if err == nil || !strings.Contains(err.Error(), `select.item: "div[": `) {
+		t.Errorf("bad item: %v, want the selector quoted", err)
+	}
+	_, err = Parse([]byte(head + `    select: {title: "h3"}` + "\n"))
+	if err == nil || strings.Contains(err.Error(), `""`) {
+		t.Errorf("missing item: %v, want no empty selector quoted", err)
+	}
 }
 
 func TestParseResourceSelectJSON(t *testing.T) {

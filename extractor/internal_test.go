@@ -79,11 +79,34 @@ func TestTagAtom(t *testing.T) {
 	}
 }
 
+// TestValueCut: a value is cut at its limit, never past it, wherever the
+// cut falls: inside a word, right after a space (the space that would be
+// written before the next word counts), inside a multi-byte character.
 func TestValueCut(t *testing.T) {
-	v := value{limit: 5}
-	v.addText([]byte("ab  é€x"))
-	if got := v.String(); got != "ab é" || !v.cut {
-		t.Errorf("got %q cut %v, want \"ab é\" cut", got, v.cut)
+	for _, tc := range []struct {
+		in    string
+		limit int
+		want  string
+		cut   bool
+	}{
+		{"ab  é€x", 5, "ab é", true},
+		{"abc de", 5, "abc d", true},    // the space before "de" takes the fourth byte
+		{"abc  de", 6, "abc de", false}, // exactly at the limit
+		{"abc de", 4, "abc", true},      // the cut falls on the space: no room for a word after it
+		{"abc d", 4, "abc", true},
+		{"abcd ef", 5, "abcd", true},
+		{"abc", 3, "abc", false},
+		{"  abc", 3, "abc", false}, // a leading space is dropped, not counted
+		{"abc ", 3, "abc", false},  // a trailing space is dropped, not counted
+		{"abcd", 3, "abc", true},
+		{"ab é", 4, "ab", true}, // "é" does not fit after the space: cut before it, no half character
+		{"ab é", 5, "ab é", false},
+	} {
+		v := value{limit: tc.limit}
+		v.addText([]byte(tc.in))
+		if got := v.String(); got != tc.want || v.cut != tc.cut || len(got) > tc.limit {
+			t.Errorf("%q limit %d: got %q cut %v, want %q cut %v", tc.in, tc.limit, got, v.cut, tc.want, tc.cut)
+		}
 	}
 }
 
@@ -152,6 +175,24 @@ func TestAdvance(t *testing.T) {
 		}
 		if got != want {
 			t.Fatalf("advance over %q: got %v, want %v", s, got, want)
+		}
+	}
+}
+
+// TestShorten: a quoted page string is kept whole up to 80 bytes and cut
+// past it, never inside a character.
+func TestShorten(t *testing.T) {
+	a79 := strings.Repeat("a", 79)
+	for _, tc := range []struct{ in, want string }{
+		{a79 + "b", a79 + "b"},
+		{a79 + "bc", a79 + "b…"},
+		{a79 + "é", a79 + "…"},   // "é" would end at byte 81
+		{a79 + " é", a79 + " …"}, // the space is the 80th byte
+		{a79[:78] + "é", a79[:78] + "é"},
+		{"", ""},
+	} {
+		if got := shorten(tc.in); got != tc.want {
+			t.Errorf("shorten(%q) = %q, want %q", tc.in, got, tc.want)
 		}
 	}
 }

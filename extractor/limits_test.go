@@ -229,3 +229,192 @@ func TestReadError(t *testing.T) {
 		}
 	}
 }
+
+// TestValueLimitBoundary: a value exactly at MaxValueBytes is kept whole and
+// not reported; one byte more is cut to at most the limit and reported. The
+// cut is checked where it falls after a space (the space written before the
+// next word counts) and on the markup of a description, for annotations and
+// for selectors alike.
+func TestValueLimitBoundary(t *testing.T) {
+	tests := []struct {
+		name     string
+		body     string // a title's or a description's content
+		desc     bool
+		limit    int
+		want     string // the title, or the description's text
+		wantHTML string // content:encoded, for a description with markup
+		wantCut  bool
+	}{
+		{name: "title at the limit", body: "abc de", limit: 6, want: "abc de"},
+		{name: "title one over, the cut after the space", body: "abc de", limit: 5, want: "abc d", wantCut: true},
+		{name: "title one over, the cut on the space", body: "abc de", limit: 4, want: "abc", wantCut: true},
+		{name: "title with collapsed spaces at the limit", body: " abc \n\t de ", limit: 6, want: "abc de"},
+		{name: "description text at the limit", body: "abc de", desc: true, limit: 6, want: "abc de"},
+		{name: "description text one over", body: "abc de", desc: true, limit: 5, want: "abc d", wantCut: true},
+		{name: "description markup at the limit", body: "<b>ab</b> cd", desc: true, limit: 12, want: "ab cd", wantHTML: "<b>ab</b> cd"},
+		{name: "description markup one over", body: "<b>ab</b> cd", desc: true, limit: 11, want: "ab cd", wantHTML: "<b>ab</b>", wantCut: true},
+		{name: "description ending in a tag at the limit", body: "ab <br>", desc: true, limit: 7, want: "ab", wantHTML: "ab <br>"},
+		{name: "description ending in a tag one over", body: "ab <br>", desc: true, limit: 6, want: "ab", wantCut: true},
+	}
+	for _, tc := range tests {
+		for _, front := range []string{"annotations", "selectors"} {
+			t.Run(tc.name+"/"+front, func(t *testing.T) {
+				opts := extractor.Options{URL: page, Limits: extractor.Limits{MaxValueBytes: tc.limit}}
+				var res *extractor.Result
+				var err error
+				if front == "annotations" {
+					tag := "channel:title"
+					if tc.desc {
+						tag = "channel:description"
+					}
+					src := "<!-- <" + tag + "> -->" + tc.body + "<!-- </" + tag + "> -->"
+					if tc.desc {
+						src = chanTitle + src
+					}
+					res, err = extractor.Extract(strings.NewReader(src), opts)
+				} else {
+					spec := extractor.SelectSpec{Item: "div.i", Title: "h3"}
+					if tc.desc {
+						spec.Title, spec.Description = "", "p"
+					}
+					sel, cerr := extractor.CompileSelectors(spec)
+					if cerr != nil {
+						t.Fatal(cerr)
+					}
+					src := `<html><head><title>T</title></head><body><div class="i"><h3>` + tc.body + `</h3><p>` + tc.body + `</p></div></body></html>`
+					res, err = sel.Extract(strings.NewReader(src), opts)
+				}
+				if err != nil {
+					t.Fatalf("Extract: %v (%q)", err, diagStrings(res.Diagnostics))
+				}
+				var got, gotHTML string
+				switch d := res.Document; {
+				case front == "annotations" && !tc.desc:
+					got = d.Channel.Title
+				case front == "annotations":
+					got = d.Channel.Description
+					gotHTML, _ = d.Channel.Extensions.ContentEncoded()
+				case len(d.Items) != 1:
+					t.Fatalf("%d items, want 1", len(d.Items))
+				case !tc.desc:
+					got = d.Items[0].Title
+				default:
+					got = d.Items[0].Description
+					gotHTML, _ = d.Items[0].Extensions.ContentEncoded()
+				}
+				if got != tc.want || len(got) > tc.limit {
+					t.Errorf("value %q, want %q (limit %d)", got, tc.want, tc.limit)
+				}
+				if gotHTML != tc.wantHTML {
+					t.Errorf("content:encoded %q, want %q", gotHTML, tc.wantHTML)
+				}
+				cut := strings.Contains(strings.Join(diagStrings(res.Diagnostics), "\n"), fmt.Sprintf("longer than %d bytes: cut", tc.limit))
+				if cut != tc.wantCut {
+					t.Errorf("cut reported %v, want %v (diagnostics %q)", cut, tc.wantCut, diagStrings(res.Diagnostics))
+				}
+			})
+		}
+	}
+}
+
+// TestCountLimitsBoundary: each count limit at its value keeps everything
+// and reports nothing; one more keeps the limit's worth and says so. Items
+// are tried through annotations and through selectors.
+func TestCountLimitsBoundary(t *testing.T) {
+	const n = 3
+	lim := extractor.Limits{MaxItems: n, MaxExtensions: n, MaxDepth: n, MaxDiagnostics: n}
+	annotated := func(count int, one func(i int) string) string {
+		var b strings.Builder
+		b.WriteString(chanTitle)
+		for i := 1; i <= count; i++ {
+			b.WriteString(one(i))
+		}
+		return b.String()
+	}
+	item := func(i int) string {
+		return fmt.Sprintf(`<!-- <item:title index="%d"> -->t%d<!-- </item:title> -->`, i, i)
+	}
+	ext := func(int) string {
+		return `<!-- <channel:extension uri="http://example.org/" prefix="ex" localName="x"> -->v<!-- </channel:extension> -->`
+	}
+	nested := func(count int) string {
+		open := `<!-- <channel:extension uri="http://example.org/" prefix="ex" localName="x"> -->`
+		return chanTitle + strings.Repeat(open, count) + "deep" + strings.Repeat("<!-- </channel:extension> -->", count)
+	}
+	stray := func(int) string { return "<!-- </item:title> -->" } // a warning each
+	selected := func(count int) string {
+		var b strings.Builder
+		b.WriteString("<html><head><title>T</title></head><body>")
+		for i := 1; i <= count; i++ {
+			fmt.Fprintf(&b, `<div class="i"><h3>t%d</h3></div>`, i)
+		}
+		return b.String() + "</body></html>"
+	}
+	sel, err := extractor.CompileSelectors(extractor.SelectSpec{Item: "div.i", Title: "h3"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name  string
+		src   func(count int) string
+		sel   bool
+		count func(*extractor.Result) int
+		diag  string
+	}{
+		{"items", func(c int) string { return annotated(c, item) }, false,
+			func(r *extractor.Result) int { return len(r.Document.Items) }, "more than 3 items"},
+		{"selected items", selected, true,
+			func(r *extractor.Result) int { return len(r.Document.Items) }, "3"},
+		{"extensions", func(c int) string { return annotated(c, ext) }, false,
+			func(r *extractor.Result) int { return len(r.Document.Channel.Extensions) }, "more than 3 extensions"},
+		{"depth", nested, false,
+			func(r *extractor.Result) int { return len(r.Document.Channel.Extensions) }, "nested deeper than 3"},
+		{"diagnostics", func(c int) string { return annotated(c, stray) }, false,
+			func(r *extractor.Result) int { return len(r.Diagnostics) }, "more diagnostics not reported (limit 3)"},
+	} {
+		for _, count := range []int{n, n + 1, n + 2} {
+			t.Run(fmt.Sprintf("%s/%d", tc.name, count), func(t *testing.T) {
+				opts := extractor.Options{URL: page, Limits: lim}
+				var res *extractor.Result
+				var err error
+				if tc.sel {
+					res, err = sel.Extract(strings.NewReader(tc.src(count)), opts)
+				} else {
+					res, err = extractor.Extract(strings.NewReader(tc.src(count)), opts)
+				}
+				if err != nil {
+					t.Fatalf("Extract: %v", err)
+				}
+				diags := strings.Join(diagStrings(res.Diagnostics), "\n")
+				got := tc.count(res)
+				reported := strings.Contains(diags, tc.diag)
+				if tc.name == "diagnostics" {
+					// n warnings: n reported; n+1: n, then the note of the one left out.
+					want := n
+					if count > n {
+						want = n + 1
+					}
+					if reported && !strings.Contains(diags, fmt.Sprintf("%d more diagnostics", count-n)) {
+						t.Errorf("the note miscounts what was left out (%d):\n%s", count-n, diags)
+					}
+					if got != want || reported != (count > n) {
+						t.Errorf("%d diagnostics (note %v), want %d:\n%s", got, reported, want, diags)
+					}
+					return
+				}
+				if got != n {
+					t.Errorf("%d kept, want %d", got, n)
+				}
+				if reported != (count > n) && !tc.sel {
+					t.Errorf("limit reported %v, want %v:\n%s", reported, count > n, diags)
+				}
+				if once := tc.name == "items" || tc.name == "extensions"; once && strings.Count(diags, tc.diag) > 1 {
+					t.Errorf("limit reported more than once:\n%s", diags)
+				}
+				if tc.sel && (diags != "") != (count > n) {
+					t.Errorf("diagnostics %q with %d items", diags, count)
+				}
+			})
+		}
+	}
+}

@@ -464,3 +464,43 @@ func TestRelativePageURL(t *testing.T) {
 		t.Errorf("diagnostics %q", got)
 	}
 }
+
+// TestAttributeSpaces: an annotation's attribute value with white space
+// around it (id="abc ", index=" 1 ") means what it says without the spaces,
+// as a hand-written page gives them; so does a link's href.
+func TestAttributeSpaces(t *testing.T) {
+	item := func(i, attrs string) string {
+		return `<!-- <item:title index="` + i + `"` + attrs + `> -->t<!-- </item:title> -->`
+	}
+	runRules(t, []rule{
+		{name: "id with a trailing space", body: item("1", ` id="abc "`),
+			want: map[string]string{"item1.id": "abc"}},
+		{name: "id with spaces around", body: item("1", ` id="  abc	"`),
+			want: map[string]string{"item1.id": "abc"}},
+		{name: "the same id with and without a trailing space is one id",
+			body: item("1", ` id="abc"`) + `<!-- <item:link index="1" id="abc "> -->/l<!-- </item:link> -->`,
+			want: map[string]string{"item1.id": "abc", "item1.link": "https://example.org/l"}},
+		{name: "an id of spaces is empty", body: item("1", ` id="  "`),
+			want:  map[string]string{"item1.id": "text-" + sha16("t\x00")},
+			diags: []string{`2:1: warning: empty id on <item:title> ignored`}},
+		{name: "index with a trailing space", body: item("2 ", ""),
+			want: map[string]string{"items": "2", "item2.title": "t"}},
+		{name: "index with spaces around", body: item(" 3 ", "") + `<!-- <item:link index=" 3"> -->/l<!-- </item:link> -->`,
+			want: map[string]string{"items": "3", "item3.link": "https://example.org/l"}},
+		{name: "a closing annotation's index with a trailing space",
+			body: `<!-- <item:title index="4"> -->t<!-- </item:title index="4 "> -->`,
+			want: map[string]string{"items": "4", "item4.title": "t"}},
+		{name: "image attributes with spaces",
+			body: `<!-- <channel:image url=" /l.png " title=" Logo " link=" /home "/> -->`,
+			want: map[string]string{"channel.image.url": "https://example.org/l.png", "channel.image.title": "Logo", "channel.image.link": "https://example.org/home"}},
+		{name: "extension names with spaces",
+			body: `<!-- <channel:extension uri=" http://example.org/x " prefix=" ex " localName="y "> -->v<!-- </channel:extension> -->`,
+			want: map[string]string{"channel.ext.ex:y": "v"}},
+		{name: "base href with spaces around",
+			body: `<base href=" /b/ ">` + item("1", "") + `<!-- <item:link index="1"> --><a href="c">c</a><!-- </item:link> -->`,
+			want: map[string]string{"item1.link": "https://example.org/b/c"}},
+		{name: "href with a trailing space",
+			body: item("1", "") + `<!-- <item:link index="1"> --><a href="/a/b ">b</a><!-- </item:link> -->`,
+			want: map[string]string{"item1.link": "https://example.org/a/b"}},
+	})
+}

@@ -175,3 +175,31 @@ func TestCompileSelectors(t *testing.T) {
 		})
 	}
 }
+
+// TestSelectAttributeSpaces: values selected from attributes with white
+// space around them (data-id=" abc ", href=" /a/1 ", src=" /i.png ") mean
+// what they say without it, as through annotations.
+func TestSelectAttributeSpaces(t *testing.T) {
+	sel, err := extractor.CompileSelectors(extractor.SelectSpec{Item: "div.i", Title: "h3", Link: "a @href", Image: "img", ID: "@data-id"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	src := `<html><head><title>T</title></head><body><div class="i" data-id=" abc "><h3> t </h3><a href=" /a/1 ">x</a><img src=" /i.png "></div>` +
+		`<div class="i" data-id="abc	"><h3>u</h3><a href="/a/2 ">y</a></div></body></html>`
+	res, err := sel.Extract(strings.NewReader(src), extractor.Options{URL: "https://example.org/news/"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := res.Document
+	if len(d.Items) != 2 {
+		t.Fatalf("%d items, want 2 (%q)", len(d.Items), diagStrings(res.Diagnostics))
+	}
+	a, b := d.Items[0], d.Items[1]
+	if a.Title != "t" || a.Link != "https://example.org/a/1" || a.ID != "abc" || a.Image == nil || a.Image.URL != "https://example.org/i.png" {
+		t.Errorf("item 1: title %q link %q id %q image %+v", a.Title, a.Link, a.ID, a.Image)
+	}
+	// The same id once trimmed: the second is told apart as a duplicate.
+	if b.Link != "https://example.org/a/2" || b.ID != "abc-2" {
+		t.Errorf("item 2: link %q id %q, want the link trimmed and the id a duplicate of abc", b.Link, b.ID)
+	}
+}

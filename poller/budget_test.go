@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/dynamo-rss/dynamo/config"
 )
 
 // monday is a Monday 00:00 UTC: hour of the week 0.
@@ -296,5 +298,23 @@ resources:
 	e2 := newTestEngine(t, testConfig(t, yaml("budget")), store, clk)
 	if got := rate(e2); got.At.IsZero() || math.Abs(sum(&got.Posts)-sum(&learnedRate.Posts)) > 1e-3 {
 		t.Errorf("after a restart: %v postings learned, want %v", sum(&got.Posts), sum(&learnedRate.Posts))
+	}
+}
+
+// TestBudgetMaxIntervalBounds: max_interval unset takes the default, one at
+// or above the floor is kept, one below the floor is raised to it.
+func TestBudgetMaxIntervalBounds(t *testing.T) {
+	for _, tc := range []struct{ set, want time.Duration }{
+		{0, config.DefaultMaxInterval},
+		{-time.Hour, config.DefaultMaxInterval},
+		{BudgetFloor - time.Nanosecond, BudgetFloor},
+		{BudgetFloor, BudgetFloor},
+		{BudgetFloor + time.Nanosecond, BudgetFloor + time.Nanosecond},
+		{24 * time.Hour, 24 * time.Hour},
+	} {
+		b := NewBudget(BudgetSettings{PerResource: 24, MaxInterval: tc.set}, nil)
+		if got := b.Settings().MaxInterval; got != tc.want {
+			t.Errorf("max_interval %v: %v, want %v", tc.set, got, tc.want)
+		}
 	}
 }

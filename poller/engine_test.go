@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/dynamo-rss/dynamo/config"
+	"github.com/dynamo-rss/dynamo/storage"
 	"github.com/dynamo-rss/dynamo/storage/badger"
 )
 
@@ -804,4 +805,38 @@ func TestRetentionChangeWhilePolling(t *testing.T) {
 	}
 	close(stop)
 	<-done
+}
+
+// TestRetentionAppliedPerField: a resource with only max_age, or only
+// max_versions, or both, is pruned after each changed save with its
+// retention (the poller default's fields filling in); one with neither is
+// never asked to prune.
+func TestRetentionAppliedPerField(t *testing.T) {
+	for _, tc := range []struct {
+		name, retention string
+		want            storage.Retention // zero: no prune at all
+	}{
+		{"max_age only", ", retention: {max_age: 1h}", storage.Retention{MaxAge: time.Hour}},
+		{"max_versions only", ", retention: {max_versions: 3}", storage.Retention{MaxVersions: 3}},
+		{"both", ", retention: {max_versions: 3, max_age: 1h}", storage.Retention{MaxVersions: 3, MaxAge: time.Hour}},
+		{"neither", "", storage.Retention{}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			o := newOrigin(t)
+			clk := newFakeClock(t0)
+			ms := newMemStore()
+			cfg := testConfig(t, baseYAML(fmt.Sprintf("resources:\n  - {id: news, url: %q%s}\n", o.url("/news.html"), tc.retention)))
+			e := newTestEngine(t, cfg, ms, clk)
+			o.set(page("Site", "first"))
+			if st := pollAtNext(t, e, clk, "news"); st.LastOutcome != OutcomeChanged {
+				t.Fatalf("outcome %q (%s)", st.LastOutcome, st.LastError)
+			}
+			switch {
+			case tc.want == (storage.Retention{}) && len(ms.prunes) != 0:
+				t.Errorf("prunes %+v, want none", ms.prunes)
+			case tc.want != (storage.Retention{}) && (len(ms.prunes) != 1 || ms.prunes[0] != tc.want):
+				t.Errorf("prunes %+v, want one with %+v", ms.prunes, tc.want)
+			}
+		})
+	}
 }

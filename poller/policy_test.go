@@ -328,3 +328,56 @@ func TestQueue(t *testing.T) {
 		t.Fatal("Update of an absent id")
 	}
 }
+
+// TestSmartEdges: the smart policy at the edges of its state: α: auto tunes
+// from the third interval on (not the fourth); a remembered α of exactly 0
+// or 1 before that (1 is kept, 0 is "none yet"); a state with no wait yet
+// starts from τ, not from min.
+func TestSmartEdges(t *testing.T) {
+	cfg := PolicyConfig{Kind: KindSmart, AlphaAuto: true, Initial: 10 * time.Minute, Min: 2 * time.Minute, Max: 30 * time.Minute}
+	p, err := NewPolicy(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Run("tuned at three intervals", func(t *testing.T) {
+		var st PolicyState
+		p.Start(&st)
+		now := t0
+		for i, gap := range []time.Duration{0, 3 * time.Minute, 20 * time.Minute, 4 * time.Minute} {
+			now = now.Add(gap)
+			p.Observe(&st, Observation{Time: now, Changed: true, Published: now})
+			if n := len(st.Intervals); n != i {
+				t.Fatalf("after %d updates: %d intervals, want %d", i+1, n, i)
+			}
+			if i < 3 && st.Alpha != 0.5 {
+				t.Fatalf("%d intervals: α %v, want 0.5 until three", i, st.Alpha)
+			}
+		}
+		a, _ := Tune(st.Intervals)
+		if a == 0.5 {
+			t.Fatalf("Tune gives 0.5 on %v: the test needs intervals that tune elsewhere", st.Intervals)
+		}
+		if st.Alpha != a {
+			t.Errorf("three intervals %v: α %v, want the tuned %v", st.Intervals, st.Alpha, a)
+		}
+	})
+	for _, tc := range []struct {
+		remembered, want float64
+	}{{1, 1}, {0.25, 0.25}, {0, 0.5}, {1.5, 0.5}, {-0.25, 0.5}} {
+		st := PolicyState{Kind: KindSmart, Alpha: tc.remembered, Tau: 10 * time.Minute, Wait: 10 * time.Minute}
+		p.Start(&st)
+		if st.Alpha != tc.want {
+			t.Errorf("remembered α %v, no intervals: α %v, want %v", tc.remembered, st.Alpha, tc.want)
+		}
+	}
+	t.Run("no wait yet", func(t *testing.T) {
+		st := PolicyState{Kind: KindSmart, Tau: 20 * time.Minute}
+		if w := p.Start(&st); w != 20*time.Minute {
+			t.Errorf("Start with τ 20m and no wait: %v, want 20m", w)
+		}
+		st = PolicyState{Kind: KindSmart, Tau: 10 * time.Minute}
+		if w := p.Observe(&st, Observation{Time: t0}); w != 15*time.Minute {
+			t.Errorf("unchanged with τ 10m and no wait: %v, want 15m (τ × Growth)", w)
+		}
+	})
+}

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/dynamo-rss/dynamo/schema"
+	"github.com/dynamo-rss/dynamo/schema/schematest"
 )
 
 func TestParseDate(t *testing.T) {
@@ -18,11 +19,38 @@ func TestParseDate(t *testing.T) {
 		"2005-12-08 08:25":                   "2005-12-08T08:25:00Z",
 		"12/08/2005":                         "2005-08-12T00:00:00Z", // numeric dates are day first when they can be
 		"11/21/2026":                         "2026-11-21T00:00:00Z", // … and month first when they cannot
+		"05/12/2026":                         "2026-12-05T00:00:00Z", // month 12 is a month: day first
+		"12/13/2026":                         "2026-12-13T00:00:00Z", // day 12 with 13 second: month first
+		"12/12/2026":                         "2026-12-12T00:00:00Z",
+		"13/13/2026":                         "", // neither reads as a month
+		"12.13.2026":                         "2026-12-13T00:00:00Z",
+		"31.12.2026 23:59:59":                "2026-12-31T23:59:59Z", // every field at its largest
+		"01.01.2026 00:00:00":                "2026-01-01T00:00:00Z", // … and at its smallest
+		"01.12.2026 23:59:59":                "2026-12-01T23:59:59Z", // day first, where month first would read too
+		"(21.11.2026)":                       "2026-11-21T00:00:00Z", // as pages print dates beside titles
+		"[21.11.2026]":                       "2026-11-21T00:00:00Z",
+		"( 21.11.2026 ),":                    "2026-11-21T00:00:00Z",
+		"([21.11.2026])":                     "2026-11-21T00:00:00Z",
+		"(21.11.2026]":                       "",
+		"[21.11.2026)":                       "",
+		"()":                                 "",
+		"(":                                  "",
+		"12.01.2026 00:00:00":                "2026-01-12T00:00:00Z",
+		"12.01.2026":                         "2026-01-12T00:00:00Z",
+		"01.12.2026":                         "2026-12-01T00:00:00Z",
+		"02/12/2026 23:59":                   "2026-12-02T23:59:00Z",
+		"01.01.2026 24:00":                   "",
+		"21.11.2026 14:60":                   "",
+		"21.11.2026 14:30:60":                "",
+		"00.11.2026":                         "",
+		"21.00.2026":                         "",
+		"31.02.2026":                         "",
+		"11.21.2026 14:30":                   "2026-11-21T14:30:00Z",
+		"12-13-2026 14:30:05":                "2026-12-13T14:30:05Z",
 		"21.11.2026":                         "2026-11-21T00:00:00Z",
 		"21/11/2026 14:30":                   "2026-11-21T14:30:00Z",
 		"21-11-2026 14:30:05":                "2026-11-21T14:30:05Z",
 		"3.4.2026":                           "2026-04-03T00:00:00Z",
-		"31.02.2026":                         "",
 		"21.13.2026":                         "",
 		"21.11.2026 25:00":                   "",
 		"21 novembre 2026":                   "2026-11-21T00:00:00Z",
@@ -52,10 +80,7 @@ func TestParseDate(t *testing.T) {
 // TestParseDateWords: dates written with words, in any of the supported
 // languages, with the times, zones and little words pages put around them.
 func TestParseDateWords(t *testing.T) {
-	rome, err := time.LoadLocation("Europe/Rome")
-	if err != nil {
-		t.Skipf("no zone database: %v", err)
-	}
+	rome := schematest.Location(t, "Europe/Rome")
 	for _, tc := range []struct{ in, want string }{
 		{"21 November 2026 14:30", "2026-11-21T14:30:00Z"},
 		{"21.11.2026, 14:30", "2026-11-21T14:30:00Z"},
@@ -109,10 +134,7 @@ func TestParseDateWords(t *testing.T) {
 }
 
 func TestDateRules(t *testing.T) {
-	rome, err := time.LoadLocation("Europe/Rome")
-	if err != nil {
-		t.Skipf("no time zone database: %v", err)
-	}
+	rome := schematest.Location(t, "Europe/Rome")
 	for _, tc := range []struct {
 		rules schema.DateRules
 		in    string

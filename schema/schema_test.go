@@ -218,6 +218,19 @@ func TestPublished(t *testing.T) {
 	if _, ok := unreadable.Published(); ok {
 		t.Error("a date left as text is not a publication time")
 	}
+	// pubDate counts as date does; the first that reads as a date wins.
+	for _, tc := range []struct {
+		ext  schema.Extensions
+		want time.Time
+	}{
+		{schema.Extensions{{Prefix: "x", LocalName: "pubDate", Value: "2026-11-21T14:30:00Z"}}, time.Date(2026, 11, 21, 14, 30, 0, 0, time.UTC)},
+		{schema.Extensions{{Prefix: "x", LocalName: "pubDate", Value: "soon"}, {Prefix: "dc", LocalName: "date", Value: "2026-11-22"}}, time.Date(2026, 11, 22, 0, 0, 0, 0, time.UTC)},
+		{schema.Extensions{{Prefix: "x", LocalName: "modified", Value: "2026-11-23"}, {Prefix: "dc", LocalName: "date", Value: "2026-11-22"}}, time.Date(2026, 11, 22, 0, 0, 0, 0, time.UTC)},
+	} {
+		if got, ok := tc.ext.Published(); !ok || !got.Equal(tc.want) {
+			t.Errorf("Published(%v) = %v, %v; want %v", tc.ext, got, ok, tc.want)
+		}
+	}
 	if html, ok := doc.Items[0].Extensions.ContentEncoded(); !ok || !strings.HasPrefix(html, "<p>") {
 		t.Errorf("ContentEncoded = %q, %v", html, ok)
 	}

@@ -340,7 +340,9 @@ func TestLeaseBounds(t *testing.T) {
 		{"1", time.Minute}, // the test hub's LeaseMin
 		{"3600", time.Hour},
 		{"99999999999999", DefaultLeaseMax},
-		{"99999999999999999999", DefaultLeaseMax}, // a positive decimal integer past int64: granted the longest, not refused
+		{"99999999999999999999", DefaultLeaseMax},  // a positive decimal integer past int64: granted the longest, not refused
+		{"099999999999999999999", DefaultLeaseMax}, // … with a leading zero too
+		{"0001", time.Minute},
 	}
 	for _, tc := range tests {
 		t.Run("lease="+tc.requested, func(t *testing.T) {
@@ -686,5 +688,47 @@ func TestCallbackHost(t *testing.T) {
 		if got := callbackHost(tc.callback); got != tc.want {
 			t.Errorf("callbackHost(%q) = %q, want %q", tc.callback, got, tc.want)
 		}
+	}
+}
+
+// TestDeliveryStatusBounds: §7's success is a 2xx: 200 and 299 deliver,
+// 300 is a failure to retry. (Below 200 are informational answers, which
+// net/http sends before a final one: a subscriber cannot end with them.)
+func TestDeliveryStatusBounds(t *testing.T) {
+	for _, tc := range []struct {
+		code int
+		want string
+	}{
+		{200, outcomeDelivered},
+		{299, outcomeDelivered},
+		{300, outcomeRetry},
+	} {
+		t.Run(strconv.Itoa(tc.code), func(t *testing.T) {
+			th := startHub(t, nil, nil, nil, nil)
+			th.topics.set(topicNews, "a")
+			sub := newSubscriber(t)
+			subscribeOK(t, th, topicNews, sub.srv.URL)
+			sub.answerPosts(tc.code)
+			th.topics.set(topicNews, "b")
+			th.Notify("news")
+			nextDelivery(t, sub, th.clock, 0)
+			th.waitEvent(t, tc.want)
+		})
+	}
+}
+
+// TestBackoff: the wait before each retry doubles from the base up to the
+// limit, and stays there.
+func TestBackoff(t *testing.T) {
+	for n, want := range []time.Duration{1: time.Second, 2: 2 * time.Second, 3: 4 * time.Second, 4: 8 * time.Second, 5: 8 * time.Second, 9: 8 * time.Second} {
+		if want == 0 {
+			continue
+		}
+		if got := backoff(time.Second, 8*time.Second, n); got != want {
+			t.Errorf("backoff after %d failures = %v, want %v", n, got, want)
+		}
+	}
+	if got := backoff(3*time.Second, 10*time.Second, 3); got != 10*time.Second {
+		t.Errorf("backoff past a limit that is no power of two = %v, want the limit 10s", got)
 	}
 }

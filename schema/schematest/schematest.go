@@ -35,6 +35,22 @@ func Tool(t testing.TB, name string) string {
 	return ""
 }
 
+// Location loads an IANA time zone from the system's zone database, or skips
+// the test (fails it when validators are required, as in CI, which installs
+// tzdata) if the database is missing.
+func Location(t testing.TB, name string) *time.Location {
+	t.Helper()
+	loc, err := time.LoadLocation(name)
+	if err == nil {
+		return loc
+	}
+	if os.Getenv(RequireValidatorsEnv) == "1" {
+		t.Fatalf("time zone %s is required (%s=1) but not loadable (install tzdata): %v", name, RequireValidatorsEnv, err)
+	}
+	t.Skipf("no time zone database: %v (set %s=1 to make this a failure)", err, RequireValidatorsEnv)
+	return nil
+}
+
 var (
 	xsdOnce sync.Once
 	xsdPath string

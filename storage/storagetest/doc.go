@@ -23,9 +23,11 @@
 //     Index; Resource reflecting every save and prune at once.
 //   - Poll state round trip, ErrNotFound when none, poll state alone is no
 //     resource.
-//   - Prune by MaxVersions and MaxAge (never the latest; surviving items
-//     keep their first seen; items of pruned versions only leave the index)
-//     and its errors.
+//   - Prune by MaxVersions and MaxAge (never the latest, even when every
+//     version, the latest included, is older than MaxAge, with or without
+//     MaxVersions, and for a resource of one version; surviving items keep
+//     their first seen; items of pruned versions only leave the index) and
+//     its errors.
 //   - Check on a healthy store at every stage.
 //   - Registry: Registrations sorted by id, created only for a new id,
 //     Registered kept on replace, one created among concurrent first
@@ -47,7 +49,9 @@
 //     timestamps outside storage.MinTime…MaxTime (the zero time too) and
 //     registration times outside it are ErrInvalid; Prune's MaxAge keeps a
 //     version exactly that old; a zero retention is a no-op.
-//   - Limits: item ids up to storage.MaxItemIDLen bytes; record kinds and
+//   - Limits: resource ids of exactly storage.MaxIDLen bytes, and ids that
+//     differ only by spaces around them kept apart; item ids up to
+//     storage.MaxItemIDLen bytes; record kinds and
 //     keys as storage.ValidateRecordKey says, prefixes as bytes, empty
 //     values kept as empty.
 //   - Ordering: ids byte-wise (Resources, Registrations, record keys);

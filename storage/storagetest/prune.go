@@ -36,15 +36,23 @@ func testPrune(t *testing.T, open Opener) {
 		removed  int
 		versions string // seqs kept, newest first
 		items    string
+		now      time.Time // when zero, 10 minutes after T0: the latest version's time
 	}{
-		{"unbounded", storage.Retention{}, 0, "10,9,8,7,6,5,4,3,2,1", "v10,v9,late,v8,v7,v6,v5,v4,v3,v2,keep,v1,early"},
-		{"max versions 3", storage.Retention{MaxVersions: 3}, 7, "10,9,8", "v10,v9,late,v8,keep"},
-		{"max versions 8 keeps early items of v3", storage.Retention{MaxVersions: 8}, 2, "10,9,8,7,6,5,4,3", "v10,v9,late,v8,v7,v6,v5,v4,v3,keep,early"},
-		{"max versions 1", storage.Retention{MaxVersions: 1}, 9, "10", "v10,late,keep"},
-		{"max versions above count", storage.Retention{MaxVersions: 50}, 0, "10,9,8,7,6,5,4,3,2,1", "v10,v9,late,v8,v7,v6,v5,v4,v3,v2,keep,v1,early"},
-		{"max age 2m30s", storage.Retention{MaxAge: 150 * time.Second}, 7, "10,9,8", "v10,v9,late,v8,keep"},
-		{"max age keeps the newest", storage.Retention{MaxAge: time.Nanosecond}, 9, "10", "v10,late,keep"},
-		{"both: the stricter wins", storage.Retention{MaxVersions: 5, MaxAge: 150 * time.Second}, 7, "10,9,8", "v10,v9,late,v8,keep"},
+		{"unbounded", storage.Retention{}, 0, "10,9,8,7,6,5,4,3,2,1", "v10,v9,late,v8,v7,v6,v5,v4,v3,v2,keep,v1,early", time.Time{}},
+		{"max versions 3", storage.Retention{MaxVersions: 3}, 7, "10,9,8", "v10,v9,late,v8,keep", time.Time{}},
+		{"max versions 8 keeps early items of v3", storage.Retention{MaxVersions: 8}, 2, "10,9,8,7,6,5,4,3", "v10,v9,late,v8,v7,v6,v5,v4,v3,keep,early", time.Time{}},
+		{"max versions 1", storage.Retention{MaxVersions: 1}, 9, "10", "v10,late,keep", time.Time{}},
+		{"max versions above count", storage.Retention{MaxVersions: 50}, 0, "10,9,8,7,6,5,4,3,2,1", "v10,v9,late,v8,v7,v6,v5,v4,v3,v2,keep,v1,early", time.Time{}},
+		{"max age 2m30s", storage.Retention{MaxAge: 150 * time.Second}, 7, "10,9,8", "v10,v9,late,v8,keep", time.Time{}},
+		{"max age keeps the newest", storage.Retention{MaxAge: time.Nanosecond}, 9, "10", "v10,late,keep", time.Time{}},
+		{"both: the stricter wins", storage.Retention{MaxVersions: 5, MaxAge: 150 * time.Second}, 7, "10,9,8", "v10,v9,late,v8,keep", time.Time{}},
+		{"max versions at the count", storage.Retention{MaxVersions: 10}, 0, "10,9,8,7,6,5,4,3,2,1", "v10,v9,late,v8,v7,v6,v5,v4,v3,v2,keep,v1,early", time.Time{}},
+		{"max versions one under the count", storage.Retention{MaxVersions: 9}, 1, "10,9,8,7,6,5,4,3,2", "v10,v9,late,v8,v7,v6,v5,v4,v3,v2,keep,early", time.Time{}},
+		// Every version, the latest included, older than max_age: the
+		// latest is kept all the same, the feed is never emptied.
+		{"every version older than max age", storage.Retention{MaxAge: time.Minute}, 9, "10", "v10,late,keep", T0.Add(time.Hour)},
+		{"every version older than max age, with max versions", storage.Retention{MaxVersions: 5, MaxAge: time.Minute}, 9, "10", "v10,late,keep", T0.Add(time.Hour)},
+		{"every version far older than max age", storage.Retention{MaxAge: time.Nanosecond}, 9, "10", "v10,late,keep", T0.Add(100 * 365 * 24 * time.Hour)},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -54,6 +62,10 @@ func testPrune(t *testing.T, open Opener) {
 			before, err := db.Items(ctx, "news", storage.ItemQuery{})
 			if err != nil {
 				t.Fatal(err)
+			}
+			now := now
+			if !tt.now.IsZero() {
+				now = tt.now
 			}
 			n, err := db.Prune(ctx, "news", tt.r, now)
 			if err != nil {
@@ -157,5 +169,56 @@ func testPruneAgeBoundary(t *testing.T, open Opener) {
 	}
 	if vs, err := db.Versions(ctx, "news", 0, 0); err != nil || Seqs(vs) != "3,2" {
 		t.Errorf("Versions = %s, %v; want 3,2", Seqs(vs), err)
+	}
+}
+
+// testPruneKeepsLatest: retention at its extremes never empties a resource.
+// A resource whose one version is older than MaxAge, or whose every version
+// is, keeps its latest, readable as the newest with its items, and pruning
+// it again removes nothing.
+func testPruneKeepsLatest(t *testing.T, open Opener) {
+	for _, tc := range []struct {
+		name     string
+		versions int
+		r        storage.Retention
+	}{
+		{"one version older than max age", 1, storage.Retention{MaxAge: time.Minute}},
+		{"one version, max versions 1", 1, storage.Retention{MaxVersions: 1}},
+		{"one version, both", 1, storage.Retention{MaxVersions: 1, MaxAge: time.Nanosecond}},
+		{"two versions older than max age", 2, storage.Retention{MaxAge: time.Minute}},
+		{"three versions older than max age, max versions 2", 3, storage.Retention{MaxVersions: 2, MaxAge: time.Minute}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			db := open(t)
+			ctx := context.Background()
+			for i := 1; i <= tc.versions; i++ {
+				MustSave(t, db, Doc("news", i, Item(fmt.Sprint("v", i), fmt.Sprint("Only in ", i))))
+			}
+			now := T0.Add(24 * time.Hour) // every version a day old or more
+			for pass := 1; pass <= 2; pass++ {
+				want := 0
+				if pass == 1 {
+					want = tc.versions - 1
+				}
+				if n, err := db.Prune(ctx, "news", tc.r, now); n != want || err != nil {
+					t.Fatalf("Prune (pass %d) = %d, %v; want %d, nil", pass, n, err, want)
+				}
+			}
+			vs, err := db.Versions(ctx, "news", 0, 0)
+			if err != nil || Seqs(vs) != fmt.Sprint(tc.versions) {
+				t.Fatalf("Versions = %s, %v; want %d", Seqs(vs), err, tc.versions)
+			}
+			d, vi, err := db.Version(ctx, "news", 1)
+			if err != nil || vi.Seq != uint64(tc.versions) || !d.Timestamp.Equal(T0.Add(time.Duration(tc.versions)*time.Minute)) {
+				t.Fatalf("Version(1) = %+v, %+v, %v; want the latest, seq %d", d, vi, err, tc.versions)
+			}
+			if items, err := db.Items(ctx, "news", storage.ItemQuery{}); err != nil || IDs(items) != fmt.Sprint("v", tc.versions) {
+				t.Errorf("Items = %s, %v; want v%d", IDs(items), err, tc.versions)
+			}
+			if info, err := db.Resource(ctx, "news"); err != nil || info.Versions != 1 || info.LatestSeq != uint64(tc.versions) {
+				t.Errorf("Resource = %+v, %v", info, err)
+			}
+			MustCheck(t, db)
+		})
 	}
 }

@@ -427,3 +427,31 @@ func testItemIDLimit(t *testing.T, open Opener) {
 	}
 	MustCheck(t, db)
 }
+
+// testResourceIDBounds: a resource id of exactly storage.MaxIDLen bytes
+// (ASCII, or multi-byte characters filling it) is stored and read back; ids
+// that differ only by white space around them are different resources,
+// kept apart (the store takes an id as given: the config refuses spaces).
+func testResourceIDBounds(t *testing.T, open Opener) {
+	db := open(t)
+	ctx := context.Background()
+	ids := []string{
+		strings.Repeat("x", storage.MaxIDLen),
+		strings.Repeat("é", storage.MaxIDLen/2),
+		"abc", "abc ", " abc", "a b",
+	}
+	for i, id := range ids {
+		MustSave(t, db, Doc(id, i, Item(fmt.Sprint("i", i), fmt.Sprint("Title ", i))))
+	}
+	rs, err := db.Resources(ctx)
+	if err != nil || len(rs) != len(ids) {
+		t.Fatalf("Resources = %d, %v; want %d", len(rs), err, len(ids))
+	}
+	for i, id := range ids {
+		d, _, err := db.Version(ctx, id, 1)
+		if err != nil || d.RSSID != id || len(d.Items) != 1 || d.Items[0].ID != fmt.Sprint("i", i) {
+			t.Errorf("Version(%.20q…) = %+v, %v", id, d, err)
+		}
+	}
+	MustCheck(t, db)
+}
