@@ -48,23 +48,6 @@ func appendFeedPath(dst []byte, id string, seq uint64) []byte {
 	return dst
 }
 
-// link returns an absolute link to one of our feeds; it keeps an explicit
-// type= so a reader that asked for a format keeps getting it.
-func (b *builder) link(path string, params ...string) string {
-	if b.q.format != "" {
-		params = append(params, "type="+b.q.format)
-	}
-	u := b.base + path
-	for i, p := range params {
-		if i == 0 {
-			u += "?" + p
-		} else {
-			u += "&" + p
-		}
-	}
-	return u
-}
-
 // self is the absolute URL of the feed being built, in normal form.
 func (b *builder) self(path string) string {
 	q := b.q
@@ -103,7 +86,9 @@ func (b *builder) resources(ctx context.Context, infos []storage.ResourceInfo, u
 		if title == "" {
 			title = in.ID
 		}
-		cands[i] = schema.Item{Index: i + 1, ID: in.ID, Title: title, Link: b.link(resourcePath(in.ID)), Description: in.Description}
+		// The link is the resource's page for people, which a browser
+		// shows (its feeds are XML there) and which offers its feeds.
+		cands[i] = schema.Item{Index: i + 1, ID: in.ID, Title: title, Link: b.base + b.s.viewHref(in.ID), Description: in.Description}
 	}
 	keep, err := b.q.selectItems(ctx, cands, true, b.q.max)
 	if err != nil {
@@ -122,9 +107,12 @@ func (b *builder) resources(ctx context.Context, infos []storage.ResourceInfo, u
 	}
 	for _, i := range keep {
 		c := &cands[i]
+		// The id is the resource's feed, in every format: stable, and
+		// apart from the link, which people follow.
+		id := b.base + resourcePath(c.ID)
 		m.Items = append(m.Items, feedItem{
-			GUID:        c.ID,
-			ID:          tagURI(b.base, "resources", c.ID),
+			GUID:        id,
+			ID:          id,
 			Title:       c.Title,
 			Link:        c.Link,
 			Description: c.Description,

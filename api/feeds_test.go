@@ -101,8 +101,8 @@ func fdForms() []struct {
 		items        []fdWantItem
 	}{
 		{"resources", "/resources", "Dynamo resources", []fdWantItem{
-			{"Town News", "/resources/news", "news", "resources/news", t(2, 0)},
-			{"Forum", "/resources/forum", "forum", "resources/forum", t(0, -30)},
+			{"Town News", fdBase + "/view/news", fdBase + "/resources/news", fdBase + "/resources/news", t(2, 0)},
+			{"Forum", fdBase + "/view/forum", fdBase + "/resources/forum", fdBase + "/resources/forum", t(0, -30)},
 		}},
 		{"versions", "/resources/news", "Town News", []fdWantItem{
 			{"Town News (2026-03-01 12:00 UTC)", fdBase + "/resources/news/versions/3", fdBase + "/resources/news/versions/3", fdBase + "/resources/news/versions/3", t(2, 0)},

@@ -88,7 +88,7 @@ func (s *Server) getView(c echo.Context) error {
 	case err != nil:
 		return fmt.Errorf("read resource %q: %w", id, err)
 	}
-	r := homeResource{ID: id, Links: s.feedLinks(id)}
+	r := homeResource{ID: id, Links: s.feedLinks(id), History: s.historyLinks(id)}
 	if known {
 		s.fillStatus(&r, st, now)
 	}

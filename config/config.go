@@ -28,6 +28,7 @@ type Config struct {
 	Admin        AdminConfig   `yaml:"admin"`
 	Poller       PollerConfig  `yaml:"poller"`
 	Log          LogConfig     `yaml:"log"`
+	Feeds        FeedsConfig   `yaml:"feeds"`
 	Registration string        `yaml:"registration"` // RegistrationClosed (default) or RegistrationOpen
 	NodeID       string        `yaml:"node_id"`      // postgres: this node's name in leases (default host:pid)
 	// TrustedProxies are the addresses (an IP or a CIDR prefix each) of the
@@ -111,6 +112,13 @@ func (c *Config) WebSubEnabled() bool {
 		return *c.WebSub.Enabled
 	}
 	return c.PublicURL != ""
+}
+
+// FeedsConfig configures the feeds served.
+type FeedsConfig struct {
+	// SubscribeMax is the N of the items feed /resources/{rssId}?max=N that
+	// subscribe links (pages, autodiscovery, OPML) point at (default 50).
+	SubscribeMax int `yaml:"subscribe_max"`
 }
 
 // LogConfig says what is logged and how.
@@ -204,6 +212,7 @@ func Default() Config {
 		Listen:       ":8080",
 		Storage:      StorageConfig{Driver: DriverBadger, Path: "./data", SyncWrites: true, MinFree: 256 << 20},
 		Log:          LogConfig{Level: "info", Format: "text"},
+		Feeds:        FeedsConfig{SubscribeMax: 50},
 		Registration: RegistrationClosed,
 		WebSub: WebSubConfig{
 			LeaseDefault: Duration(10 * 24 * time.Hour),

@@ -56,6 +56,9 @@ func (c *Config) Validate() error {
 	default:
 		bad("$.log.format", "unknown format %q (want text or json)", c.Log.Format)
 	}
+	if n := c.Feeds.SubscribeMax; n < 1 || n > 10000 {
+		bad("$.feeds.subscribe_max", "must be between 1 and 10000, got %d", n)
+	}
 	switch c.Registration {
 	case RegistrationClosed, RegistrationOpen:
 	default:

@@ -275,6 +275,7 @@ func serve(ctx context.Context, o serveOptions) (err error) {
 		Reload:           reloader.Reload,
 		AdminToken:       cfg.Admin.Token,
 		PublicURL:        publicURL,
+		SubscribeMax:     cfg.Feeds.SubscribeMax,
 		TrustedProxies:   cfg.TrustedProxyPrefixes(),
 		HubURL:           hubURL(cfg, publicURL),
 		Logger:           log.With(slog.String("component", "api")),
