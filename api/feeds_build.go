@@ -131,22 +131,22 @@ func (b *builder) versions(ctx context.Context, info storage.ResourceInfo) (*fee
 	if len(vs) > 0 && vs[0].Seq != info.LatestSeq {
 		return nil, errHistoryMoved
 	}
+	entries, err := b.describeVersions(ctx, info, vs)
+	if err != nil {
+		return nil, err
+	}
 	// Keyword terms and xpath apply to the version items as the feed shows them.
 	cands := make([]schema.Item, len(vs))
 	for i, v := range vs {
-		title := v.Title
-		if title == "" {
-			title = info.ID
-		}
 		// The permalink is the item's link and id in every format, so a
 		// version keeps its identity when newer ones arrive.
 		permalink := b.base + versionPath(info.ID, v.Seq)
 		cands[i] = schema.Item{
 			Index:       i + 1,
 			ID:          permalink,
-			Title:       fmt.Sprintf("%s (%s)", title, v.Timestamp.UTC().Format("2006-01-02 15:04 UTC")),
+			Title:       entries[i].title,
 			Link:        permalink,
-			Description: versionDescription(v),
+			Description: entries[i].text,
 		}
 	}
 	keep, err := b.q.selectItems(ctx, cands, true, 0)
@@ -170,21 +170,11 @@ func (b *builder) versions(ctx context.Context, info storage.ResourceInfo) (*fee
 			Title:       c.Title,
 			Link:        c.Link,
 			Description: c.Description,
+			ContentHTML: entries[i].html,
 			Date:        vs[i].Timestamp.UTC(),
 		})
 	}
 	return m, nil
-}
-
-func versionDescription(v storage.VersionInfo) string {
-	items := fmt.Sprintf("%d items", v.Items)
-	if v.Items == 1 {
-		items = "1 item"
-	}
-	if v.Description == "" {
-		return items
-	}
-	return v.Description + " (" + items + ")"
 }
 
 // version builds ?index=n (and /resources/{rssId}/versions/{seq}, whose
