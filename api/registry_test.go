@@ -96,7 +96,9 @@ func TestAdminRegistry(t *testing.T) {
 	}
 	for _, tc := range []struct{ name, body, param string }{
 		{"bad url", `{"url": "ftp://x/"}`, "url"},
-		{"unknown field", `{"url": "https://x/", "colour": "red"}`, ""},
+		{"unknown field", `{"url": "https://x/", "colour": "red"}`, "colour"},
+		{"typo", `{"ulr": "https://x/"}`, "ulr"},
+		{"malformed JSON", `{"url": }`, ""},
 		{"bad policy", `{"url": "https://x/", "policy": {"kind": "eager"}}`, "policy.kind"},
 		{"bad zone", `{"url": "https://x/", "timezone": "Mars/Base"}`, "timezone"},
 		{"empty", ``, ""},
@@ -105,6 +107,16 @@ func TestAdminRegistry(t *testing.T) {
 			p := svcProblem(t, do(http.MethodPut, "/admin/resources/x1", tc.body), http.StatusBadRequest)
 			if p.Param != tc.param || p.Detail == "" {
 				t.Fatalf("problem %+v, want parameter %q", p, tc.param)
+			}
+			switch tc.name {
+			case "typo": // no knock-on error for the url it was meant to be
+				if want := "invalid resource definition: line 1, column 2: ulr: unknown field; did you mean url?"; p.Detail != want {
+					t.Errorf("detail %q, want %q", p.Detail, want)
+				}
+			case "malformed JSON":
+				if want := "invalid resource definition: line 1, column 9: malformed JSON: invalid character '}' looking for beginning of value"; p.Detail != want {
+					t.Errorf("detail %q, want %q", p.Detail, want)
+				}
 			}
 		})
 	}

@@ -138,6 +138,9 @@ func (p PollerConfig) ValidateResource(at string, r ResourceEntry) []error {
 		bad(".policy.kind", "unknown policy kind %q (want flat, smart or budget)", r.Policy.Kind)
 	case r.Weight.Set && (!(r.Weight.Value > 0) || math.IsInf(r.Weight.Value, 1)):
 		bad(".weight", "must be a positive number, got %v", r.Weight.Value)
+	case r.Policy.Kind == "" && !ValidKind(p.Policy.Kind):
+		// It inherits the default's kind, which is reported once, at
+		// poller.policy.kind, not again for every resource.
 	default:
 		if err := p.ResolveResource(r).Validate(); err != nil {
 			bad(".policy", "%w", err)
