@@ -282,7 +282,7 @@ func serve(ctx context.Context, o serveOptions) (err error) {
 		AccessLog:        cfg.Log.Access,
 		DiskSpace:        db.space,
 		DateRules:        engine.DateRules, // resolved once per resource, not per render
-		Registry:         apiRegistry{e: engine, cfg: &inForce},
+		Registry:         apiRegistry{e: engine, cfg: &inForce, stored: db},
 		Fetch:            apiFetcher{e: engine},
 		OpenRegistration: cfg.Registration == config.RegistrationOpen,
 		Registerer:       reg,
