@@ -214,6 +214,9 @@ func (s *Server) routes(add func(method, path string, h echo.HandlerFunc, mw ...
 	add(http.MethodHead, "/preview", s.getPreview)
 	add(http.MethodPost, "/preview", s.postPreview)
 
+	add(http.MethodGet, "/favicon.ico", s.getFavicon)
+	add(http.MethodHead, "/favicon.ico", s.getFavicon)
+
 	add(http.MethodGet, "/healthz", s.getHealthz)
 	add(http.MethodHead, "/healthz", s.getHealthz)
 	add(http.MethodGet, "/readyz", s.getReadyz)
