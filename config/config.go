@@ -167,6 +167,30 @@ type ResourceEntry struct {
 	// ignored by the other kinds.
 	Weight        Weight `yaml:"weight" json:"weight,omitzero"`
 	WeightReaders bool   `yaml:"weight_readers" json:"weight_readers,omitempty"`
+	// Title, when set, replaces the channel title the page gives.
+	Title string `yaml:"title" json:"title,omitempty"`
+	// Headers are sent with every request for this page to its host
+	// (cookies for a consent wall, Accept-Language). Their values are
+	// secrets of a kind: never shown back ([ResourceEntry.Redacted]) nor
+	// logged.
+	Headers map[string]string `yaml:"headers" json:"headers,omitempty"`
+}
+
+// RedactedValue replaces a header's value wherever a definition is shown.
+const RedactedValue = "(redacted)"
+
+// Redacted returns the entry as it may be shown (admin API, pages): its
+// headers' names with their values replaced by [RedactedValue].
+func (r ResourceEntry) Redacted() ResourceEntry {
+	if len(r.Headers) == 0 {
+		return r
+	}
+	h := make(map[string]string, len(r.Headers))
+	for k := range r.Headers {
+		h[k] = RedactedValue
+	}
+	r.Headers = h
+	return r
 }
 
 // Weight is a budget resource's importance: a positive number; Set tells a

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -133,11 +134,11 @@ func TestResourceJSONRoundTrip(t *testing.T) {
 	if err != nil {
 		t.Fatalf("%v\n%s", err, b)
 	}
-	if out != in {
+	if !reflect.DeepEqual(out, in) {
 		t.Fatalf("round trip:\n in %+v\nout %+v\n%s", in, out, b)
 	}
 	var viaJSON ResourceEntry
-	if err := json.Unmarshal(b, &viaJSON); err != nil || viaJSON != in {
+	if err := json.Unmarshal(b, &viaJSON); err != nil || !reflect.DeepEqual(viaJSON, in) {
 		t.Fatalf("encoding/json round trip: %+v %v", viaJSON, err)
 	}
 }
