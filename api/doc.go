@@ -117,7 +117,7 @@
 // changes. The versions feed's entries say what each version changed
 // (feeds_history.go): a title naming the change ("2 new: Budget approved;
 // Tram line 4 · 1 removed"), content listing the items with links, from
-// the same diff /view shows (diffVersions), for the newest 100 versions.
+// the same diff /view shows (diffVersions), for the newest 50 versions.
 // /resources' items link to /view/{rssId}, their id the resource's feed.
 // GET /favicon.ico serves an embedded icon, cacheable.
 //

@@ -22,7 +22,7 @@ const (
 	// maxDescribedVersions is how many of the newest versions have their
 	// changes described (each costs reading its document); older entries
 	// say only how many items they had.
-	maxDescribedVersions = 100
+	maxDescribedVersions = 50
 	// maxTitleNames is how many item titles an entry's title names per kind.
 	maxTitleNames = 3
 	// maxListedItems is how many items an entry's content lists per kind.
