@@ -21,12 +21,22 @@ import (
 // returns early on a length mismatch).
 func bearerMatches(header, token string) bool {
 	scheme, cred, ok := strings.Cut(header, " ")
-	if !ok || !strings.EqualFold(scheme, "Bearer") || cred == "" {
+	if !ok || !strings.EqualFold(scheme, "Bearer") {
 		return false
 	}
-	got := sha256.Sum256([]byte(cred))
+	return tokenMatches(cred, token)
+}
+
+// tokenMatches reports whether got is exactly the admin token, byte for
+// byte, nothing trimmed; an empty one never matches. The bearer header and
+// the login form both check with it.
+func tokenMatches(got, token string) bool {
+	if got == "" || token == "" {
+		return false
+	}
+	g := sha256.Sum256([]byte(got))
 	want := sha256.Sum256([]byte(token))
-	return subtle.ConstantTimeCompare(got[:], want[:]) == 1
+	return subtle.ConstantTimeCompare(g[:], want[:]) == 1
 }
 
 // adminOff is the 404 of every admin route while no token is configured.

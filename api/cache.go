@@ -27,14 +27,20 @@ type renderCache struct {
 	size  int64
 	ll    *list.List               // front = most recently used
 	items map[string]*list.Element // key -> *cacheEntry
+	// latest names, for each request identity (see feedRequest.ident),
+	// the entry last rendered for it: while the store cannot be reached,
+	// a feed is answered from there, as the key of its current version
+	// cannot be known. An entry evicted takes its identity with it.
+	latest map[string]*list.Element
 
 	hits, misses, evictions prometheus.Counter
 	bytes                   prometheus.Gauge
 }
 
 type cacheEntry struct {
-	key  string
-	feed *feedEntry
+	key   string
+	ident string // the request identity it was last rendered for; "" for none
+	feed  *feedEntry
 }
 
 // newRenderCache builds a cache of at most limit bytes (0: 32 MiB; negative:
@@ -44,9 +50,10 @@ func newRenderCache(limit int64, reg prometheus.Registerer) (*renderCache, error
 		limit = defaultCacheBytes
 	}
 	c := &renderCache{
-		limit: limit,
-		ll:    list.New(),
-		items: make(map[string]*list.Element),
+		limit:  limit,
+		ll:     list.New(),
+		items:  make(map[string]*list.Element),
+		latest: make(map[string]*list.Element),
 		hits: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "dynamo_feed_cache_hits_total",
 			Help: "Feed requests (feeds and their pages for browsers) answered from the render cache.",
@@ -128,15 +135,17 @@ func (c *renderCache) peek(key []byte) *feedEntry {
 // put stores feed under key, replacing the entry there, and evicts the least
 // recently used entries to stay within the bound. A body larger than an
 // eighth of the bound is not kept, so that one huge feed cannot flush
-// everything else.
-func (c *renderCache) put(key string, feed *feedEntry) {
+// everything else. With ident (a request identity), the entry becomes the
+// one [renderCache.latestFor] answers for it.
+func (c *renderCache) put(key string, feed *feedEntry, ident string) {
 	cost := int64(len(feed.body)) + int64(len(key)) + cacheEntryOverhead
 	if c.limit < 0 || cost > c.limit/8 {
 		return
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if el, ok := c.items[key]; ok {
+	el, ok := c.items[key]
+	if ok {
 		// A page rendered again because its age changed replaces the stale
 		// one, so that a key holds one entry whatever the clock does (for a
 		// feed, a concurrent render of the same key: the same bytes).
@@ -145,18 +154,37 @@ func (c *renderCache) put(key string, feed *feedEntry) {
 		ce.feed = feed
 		c.ll.MoveToFront(el)
 	} else {
-		c.items[key] = c.ll.PushFront(&cacheEntry{key: key, feed: feed})
+		el = c.ll.PushFront(&cacheEntry{key: key, feed: feed})
+		c.items[key] = el
 		c.size += cost
+	}
+	if ident != "" {
+		el.Value.(*cacheEntry).ident = ident
+		c.latest[ident] = el
 	}
 	for c.size > c.limit {
 		last := c.ll.Back()
 		e := last.Value.(*cacheEntry)
 		c.ll.Remove(last)
 		delete(c.items, e.key)
+		if c.latest[e.ident] == last {
+			delete(c.latest, e.ident)
+		}
 		c.size -= int64(len(e.feed.body)) + int64(len(e.key)) + cacheEntryOverhead
 		c.evictions.Inc()
 	}
 	c.bytes.Set(float64(c.size))
+}
+
+// latestFor returns the entry last rendered for the request identity
+// ident and still cached, or nil, without counting it.
+func (c *renderCache) latestFor(ident string) *feedEntry {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if el := c.latest[ident]; el != nil {
+		return el.Value.(*cacheEntry).feed
+	}
+	return nil
 }
 
 // len returns the number of cached feeds.

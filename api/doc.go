@@ -133,6 +133,36 @@
 // font, script or stylesheet) and work with JavaScript off. Admin answers
 // are Cache-Control: no-store.
 //
+// # Adding a feed in the browser
+//
+// With admin on, GET /login takes the admin token in a form (compared as
+// the bearer token is, [tokenMatches]) and sets a session cookie signed by
+// internal/session with a key derived from the token (HttpOnly,
+// SameSite=Strict, Secure when the request came over TLS or, through one of
+// Options.TrustedProxies, with X-Forwarded-Proto: https; 12 h, checked
+// against Options.Now at every request). Login attempts are limited per
+// client address with internal/ratelimit, wrong ones only. The session
+// opens /new and nothing else: the admin JSON routes keep wanting the
+// bearer token, so a cookie a browser sends by itself never reaches them.
+// Every form route that changes something runs checkCSRF first: a browser's
+// cross-origin request (net/http.CrossOriginProtection) or a token that is
+// not the HMAC of this browser's seed cookie and session id is a 403, and
+// the handler never runs. Pages: login.go, session.go, newfeed.go,
+// register.go, forms.go (parsing and field errors), one template each.
+//
+// POST /new fetches a page once through Options.Fetch (the poller's
+// guarded retriever) and keeps the bytes, for the session that fetched
+// them, in a cache bounded in count, bytes and time (fetched.go), under a
+// random id that the forms carry; it redirects to GET /new?fetch=id, which
+// shows the page's own feeds, its annotations as the feed they make and
+// suggest's proposals (suggest_adapter.go, the one reader of extractor's
+// suggest API), each extracted from the kept bytes. POST /new/preview
+// extracts them again with an edited block; POST /new/add registers
+// through registerDefinition, the path of PUT /admin/resources, polls with
+// Poller.PollNow (at most firstPollWait) and redirects to /view/{id}. GET
+// and POST /register are the webmasters' form for POST /resources
+// (selfRegister is the path of both).
+//
 // GET /healthz answers while the process serves; GET /readyz asks
 // Options.Ready (store reachable, poller running); GET /metrics serves
 // Options.Gatherer. The admin routes answer 404, as if absent, unless a

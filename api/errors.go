@@ -25,10 +25,11 @@ const problemContentType = "application/problem+json"
 // the helpers below); [Server.httpError] writes it as application/problem+json.
 // Err, when set, is the cause: matched by errors.Is/As, never shown to clients.
 type Problem struct {
-	Status int
-	Detail string
-	Param  string // the query parameter at fault, if any ("index", "type", …)
-	Err    error
+	Status     int
+	Detail     string
+	Param      string        // the query parameter at fault, if any ("index", "type", …)
+	RetryAfter time.Duration // > 0: the answer's Retry-After, in whole seconds rounded up
+	Err        error
 }
 
 func (p *Problem) Error() string {
@@ -92,6 +93,10 @@ func errNotImplemented(detail string) error {
 	return &Problem{Status: http.StatusNotImplemented, Detail: detail}
 }
 
+// unavailableRetry is the Retry-After of a 503 for a store that cannot be
+// reached: a database restarting is usually back within seconds.
+const unavailableRetry = 5 * time.Second
+
 // problemBody is the RFC 9457 JSON object.
 type problemBody struct {
 	Type     string `json:"type"`
@@ -118,6 +123,9 @@ func toProblem(err error) *Problem {
 		return problemf(http.StatusRequestEntityTooLarge, "the request body is larger than the limit of %d bytes", mbe.Limit)
 	case errors.As(err, &he):
 		out := &Problem{Status: he.Code, Err: err}
+		if he.Code == http.StatusServiceUnavailable { // the request's deadline passed (requestDeadline)
+			out.RetryAfter = unavailableRetry
+		}
 		if he.Code < http.StatusInternalServerError {
 			if msg, ok := he.Message.(string); ok && msg != http.StatusText(he.Code) {
 				out.Detail = msg
@@ -142,6 +150,9 @@ func toProblem(err error) *Problem {
 		return &Problem{Status: http.StatusConflict, Detail: "this resource is declared in the configuration file; change it there", Err: err}
 	case errors.As(err, &fe):
 		return badDefinition(err)
+	case errors.Is(err, storage.ErrUnavailable):
+		return &Problem{Status: http.StatusServiceUnavailable, RetryAfter: unavailableRetry,
+			Detail: "the store cannot be reached just now; try again in a few seconds", Err: err}
 	case errors.Is(err, storage.ErrGone): // before ErrNotFound, which it also matches
 		return &Problem{Status: http.StatusGone, Detail: "this resource was deleted; its feeds are gone for good", Err: err}
 	case errors.Is(err, storage.ErrNotFound):
@@ -182,6 +193,9 @@ func (s *Server) httpError(err error, c echo.Context) {
 	}
 	h.Set(echo.HeaderContentType, problemContentType)
 	h.Set("Cache-Control", "no-store")
+	if p.RetryAfter > 0 {
+		h.Set("Retry-After", strconv.Itoa(max(1, int(math.Ceil(p.RetryAfter.Seconds())))))
+	}
 	if req.Method == http.MethodHead {
 		c.Response().WriteHeader(p.Status)
 		return

@@ -288,7 +288,7 @@ func (s *Server) pageBody(c echo.Context, key string, gz bool, fr *feedRequest) 
 				return nil, err
 			}
 			e := s.newPageEntry(plain.etag[0], body, fr, plain.ageFrom, plain.age)
-			s.feeds.cache.put(key, e)
+			s.feeds.cache.put(key, e, "")
 			return e, nil
 		}
 		// The shared render must not die with the first caller's request
@@ -309,7 +309,7 @@ func (s *Server) pageBody(c echo.Context, key string, gz bool, fr *feedRequest) 
 		// m.Updated zero: the page shows no age (page.Updated.Set is false).
 		e := s.newPageEntry("W/"+key[:pageTagLen], body, fr, m.Updated, page.Updated.Relative)
 		s.feeds.seconds.WithLabelValues("html").Observe(time.Since(start).Seconds())
-		s.feeds.cache.put(key, e)
+		s.feeds.cache.put(key, e, "")
 		return e, nil
 	})
 	if err != nil {

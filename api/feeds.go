@@ -8,6 +8,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -72,6 +73,66 @@ type feedRequest struct {
 	// neither):
 	self  string // the feed's absolute URL, as its self link says
 	build func(ctx context.Context) (*feedModel, error)
+	// ident names the feed whatever the store holds (feedIdent): the
+	// render cache keeps under it the feed last rendered, which answers
+	// while the store cannot be reached (serveUnreachable).
+	ident string
+}
+
+// feedIdent is a feed's request identity: the base URL, the feed's path,
+// its canonical query and its format, without what the store says of the
+// resource (its latest version), which the cache key holds.
+func feedIdent(base, path string, q *feedQuery, format *feedFormat) string {
+	b := make([]byte, 0, len(base)+len(path)+64)
+	b = append(append(append(append(b, base...), 0), path...), 0)
+	b = append(q.appendCanonical(b, q.format), 0)
+	return string(append(b, format.name...))
+}
+
+// identFor is fr's identity for the representation in one content coding.
+func (fr *feedRequest) identFor(gz bool) string {
+	if fr.ident == "" || !gz {
+		return fr.ident
+	}
+	return fr.ident + "\x00gzip"
+}
+
+// outageMaxAge is the Cache-Control max-age of a feed answered while the
+// store cannot be reached: readers come back soon for the current one.
+const outageMaxAge = 30 * time.Second
+
+// serveUnreachable answers a feed request that failed with cause because
+// the store could not be reached (storage.ErrUnavailable): with the feed
+// last rendered for the same request identity when the render cache has it
+// (its ETag and Last-Modified, so a reader's conditional request gets its
+// 304), else with cause, which answers 503 with Retry-After. A browser's
+// page is not answered this way: its age would be wrong.
+func (s *Server) serveUnreachable(c echo.Context, fr *feedRequest, cause error) error {
+	if fr.page || fr.ident == "" {
+		return cause
+	}
+	req := c.Request()
+	gz := acceptsGzip(req.Header.Get(echo.HeaderAcceptEncoding))
+	e := s.feeds.cache.latestFor(fr.identFor(gz))
+	if e == nil && gz {
+		gz = false
+		e = s.feeds.cache.latestFor(fr.identFor(false))
+	}
+	if e == nil {
+		return cause
+	}
+	s.log.WarnContext(req.Context(), "feed answered from the render cache: store unreachable",
+		slog.String("path", req.URL.Path), slog.Any("error", cause))
+	fr.lastMod, fr.maxAge = e.lastMod, outageMaxAge
+	identity := strings.TrimSuffix(e.etag[0], `-gzip"`)
+	if gz {
+		identity += `"`
+	}
+	if notModifiedBy(req, s.now, e.lastMod, func(tag string) bool { return tag == identity || tag == gzipTag(identity) }) {
+		s.setFeedValidators(c.Response().Header(), fr, e)
+		return c.NoContent(http.StatusNotModified)
+	}
+	return s.writeFeed(c, fr, e, gz)
 }
 
 // getResources serves GET /resources: one item per resource.
@@ -86,7 +147,11 @@ func (s *Server) getResources(c echo.Context) error {
 	base := s.baseURL(c)
 	infos, err := s.opts.Store.Resources(ctx)
 	if err != nil {
-		return fmt.Errorf("list resources: %w", err)
+		err = fmt.Errorf("list resources: %w", err)
+		if errors.Is(err, storage.ErrUnavailable) {
+			return s.serveUnreachable(c, &feedRequest{format: format, page: page, ident: feedIdent(base, "/resources", &q, format)}, err)
+		}
+		return err
 	}
 	maxAge, interval := s.listFreshness()
 	key := fmt.Appendf(nil, "resources\x00%s\x00%s\x00%s\x00%d", base, format.name, q.canonical(q.format), ttlMinutes(interval))
@@ -101,7 +166,7 @@ func (s *Server) getResources(c echo.Context) error {
 		lastMod = s.started // nothing stored yet: dated like an empty feed, never 1970
 	}
 	b := &builder{s: s, base: base, q: q, format: format, interval: interval}
-	return s.serveFeed(c, key, feedRequest{
+	fr := feedRequest{
 		lastMod: lastMod,
 		maxAge:  maxAge,
 		format:  format,
@@ -110,7 +175,13 @@ func (s *Server) getResources(c echo.Context) error {
 		build: func(ctx context.Context) (*feedModel, error) {
 			return b.resources(ctx, infos, lastMod)
 		},
-	})
+		ident: feedIdent(base, "/resources", &q, format),
+	}
+	err = s.serveFeed(c, key, fr)
+	if errors.Is(err, storage.ErrUnavailable) {
+		return s.serveUnreachable(c, &fr, err)
+	}
+	return err
 }
 
 // getResource serves GET /resources/{rssId} in all its forms.
@@ -186,6 +257,9 @@ func (s *Server) serveResourceOnce(c echo.Context, seq uint64) error {
 			return errNotFound(err, "%q has no stored version yet", id)
 		}
 		return errNotFound(err, "there is no resource %q; GET /resources lists the resources", id)
+	case errors.Is(err, storage.ErrUnavailable):
+		path := string(appendFeedPath(nil, id, seq))
+		return s.serveUnreachable(c, &feedRequest{format: format, page: page, ident: feedIdent(s.baseURL(c), path, &q, format)}, fmt.Errorf("read resource %q: %w", id, err))
 	case err != nil:
 		return fmt.Errorf("read resource %q: %w", id, err)
 	}
@@ -229,13 +303,23 @@ func (s *Server) serveResourceOnce(c echo.Context, seq uint64) error {
 		return nil
 	}
 	path := string(appendFeedPath(nil, id, seq))
+	base := s.baseURL(c)
 	rf := &resourceFeed{
-		b:    builder{s: s, base: s.baseURL(c), q: q, format: format, interval: interval, path: path, seq: seq, dates: dates},
+		b:    builder{s: s, base: base, q: q, format: format, interval: interval, path: path, seq: seq, dates: dates},
 		info: info,
 	}
 	fr.self = rf.b.self(path)
 	fr.build = rf.build
-	return s.serveFeed(c, key, fr)
+	qi := q // the identity names the version by its path, as the request did
+	if seq > 0 {
+		qi.index = 0
+	}
+	fr.ident = feedIdent(base, path, &qi, format)
+	err = s.serveFeed(c, key, fr)
+	if errors.Is(err, storage.ErrUnavailable) {
+		return s.serveUnreachable(c, &fr, err)
+	}
+	return err
 }
 
 // resourceFeed builds a resource's feed: the versions, a version or the
@@ -623,7 +707,7 @@ func (s *Server) feedBody(ctx context.Context, etag string, gz bool, fr feedRequ
 				return nil, err
 			}
 			e := s.newFeedEntry(key, body, &fr)
-			s.feeds.cache.put(key, e)
+			s.feeds.cache.put(key, e, fr.identFor(true))
 			return e, nil
 		})
 		if err != nil {
@@ -648,7 +732,7 @@ func (s *Server) feedBody(ctx context.Context, etag string, gz bool, fr feedRequ
 		}
 		e := s.newFeedEntry(key, buf.Bytes(), &fr)
 		s.feeds.seconds.WithLabelValues(fr.format.name).Observe(time.Since(start).Seconds())
-		s.feeds.cache.put(key, e)
+		s.feeds.cache.put(key, e, fr.identFor(false))
 		return e, nil
 	})
 	if err != nil {

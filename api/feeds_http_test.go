@@ -422,13 +422,13 @@ func TestRenderCacheBound(t *testing.T) {
 	}
 	body := &feedEntry{body: make([]byte, 100)}
 	for i := range 8 { // exactly fills the bound
-		c.put(fmt.Sprintf("k%d", i), body)
+		c.put(fmt.Sprintf("k%d", i), body, "")
 	}
 	if c.len() != 8 {
 		t.Fatalf("%d entries, want 8", c.len())
 	}
 	c.get("k0", nil) // k0 becomes the most recently used; k1 the least
-	c.put("k8", body)
+	c.put("k8", body, "")
 	if c.size > c.limit {
 		t.Errorf("size %d over limit %d", c.size, c.limit)
 	}
@@ -438,7 +438,7 @@ func TestRenderCacheBound(t *testing.T) {
 	if _, ok := c.get("k1", nil); ok {
 		t.Errorf("an old entry survived past the bound")
 	}
-	c.put("huge", &feedEntry{body: make([]byte, c.limit)})
+	c.put("huge", &feedEntry{body: make([]byte, c.limit)}, "")
 	if _, ok := c.get("huge", nil); ok {
 		t.Errorf("an entry over an eighth of the bound was kept")
 	}
@@ -446,7 +446,7 @@ func TestRenderCacheBound(t *testing.T) {
 	// its size counted instead of the old one's.
 	n, size := c.len(), c.size
 	again := &feedEntry{body: make([]byte, 60)}
-	c.put("k0", again)
+	c.put("k0", again, "")
 	if e, ok := c.get("k0", nil); !ok || e != again {
 		t.Errorf("the entry put again under k0 is not the one answered")
 	}
@@ -770,5 +770,33 @@ func TestHeadPagesAsGet(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// TestRenderCacheLatest: the entry last put for a request identity is the
+// one latestFor answers, until it is evicted.
+func TestRenderCacheLatest(t *testing.T) {
+	c, err := newRenderCache(8*(100+cacheEntryOverhead+2), nil) // 8 entries of 2-byte keys
+	if err != nil {
+		t.Fatal(err)
+	}
+	v1, v2 := &feedEntry{body: make([]byte, 100)}, &feedEntry{body: make([]byte, 100)}
+	c.put("k1", v1, "feed")
+	c.put("k2", v2, "feed") // a newer version of the same feed
+	c.put("k3", v1, "")     // no identity: names nothing
+	if e := c.latestFor("feed"); e != v2 {
+		t.Fatalf("latestFor = %p, want the last one put (%p)", e, v2)
+	}
+	if e := c.latestFor(""); e != nil {
+		t.Fatalf("latestFor(\"\") = %p, want nil", e)
+	}
+	for i := range 8 { // evicts k1, k2, k3 and more
+		c.put(fmt.Sprint("o", i), v1, fmt.Sprint("other", i))
+	}
+	if e := c.latestFor("feed"); e != nil {
+		t.Errorf("latestFor answers an evicted entry")
+	}
+	if e := c.latestFor("other7"); e != v1 {
+		t.Errorf("latestFor(other7) = %p, want its entry", e)
 	}
 }

@@ -20,14 +20,32 @@ func TestHealth(t *testing.T) {
 		{"readyz without hook", nil, "/readyz", http.StatusOK},
 		{"readyz ready", func(context.Context) error { return nil }, "/readyz", http.StatusOK},
 		{"readyz not ready", func(context.Context) error { return errors.New("store: badger closed") }, "/readyz", http.StatusServiceUnavailable},
+		{"readyz store unreachable", func(context.Context) error {
+			return &NotReady{Reason: "store unreachable", Err: errors.New(`failed to connect to host=db.internal user=dynamo database=feeds: dial tcp 10.0.0.7:5432: connect: connection refused (SQLSTATE 08006)`)}
+		}, "/readyz", http.StatusServiceUnavailable},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			s := newSvcServer(t, Options{Ready: tc.ready})
 			rec := svcDo(s, http.MethodGet, tc.path, nil)
 			if tc.status != http.StatusOK {
+				// A short reason, never the cause: it may name hosts,
+				// users, databases (the log has it).
 				p := svcProblem(t, rec, tc.status)
-				if !strings.Contains(p.Detail, "badger closed") {
-					t.Errorf("detail %q does not say why", p.Detail)
+				var nr *NotReady
+				want := "not ready"
+				if errors.As(tc.ready(t.Context()), &nr) {
+					want = nr.Reason
+				}
+				if p.Detail != want {
+					t.Errorf("detail %q, want %q", p.Detail, want)
+				}
+				for _, secret := range []string{"badger", "db.internal", "dynamo", "10.0.0.7", "5432", "SQLSTATE", "feeds"} {
+					if strings.Contains(rec.Body.String(), secret) {
+						t.Errorf("the answer %s shows %q of the cause", rec.Body, secret)
+					}
+				}
+				if rec.Header().Get("Retry-After") == "" {
+					t.Error("503 without Retry-After")
 				}
 				return
 			}

@@ -28,12 +28,13 @@ func parsePages() (map[string]*template.Template, error) {
 	base, err := template.New("layout").Funcs(template.FuncMap{
 		"duration": humanDuration,
 		"bytes":    humanBytes,
-	}).ParseFS(templateFS, "templates/layout.html")
+		"args":     candidateArgs,
+	}).ParseFS(templateFS, "templates/layout.html", "templates/formparts.html")
 	if err != nil {
 		return nil, err
 	}
 	pages := map[string]*template.Template{}
-	for _, name := range []string{"home.html", "preview.html", "view.html", "feed.html"} {
+	for _, name := range []string{"home.html", "preview.html", "view.html", "feed.html", "login.html", "new.html", "offer.html", "register.html", "notice.html"} {
 		t, err := base.Clone()
 		if err != nil {
 			return nil, err
@@ -109,6 +110,7 @@ type homePage struct {
 	Base      string // this server's base URL, for the examples of an empty page
 	Admin     bool   // admin routes are on (the empty page shows PUT /admin/resources)
 	Open      bool   // self-registration is on
+	LoggedIn  bool   // the admin's browser session: links to /new
 }
 
 // DiskSpace is the store's free-space state (see storage.min_free).
@@ -376,6 +378,7 @@ func (s *Server) getHome(c echo.Context) error {
 	}
 	page.Admin = *s.token.Load() != ""
 	page.Open = s.opts.OpenRegistration
+	page.LoggedIn = page.Admin && s.loggedIn(c)
 	c.Response().Header().Set(echo.HeaderCacheControl, "no-cache")
 	return s.renderPage(c, http.StatusOK, "home.html", page)
 }

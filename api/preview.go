@@ -2,6 +2,7 @@ package api
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -10,6 +11,7 @@ import (
 	"mime/multipart"
 	"net/http"
 	"net/url"
+	"slices"
 	"unicode/utf8"
 
 	"github.com/labstack/echo/v4"
@@ -227,6 +229,9 @@ func (s *Server) postPreview(c echo.Context) error {
 		ContentType: in.contentType,
 		Timestamp:   s.now().UTC(),
 		Select:      sel, // nil: the page's annotations
+		// How each date reads, as info lines: relative and field-format
+		// dates are stored as the time they mean, others as written.
+		ExplainDates: true,
 	})
 	out := previewResult{Diagnostics: []previewDiagnostic{}}
 	code := http.StatusOK
@@ -244,6 +249,10 @@ func (s *Server) postPreview(c echo.Context) error {
 		for _, d := range res.Diagnostics {
 			out.Diagnostics = append(out.Diagnostics, previewDiagnostic{Line: d.Line, Col: d.Col, Severity: severityName(d.Severity), Message: d.Message})
 		}
+		for _, d := range res.Dates {
+			out.Diagnostics = append(out.Diagnostics, previewDiagnostic{Line: d.Line, Col: d.Col, Severity: "info", Message: d.Message()})
+		}
+		slices.SortStableFunc(out.Diagnostics, func(a, b previewDiagnostic) int { return cmp.Or(a.Line-b.Line, a.Col-b.Col) })
 		if res.Document != nil {
 			xml, merr := schema.Marshal(res.Document)
 			if merr != nil {

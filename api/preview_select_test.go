@@ -6,6 +6,7 @@ import (
 	"net/url"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/dynamo-rss/dynamo/schema"
 )
@@ -39,18 +40,7 @@ func TestPreviewSelect(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			rec := svcDo(s, http.MethodPost, tt.path, strings.NewReader(tt.body), "Content-Type", tt.ct, "Accept", "application/json")
-			if rec.Code != http.StatusOK {
-				t.Fatalf("status %d: %s", rec.Code, rec.Body)
-			}
-			var got previewResult
-			if err := json.Unmarshal(rec.Body.Bytes(), &got); err != nil {
-				t.Fatal(err)
-			}
-			doc, err := schema.Unmarshal([]byte(got.Document))
-			if err != nil {
-				t.Fatalf("%v\n%s", err, rec.Body)
-			}
+			got, doc := previewOK(t, svcDo(s, http.MethodPost, tt.path, strings.NewReader(tt.body), "Content-Type", tt.ct, "Accept", "application/json"))
 			if doc.Channel.Title != "Town hall" || len(doc.Items) != 2 || doc.Items[0].Link != "https://example.org/n/1.html" ||
 				doc.Items[1].Title != "Bridge closed" {
 				t.Fatalf("document %+v", doc)
@@ -71,4 +61,45 @@ func TestPreviewSelect(t *testing.T) {
 	if rec.Code != http.StatusUnprocessableEntity || !strings.Contains(rec.Body.String(), `matched nothing`) {
 		t.Fatalf("no items: status %d: %s", rec.Code, rec.Body)
 	}
+}
+
+// TestPreviewFieldMappingsAndDates: /preview runs field mappings as the
+// poller does, reads relative dates against the preview's time, and says
+// how each date reads (info lines among the diagnostics).
+func TestPreviewFieldMappingsAndDates(t *testing.T) {
+	now := time.Date(2026, 11, 27, 18, 30, 0, 0, time.UTC)
+	s := newSvcServer(t, Options{Now: func() time.Time { return now }})
+	page := "<html><head><title>News</title></head><body>\n<ul>\n" +
+		`<li><a href="/a">A</a> <span>Posted 2 hours ago by the desk</span></li>` + "\n" +
+		`<li><a href="/b">B</a> <span>Posted 21.11.2026 by the desk</span></li>` + "\n</ul></body></html>"
+	body, _ := json.Marshal(map[string]any{"page": page, "url": "https://example.org/news/",
+		"select": map[string]any{"item": "li", "title": "a", "date": map[string]any{"select": []string{"em", "span"}, "pattern": `Posted (.+) by`}}})
+	got, doc := previewOK(t, svcDo(s, http.MethodPost, "/preview", strings.NewReader(string(body)), "Content-Type", "application/json", "Accept", "application/json"))
+	d0, _ := doc.Items[0].Extensions.Lookup(schema.DCNamespace, "date")
+	d1, _ := doc.Items[1].Extensions.Lookup(schema.DCNamespace, "date")
+	if want := "2026-11-27T16:30:00Z"; d0 != want || d1 != "21.11.2026" {
+		t.Fatalf("dates %q, %q; want %q (2 hours before the preview) and the text the pattern kept", d0, d1, want)
+	}
+	if len(got.Diagnostics) != 2 || got.Diagnostics[0].Severity != "info" || got.Diagnostics[0].Line != 3 ||
+		!strings.Contains(got.Diagnostics[0].Message, `date "2 hours ago" reads as`) ||
+		!strings.Contains(got.Diagnostics[1].Message, `date "21.11.2026" reads as 2026-11-21T00:00:00Z (day-first dotted, UTC)`) {
+		t.Fatalf("diagnostics %+v", got.Diagnostics)
+	}
+}
+
+// previewOK reads a 200 answer of POST /preview: its JSON and its document.
+func previewOK(t *testing.T, rec *httpRecorder) (previewResult, *schema.Document) {
+	t.Helper()
+	if rec.Code != http.StatusOK {
+		t.Fatalf("status %d: %s", rec.Code, rec.Body)
+	}
+	var got previewResult
+	if err := json.Unmarshal(rec.Body.Bytes(), &got); err != nil {
+		t.Fatal(err)
+	}
+	doc, err := schema.Unmarshal([]byte(got.Document))
+	if err != nil {
+		t.Fatalf("%v\n%s", err, rec.Body)
+	}
+	return got, doc
 }

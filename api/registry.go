@@ -128,13 +128,9 @@ func (s *Server) putAdminResource(c echo.Context) error {
 	if len(bytes.TrimSpace(body)) == 0 {
 		return problemf(http.StatusBadRequest, "the body must be a JSON resource definition, e.g. {\"url\": \"https://example.org/news.html\", \"policy\": {\"kind\": \"smart\"}}")
 	}
-	entry, err := config.ParseResource(body, id, reg.PollerConfig())
+	entry, created, err := registerDefinition(c.Request().Context(), reg, id, body)
 	if err != nil {
-		return badDefinition(err)
-	}
-	created, err := reg.Register(c.Request().Context(), entry)
-	if err != nil {
-		return err // errors.go maps ErrDeclaredInFile (409), config errors (400), storage.ErrNotFound (404)
+		return err
 	}
 	code := http.StatusOK
 	if created {
@@ -145,6 +141,20 @@ func (s *Server) putAdminResource(c echo.Context) error {
 		return c.JSON(code, s.definitionJSON(d))
 	}
 	return c.JSON(code, definitionJSON{ID: id, Source: "api", Resource: entry.Redacted(), Feed: s.feedURL(id)})
+}
+
+// registerDefinition validates a resource definition (JSON or YAML) as the
+// configuration file's resources are validated and registers it: the one
+// path of PUT /admin/resources and of the browser's /new. Its errors are a
+// *Problem 400 naming the field, or the registry's (errors.go maps
+// ErrDeclaredInFile to 409, storage.ErrNotFound to 404).
+func registerDefinition(ctx context.Context, reg Registry, id string, body []byte) (config.ResourceEntry, bool, error) {
+	entry, err := config.ParseResource(body, id, reg.PollerConfig())
+	if err != nil {
+		return entry, false, badDefinition(err)
+	}
+	created, err := reg.Register(ctx, entry)
+	return entry, created, err
 }
 
 // deleteAdminResource unregisters a resource: 204, 404, or 409 for the file's.
@@ -184,24 +194,82 @@ type selfRegistration struct {
 // they annotated; dynamo fetches it once and registers it only when it is
 // annotated (the annotations are the webmaster's consent).
 func (s *Server) postResources(c echo.Context) error {
-	if !s.opts.OpenRegistration || s.opts.Registry == nil || s.opts.Fetch == nil {
-		return problemf(http.StatusForbidden, "self-registration is off on this server; its operator can turn it on with registration: open")
+	if err := s.registrationOpen(); err != nil {
+		return err
 	}
 	var in selfRegistration
 	if err := c.Bind(&in); err != nil {
 		return problemf(http.StatusBadRequest, "the body must be a form or JSON with url (and optionally id): %v", bindCause(err))
 	}
+	out, err := s.selfRegister(c.Request().Context(), c.RealIP(), in)
+	var limited *rateLimited
+	var refused *notAnnotated
+	switch {
+	case errors.As(err, &limited):
+		return tooManyRequests(c, limited.wait, "too many registrations from your address; try again in %v", limited.wait.Round(time.Second))
+	case errors.As(err, &refused):
+		res := previewResult{Type: "about:blank", Title: http.StatusText(http.StatusUnprocessableEntity), Status: http.StatusUnprocessableEntity,
+			Detail: notAnnotatedDetail, Diagnostics: refused.diagnostics}
+		body, merr := json.Marshal(res)
+		if merr != nil {
+			return fmt.Errorf("encode registration problem: %w", merr)
+		}
+		return c.Blob(http.StatusUnprocessableEntity, problemContentType, body)
+	case err != nil:
+		return err
+	}
+	c.Response().Header().Set(echo.HeaderLocation, out.def.Feed)
+	if out.created {
+		return c.JSON(http.StatusCreated, out.def)
+	}
+	return c.JSON(http.StatusOK, out.def)
+}
+
+// registrationOpen is nil when webmasters may register pages, else the 403
+// that says how to allow it.
+func (s *Server) registrationOpen() error {
+	if !s.opts.OpenRegistration || s.opts.Registry == nil || s.opts.Fetch == nil {
+		return problemf(http.StatusForbidden, "self-registration is off on this server; its operator can turn it on with registration: open")
+	}
+	return nil
+}
+
+// notAnnotatedDetail is why a page that is not annotated was refused.
+const notAnnotatedDetail = "the page is not annotated (it has no channel:title annotation), so it was not registered; see the diagnostics and the annotation guide"
+
+// rateLimited is selfRegister's error past the per-client limit.
+type rateLimited struct{ wait time.Duration }
+
+func (e *rateLimited) Error() string { return fmt.Sprintf("rate limited for %v", e.wait) }
+
+// notAnnotated is selfRegister's error for a page without annotations: the
+// extractor's diagnostics say why.
+type notAnnotated struct{ diagnostics []previewDiagnostic }
+
+func (e *notAnnotated) Error() string { return "page not annotated" }
+
+// selfRegistered is a registration that succeeded (created) or found the
+// URL already registered.
+type selfRegistered struct {
+	def     definitionJSON
+	created bool
+}
+
+// selfRegister registers an annotated page for a client: the path of POST
+// /resources and of the /register form. Its errors are a *Problem, a
+// *rateLimited or a *notAnnotated.
+func (s *Server) selfRegister(ctx context.Context, client string, in selfRegistration) (selfRegistered, error) {
 	in.URL = strings.TrimSpace(in.URL)
 	u, err := url.Parse(in.URL)
 	if in.URL == "" || err != nil || !u.IsAbs() || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		p := problemf(http.StatusBadRequest, "url must be the absolute http(s) URL of an annotated page, got %q", in.URL)
 		p.Param = "url"
-		return p
+		return selfRegistered{}, p
 	}
 	if in.ID != "" && !config.ValidID(in.ID) {
 		p := problemf(http.StatusBadRequest, "id %q is not valid: letters, digits, '.', '_', '-', at most 128, starting with a letter or digit", in.ID)
 		p.Param = "id"
-		return p
+		return selfRegistered{}, p
 	}
 	reg := s.opts.Registry
 	defs := reg.Definitions()
@@ -211,13 +279,12 @@ func (s *Server) postResources(c echo.Context) error {
 		if d.Resource.URL == in.URL {
 			// A public answer: the feed, not the definition's poll state
 			// and errors (those are behind the admin token).
-			c.Response().Header().Set(echo.HeaderLocation, s.feedURL(d.Resource.ID))
-			return c.JSON(http.StatusOK, definitionJSON{ID: d.Resource.ID, Source: d.Source, Polled: d.Polled,
-				Resource: config.ResourceEntry{ID: d.Resource.ID, URL: d.Resource.URL}, Feed: s.feedURL(d.Resource.ID)})
+			return selfRegistered{def: definitionJSON{ID: d.Resource.ID, Source: d.Source, Polled: d.Polled,
+				Resource: config.ResourceEntry{ID: d.Resource.ID, URL: d.Resource.URL}, Feed: s.feedURL(d.Resource.ID)}}, nil
 		}
 	}
-	if ok, wait, _ := s.limiter.Take(c.RealIP(), s.now()); !ok {
-		return tooManyRequests(c, wait, "too many registrations from your address; try again in %v", wait.Round(time.Second))
+	if ok, wait, _ := s.limiter.Take(client, s.now()); !ok {
+		return selfRegistered{}, &rateLimited{wait: wait}
 	}
 	taken := func(id string) (string, bool) {
 		for _, d := range defs {
@@ -230,48 +297,42 @@ func (s *Server) postResources(c echo.Context) error {
 	id := in.ID
 	if id != "" {
 		if other, ok := taken(id); ok {
-			return problemf(http.StatusConflict, "the id %q is taken by another page (%s); choose another id", id, other)
+			p := problemf(http.StatusConflict, "the id %q is taken by another page (%s); choose another id", id, other)
+			p.Param = "id"
+			return selfRegistered{}, p
 		}
 	}
-	ctx := c.Request().Context()
 	page, err := s.opts.Fetch.FetchPage(ctx, in.URL)
 	if err != nil {
-		return &Problem{Status: http.StatusUnprocessableEntity, Detail: fmt.Sprintf("the page could not be fetched, so it was not registered: %v", err), Err: err}
+		return selfRegistered{}, &Problem{Status: http.StatusUnprocessableEntity, Detail: fmt.Sprintf("the page could not be fetched, so it was not registered: %v", err), Err: err}
 	}
 	res, err := extractor.Extract(bytes.NewReader(page.Body), extractor.Options{URL: page.URL, RSSID: "registration", ContentType: page.ContentType, Timestamp: s.now().UTC()})
 	if errors.Is(err, extractor.ErrNotAnnotated) || (err == nil && (res == nil || res.Document == nil)) {
-		out := previewResult{Type: "about:blank", Title: http.StatusText(http.StatusUnprocessableEntity), Status: http.StatusUnprocessableEntity,
-			Detail:      "the page is not annotated (it has no channel:title annotation), so it was not registered; see the diagnostics and the annotation guide",
-			Diagnostics: []previewDiagnostic{}}
+		refused := &notAnnotated{diagnostics: []previewDiagnostic{}}
 		if res != nil {
 			for _, d := range res.Diagnostics {
-				out.Diagnostics = append(out.Diagnostics, previewDiagnostic{Line: d.Line, Col: d.Col, Severity: severityName(d.Severity), Message: d.Message})
+				refused.diagnostics = append(refused.diagnostics, previewDiagnostic{Line: d.Line, Col: d.Col, Severity: severityName(d.Severity), Message: d.Message})
 			}
 		}
-		body, merr := json.Marshal(out)
-		if merr != nil {
-			return fmt.Errorf("encode registration problem: %w", merr)
-		}
-		return c.Blob(http.StatusUnprocessableEntity, problemContentType, body)
+		return selfRegistered{}, refused
 	}
 	if err != nil {
-		return fmt.Errorf("extract %s: %w", in.URL, err)
+		return selfRegistered{}, fmt.Errorf("extract %s: %w", in.URL, err)
 	}
 	if id == "" {
 		id = deriveID(u, func(id string) bool { _, ok := taken(id); return ok })
 	}
 	entry, err := config.ParseResource(mustJSON(map[string]string{"url": in.URL}), id, reg.PollerConfig())
 	if err != nil {
-		return badDefinition(err)
+		return selfRegistered{}, badDefinition(err)
 	}
 	if _, err := reg.Register(ctx, entry); err != nil {
-		return err // errors.go maps ErrDeclaredInFile (409), config errors (400), storage.ErrNotFound (404)
+		return selfRegistered{}, err // errors.go maps ErrDeclaredInFile (409), config errors (400), storage.ErrNotFound (404)
 	}
-	c.Response().Header().Set(echo.HeaderLocation, s.feedURL(id))
 	if d, ok := reg.Definition(id); ok {
-		return c.JSON(http.StatusCreated, s.definitionJSON(d))
+		return selfRegistered{def: s.definitionJSON(d), created: true}, nil
 	}
-	return c.JSON(http.StatusCreated, definitionJSON{ID: id, Source: "api", Resource: entry, Feed: s.feedURL(id)})
+	return selfRegistered{def: definitionJSON{ID: id, Source: "api", Resource: entry, Feed: s.feedURL(id)}, created: true}, nil
 }
 
 // bindCause is what went wrong in echo's Bind, without its HTTP error's

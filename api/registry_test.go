@@ -93,6 +93,10 @@ func TestAdminRegistry(t *testing.T) {
 	if err := json.Unmarshal(rec.Body.Bytes(), &got); err != nil || got.ID != "news" || got.Source != "api" || got.Resource.Policy.Kind != "flat" {
 		t.Fatalf("PUT answer %+v %v", got, err)
 	}
+	mapped := `{"url": "https://example.org/news2.html", "select": {"item": "li", "title": {"select": ["h2", "a"]}, "date": {"select": "span", "pattern": "Posted (.+) by", "format": "02/01/06"}}}`
+	if rec := do(http.MethodPut, "/admin/resources/news", mapped); rec.Code != http.StatusOK || !strings.Contains(rec.Body.String(), `"date":{"select":"span","pattern":"Posted (.+) by","format":"02/01/06"}`) {
+		t.Fatalf("PUT with field mappings: %d %s", rec.Code, rec.Body)
+	}
 	if rec := do(http.MethodPut, "/admin/resources/news", `{"url": "https://example.org/news2.html"}`); rec.Code != http.StatusOK {
 		t.Fatalf("PUT replace: %d %s", rec.Code, rec.Body)
 	}
@@ -103,6 +107,9 @@ func TestAdminRegistry(t *testing.T) {
 		{"malformed JSON", `{"url": }`, ""},
 		{"bad policy", `{"url": "https://x/", "policy": {"kind": "eager"}}`, "policy.kind"},
 		{"bad zone", `{"url": "https://x/", "timezone": "Mars/Base"}`, "timezone"},
+		{"bad pattern", `{"url": "https://x/", "select": {"item": "li", "date": {"select": "span", "pattern": "Posted ("}}}`, "select.date.pattern"},
+		{"bad format", `{"url": "https://x/", "select": {"item": "li", "date": {"select": "span", "format": "dd/mm/yy"}}}`, "select.date.format"},
+		{"bad list", `{"url": "https://x/", "select": {"item": "li", "title": {"select": ["h2", "h3 >"]}}}`, "select.title.select[1]"},
 		{"empty", ``, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

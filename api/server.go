@@ -12,6 +12,7 @@ import (
 	"net"
 	"net/http"
 	"net/netip"
+	"net/url"
 	"sync/atomic"
 	"time"
 
@@ -19,6 +20,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/dynamo-rss/dynamo/internal/ratelimit"
+	"github.com/dynamo-rss/dynamo/internal/session"
 	"github.com/dynamo-rss/dynamo/schema"
 )
 
@@ -116,6 +118,13 @@ type Server struct {
 	subLim  *ratelimit.Keyed              // POST /websub per client
 	readers *readers                      // distinct clients per resource, for weight_readers
 	people  *people                       // what the pages for people share (view.go, feedpage.go)
+	// The pages that add feeds (login.go, newfeed.go, register.go): the
+	// session codec (nil while admin is off), login attempts per client,
+	// the browsers' cross-origin check and the pages /new fetched.
+	sessions    atomic.Pointer[session.Codec]
+	loginLim    *ratelimit.Keyed
+	crossOrigin *http.CrossOriginProtection
+	fetched     fetchedPages
 	// chain is the middleware every request goes through, outermost first
 	// (middleware.go); handlers holds the routes registered with handle,
 	// chain and route middleware applied. Both are fixed once New returns.
@@ -164,6 +173,14 @@ func New(opts Options) (*Server, error) {
 	}
 	s.limiter = ratelimit.New(every, 5)
 	s.subLim = ratelimit.New(webSubEvery, webSubBurst)
+	s.loginLim = ratelimit.New(loginEvery, loginBurst)
+	s.crossOrigin = http.NewCrossOriginProtection()
+	if o, err := url.Parse(opts.PublicURL); err == nil && o.Scheme != "" && o.Host != "" {
+		// Behind a proxy that rewrites Host, the public origin is ours too.
+		if err := s.crossOrigin.AddTrustedOrigin(o.Scheme + "://" + o.Host); err != nil {
+			return nil, fmt.Errorf("public_url as a trusted origin: %w", err)
+		}
+	}
 	s.people = newPeople()
 	s.e = echo.New()
 	s.e.HideBanner = true
@@ -213,6 +230,23 @@ func (s *Server) routes(add func(method, path string, h echo.HandlerFunc, mw ...
 	add(http.MethodGet, "/preview", s.getPreview)
 	add(http.MethodHead, "/preview", s.getPreview)
 	add(http.MethodPost, "/preview", s.postPreview)
+
+	// Adding a feed in the browser: the admin's session (login.go,
+	// session.go), /new (newfeed.go) and the webmasters' form (register.go).
+	// Every form that changes something passes checkCSRF (403 otherwise).
+	add(http.MethodGet, "/login", s.getLogin)
+	add(http.MethodHead, "/login", s.getLogin)
+	add(http.MethodPost, "/login", s.postLogin, s.checkCSRF)
+	add(http.MethodGet, "/logout", s.logout)
+	add(http.MethodPost, "/logout", s.logout, s.checkCSRF)
+	add(http.MethodGet, "/new", s.getNew, s.requireSession)
+	add(http.MethodHead, "/new", s.getNew, s.requireSession)
+	add(http.MethodPost, "/new", s.postNew, s.requireSession, s.checkCSRF)
+	add(http.MethodPost, "/new/preview", s.postNewPreview, s.requireSession, s.checkCSRF)
+	add(http.MethodPost, "/new/add", s.postNewAdd, s.requireSession, s.checkCSRF)
+	add(http.MethodGet, "/register", s.getRegister)
+	add(http.MethodHead, "/register", s.getRegister)
+	add(http.MethodPost, "/register", s.postRegister, s.checkCSRF)
 
 	add(http.MethodGet, "/favicon.ico", s.getFavicon)
 	add(http.MethodHead, "/favicon.ico", s.getFavicon)
@@ -286,4 +320,9 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 // SetAdminToken replaces the admin bearer token ("" turns the admin routes
 // off), so that a configuration reload can rotate it. Safe for concurrent use.
-func (s *Server) SetAdminToken(token string) { s.token.Store(&token) }
+// The browser sessions are signed with a key derived from it, so a new
+// token ends them.
+func (s *Server) SetAdminToken(token string) {
+	s.token.Store(&token)
+	s.setSessionKey(token)
+}

@@ -42,7 +42,7 @@ func TestTopicResourceOfDeletedResource(t *testing.T) {
 	}
 	check("/resources/news/versions/1", "news", false) // removed by retention: 410, but the resource lives
 	check("/resources/nope", "nope", false)
-	if err := db.Unregister(ctx, "news"); err != nil {
+	if _, err := db.Unregister(ctx, "news"); err != nil {
 		t.Fatal(err)
 	}
 	check("/resources/news?type=atom", "news", true)
@@ -102,7 +102,7 @@ func TestWebSubDeletedResourceDenied(t *testing.T) {
 	}
 	<-subs.updated
 
-	if err := db.Unregister(ctx, "news"); err != nil {
+	if _, err := db.Unregister(ctx, "news"); err != nil {
 		t.Fatal(err)
 	}
 	hub.Notify("news")

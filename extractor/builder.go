@@ -57,6 +57,7 @@ type imageSpec struct {
 
 type extSpec struct {
 	uri, prefix, local, val string
+	layout                  string // a date's own Go layout, tried first (a select field's format)
 	at                      pos
 }
 
@@ -111,6 +112,11 @@ type builder struct {
 	lastItem    *itemSpec  // the item of the last lookup
 	slab        []itemSpec // room for the next items
 	itemsCapped bool
+
+	tree       *treePos      // the selector front end's positions; nil for annotations
+	dates      []DateReading // with Options.ExplainDates
+	relChannel bool          // the channel's date was read relative to the poll's time
+	relItems   []string      // the ids of the items whose date was
 }
 
 func newBuilder(opts Options) *builder {

@@ -81,6 +81,14 @@
 // "December 08, 2005 @ 08:25 AM"; RFC 822 zone names are honoured; no zone
 // means UTC) wherever it is needed (schema.Extensions.Published: feeds, the
 // smart policy). A date it cannot read stays text only, with a warning.
+// A date written relative to the poll's time ("2 hours ago", "gestern,
+// 18:00 Uhr": schema.ParseRelative) is read against Options.Timestamp in
+// the resource's zone and stored as the RFC 3339 time it means, since no
+// later reader could read the text again; Result.RelativeDates names such
+// dates, so that the poller keeps the date of their first reading (the
+// extractor itself is pure and knows no earlier version). With
+// Options.ExplainDates, Result.Dates says how each date read (`dynamo lint
+// --dates`).
 //
 // # Descriptions and security
 //
@@ -149,15 +157,39 @@
 // item's link is its first <a href>; with neither title nor description
 // selector, the item's text is its title; a date goes to dc:date. The
 // channel title is the channel.title match, else the page's <title>, else
-// (with a warning) the page URL. Selector diagnostics are at 1:1: they
-// concern the block, and the tree keeps no positions; a field selector
-// that matches nothing gives one warning per field naming how many and
-// which items. An item selector that matches nothing, or whose every item
+// (with a warning) the page URL. Diagnostics are at the line and column of
+// the element concerned (the item, the matched element): html.Parse keeps
+// no positions, so the tree is aligned with the page's start tags (by name
+// and first attribute, in order; see treePos), once and only when a
+// diagnostic or a date reading needs a position; those about the block
+// itself are at 1:1. A field selector that matches nothing gives one
+// warning per field naming how many and which items, at the first.
+//
+// A field may be a mapping ([FieldSpec]): a list of selectors (the first
+// that yields a value; with join, all values joined), a pattern (RE2, its
+// first group else its whole match; no match: the field is empty, with a
+// warning quoting the value) and, for the date, a layout tried first (the
+// date is then stored as RFC 3339 in the resource's zone). The string
+// functions of XPath 1.0 (concat, normalize-space, substring-after…) are
+// evaluated by this package when they are the whole expression, each
+// argument from the item (xpathcall.go): github.com/antchfx/xpath leaves
+// its navigator where a predicate of one argument moved it, and evaluates
+// the next argument from there. An item selector that matches nothing, or whose every item
 // is dropped, gives no document and an error wrapping [ErrNoItems] (a
 // redesigned page never stores an empty version).
 //
-// [Suggest] proposes select blocks for a page (see its documentation for
-// the scoring); `dynamo suggest` prints the best.
+// A third front end, schema.org (schemaorg.go), takes the items a page
+// publishes as JSON-LD or microdata when the block is {from: schema.org}:
+// it fills the same fields through the same setters (the selector front
+// end's textField, urlField, descriptionField, imageOf), so the values
+// follow the same rules.
+//
+// [Suggest] tells how to get a page's feed: its own feeds, then
+// proposals, best first (its annotations, its schema.org items, select
+// blocks for its repeated structures; suggest_groups.go says how lists are
+// found and ranked), each with the first items [Extract] yields with it.
+// [Suggestions] is plain data with JSON tags (docs/selectors.md documents
+// the shape); `dynamo suggest` prints it as YAML, or as JSON with --json.
 //
 // # Limits
 //

@@ -43,6 +43,9 @@ type Options struct {
 	// Descriptions, when set, caches sanitized descriptions across
 	// extractions (see [DescriptionCache]); nil sanitizes every time.
 	Descriptions *DescriptionCache
+	// ExplainDates fills Result.Dates with how each date reads (`dynamo
+	// lint --dates`); it costs a second reading of every date.
+	ExplainDates bool
 }
 
 // Limits cap what a hostile page can make the extractor do. A zero field takes
@@ -124,6 +127,47 @@ type Result struct {
 	Document    *schema.Document
 	Diagnostics []Diagnostic
 	Charset     string // the encoding the page was read in, e.g. "windows-1252"
+	// RelativeDates say which dates were read relative to the poll's time
+	// (Options.Timestamp): "2 hours ago", "gestern". Their text ages on
+	// the page while the date does not, so a poller keeps the date stored
+	// for the same item at its first reading (poller: keepDates).
+	RelativeDates RelativeDates
+	// Dates say how each date of the page read, in page order, with
+	// Options.ExplainDates; nil otherwise.
+	Dates []DateReading
+}
+
+// RelativeDates name the dates of a document that were read relative to
+// the poll's time.
+type RelativeDates struct {
+	Channel bool     // the channel's date
+	Items   []string // the ids of the items whose date was, in page order
+}
+
+// DateReading is how one date of a page reads: its text, at the line and
+// column of its annotation (or selected element), the time it means in
+// the resource's zone and the rule that read it (a zero Time: no rule did).
+type DateReading struct {
+	Line, Col int
+	Text      string
+	Time      time.Time
+	Rule      string // "day-first dotted", "format \"02/01/06\"", "relative to the poll time …"
+	Zone      string // the resource's zone, "UTC" without one
+}
+
+// Message says how the date reads: `date "TEXT" reads as TIME (RULE,
+// ZONE)`, or that no rule reads it.
+func (d DateReading) Message() string {
+	if d.Time.IsZero() {
+		return fmt.Sprintf("date %q reads as no date: kept as text", shorten(d.Text))
+	}
+	return fmt.Sprintf("date %q reads as %s (%s, %s)", shorten(d.Text), d.Time.Format(time.RFC3339), d.Rule, d.Zone)
+}
+
+// String formats the reading as "LINE:COL: info: MESSAGE", as lint
+// prints it.
+func (d DateReading) String() string {
+	return fmt.Sprintf("%d:%d: info: %s", d.Line, d.Col, d.Message())
 }
 
 // HasErrors reports whether any diagnostic has severity [Error].

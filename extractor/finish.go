@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"golang.org/x/net/idna"
 
@@ -20,12 +21,18 @@ type diagList struct {
 	list    []Diagnostic
 	max     int
 	dropped int
+	// resolve turns the position handles of the selector front end into
+	// positions (see treePos); nil: positions are positions.
+	resolve func(pos) pos
 }
 
 func (d *diagList) add(at pos, sev Severity, msg string) {
 	if len(d.list) >= d.max {
 		d.dropped++
 		return
+	}
+	if d.resolve != nil {
+		at = d.resolve(at)
 	}
 	d.list = append(d.list, Diagnostic{Line: at.line, Col: at.col, Severity: sev, Message: msg})
 }
@@ -55,7 +62,11 @@ func (d *diagList) sorted() []Diagnostic {
 }
 
 func (b *builder) result(doc *schema.Document) *Result {
-	return &Result{Document: doc, Diagnostics: b.diags.sorted(), Charset: b.charset}
+	r := &Result{Document: doc, Diagnostics: b.diags.sorted(), Charset: b.charset, Dates: b.dates}
+	if doc != nil {
+		r.RelativeDates = RelativeDates{Channel: b.relChannel, Items: b.relItems}
+	}
+	return r
 }
 
 // finish closes what is open and assembles the document.
@@ -114,7 +125,7 @@ func (b *builder) finish() (*Result, error) {
 	}
 	doc.Channel.Description = c.description.val
 	doc.Channel.Image = b.image(base, c.image, what{field: "channel:image"}, doc.Channel.Title, doc.Channel.Link)
-	doc.Channel.Extensions = b.extensions(c)
+	doc.Channel.Extensions, b.relChannel = b.extensions(c)
 
 	ids := make(map[string]bool, len(kept))
 	if len(kept) > 0 {
@@ -150,7 +161,11 @@ func (b *builder) finish() (*Result, error) {
 		}
 		ids[item.ID] = true
 		item.Image = b.image(base, it.image, what{field: "item:image", index: it.index}, item.Title, item.Link)
-		item.Extensions = b.extensions(&it.fields)
+		var rel bool
+		item.Extensions, rel = b.extensions(&it.fields)
+		if rel {
+			b.relItems = append(b.relItems, item.ID)
+		}
 		doc.Items = append(doc.Items, item)
 	}
 	// Every value was made valid as it was built (text by value and legal,
@@ -278,8 +293,8 @@ func (b *builder) image(base *baseURL, im *imageSpec, w what, title, link string
 
 // extensions turns extension annotations into schema extensions, reading
 // dates, then adds the description's sanitized HTML as content:encoded.
-func (b *builder) extensions(f *fields) schema.Extensions {
-	var out schema.Extensions
+// relative reports a date read relative to the poll's time.
+func (b *builder) extensions(f *fields) (out schema.Extensions, relative bool) {
 	if n := len(f.exts); n > 0 || f.description.sanitized != "" {
 		out = make(schema.Extensions, 0, n+1)
 	}
@@ -287,24 +302,75 @@ func (b *builder) extensions(f *fields) schema.Extensions {
 		if x.uri == "" {
 			continue // the marker left when there were too many (a real uri is never empty)
 		}
+		val := x.val
 		if x.local == "date" || x.local == "pubDate" {
-			// The value stays as the page wrote it (docs/annotations.md: v becomes
-			// the element); readers take the time with the resource's
-			// schema.DateRules.
-			if !b.dateReadable(x.val) {
-				msg := fmt.Sprintf("unreadable date %q in %s:%s: kept as text, not a publication time", shorten(x.val), x.prefix, x.local)
-				if b.opts.Dates.Layout != "" {
-					msg += fmt.Sprintf(" (neither the date_format %q nor the usual forms read it)", b.opts.Dates.Layout)
-				}
-				b.warn(x.at, msg)
-			}
+			var rel bool
+			val, rel = b.date(x)
+			relative = relative || rel
 		}
-		out = append(out, schema.Extension{URI: x.uri, Prefix: x.prefix, LocalName: x.local, Value: x.val})
+		out = append(out, schema.Extension{URI: x.uri, Prefix: x.prefix, LocalName: x.local, Value: val})
 	}
 	if h := f.description.sanitized; h != "" {
 		out = append(out, schema.Extension{URI: schema.ContentNamespace, Prefix: "content", LocalName: "encoded", Value: h})
 	}
-	return out
+	return out, relative
+}
+
+// date reads a date extension and returns the value to store. A date the
+// resource's rules read stays as the page wrote it (docs/annotations.md:
+// v becomes the element; readers take the time with the resource's
+// schema.DateRules). A date only the field's own format reads, or one
+// written relative to the poll's time ("2 hours ago", read against
+// Options.Timestamp in the resource's zone), is stored as the RFC 3339
+// time it means, since no reader could read it again (relative reports
+// the latter). Any other is kept as text, with a warning.
+func (b *builder) date(x extSpec) (val string, relative bool) {
+	rules := b.opts.Dates
+	loc := rules.Location
+	if loc == nil {
+		loc = time.UTC
+	}
+	if x.layout != "" {
+		if t, err := time.ParseInLocation(x.layout, strings.TrimSpace(x.val), loc); err == nil && t.Year() >= 1 && t.Year() <= 9999 {
+			b.explainDate(x, t, fmt.Sprintf("format %q", x.layout), loc)
+			return t.In(loc).Format(time.RFC3339), false
+		}
+	}
+	if b.dateReadable(x.val) {
+		if b.opts.ExplainDates {
+			t, rule, _ := rules.Read(x.val, time.Time{})
+			b.explainDate(x, t, rule, loc)
+		}
+		return x.val, false
+	}
+	if t, ok := schema.ParseRelative(x.val, b.opts.Timestamp, loc); ok {
+		b.explainDate(x, t, schema.RuleRelative+" "+b.opts.Timestamp.In(loc).Format(time.RFC3339), loc)
+		return t.Format(time.RFC3339), true
+	}
+	msg := fmt.Sprintf("unreadable date %q in %s:%s: kept as text, not a publication time", shorten(x.val), x.prefix, x.local)
+	switch {
+	case x.layout != "" && rules.Layout != "":
+		msg += fmt.Sprintf(" (neither the format %q, the date_format %q nor the usual forms read it)", x.layout, rules.Layout)
+	case x.layout != "":
+		msg += fmt.Sprintf(" (neither the format %q nor the usual forms read it)", x.layout)
+	case rules.Layout != "":
+		msg += fmt.Sprintf(" (neither the date_format %q nor the usual forms read it)", rules.Layout)
+	}
+	b.warn(x.at, msg)
+	if b.opts.ExplainDates {
+		at := b.tree.resolve(x.at)
+		b.dates = append(b.dates, DateReading{Line: at.line, Col: at.col, Text: x.val})
+	}
+	return x.val, false
+}
+
+// explainDate records how a date read, with Options.ExplainDates.
+func (b *builder) explainDate(x extSpec, t time.Time, rule string, loc *time.Location) {
+	if !b.opts.ExplainDates {
+		return
+	}
+	at := b.tree.resolve(x.at)
+	b.dates = append(b.dates, DateReading{Line: at.line, Col: at.col, Text: x.val, Time: t.In(loc), Rule: rule, Zone: loc.String()})
 }
 
 // dateReadable reports whether the resource's date rules read s, through

@@ -3,6 +3,7 @@ package extractor
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/andybalholm/cascadia"
@@ -16,7 +17,11 @@ import (
 // fields are relative to each item; Channel's are relative to the page.
 // The zero value means "no selectors" (the page's annotations are used).
 type SelectSpec struct {
-	Item        string            `yaml:"item" json:"item"`
+	// From names another source of items than selectors: "schema.org",
+	// the page's JSON-LD and microdata items (see schemaorg.go). With
+	// From, Item and the item fields stay empty.
+	From        string            `yaml:"from,omitempty" json:"from,omitempty"`
+	Item        string            `yaml:"item,omitempty" json:"item,omitempty"`
 	Title       string            `yaml:"title,omitempty" json:"title,omitempty"`
 	Link        string            `yaml:"link,omitempty" json:"link,omitempty"`
 	Description string            `yaml:"description,omitempty" json:"description,omitempty"`
@@ -24,6 +29,12 @@ type SelectSpec struct {
 	Image       string            `yaml:"image,omitempty" json:"image,omitempty"`
 	ID          string            `yaml:"id,omitempty" json:"id,omitempty"`
 	Channel     ChannelSelectSpec `yaml:"channel,omitzero" json:"channel,omitzero"`
+	// Mapped are the fields written as mappings (select lists, join,
+	// pattern, format; see [FieldSpec]), by name: "title", "date",
+	// "channel.title". Such a field's string above is empty. nil: none.
+	// A block is read and written (YAML, JSON) with each field a selector
+	// or a mapping, as SELECTORS.md shows (selectfield.go).
+	Mapped map[string]FieldSpec `yaml:"-" json:"-"`
 }
 
 // ChannelSelectSpec are the channel's selectors, relative to the page.
@@ -36,7 +47,7 @@ type ChannelSelectSpec struct {
 }
 
 // IsZero reports whether no selector is set: the resource uses annotations.
-func (s SelectSpec) IsZero() bool { return s == SelectSpec{} }
+func (s SelectSpec) IsZero() bool { return s.Equal(SelectSpec{}) }
 
 // IsZero reports whether no channel selector is set.
 func (c ChannelSelectSpec) IsZero() bool { return c == ChannelSelectSpec{} }
@@ -83,8 +94,9 @@ var selNames = [numSel]string{"title", "link", "description", "date", "image", "
 // concurrent use.
 type Selectors struct {
 	spec   SelectSpec
+	from   string // SchemaOrg, or "" for the item selector
 	item   *selector
-	fields [numSel]*selector // nil: not set
+	fields [numSel]*fieldSel // nil: not set
 }
 
 // CompileSelectors checks and compiles every selector of spec. The error
@@ -93,7 +105,9 @@ type Selectors struct {
 func CompileSelectors(spec SelectSpec) (*Selectors, error) {
 	s := &Selectors{spec: spec}
 	var errs []error
-	if strings.TrimSpace(spec.Item) == "" {
+	if spec.From != "" {
+		errs = append(errs, s.compileFrom(spec)...)
+	} else if strings.TrimSpace(spec.Item) == "" {
 		errs = append(errs, &SelectorError{Field: "item", Err: errors.New("required: the selector of the page's items")})
 	} else if sel, err := compileSelector(spec.Item); err != nil {
 		errs = append(errs, &SelectorError{Field: "item", Selector: spec.Item, Err: err})
@@ -105,6 +119,15 @@ func CompileSelectors(spec SelectSpec) (*Selectors, error) {
 	src := [numSel]string{spec.Title, spec.Link, spec.Description, spec.Date, spec.Image, spec.ID,
 		spec.Channel.Title, spec.Channel.Link, spec.Channel.Description, spec.Channel.Image}
 	for k, v := range src {
+		if m, ok := spec.Mapped[selNames[k]]; ok {
+			f, ferrs := compileField(selNames[k], m)
+			errs = append(errs, ferrs...)
+			if v != "" {
+				errs = append(errs, &SelectorError{Field: selNames[k], Err: errors.New("given both as a selector and as a mapping")})
+			}
+			s.fields[k] = f
+			continue
+		}
 		if v == "" {
 			continue
 		}
@@ -113,7 +136,12 @@ func CompileSelectors(spec SelectSpec) (*Selectors, error) {
 			errs = append(errs, &SelectorError{Field: selNames[k], Selector: v, Err: err})
 			continue
 		}
-		s.fields[k] = sel
+		s.fields[k] = &fieldSel{sels: []*selector{sel}}
+	}
+	for name := range spec.Mapped {
+		if !slices.Contains(selNames[:], name) {
+			errs = append(errs, &SelectorError{Field: name, Err: errors.New("not a field of a select block")})
+		}
 	}
 	if len(errs) > 0 {
 		return nil, errors.Join(errs...)
@@ -130,8 +158,9 @@ type selector struct {
 	src   string
 	css   cascadia.SelectorGroup
 	xp    *xpath.Expr
-	attr  string // lower case; "" for the element itself
-	empty bool   // only "@attr": the attribute of the context element itself
+	call  *xpathCall // xp is a call of a string function, evaluated by xpathcall.go
+	attr  string     // lower case; "" for the element itself
+	empty bool       // only "@attr": the attribute of the context element itself
 }
 
 // maxSelectorLen bounds a selector's source, which comes from configuration
@@ -164,11 +193,15 @@ func compileSelector(src string) (*selector, error) {
 		if expr == "" {
 			return nil, errors.New("empty XPath expression")
 		}
-		xp, err := compileXPath(expr)
+		xp, err := compileXPathLib(expr)
 		if err != nil {
 			return nil, fmt.Errorf("invalid XPath: %w", err)
 		}
-		sel.xp = xp
+		call, _, err := parseXPathCall(expr)
+		if err != nil {
+			return nil, fmt.Errorf("invalid XPath: %w", err)
+		}
+		sel.xp, sel.call = xp, call
 		return sel, nil
 	}
 	css, err := cascadia.ParseGroup(s)
@@ -179,9 +212,9 @@ func compileSelector(src string) (*selector, error) {
 	return sel, nil
 }
 
-// compileXPath compiles an expression, turning the library's panics on
-// hostile input into errors.
-func compileXPath(expr string) (xp *xpath.Expr, err error) {
+// compileXPathLib compiles an expression with github.com/antchfx/xpath,
+// turning the library's panics on hostile input into errors.
+func compileXPathLib(expr string) (xp *xpath.Expr, err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			xp, err = nil, fmt.Errorf("%v", r)
@@ -211,9 +244,18 @@ type match struct {
 	n   *html.Node
 	s   string
 	str bool
+	el  *html.Node // for a string: the node it came from (its position)
 }
 
 func (m match) found() bool { return m.n != nil || m.str }
+
+// node is the node the match is or came from.
+func (m match) node() *html.Node {
+	if m.n != nil {
+		return m.n
+	}
+	return m.el
+}
 
 // elements returns the elements the selector matches under ctx, in
 // document order (the item selector; attributes are not allowed there).
@@ -251,24 +293,64 @@ func (s *selector) first(doc, ctx *html.Node) match {
 	}
 	var m match
 	scalar, ok := s.eachXPath(doc, ctx, func(nav *htmlquery.NodeNavigator) bool {
-		switch nav.NodeType() {
-		case xpath.AttributeNode, xpath.TextNode, xpath.CommentNode:
-			if s.attr == "" {
-				m = match{s: nav.Value(), str: true}
-			}
-		case xpath.ElementNode, xpath.RootNode:
-			if s.attr == "" {
-				m = match{n: nav.Current()}
-			} else {
-				m = attrMatch(nav.Current(), s.attr)
-			}
-		}
+		m = s.navMatch(nav)
 		return !m.found()
 	})
 	if ok && s.attr == "" {
-		return match{s: scalar, str: true}
+		return match{s: scalar, str: true, el: ctx}
 	}
 	return m
+}
+
+// navMatch is what an XPath node gives: an attribute's, a text's or a
+// comment's value, or an element (with the selector's attribute, that
+// attribute's value); nothing when it does not apply.
+func (s *selector) navMatch(nav *htmlquery.NodeNavigator) match {
+	switch nav.NodeType() {
+	case xpath.AttributeNode, xpath.TextNode, xpath.CommentNode:
+		if s.attr == "" {
+			return match{s: nav.Value(), str: true, el: nav.Current()}
+		}
+	case xpath.ElementNode, xpath.RootNode:
+		if s.attr == "" {
+			return match{n: nav.Current()}
+		}
+		return attrMatch(nav.Current(), s.attr)
+	}
+	return match{}
+}
+
+// all returns every match of the selector under ctx, in document order:
+// elements, or with an attribute the values of the matched elements that
+// have it, or what an XPath expression computed.
+func (s *selector) all(doc, ctx *html.Node) []match {
+	if s.empty {
+		if m := attrMatch(ctx, s.attr); m.found() {
+			return []match{m}
+		}
+		return nil
+	}
+	var out []match
+	if s.css != nil {
+		for _, n := range cascadia.QueryAll(ctx, s.css) {
+			if s.attr == "" {
+				out = append(out, match{n: n})
+			} else if m := attrMatch(n, s.attr); m.found() {
+				out = append(out, m)
+			}
+		}
+		return out
+	}
+	scalar, ok := s.eachXPath(doc, ctx, func(nav *htmlquery.NodeNavigator) bool {
+		if m := s.navMatch(nav); m.found() {
+			out = append(out, m)
+		}
+		return true
+	})
+	if ok && s.attr == "" {
+		return []match{{s: scalar, str: true, el: ctx}}
+	}
+	return out
 }
 
 // queryFirst calls f with the descendants of n that match m, in document
@@ -291,7 +373,7 @@ func attrMatch(n *html.Node, name string) match {
 	}
 	for _, a := range n.Attr {
 		if a.Namespace == "" && a.Key == name {
-			return match{s: a.Val, str: true}
+			return match{s: a.Val, str: true, el: n}
 		}
 	}
 	return match{}
@@ -303,6 +385,9 @@ func attrMatch(n *html.Node, name string) match {
 // expression that computes a string, number or boolean returns it instead,
 // with ok true.
 func (s *selector) eachXPath(doc, ctx *html.Node, f func(*htmlquery.NodeNavigator) bool) (scalar string, ok bool) {
+	if s.call != nil {
+		return s.call.eval(doc, ctx), true
+	}
 	nav := navigatorAt(doc, ctx)
 	defer func() {
 		if r := recover(); r != nil { // the library panics on some type errors at run time

@@ -2,6 +2,7 @@ package extractor
 
 import (
 	"bufio"
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -34,14 +35,48 @@ func (s *Selectors) Extract(r io.Reader, opts Options) (*Result, error) {
 // ([builder.finish]: URLs, sanitizing, identity, the document).
 func extractSelect(r io.Reader, opts Options) (*Result, error) {
 	b := newBuilder(opts)
+	// The decoded page is read again for the positions of diagnostics
+	// (treePos), only when one needs a position: a page that can be read
+	// again (the poller's bytes.Reader) is, decoded anew; another is kept
+	// as it is decoded.
+	again, start := r.(io.ReadSeeker)
+	var from int64
+	if start {
+		var err error
+		if from, err = again.Seek(0, io.SeekCurrent); err != nil {
+			start = false
+		}
+	}
 	in, err := b.decoder(bufio.NewReaderSize(r, peekSize))
 	if err != nil {
 		return b.result(nil), fmt.Errorf("read page: %w", err)
+	}
+	var kept bytes.Buffer
+	if !start {
+		in = io.TeeReader(in, &kept)
 	}
 	doc, err := html.Parse(in)
 	if err != nil {
 		return b.result(nil), fmt.Errorf("read page: %w", err)
 	}
+	b.tree = &treePos{doc: doc, src: func() []byte {
+		if !start {
+			return kept.Bytes()
+		}
+		if _, err := again.Seek(from, io.SeekStart); err != nil {
+			return nil // no positions: diagnostics at 1:1
+		}
+		dec, err := newBuilder(opts).decoder(bufio.NewReaderSize(again, peekSize)) // its own warnings were given
+		if err != nil {
+			return nil
+		}
+		page, err := io.ReadAll(dec)
+		if err != nil {
+			return nil
+		}
+		return page
+	}}
+	b.diags.resolve = b.tree.resolve
 	if err := b.selectFields(opts.Select, doc); err != nil {
 		return b.result(nil), err
 	}
@@ -52,27 +87,27 @@ func extractSelect(r io.Reader, opts Options) (*Result, error) {
 	if len(res.Document.Items) == 0 { // every item was dropped
 		b.diags.max++
 		b.fail(pos{1, 1}, "no item is left (each had neither title nor description): no document")
-		return b.result(nil), fmt.Errorf("%w: every item of %q was dropped", ErrNoItems, opts.Select.spec.Item)
+		return b.result(nil), fmt.Errorf("%w: every item of %s was dropped", ErrNoItems, opts.Select.source())
 	}
 	return res, nil
 }
 
-// selAt is where selector diagnostics are reported: they concern the
-// select block rather than a place in the page, and the tree keeps no
-// positions.
+// selAt is where the diagnostics that concern the select block rather
+// than a place in the page are reported.
 var selAt = pos{1, 1}
 
 // misses counts, per field, the items where a selector found no value.
 type misses struct {
 	n     int
 	items []int // the first few
+	at    pos   // the first item's (or for the channel, the page's)
 }
 
 // selectFields fills b.channel and b.items from the selectors: the
 // intermediate form the annotation front end fills from regions.
 func (b *builder) selectFields(s *Selectors, doc *html.Node) error {
 	if n := findElement(doc, atom.Base, "href"); n != nil {
-		b.base, b.hasBase, b.baseAt = attrMatch(n, "href").s, true, selAt
+		b.base, b.hasBase, b.baseAt = attrMatch(n, "href").s, true, b.tree.at(n)
 	}
 	var miss [numSel]misses
 	c := &b.channel
@@ -98,6 +133,9 @@ func (b *builder) selectFields(s *Selectors, doc *html.Node) error {
 		c.image = b.imageOf(m)
 	}
 
+	if s.from != "" {
+		return b.schemaOrgItems(doc) // the third front end: schemaorg.go
+	}
 	nodes := s.item.elements(doc, doc)
 	if len(nodes) == 0 {
 		b.diags.max++ // always room for the reason there is no document
@@ -110,7 +148,7 @@ func (b *builder) selectFields(s *Selectors, doc *html.Node) error {
 			b.fail(selAt, fmt.Sprintf("select.item matched %d elements, more than %d: the rest are ignored", len(nodes), b.limits.MaxItems))
 			break
 		}
-		it := &itemSpec{index: index, at: selAt}
+		it := &itemSpec{index: index, at: b.tree.at(n)}
 		b.items[index] = it
 		f := &it.fields
 		if m := b.query(s, selTitle, doc, n, &miss, index); m.found() {
@@ -126,15 +164,16 @@ func (b *builder) selectFields(s *Selectors, doc *html.Node) error {
 			if m := b.query(s, selLink, doc, n, &miss, index); m.found() {
 				b.urlField(&f.link, m)
 			}
-		} else if href, ok := firstHref(n); ok {
-			f.link = field{set: true, val: href, at: selAt} // no link selector: the item's first link
+		} else if a := findElement(n, atom.A, "href"); a != nil {
+			f.link = field{set: true, val: attrMatch(a, "href").s, at: b.tree.at(a)} // no link selector: the item's first link
 		}
 		if m := b.query(s, selDate, doc, n, &miss, index); m.found() {
 			var v value
 			v.limit = b.limits.MaxValueBytes
 			b.text(&v, m)
 			if d := v.String(); d != "" {
-				f.exts = append(f.exts, extSpec{uri: dcNamespace, prefix: "dc", local: "date", val: d, at: selAt})
+				f.exts = append(f.exts, extSpec{uri: dcNamespace, prefix: "dc", local: "date", val: d,
+					layout: s.fields[selDate].layout, at: b.tree.at(m.node())})
 			}
 		}
 		if m := b.query(s, selImage, doc, n, &miss, index); m.found() {
@@ -163,28 +202,111 @@ func (b *builder) selectFields(s *Selectors, doc *html.Node) error {
 			}
 			where = fmt.Sprintf("in %d of %d items (item %s%s)", m.n, len(b.items), strings.Join(list, ", "), more)
 		}
-		b.warn(selAt, fmt.Sprintf("select.%s %q matched nothing %s", selNames[k], shorten(s.fields[k].src), where))
+		b.warn(m.at, fmt.Sprintf("select.%s %q matched nothing %s", selNames[k], shorten(s.fields[k].src()), where))
 	}
 	return nil
 }
 
-// query runs the selector of field k (if set) under ctx; a miss is counted
-// (index is the item's, none for the channel).
+// query runs field k (if set) under ctx; a miss is counted (index is
+// the item's, none for the channel).
 func (b *builder) query(s *Selectors, k fieldKind, doc, ctx *html.Node, miss *[numSel]misses, index ...int) match {
-	sel := s.fields[k]
-	if sel == nil {
+	f := s.fields[k]
+	if f == nil {
 		return match{}
 	}
-	m := sel.first(doc, ctx)
+	m, unmatched := b.fieldValue(f, doc, ctx)
 	if m.found() && (m.n != nil || !blank(m.s)) {
 		return m
 	}
+	if unmatched.found() {
+		b.warn(b.tree.at(unmatched.node()), fmt.Sprintf("select.%s.pattern %q matched nothing in %q: the field is empty",
+			selNames[k], shorten(f.pattern.String()), shorten(b.matchText(unmatched))))
+		return match{}
+	}
 	ms := &miss[k]
+	if ms.n == 0 {
+		ms.at = b.tree.at(ctx)
+	}
 	ms.n++
 	if len(index) > 0 && len(ms.items) < 5 {
 		ms.items = append(ms.items, index[0])
 	}
 	return match{}
+}
+
+// fieldValue runs a field's selectors under ctx: the first that yields a
+// value (with one selector, its first match, as before field mappings),
+// or with join every value of every selector, joined; the pattern, if
+// any, applied to each. unmatched is a value the pattern did not match,
+// when no other value was found.
+func (b *builder) fieldValue(f *fieldSel, doc, ctx *html.Node) (m, unmatched match) {
+	if f.join != nil {
+		var parts []string
+		var first *html.Node
+		for _, sel := range f.sels {
+			for _, m := range sel.all(doc, ctx) {
+				t, ok := b.patterned(f, m)
+				if !ok && !unmatched.found() {
+					unmatched = m
+				}
+				if t != "" {
+					parts = append(parts, t)
+					if first == nil {
+						first = m.node()
+					}
+				}
+			}
+		}
+		if len(parts) == 0 {
+			return match{}, unmatched
+		}
+		return match{s: strings.Join(parts, *f.join), str: true, el: first}, match{}
+	}
+	for _, sel := range f.sels {
+		m := sel.first(doc, ctx)
+		if !m.found() || m.n == nil && blank(m.s) {
+			continue
+		}
+		if f.pattern == nil && (len(f.sels) == 1 || b.matchText(m) != "") {
+			return m, match{}
+		}
+		if f.pattern == nil {
+			continue
+		}
+		t, ok := b.patterned(f, m)
+		if t != "" {
+			return match{s: t, str: true, el: m.node()}, match{}
+		}
+		if !ok && !unmatched.found() {
+			unmatched = m
+		}
+	}
+	return match{}, unmatched
+}
+
+// patterned returns a match's text with the field's pattern applied: its
+// first group, else its whole match; ok is false when the pattern did not
+// match a text that was there.
+func (b *builder) patterned(f *fieldSel, m match) (string, bool) {
+	t := b.matchText(m)
+	if f.pattern == nil || t == "" {
+		return t, true
+	}
+	sub := f.pattern.FindStringSubmatch(t)
+	switch {
+	case sub == nil:
+		return "", false
+	case len(sub) > 1:
+		return clean(sub[1]), true
+	}
+	return clean(sub[0]), true
+}
+
+// matchText is a match's text, as a title's.
+func (b *builder) matchText(m match) string {
+	v := value{limit: b.limits.MaxValueBytes}
+	b.text(&v, m)
+	return v.String()
 }
 
 // text reads a match as text (ANNOTATIONS.md's text rules, by [value]).
@@ -201,10 +323,10 @@ func (b *builder) textField(f *field, m match) {
 	v := value{limit: b.limits.MaxValueBytes}
 	b.text(&v, m)
 	if v.cut {
-		b.fail(selAt, fmt.Sprintf("a selected value is longer than %d bytes: cut", b.limits.MaxValueBytes))
+		b.fail(b.tree.at(m.node()), fmt.Sprintf("a selected value is longer than %d bytes: cut", b.limits.MaxValueBytes))
 	}
 	if s := v.String(); s != "" {
-		*f = field{set: true, val: s, at: selAt}
+		*f = field{set: true, val: s, at: b.tree.at(m.node())}
 	}
 }
 
@@ -213,8 +335,8 @@ func (b *builder) textField(f *field, m match) {
 // URL rule of annotations. finish resolves it.
 func (b *builder) urlField(f *field, m match) {
 	if m.n != nil {
-		if href, ok := firstHref(m.n); ok {
-			*f = field{set: true, val: href, at: selAt}
+		if a := findElement(m.n, atom.A, "href"); a != nil {
+			*f = field{set: true, val: attrMatch(a, "href").s, at: b.tree.at(a)}
 			return
 		}
 	}
@@ -226,7 +348,7 @@ func (b *builder) urlField(f *field, m match) {
 func (b *builder) imageOf(m match) *imageSpec {
 	if m.n != nil {
 		if img := findElement(m.n, atom.Img, "src"); img != nil {
-			return &imageSpec{url: attrMatch(img, "src").s, at: selAt}
+			return &imageSpec{url: attrMatch(img, "src").s, at: b.tree.at(img)}
 		}
 	}
 	var f field
@@ -234,7 +356,7 @@ func (b *builder) imageOf(m match) *imageSpec {
 	if !f.set {
 		return nil
 	}
-	return &imageSpec{url: f.val, at: selAt}
+	return &imageSpec{url: f.val, at: f.at}
 }
 
 // descriptionField sets a description: its text, and for an element with
@@ -253,7 +375,7 @@ func (b *builder) descriptionField(f *field, m match) {
 		nodeHTML(&r, c, b.limits.MaxValueBytes, 0)
 	}
 	if v.cut || r.htmlCut {
-		b.fail(selAt, fmt.Sprintf("a selected description is longer than %d bytes: cut", b.limits.MaxValueBytes))
+		b.fail(b.tree.at(m.n), fmt.Sprintf("a selected description is longer than %d bytes: cut", b.limits.MaxValueBytes))
 	}
 	h := ""
 	if r.markup {
@@ -262,7 +384,7 @@ func (b *builder) descriptionField(f *field, m match) {
 	if v.String() == "" && h == "" {
 		return
 	}
-	*f = field{set: true, val: v.String(), html: h, urls: r.urls, batch: !r.unbatch, at: selAt}
+	*f = field{set: true, val: v.String(), html: h, urls: r.urls, batch: !r.unbatch, at: b.tree.at(m.n)}
 }
 
 // maxTreeDepth bounds the recursion over a parsed page (html.Parse keeps
@@ -346,14 +468,6 @@ func isVoid(a atom.Atom) bool {
 		return true
 	}
 	return false
-}
-
-// firstHref returns the href of the first <a href> at or under n.
-func firstHref(n *html.Node) (string, bool) {
-	if a := findElement(n, atom.A, "href"); a != nil {
-		return attrMatch(a, "href").s, true
-	}
-	return "", false
 }
 
 // findElement returns the first element a at or under n (in document

@@ -20,7 +20,9 @@ const fuzzPage = `<html><head><title>T</title><base href="/b/"></head><body><div
 // panicking, giving a valid document or a known error.
 func FuzzSelectorParse(f *testing.F) {
 	for _, s := range []string{"div.n", "h3 a @href", "@data-id", "xpath:.//a/@href", "xpath:count(//div)",
-		"xpath:following-sibling::dd[1]", "a:has(b) @x", "xpath:concat(., 'x')", "tr:nth-child(2n+1) td", "xpath:/..", "[", "xpath:(", "a @"} {
+		"xpath:following-sibling::dd[1]", "a:has(b) @x", "xpath:concat(., 'x')", "tr:nth-child(2n+1) td", "xpath:/..", "[", "xpath:(", "a @",
+		"xpath:concat(.//h3[a], ' ', .//p[b])", "xpath:substring(normalize-space(), 2, 3)", "xpath:translate(h3, 'ab', 'A')",
+		"xpath:concat('(', \"a,b\", ')')", "xpath:substring-after(concat(a[1], '|'), '|') = ''", "xpath:string()"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, src string) {
@@ -67,7 +69,7 @@ func FuzzSelectExtract(f *testing.F) {
 	f.Fuzz(func(t *testing.T, page []byte, contentType string, which int) {
 		sel := sels[uint(which)%uint(len(sels))]
 		checkSelectRun(t, sel, page, contentType)
-		if _, err := extractor.Suggest(bytes.NewReader(page), extractor.Options{URL: "https://example.org/", ContentType: contentType}); err != nil {
+		if _, err := extractor.Suggest(page, extractor.Options{URL: "https://example.org/", ContentType: contentType}); err != nil {
 			t.Fatalf("suggest: %v", err)
 		}
 	})

@@ -25,17 +25,17 @@ func TestSuggestGolden(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			sugs, err := extractor.Suggest(bytes.NewReader(c.page), c.opts)
+			sugs, err := extractor.Suggest(c.page, c.opts)
 			if err != nil {
 				t.Fatal(err)
 			}
-			if len(sugs) == 0 {
-				t.Fatal("no suggestion")
+			if len(sugs.Proposals) == 0 || sugs.Proposals[0].Select == nil {
+				t.Fatalf("no select proposal: %+v", sugs)
 			}
-			for _, s := range sugs {
-				t.Logf("%.2f %d %+v (%s)", s.Score, s.Items, s.Spec, s.Why)
+			for _, p := range sugs.Proposals {
+				t.Logf("%.2f %d %+v (%s)", p.Score, p.Count, p.Select, p.Reason)
 			}
-			sel, err := extractor.CompileSelectors(sugs[0].Spec)
+			sel, err := extractor.CompileSelectors(*sugs.Proposals[0].Select)
 			if err != nil {
 				t.Fatalf("the suggestion does not compile: %v", err)
 			}

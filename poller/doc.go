@@ -131,7 +131,19 @@
 // Crawl-delay raises the host's interval. Politeness: no two requests to one
 // host (robots.txt included) closer than per_host_interval, across all
 // resources; a resource whose host is busy is requeued at the host's next
-// slot instead of holding a worker.
+// slot instead of holding a worker. [Fetch] fetches one page the same way,
+// outside any engine, for the command line (`dynamo extract https://…`).
+//
+// # Relative dates
+//
+// A page's dates written relative to the poll's time ("2 hours ago") are
+// read by the extractor against the poll's time; the text ages on the
+// page while the date must not. When an extraction reports such dates
+// (extractor.Result.RelativeDates), the engine reads the newest stored
+// version and gives each such date of an item it already has (same id)
+// the value stored at its first reading (dates.go), before the document
+// is compared and saved: an ageing text neither moves the date nor makes a
+// new version. Only pages with relative dates pay that read.
 //
 // SSRF guard: unless allow_private is set, the dialer's Control function
 // refuses loopback, private (RFC 1918, fc00::/7), link-local, CGNAT

@@ -164,6 +164,12 @@ type Engine struct {
 	// another node since registered was read (see RegistryWatcher); nil:
 	// the registry tells nothing of the sort. Guarded by regMu.
 	regChanged <-chan struct{}
+	// regRevision is the revision of the last read of the registry applied;
+	// regWrites, the revisions of this node's own changes (Register,
+	// Unregister) that no read applied since holds: a read older than such
+	// a change leaves its id alone (see SyncRegistry). Guarded by regMu.
+	regRevision Revision
+	regWrites   map[string]Revision
 
 	budget    *Budget        // shared by the resources with policy kind budget
 	budgetSet BudgetSettings // the settings it was last configured with (guarded by mu)
@@ -213,6 +219,7 @@ func New(ctx context.Context, cfg *config.Config, store Store, opts Options) (*E
 		resources:  make(map[string]*resource),
 		retired:    make(map[string]chan struct{}),
 		registered: make(map[string]registration),
+		regWrites:  make(map[string]Revision),
 	}
 	if opts.Registerer != nil {
 		if err := opts.Registerer.Register(estimates{e}); err != nil {
@@ -480,7 +487,7 @@ func (e *Engine) upsertLocked(b built, st persisted, stored bool, now time.Time)
 // A change of policy, retention or weight keeps what a poll learned of the
 // page (its validators, its body's hash).
 func sameExtraction(a, b *config.ResourceEntry) bool {
-	return a.URL == b.URL && a.Select == b.Select && a.DateFormat == b.DateFormat && a.Timezone == b.Timezone &&
+	return a.URL == b.URL && a.Select.Equal(b.Select) && a.DateFormat == b.DateFormat && a.Timezone == b.Timezone &&
 		a.Title == b.Title && maps.Equal(a.Headers, b.Headers)
 }
 
@@ -1207,6 +1214,9 @@ func (e *Engine) fetchAndStore(ctx context.Context, r *resource, f *retriever, u
 		return pollResult{outcome: OutcomeError, err: fmt.Errorf("extract: %w", err), floor: fr.MaxAge, extracted: true, diags: diags}
 	}
 	doc := out.Document
+	if err := keepDates(ctx, e.store, r.id, doc, out.RelativeDates); err != nil {
+		e.log.WarnContext(ctx, "relative dates read again", slog.String("resource", r.id), slog.Any("error", err))
+	}
 	if fs.entry != nil && fs.entry.Title != "" {
 		doc.Channel.Title = fs.entry.Title // the resource's title overrides the page's
 	}
@@ -1322,7 +1332,7 @@ func (e *Engine) finish(ctx context.Context, r *resource, start time.Time, res p
 	}
 	status, data, ok, err := e.decide(r, start, &res)
 	if !ok {
-		e.m.polls.WithLabelValues(res.outcome).Inc()
+		e.discard(ctx, r.id, DiscardRemoved, res)
 		return status
 	}
 	if err == nil && readErr != nil {

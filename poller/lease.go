@@ -56,6 +56,10 @@ type (
 // resource's lease (it is being polled there).
 var ErrPolledElsewhere = errors.New("poller: resource being polled by another node")
 
+// errRemovedDuringPoll ends the commit of a poll whose resource was
+// removed from this engine while it ran.
+var errRemovedDuringPoll = errors.New("resource removed during its poll")
+
 // leaseRetryOnError is when to ask again after the store failed to answer.
 const leaseRetryOnError = 10 * time.Second
 
@@ -202,7 +206,7 @@ func (e *Engine) finishLeased(ctx context.Context, r *resource, start time.Time,
 		res.versions = sr.Versions
 		st, data, ok, err := e.decide(r, start, &res)
 		if !ok {
-			return nil, time.Time{}, fmt.Errorf("resource %q removed during its poll", r.id)
+			return nil, time.Time{}, errRemovedDuringPoll
 		}
 		status, decided = st, true
 		return data, st.NextPoll, err
@@ -212,7 +216,13 @@ func (e *Engine) finishLeased(ctx context.Context, r *resource, start time.Time,
 		if sr.Changed {
 			e.stored(ctx, r.id, ret, start)
 		}
+	case errors.Is(err, errRemovedDuringPoll):
+		// Removed here meanwhile (deleted, or gone from the file): nothing
+		// is stored, and nothing is left to record the poll in.
+		e.discard(ctx, r.id, DiscardRemoved, res)
+		return Status{ID: r.id, LastOutcome: res.outcome}
 	case errors.Is(err, storage.ErrLeaseLost):
+		e.m.discarded.WithLabelValues(DiscardLeaseLost).Inc()
 		e.log.WarnContext(ctx, "poll discarded: this node no longer holds the lease (it expired and another node took the resource, or the resource was deleted or registered again)", slog.String("resource", r.id))
 		res = pollResult{outcome: OutcomeError, err: err}
 	default:

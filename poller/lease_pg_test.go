@@ -145,7 +145,7 @@ func wantGone(t *testing.T, db *postgres.Store, id string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if slices.ContainsFunc(regs, func(r storage.Registration) bool { return r.ID == id }) {
+	if slices.ContainsFunc(regs.Registrations, func(r storage.Registration) bool { return r.ID == id }) {
 		t.Errorf("%s still registered", id)
 	}
 }

@@ -1,7 +1,9 @@
 package poller
 
 import (
+	"context"
 	"fmt"
+	"log/slog"
 
 	"github.com/prometheus/client_golang/prometheus"
 )
@@ -9,10 +11,11 @@ import (
 // metrics are an engine's Prometheus collectors; registered on
 // Options.Registerer when it is not nil, else kept unregistered.
 type metrics struct {
-	polls    *prometheus.CounterVec // by outcome
-	versions prometheus.Counter
-	bytes    prometheus.Counter
-	latency  prometheus.Histogram
+	polls     *prometheus.CounterVec // by outcome
+	discarded *prometheus.CounterVec // by reason: see Discard reasons
+	versions  prometheus.Counter
+	bytes     prometheus.Counter
+	latency   prometheus.Histogram
 }
 
 func newMetrics(reg prometheus.Registerer) (*metrics, error) {
@@ -20,6 +23,10 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 		polls: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "dynamo_poller_polls_total", Help: "Polls by outcome.",
 		}, []string{"outcome"}),
+		discarded: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "dynamo_poller_polls_discarded_total",
+			Help: "Polls whose result was thrown away, by reason: removed (the resource was deleted or removed from the configuration during the poll), lease_lost (another node took the resource over meanwhile).",
+		}, []string{"reason"}),
 		versions: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "dynamo_poller_versions_stored_total", Help: "Changed versions stored.",
 		}),
@@ -34,15 +41,32 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 	for _, o := range Outcomes() {
 		m.polls.WithLabelValues(o) // export zeros so rates work from the start
 	}
+	for _, r := range []string{DiscardRemoved, DiscardLeaseLost} {
+		m.discarded.WithLabelValues(r)
+	}
 	if reg == nil {
 		return m, nil
 	}
-	for _, c := range []prometheus.Collector{m.polls, m.versions, m.bytes, m.latency} {
+	for _, c := range []prometheus.Collector{m.polls, m.discarded, m.versions, m.bytes, m.latency} {
 		if err := reg.Register(c); err != nil {
 			return nil, fmt.Errorf("register poller metrics: %w", err)
 		}
 	}
 	return m, nil
+}
+
+// Why a poll's result was thrown away (dynamo_poller_polls_discarded_total).
+const (
+	DiscardRemoved   = "removed"    // the resource was removed during its poll
+	DiscardLeaseLost = "lease_lost" // this node's lease ended during the poll
+)
+
+// discard counts and logs a poll whose result is thrown away, so that an
+// operator can tell a poll that happened from one that was lost.
+func (e *Engine) discard(ctx context.Context, id, reason string, res pollResult) {
+	e.m.discarded.WithLabelValues(reason).Inc()
+	e.m.polls.WithLabelValues(res.outcome).Inc()
+	e.log.LogAttrs(ctx, slog.LevelInfo, "poll result discarded", slog.String("resource", id), slog.String("reason", reason), slog.String("outcome", res.outcome))
 }
 
 // maxResourceSeries bounds the per-resource series (τ and the interval)

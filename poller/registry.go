@@ -1,6 +1,7 @@
 package poller
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -8,7 +9,6 @@ import (
 	"log/slog"
 	"maps"
 	"net/url"
-	"reflect"
 	"slices"
 	"strings"
 	"time"
@@ -32,22 +32,39 @@ var ErrDeclaredInFile = errors.New("poller: resource declared in the configurati
 // no [Registry] to keep registrations in.
 var ErrNoRegistry = errors.New("poller: no registry for runtime resources")
 
-// Registration is a resource registered at run time, as the store keeps
-// it; the type is the store's, so drivers need not import the poller.
-type Registration = storage.Registration
+// The registry's data shapes are the store's, so drivers need not import
+// the poller: a registration, the registry as one read saw it, the result
+// of a change and the revision that orders changes.
+type (
+	Registration     = storage.Registration
+	RegistrySnapshot = storage.RegistrySnapshot
+	RegistryDelta    = storage.RegistryDelta
+	RegisterResult   = storage.RegisterResult
+	Revision         = storage.Revision
+)
 
 // Registry keeps the resources registered at run time, so that they survive
 // restarts and every node sharing the store sees them.
+//
+// Every change takes a [Revision] higher than those of the changes
+// committed before it, and a read returns the revision it saw, holding
+// exactly the changes up to it. That is what lets a node of several re-read
+// the registry without undoing its own changes: a read taken before this
+// node's change committed has a lower revision than the change, and the
+// node keeps its own state of that id until a read at least as new.
 type Registry interface {
-	// Registrations lists every registered resource.
-	Registrations(ctx context.Context) ([]Registration, error)
+	// Registrations reads every registered resource and the registry's
+	// revision the read saw.
+	Registrations(ctx context.Context) (RegistrySnapshot, error)
 	// Register stores reg, replacing a registration of the same id (whose
-	// Registered time is kept); created reports a new id.
-	Register(ctx context.Context, reg Registration) (created bool, err error)
+	// Registered time is kept); it says whether the id is new and the
+	// change's revision.
+	Register(ctx context.Context, reg Registration) (RegisterResult, error)
 	// Unregister removes the registration and everything stored for the
 	// resource (versions, poll state), leaving a tombstone so its feeds
-	// answer 410 Gone; storage.ErrNotFound when it is not registered.
-	Unregister(ctx context.Context, id string) error
+	// answer 410 Gone, and returns the change's revision;
+	// storage.ErrNotFound when it is not registered.
+	Unregister(ctx context.Context, id string) (Revision, error)
 }
 
 // RegistryWatcher is a [Registry] shared by several nodes that tells when
@@ -63,9 +80,22 @@ type RegistryWatcher interface {
 	RegistryChanged() <-chan struct{}
 }
 
+// RegistryChanges is a [Registry] that can tell what changed after a
+// revision (the PostgreSQL store's), so that a node of several reads only
+// that when another node changes the registry, rather than all of it.
+type RegistryChanges interface {
+	// RegistrationsSince reads the registrations made or replaced after
+	// revision since, and the ids unregistered after it (and not
+	// registered again), with the revision the read saw;
+	// errors.ErrUnsupported when the registry cannot tell after all (a
+	// wrapper of one that cannot).
+	RegistrationsSince(ctx context.Context, since Revision) (RegistryDelta, error)
+}
+
 // registration is a decoded [Registration].
 type registration struct {
 	entry      *config.ResourceEntry // shared with the resource built from it
+	def        []byte                // the definition as stored, to tell a change
 	registered time.Time
 }
 
@@ -82,11 +112,11 @@ type Definition struct {
 // loadRegistered reads the registry at start-up.
 func (e *Engine) loadRegistered(ctx context.Context) error {
 	changed := e.watchRegistry()
-	regs, err := e.readRegistry(ctx)
+	regs, rev, err := e.readRegistry(ctx)
 	if err != nil {
 		return err
 	}
-	e.registered, e.regChanged = regs, changed
+	e.registered, e.regRevision, e.regChanged = regs, rev, changed
 	return nil
 }
 
@@ -99,23 +129,35 @@ func (e *Engine) watchRegistry() <-chan struct{} {
 	return nil
 }
 
-// readRegistry reads and decodes every registration; undecodable ones are
-// logged and left out.
-func (e *Engine) readRegistry(ctx context.Context) (map[string]registration, error) {
-	regs, err := e.registry.Registrations(ctx)
+// readRegistry reads and decodes every registration, with the registry's
+// revision the read saw; undecodable ones are logged and left out.
+func (e *Engine) readRegistry(ctx context.Context) (map[string]registration, Revision, error) {
+	snap, err := e.registry.Registrations(ctx)
 	if err != nil {
-		return nil, fmt.Errorf("read registered resources: %w", err)
+		return nil, 0, fmt.Errorf("read registered resources: %w", err)
 	}
+	return e.decodeRegistrations(ctx, snap.Registrations), snap.Revision, nil
+}
+
+// decodeRegistrations decodes regs; undecodable ones are logged and left out.
+func (e *Engine) decodeRegistrations(ctx context.Context, regs []Registration) map[string]registration {
 	out := make(map[string]registration, len(regs))
-	for _, reg := range regs {
-		entry, err := config.DecodeStoredResource(reg.Definition)
-		if err != nil || entry.ID != reg.ID {
-			e.log.WarnContext(ctx, "registered resource undecodable; not polled", slog.String("resource", reg.ID), slog.Any("error", err))
-			continue
+	for _, raw := range regs {
+		if reg, ok := e.decodeRegistration(ctx, raw); ok {
+			out[raw.ID] = reg
 		}
-		out[reg.ID] = registration{entry: &entry, registered: reg.Registered}
 	}
-	return out, nil
+	return out
+}
+
+// decodeRegistration decodes raw; an undecodable one is logged.
+func (e *Engine) decodeRegistration(ctx context.Context, raw Registration) (registration, bool) {
+	entry, err := config.DecodeStoredResource(raw.Definition)
+	if err != nil || entry.ID != raw.ID {
+		e.log.WarnContext(ctx, "registered resource undecodable; not polled", slog.String("resource", raw.ID), slog.Any("error", err))
+		return registration{}, false
+	}
+	return registration{entry: &entry, def: raw.Definition, registered: raw.Registered}, true
 }
 
 // applyRegistered brings the registered resource id in line with reg (nil:
@@ -200,6 +242,7 @@ func (e *Engine) syncRegistry(ctx context.Context) {
 	var took time.Duration // the last read's length
 	for {
 		t := e.clock.NewTimer(registrySyncInterval)
+		read, kind := e.SyncRegistry, "all" // the periodic re-read: all of it, the safety net
 		select {
 		case <-ctx.Done():
 			t.Stop()
@@ -207,11 +250,13 @@ func (e *Engine) syncRegistry(ctx context.Context) {
 		case <-t.C():
 		case <-changed: // nil: never
 			t.Stop()
-			// Every change through another node is a full read here. When
-			// reads are slow (many registrations), rest four times the
-			// last read's length after it first, so that a stream of
-			// changes costs this node at most a fifth of a core; a change
-			// after a quiet spell is read at once.
+			read, kind = e.syncChanges, "changes" // another node's change: what changed since the last read
+			// Every change through another node is a read here (of what
+			// changed, when the registry can tell; else of all of it).
+			// When reads are slow, rest four times the last read's length
+			// after it first, so that a stream of changes costs this node
+			// at most a fifth of a core; a change after a quiet spell is
+			// read at once.
 			if rest := min(lastEnd.Add(registryRestFactor*took).Sub(e.clock.Now()), registrySyncInterval); rest > 0 {
 				p := e.clock.NewTimer(rest)
 				select {
@@ -223,9 +268,16 @@ func (e *Engine) syncRegistry(ctx context.Context) {
 			}
 		}
 		start := e.clock.Now()
-		err := e.SyncRegistry(ctx)
-		lastEnd = e.clock.Now()
-		took = lastEnd.Sub(start)
+		err := read(ctx)
+		end := e.clock.Now()
+		e.log.DebugContext(ctx, "registry re-read", slog.String("read", kind), slog.Duration("took", end.Sub(start)), slog.Any("error", err))
+		if kind == "changes" {
+			// Only reads for changes rest the next one: the periodic read
+			// of all of it comes every registrySyncInterval whatever it
+			// costs, and a slow one (a busy database) must not hold back
+			// the next change by four times its length.
+			lastEnd, took = end, end.Sub(start)
+		}
 		e.regMu.Lock()
 		changed = e.regChanged
 		e.regMu.Unlock()
@@ -242,38 +294,107 @@ func (e *Engine) syncRegistry(ctx context.Context) {
 
 // SyncRegistry re-reads the registry and applies what changed since it was
 // last read: new registrations are scheduled, replaced ones re-applied,
-// deleted ones stop being polled.
+// deleted ones stop being polled. The read is taken without holding the
+// lock this node's own changes take, so one of them may commit between the
+// read and its apply: an id this node changed at a higher revision than
+// the read's keeps the state this node gave it (the read is older than
+// that change), and a read older than one already applied changes nothing.
 func (e *Engine) SyncRegistry(ctx context.Context) error {
 	changed := e.watchRegistry() // before the read, so that a change during it closes it
-	next, err := e.readRegistry(ctx)
+	snap, err := e.registry.Registrations(ctx)
 	if err != nil {
-		return err
+		return fmt.Errorf("read registered resources: %w", err)
 	}
+	return e.applyRead(ctx, snap.Revision, snap.Registrations, nil, true, changed)
+}
+
+// syncChanges re-reads what changed in the registry since the revision
+// applied last, when the registry can tell ([RegistryChanges]), else all of
+// it as SyncRegistry does.
+func (e *Engine) syncChanges(ctx context.Context) error {
+	rc, ok := e.registry.(RegistryChanges)
+	if !ok {
+		return e.SyncRegistry(ctx)
+	}
+	changed := e.watchRegistry() // before the read, so that a change during it closes it
+	e.regMu.Lock()
+	since := e.regRevision
+	e.regMu.Unlock()
+	delta, err := rc.RegistrationsSince(ctx, since)
+	if errors.Is(err, errors.ErrUnsupported) { // a wrapper of a registry that cannot tell
+		return e.SyncRegistry(ctx)
+	}
+	if err != nil {
+		return fmt.Errorf("read registry changes: %w", err)
+	}
+	return e.applyRead(ctx, delta.Revision, delta.Changed, delta.Deleted, false, changed)
+}
+
+// applyRead applies a read of the registry at revision rev: found are the
+// registrations it found (a full read: every one; else those changed since
+// the revision applied last), deleted the ids it found unregistered since
+// then (a full read finds them by their absence from found). changed is
+// the RegistryWatcher's channel taken before the read. Only a registration
+// that differs from the one applied is decoded: a full read of a registry
+// that did not change costs a comparison per registration.
+func (e *Engine) applyRead(ctx context.Context, rev Revision, found []Registration, deleted []string, full bool, changed <-chan struct{}) error {
 	e.regMu.Lock()
 	defer e.regMu.Unlock()
-	same := func(a, b registration) bool {
-		return a.registered.Equal(b.registered) && reflect.DeepEqual(a.entry, b.entry)
+	if rev < e.regRevision {
+		return nil // two reads crossed: this one is older than the one applied
 	}
 	e.mu.Lock()
 	cfg := e.cfg
 	e.mu.Unlock()
-	for id, reg := range next {
-		if old, ok := e.registered[id]; ok && same(old, reg) {
+	// mine: changed here after the read; seen: a full read's registrations.
+	mine := func(id string) bool { return e.regWrites[id] > rev }
+	var seen map[string]bool
+	if full {
+		seen = make(map[string]bool, len(found))
+	}
+	for _, raw := range found {
+		id := raw.ID
+		if old, ok := e.registered[id]; mine(id) || ok && old.same(raw) {
+			if seen != nil {
+				seen[id] = true
+			}
 			continue
+		}
+		reg, ok := e.decodeRegistration(ctx, raw)
+		if !ok {
+			continue // as if absent
+		}
+		if seen != nil {
+			seen[id] = true
 		}
 		if err := e.applyRegistered(ctx, cfg, id, &reg); err != nil {
 			return err
 		}
+		e.registered[id] = reg
 	}
-	for id := range e.registered {
-		if _, ok := next[id]; !ok {
-			if err := e.applyRegistered(ctx, cfg, id, nil); err != nil {
-				return err
+	if full {
+		for id := range e.registered {
+			if !seen[id] {
+				deleted = append(deleted, id)
 			}
 		}
 	}
-	e.registered, e.regChanged = next, changed
+	for _, id := range deleted {
+		if _, ok := e.registered[id]; ok && !mine(id) {
+			if err := e.applyRegistered(ctx, cfg, id, nil); err != nil {
+				return err
+			}
+			delete(e.registered, id)
+		}
+	}
+	maps.DeleteFunc(e.regWrites, func(_ string, w Revision) bool { return w <= rev }) // the read holds them
+	e.regRevision, e.regChanged = rev, changed
 	return nil
+}
+
+// same reports whether raw, as a read found it, is the registration r.
+func (r registration) same(raw Registration) bool {
+	return r.registered.Equal(raw.Registered) && bytes.Equal(r.def, raw.Definition)
 }
 
 // Register registers (or replaces) a resource at run time: it is kept in the
@@ -300,12 +421,12 @@ func (e *Engine) Register(ctx context.Context, entry config.ResourceEntry) (crea
 		return false, fmt.Errorf("encode resource %q: %w", entry.ID, err)
 	}
 	now := e.clock.Now()
-	created, err = e.registry.Register(ctx, Registration{ID: entry.ID, Definition: def, Registered: now, Updated: now})
+	res, err := e.registry.Register(ctx, Registration{ID: entry.ID, Definition: def, Registered: now, Updated: now})
 	if err != nil {
 		return false, fmt.Errorf("register %q: %w", entry.ID, err)
 	}
 	old, had := e.registered[entry.ID]
-	reg := registration{entry: &entry, registered: now}
+	reg := registration{entry: &entry, def: def, registered: now}
 	if had {
 		reg.registered = old.registered
 	}
@@ -313,7 +434,8 @@ func (e *Engine) Register(ctx context.Context, entry config.ResourceEntry) (crea
 		return false, err
 	}
 	e.registered[entry.ID] = reg
-	return created, nil
+	e.regWrites[entry.ID] = res.Revision
+	return res.Created, nil
 }
 
 // Unregister stops polling a registered resource and removes it and its
@@ -347,7 +469,7 @@ func (e *Engine) Unregister(ctx context.Context, id string) error {
 	// The store first: when it fails, the resource is still registered
 	// there, so it stays polled here and the DELETE can be retried. Not
 	// found there (deleted through another node), it goes here too.
-	serr := e.registry.Unregister(ctx, id)
+	rev, serr := e.registry.Unregister(ctx, id)
 	if serr != nil && !errors.Is(serr, storage.ErrNotFound) {
 		return fmt.Errorf("unregister %q: %w", id, serr)
 	}
@@ -355,6 +477,9 @@ func (e *Engine) Unregister(ctx context.Context, id string) error {
 		return err
 	}
 	delete(e.registered, id)
+	if serr == nil {
+		e.regWrites[id] = rev
+	}
 	if serr != nil {
 		return fmt.Errorf("unregister %q: %w", id, serr)
 	}

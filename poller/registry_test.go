@@ -18,20 +18,47 @@ import (
 
 // memRegistry is an in-memory Registry that records what it was asked.
 type memRegistry struct {
-	mu   sync.Mutex
-	regs map[string]Registration
-	gone []string
+	mu      sync.Mutex
+	rev     Revision
+	regs    map[string]Registration
+	revs    map[string]Revision // of each registration's last change
+	deleted map[string]Revision // ids unregistered and not registered again
+	gone    []string
 }
 
-func newMemRegistry() *memRegistry { return &memRegistry{regs: map[string]Registration{}} }
+func newMemRegistry() *memRegistry {
+	return &memRegistry{regs: map[string]Registration{}, revs: map[string]Revision{}, deleted: map[string]Revision{}}
+}
 
-func (m *memRegistry) Registrations(context.Context) ([]Registration, error) {
+// deltaRegistry is a memRegistry that tells what changed after a revision
+// ([RegistryChanges]), as the PostgreSQL store does.
+type deltaRegistry struct{ *memRegistry }
+
+func (d deltaRegistry) RegistrationsSince(_ context.Context, since Revision) (RegistryDelta, error) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	out := RegistryDelta{Revision: d.rev}
+	for id, r := range d.revs {
+		if r > since {
+			out.Changed = append(out.Changed, d.regs[id])
+		}
+	}
+	for id, r := range d.deleted {
+		if r > since {
+			out.Deleted = append(out.Deleted, id)
+		}
+	}
+	return out, nil
+}
+
+func (m *memRegistry) Registrations(context.Context) (RegistrySnapshot, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	return slices.Collect(maps.Values(m.regs)), nil
+	regs := slices.SortedFunc(maps.Values(m.regs), func(a, b Registration) int { return strings.Compare(a.ID, b.ID) })
+	return RegistrySnapshot{Revision: m.rev, Registrations: regs}, nil
 }
 
-func (m *memRegistry) Register(_ context.Context, reg Registration) (bool, error) {
+func (m *memRegistry) Register(_ context.Context, reg Registration) (RegisterResult, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	old, had := m.regs[reg.ID]
@@ -39,18 +66,24 @@ func (m *memRegistry) Register(_ context.Context, reg Registration) (bool, error
 		reg.Registered = old.Registered
 	}
 	m.regs[reg.ID] = reg
-	return !had, nil
+	m.rev++
+	m.revs[reg.ID] = m.rev
+	delete(m.deleted, reg.ID)
+	return RegisterResult{Created: !had, Revision: m.rev}, nil
 }
 
-func (m *memRegistry) Unregister(_ context.Context, id string) error {
+func (m *memRegistry) Unregister(_ context.Context, id string) (Revision, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if _, ok := m.regs[id]; !ok {
-		return storage.ErrNotFound
+		return 0, storage.ErrNotFound
 	}
 	delete(m.regs, id)
+	delete(m.revs, id)
 	m.gone = append(m.gone, id)
-	return nil
+	m.rev++
+	m.deleted[id] = m.rev
+	return m.rev, nil
 }
 
 func TestRegisterPollsAtOnceAndSurvivesRestartAndReload(t *testing.T) {
@@ -246,7 +279,7 @@ type slowWatchedRegistry struct {
 	ch        chan struct{}
 }
 
-func (r *slowWatchedRegistry) Registrations(ctx context.Context) ([]Registration, error) {
+func (r *slowWatchedRegistry) Registrations(ctx context.Context) (RegistrySnapshot, error) {
 	r.clk.Advance(r.readTakes)
 	r.reads.Add(1)
 	return r.memRegistry.Registrations(ctx)

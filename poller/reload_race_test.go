@@ -1,9 +1,11 @@
 package poller
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"reflect"
@@ -13,6 +15,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/prometheus/client_golang/prometheus/testutil"
 
 	"github.com/dynamo-rss/dynamo/config"
 	"github.com/dynamo-rss/dynamo/schema"
@@ -398,12 +402,12 @@ type flakyRegistry struct {
 	fail bool
 }
 
-func (f *flakyRegistry) Unregister(ctx context.Context, id string) error {
+func (f *flakyRegistry) Unregister(ctx context.Context, id string) (Revision, error) {
 	f.mu.Lock()
 	fail := f.fail
 	f.mu.Unlock()
 	if fail {
-		return errors.New("store unavailable")
+		return 0, errors.New("store unavailable")
 	}
 	return f.Registry.Unregister(ctx, id)
 }
@@ -739,4 +743,48 @@ func TestShutdownDuringPollsKeepsAcknowledgedVersions(t *testing.T) {
 			t.Errorf("%s: versions stored but no poll state after the restart", st.ID)
 		}
 	}
+}
+
+// A poll whose resource is removed while it runs is thrown away, and says
+// so: a log line naming the resource and the reason, and
+// dynamo_poller_polls_discarded_total{reason="removed"}.
+func TestDiscardedPollLoggedAndCounted(t *testing.T) {
+	o := newRaceOrigin(t)
+	clk := newFakeClock(t0)
+	with := testConfig(t, raceYAML(fmt.Sprintf("  - {id: r, url: %q}\n", o.url("/r"))))
+	without := testConfig(t, raceYAML(""))
+	var logs lockedBuffer
+	e := newTestEngineOpts(t, with, newMemStore(), Options{Clock: clk, Logger: slog.New(slog.NewTextHandler(&logs, nil))})
+	discarded := func(reason string) float64 { return testutil.ToFloat64(e.m.discarded.WithLabelValues(reason)) }
+	if n := discarded(DiscardRemoved); n != 0 {
+		t.Fatalf("%v polls discarded before any poll", n)
+	}
+	applyDuringPoll(t, e, o, "r", "/r", without)
+	if n := discarded(DiscardRemoved); n != 1 {
+		t.Errorf("dynamo_poller_polls_discarded_total{reason=removed} = %v, want 1", n)
+	}
+	if n := discarded(DiscardLeaseLost); n != 0 {
+		t.Errorf("dynamo_poller_polls_discarded_total{reason=lease_lost} = %v, want 0", n)
+	}
+	if line := logs.String(); !strings.Contains(line, `msg="poll result discarded" resource=r reason=removed`) {
+		t.Errorf("log %q does not tell of the discarded poll", line)
+	}
+}
+
+// lockedBuffer is a bytes.Buffer safe for a logger on other goroutines.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
 }

@@ -27,13 +27,10 @@ func parseWords(s string, loc *time.Location) (time.Time, bool) {
 		lower := strings.ToLower(tok)
 		word := strings.TrimSuffix(strings.TrimSuffix(lower, "."), "-feira")
 		switch {
-		case afterTime && (word == "am" || word == "pm" || word == "a.m" || word == "p.m"):
-			if hour < 1 || hour > 12 {
+		case afterTime && isMeridiem(word):
+			var ok bool
+			if hour, ok = meridiem(hour, word); !ok {
 				return time.Time{}, false
-			}
-			hour %= 12
-			if word[0] == 'p' {
-				hour += 12
 			}
 			afterTime = false
 			continue
@@ -118,6 +115,21 @@ func parseWords(s string, loc *time.Location) (time.Time, bool) {
 	return t, err == nil
 }
 
+// isMeridiem reports "am", "pm", "a.m", "p.m" (a final dot trimmed).
+func isMeridiem(w string) bool { return w == "am" || w == "pm" || w == "a.m" || w == "p.m" }
+
+// meridiem is the hour of a 12-hour clock's hour followed by w.
+func meridiem(hour int, w string) (int, bool) {
+	if hour < 1 || hour > 12 {
+		return 0, false
+	}
+	hour %= 12
+	if w[0] == 'p' {
+		hour += 12
+	}
+	return hour, true
+}
+
 func appendPadded(b []byte, n, width int) []byte {
 	s := strconv.Itoa(n)
 	for i := len(s); i < width; i++ {
@@ -157,8 +169,8 @@ func number(s string) (n, digits int, ok bool) {
 	return 0, 0, false
 }
 
-// numericDate reads a day-first date "D.M.YYYY", "D/M/YYYY" or "D-M-YYYY"
-// (one or two digits for day and month). Month-first is taken only when the
+// numericDate reads a day-first date "D.M.YYYY", "D/M/YYYY", "D-M-YYYY" or
+// "D.M.YY" (one or two digits for day and month). Month-first is taken only when the
 // date cannot be day-first ("11/21/2026").
 func numericDate(s string) (day, month, year int, ok bool) {
 	var parts [3]int
@@ -181,8 +193,11 @@ func numericDate(s string) (day, month, year int, ok bool) {
 			return 0, 0, 0, false
 		}
 	}
-	if p != 2 || digits[0] > 2 || digits[1] > 2 || digits[2] != 4 {
+	if p != 2 || digits[0] > 2 || digits[1] > 2 || digits[2] != 4 && (digits[2] != 2 || sep != '.') {
 		return 0, 0, 0, false
+	}
+	if digits[2] == 2 { // 03.11.26: dotted dates may have two-digit years
+		parts[2] = twoDigitYear(parts[2])
 	}
 	a, b := parts[0], parts[1]
 	switch {

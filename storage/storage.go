@@ -35,6 +35,13 @@ type goneError struct{}
 func (goneError) Error() string        { return "storage: resource gone" }
 func (goneError) Is(target error) bool { return target == ErrNotFound } //nolint:errorlint // identity of the sentinel is what Is compares
 
+// ErrUnavailable is wrapped by the errors of a store that cannot be
+// reached (a database restarting, a network cut, no connection to be had
+// before the context's deadline): nothing was read or written, and the same
+// call may succeed once the store is back. The REST layer answers it with
+// 503 and Retry-After, or from what it rendered before.
+var ErrUnavailable = errors.New("storage: store unreachable")
+
 // ErrDiskFull is returned by writes while the store has no room for them
 // (for Badger: the free space of its file system is below its minimum).
 // Nothing is written; the store stays consistent and readable, and writes
@@ -89,13 +96,15 @@ type Store interface {
 	// Check verifies the whole store; findings wrap [ErrInconsistent].
 	Check(ctx context.Context) error
 
-	// Registrations lists every resource registered at run time, sorted by id.
-	Registrations(ctx context.Context) ([]Registration, error)
+	// Registrations reads every resource registered at run time, sorted by
+	// id, with the registry's revision the read saw.
+	Registrations(ctx context.Context) (RegistrySnapshot, error)
 	// Register stores reg, replacing a registration of the same id (whose
-	// Registered time is kept); created reports a new id. A registration
-	// [ValidateRegistration] refuses fails with its error (wrapping
-	// [ErrInvalid]); a zero time is kept as unknown.
-	Register(ctx context.Context, reg Registration) (created bool, err error)
+	// Registered time is kept), and says whether the id is new and the
+	// change's revision, higher than that of every change committed before
+	// it. A registration [ValidateRegistration] refuses fails with its
+	// error (wrapping [ErrInvalid]); a zero time is kept as unknown.
+	Register(ctx context.Context, reg Registration) (RegisterResult, error)
 	// Unregister removes the registration and everything stored for the
 	// resource (versions, item index, poll state) and leaves a tombstone:
 	// from then on the id's reads and writes fail with [ErrGone] and
@@ -106,8 +115,9 @@ type Store interface {
 	// registered but has a stored history (a resource the file no longer
 	// declares) is removed the same way. [ErrNotFound] when the id is
 	// neither registered nor stored; an id already unregistered fails with
-	// [ErrGone] (which matches ErrNotFound too).
-	Unregister(ctx context.Context, id string) error
+	// [ErrGone] (which matches ErrNotFound too). It returns the change's
+	// revision, as Register does.
+	Unregister(ctx context.Context, id string) (Revision, error)
 
 	// RecordStore keeps other features' records (push subscriptions).
 	RecordStore

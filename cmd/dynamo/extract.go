@@ -1,6 +1,8 @@
 package main
 
 import (
+	"bytes"
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -8,11 +10,13 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
 	"github.com/dynamo-rss/dynamo/config"
 	"github.com/dynamo-rss/dynamo/extractor"
+	"github.com/dynamo-rss/dynamo/poller"
 	"github.com/dynamo-rss/dynamo/schema"
 )
 
@@ -21,12 +25,21 @@ type pageFlags struct {
 	url, rssID, contentType, timestamp string
 	dateFormat, timezone               string
 	selectFile                         string
+	configFile                         string // the poller settings of a page given as a URL
+	allowPrivate                       bool
+	dates                              bool // lint --dates: how each date reads
+	withDates                          bool // the command has --dates
 }
 
 const pageHelp = `
-Without --url, the page is taken to be at http://localhost/ followed by the
-file's base name (http://localhost/ for standard input), so relative links
-resolve to http URLs; pass the page's real URL to get real links.`
+The page is a file, - for standard input, or an http(s) URL, fetched once
+through the poller's guarded retriever (robots.txt, timeouts, max_body;
+private, loopback and link-local addresses refused unless --allow-private),
+with the poller settings of --config or the defaults.
+Without --url, a file is taken to be at http://localhost/ followed by its
+base name (http://localhost/ for standard input), so relative links
+resolve to http URLs; pass the page's real URL to get real links. A page
+fetched from a URL is at that URL (after redirects).`
 
 func (p *pageFlags) parse(name, synopsis string, args []string, stdout io.Writer, withDoc bool) (string, error) {
 	fs := newFlagSet(name, synopsis+"\n"+strings.TrimSpace(pageHelp), stdout)
@@ -35,6 +48,11 @@ func (p *pageFlags) parse(name, synopsis string, args []string, stdout io.Writer
 	fs.StringVar(&p.dateFormat, "date-format", "", "the page's date layout, as the resource's date_format: a Go layout tried first (e.g. '02.01.2006 15:04')")
 	fs.StringVar(&p.timezone, "timezone", "", "the zone of dates without one, as the resource's timezone (e.g. Europe/Rome; default UTC)")
 	fs.StringVar(&p.selectFile, "select", "", "a YAML or JSON file holding a select block (docs/selectors.md; what 'dynamo suggest' prints): extract with these selectors, as the poller does, instead of the page's annotations")
+	fs.StringVar(&p.configFile, "config", "", "a configuration `file` whose poller settings (timeout, max_body, user_agent, robots, allow_private…) fetch a page given as a URL (default: the built-in ones)")
+	fs.BoolVar(&p.allowPrivate, "allow-private", false, "fetch a page given as a URL even at a private, loopback or link-local address (as poller.allow_private)")
+	if p.withDates {
+		fs.BoolVar(&p.dates, "dates", false, "add one info line per date saying how it reads: RFC 3339, with the rule and the zone used")
+	}
 	if withDoc {
 		fs.StringVar(&p.rssID, "rssid", "", "the resource id written as rssId (default: the file name without extension, 'page' for standard input)")
 		fs.StringVar(&p.timestamp, "timestamp", "", "the retrieval time written in the document, RFC 3339 (default: now, UTC)")
@@ -43,23 +61,28 @@ func (p *pageFlags) parse(name, synopsis string, args []string, stdout io.Writer
 		return "", err
 	}
 	if fs.NArg() != 1 {
-		return "", &exitError{code: 2, err: fmt.Errorf("%s: want exactly one FILE or -, got %d arguments", name, fs.NArg())}
+		return "", &exitError{code: 2, err: fmt.Errorf("%s: want exactly one FILE, - or URL, got %d arguments", name, fs.NArg())}
 	}
 	return fs.Arg(0), nil
 }
 
 // options builds extractor options for the page at path ("-" is standard input).
 func (p *pageFlags) options(path string) (extractor.Options, error) {
-	opts := extractor.Options{URL: p.url, RSSID: p.rssID, ContentType: p.contentType, Timestamp: time.Now().UTC()}
+	opts := extractor.Options{URL: p.url, RSSID: p.rssID, ContentType: p.contentType, Timestamp: time.Now().UTC(), ExplainDates: p.dates}
 	stdin := path == "-"
 	base := filepath.Base(path)
-	if opts.URL == "" {
+	switch {
+	case isPageURL(path):
+		if opts.URL == "" {
+			opts.URL = path // open sets it to where the page was, after redirects
+		}
+	case opts.URL == "":
 		opts.URL = extractor.DefaultURL
 		if !stdin {
 			opts.URL += url.PathEscape(base)
 		}
 	}
-	if opts.RSSID == "" && !stdin {
+	if opts.RSSID == "" && !stdin && !isPageURL(path) {
 		opts.RSSID = strings.TrimSuffix(base, filepath.Ext(base))
 	}
 	if err := config.CheckDateFormat(p.dateFormat); err != nil {
@@ -88,6 +111,46 @@ func (p *pageFlags) options(path string) (extractor.Options, error) {
 	return opts, nil
 }
 
+// isPageURL reports whether a command's page argument is a URL to fetch.
+func isPageURL(path string) bool {
+	return strings.HasPrefix(path, "http://") || strings.HasPrefix(path, "https://")
+}
+
+// open returns the page's reader and the name diagnostics use, as
+// openPage does; a URL is fetched once through the poller's guarded
+// retriever (see pageHelp), and opts takes the page's final URL and
+// Content-Type unless --url and --content-type gave them.
+func (p *pageFlags) open(ctx context.Context, path string, stdin io.Reader, opts *extractor.Options) (io.ReadCloser, string, error) {
+	if !isPageURL(path) {
+		return openPage(path, stdin)
+	}
+	set := config.Default().Poller
+	if p.configFile != "" {
+		cfg, err := config.Load(p.configFile)
+		if err != nil {
+			return nil, "", &exitError{code: 2, err: fmt.Errorf("--config: %w", err)}
+		}
+		set = cfg.Poller
+	}
+	if p.allowPrivate {
+		set.AllowPrivate = true
+	}
+	page, err := poller.Fetch(ctx, set, path, poller.Options{})
+	if errors.Is(err, poller.ErrForbiddenAddress) {
+		return nil, "", fmt.Errorf("fetch %s: its address is private, loopback or link-local, which polls refuse; pass --allow-private to fetch it (or allow_private in the --config file's poller)", path)
+	}
+	if err != nil {
+		return nil, "", fmt.Errorf("fetch %s: %w", path, err)
+	}
+	if p.url == "" {
+		opts.URL = page.URL
+	}
+	if p.contentType == "" {
+		opts.ContentType = page.ContentType
+	}
+	return io.NopCloser(bytes.NewReader(page.Body)), path, nil
+}
+
 // openPage returns the page's reader and the name diagnostics use:
 // the path as given, or "<stdin>" for "-".
 func openPage(path string, stdin io.Reader) (io.ReadCloser, string, error) {
@@ -101,8 +164,8 @@ func openPage(path string, stdin io.Reader) (io.ReadCloser, string, error) {
 	return f, path, nil
 }
 
-func extractPage(path string, stdin io.Reader, opts extractor.Options) (*extractor.Result, string, error) {
-	r, name, err := openPage(path, stdin)
+func (p *pageFlags) extractPage(ctx context.Context, path string, stdin io.Reader, opts extractor.Options) (*extractor.Result, string, error) {
+	r, name, err := p.open(ctx, path, stdin, &opts)
 	if err != nil {
 		return nil, "", err
 	}
@@ -111,17 +174,31 @@ func extractPage(path string, stdin io.Reader, opts extractor.Options) (*extract
 	return res, name, err
 }
 
-func printDiagnostics(w io.Writer, name string, diags []extractor.Diagnostic) {
+// printDiagnostics prints the diagnostics and the date readings (lint
+// --dates) by position, each as NAME:LINE:COL: severity: message.
+func printDiagnostics(w io.Writer, name string, diags []extractor.Diagnostic, dates []extractor.DateReading) {
+	type line struct {
+		l, c int
+		s    string
+	}
+	out := make([]line, 0, len(diags)+len(dates))
 	for _, d := range diags {
-		fmt.Fprintf(w, "%s:%s\n", name, d)
+		out = append(out, line{d.Line, d.Col, d.String()})
+	}
+	for _, d := range dates {
+		out = append(out, line{d.Line, d.Col, d.String()})
+	}
+	slices.SortStableFunc(out, func(a, b line) int { return cmp.Or(a.l-b.l, a.c-b.c) })
+	for _, d := range out {
+		fmt.Fprintf(w, "%s:%s\n", name, d.s)
 	}
 }
 
 // runPage parses the page flags of command name, extracts the page and
 // prints its diagnostics on diags. It returns a nil Result only when nothing
 // could be extracted (bad flags, unreadable file).
-func runPage(name, synopsis string, args []string, stdin io.Reader, stdout, diags io.Writer, withDoc bool) (*extractor.Result, string, error) {
-	var p pageFlags
+func runPage(ctx context.Context, name, synopsis string, args []string, stdin io.Reader, stdout, diags io.Writer, withDoc bool) (*extractor.Result, string, error) {
+	p := pageFlags{withDates: !withDoc}
 	path, err := p.parse(name, synopsis, args, stdout, withDoc)
 	if err != nil {
 		return nil, "", err
@@ -130,9 +207,9 @@ func runPage(name, synopsis string, args []string, stdin io.Reader, stdout, diag
 	if err != nil {
 		return nil, "", err
 	}
-	res, file, err := extractPage(path, stdin, opts)
+	res, file, err := p.extractPage(ctx, path, stdin, opts)
 	if res != nil {
-		printDiagnostics(diags, file, res.Diagnostics)
+		printDiagnostics(diags, file, res.Diagnostics, res.Dates)
 	}
 	return res, file, err
 }
@@ -140,7 +217,7 @@ func runPage(name, synopsis string, args []string, stdin io.Reader, stdout, diag
 // cmdExtract prints the XMLData document of a page on stdout and its
 // diagnostics on stderr; exit 1 when the page is not annotated.
 func cmdExtract(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
-	res, name, err := runPage("extract", "[--url URL] [--rssid ID] [--content-type CT] [--timestamp T] [--select FILE.yaml] FILE|-\n"+
+	res, name, err := runPage(ctx, "extract", "[--url URL] [--rssid ID] [--content-type CT] [--timestamp T] [--select FILE.yaml] [--config FILE] [--allow-private] FILE|-|URL\n"+
 		"Prints the XMLData document on stdout and the diagnostics on stderr (as lint does);\n"+
 		"exits 1 when the page is not annotated (no channel:title), or, with --select,\n"+
 		"when the item selector matches nothing.",
@@ -165,9 +242,10 @@ func cmdExtract(ctx context.Context, args []string, stdin io.Reader, stdout, std
 // cmdLint prints a page's diagnostics as FILE:LINE:COL: severity: message;
 // exit 1 when any is an error (a page that is not annotated is one).
 func cmdLint(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
-	res, _, err := runPage("lint", "[--url URL] [--content-type CT] [--select FILE.yaml] FILE|-\n"+
+	res, _, err := runPage(ctx, "lint", "[--url URL] [--content-type CT] [--select FILE.yaml] [--dates] [--config FILE] [--allow-private] FILE|-|URL\n"+
 		"Prints FILE:LINE:COL: severity: message, one per line by position (FILE as given,\n"+
-		"<stdin> for -); exits 1 when any is an error, a page without channel:title included.",
+		"<stdin> for -); exits 1 when any is an error, a page without channel:title included.\n"+
+		"--dates adds an info line per date: how it reads, in RFC 3339, by which rule, in which zone.",
 		args, stdin, stdout, stdout, false)
 	if err != nil && !errors.Is(err, extractor.ErrNotAnnotated) && !errors.Is(err, extractor.ErrNoItems) {
 		return err

@@ -152,8 +152,8 @@ func TestExtractUsage(t *testing.T) {
 	}{
 		{[]string{"extract", "--help"}, 0, "usage: dynamo extract", ""},
 		{[]string{"lint", "-h"}, 0, "usage: dynamo lint", ""},
-		{[]string{"extract"}, 2, "", "want exactly one FILE or -"},
-		{[]string{"lint", "a", "b"}, 2, "", "want exactly one FILE or -"},
+		{[]string{"extract"}, 2, "", "want exactly one FILE, - or URL"},
+		{[]string{"lint", "a", "b"}, 2, "", "want exactly one FILE, - or URL"},
 		{[]string{"extract", "--bogus", "x"}, 2, "", "flag provided but not defined"},
 		{[]string{"extract", "--timestamp", "yesterday", "x"}, 2, "", "--timestamp"},
 		{[]string{"extract", "/nonexistent/page.html"}, 2, "", "open page"},

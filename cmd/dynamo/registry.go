@@ -20,7 +20,7 @@ type apiRegistry struct {
 	// stored deletes a resource the poller does not know, whose history is
 	// only stored (the file declared it once); nil: such a DELETE is a 404.
 	stored interface {
-		Unregister(ctx context.Context, id string) error
+		Unregister(ctx context.Context, id string) (storage.Revision, error)
 	}
 }
 
@@ -55,7 +55,9 @@ func (r apiRegistry) Register(ctx context.Context, entry config.ResourceEntry) (
 func (r apiRegistry) Unregister(ctx context.Context, id string) error {
 	err := r.e.Unregister(ctx, id)
 	if errors.Is(err, poller.ErrUnknownResource) && r.stored != nil {
-		if serr := r.stored.Unregister(ctx, id); serr == nil || !errors.Is(serr, storage.ErrNotFound) {
+		// Its revision tells other nodes' registries of the deletion; this
+		// node's poller never knew the id, so there is nothing to wait for.
+		if _, serr := r.stored.Unregister(ctx, id); serr == nil || !errors.Is(serr, storage.ErrNotFound) {
 			return serr
 		}
 	}

@@ -60,6 +60,10 @@ Fields (every field, its default and meaning: docs/configuration.md):
 // pollerStopTimeout bounds how long shutdown waits for in-flight polls.
 const pollerStopTimeout = 30 * time.Second
 
+// readyTimeout bounds /readyz's check of the store: a probe wants an
+// answer, and a store that takes longer is as good as unreachable.
+const readyTimeout = 3 * time.Second
+
 func cmdServe(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	fs := newFlagSet("serve", "[--config FILE] [--listen ADDR]", stdout, serveHelp)
 	configPath := fs.String("config", "", "YAML configuration `file` (default: built in: Badger under ./data, listen :8080)")
@@ -289,10 +293,12 @@ func serve(ctx context.Context, o serveOptions) (err error) {
 		Gatherer:         reg,
 		Ready: func(ctx context.Context) error {
 			if !pollerRunning.Load() {
-				return errors.New("the poller is not running")
+				return &api.NotReady{Reason: "poller not running"}
 			}
+			ctx, cancel := context.WithTimeout(ctx, readyTimeout)
+			defer cancel()
 			if _, err := db.Resource(ctx, "readyz"); err != nil && !errors.Is(err, storage.ErrNotFound) {
-				return fmt.Errorf("store unreachable: %w", err)
+				return &api.NotReady{Reason: "store unreachable", Err: err}
 			}
 			return nil
 		},

@@ -35,4 +35,12 @@ func TestPostgresRegistryTellsOfOtherNodes(t *testing.T) {
 	if !ok || w.RegistryChanged() == nil {
 		t.Fatalf("the poller's registry, a %T, does not tell of other nodes' changes", reg)
 	}
+	// Nor what changed since a revision, which a node reads on each of them.
+	rc, ok := reg.(poller.RegistryChanges)
+	if !ok {
+		t.Fatalf("the poller's registry, a %T, cannot tell what changed", reg)
+	}
+	if _, err := rc.RegistrationsSince(t.Context(), 0); err != nil {
+		t.Fatalf("RegistrationsSince through the wrapper: %v", err)
+	}
 }

@@ -12,21 +12,25 @@ import (
 	"github.com/dynamo-rss/dynamo/extractor"
 )
 
-// suggestItems is how many of the items the best block yields are shown.
-const suggestItems = 5
-
-// cmdSuggest proposes a select block for a page nobody annotated. Its
-// output is one YAML document: the best select block, ready to paste into
-// a resource (or to give to extract --select), then, as comments, the first
-// items it yields (extracted exactly as the poller would) and the
-// runners-up. Exit 1 when the page has no repeated structure with links.
+// cmdSuggest tells how to get a feed of a page nobody annotated
+// (SELECTORS.md): the page's own feeds, then the best way to read it (its
+// annotations, its schema.org items or a select block) and up to three
+// alternatives, each with the first items it yields (extracted exactly as
+// the poller would) and a one-line reason. Its output is one YAML
+// document: the best select block, ready to paste into a resource (or to
+// give to extract --select), everything else as comments. With --json it
+// prints [extractor.Suggestions] instead. Exit 1 when the page has neither
+// a feed nor anything to propose.
 func cmdSuggest(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	var p pageFlags
-	path, err := p.parse("suggest", "[--url URL] [--content-type CT] FILE|-\n"+
-		"Finds the repeated structures of a page nobody annotated (sibling elements of the\n"+
-		"same shape that carry a link and text), ranks them, and prints the best select\n"+
-		"block as YAML ready to paste, the first items it yields and the runners-up.\n"+
-		"Exits 1 when the page has no such structure.", args, stdout, false)
+	args, asJSON := cutFlag(args, "json")
+	path, err := p.parse("suggest", "[--url URL] [--content-type CT] [--json] FILE|-\n"+
+		"Tells how to get this page's feed: the feeds it links to itself, then the best way\n"+
+		"to read it (its annotations, its schema.org items, or the select block of its main\n"+
+		"list) with the first items it yields, and up to three alternatives, each with a\n"+
+		"reason. The output is YAML: the best select block, ready to paste, the rest as\n"+
+		"comments. --json prints the same as JSON (docs/selectors.md). Exits 1 when the\n"+
+		"page has no feed and nothing to propose.", args, stdout, false)
 	if err != nil {
 		return err
 	}
@@ -34,7 +38,7 @@ func cmdSuggest(ctx context.Context, args []string, stdin io.Reader, stdout, std
 	if err != nil {
 		return err
 	}
-	r, name, err := openPage(path, stdin)
+	r, name, err := p.open(ctx, path, stdin, &opts)
 	if err != nil {
 		return err
 	}
@@ -43,58 +47,101 @@ func cmdSuggest(ctx context.Context, args []string, stdin io.Reader, stdout, std
 	if err != nil {
 		return fmt.Errorf("read page: %w", err)
 	}
-	sugs, err := extractor.Suggest(bytes.NewReader(page), opts)
+	sugs, err := extractor.Suggest(page, opts)
 	if err != nil {
 		return fmt.Errorf("%s: %w", name, err)
 	}
-	if len(sugs) == 0 {
-		return &exitError{code: 1, err: fmt.Errorf("%s: no repeated structure with links and text found; write a select block by hand (docs/selectors.md)", name)}
+	if asJSON {
+		enc := json.NewEncoder(stdout)
+		enc.SetEscapeHTML(false)
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(sugs); err != nil {
+			return err
+		}
+	} else if _, err := io.WriteString(stdout, suggestText(name, sugs)); err != nil {
+		return err
 	}
-	best := sugs[0]
+	if len(sugs.Proposals) == 0 && len(sugs.Feeds) == 0 {
+		return &exitError{code: 1, err: fmt.Errorf("%s: no feed, no annotations, no schema.org items and no repeated structure with links found; write a select block by hand (docs/selectors.md)", name)}
+	}
+	return nil
+}
+
+// cutFlag removes a boolean flag (-name, --name, --name=true|false) from
+// args and reports whether it was set.
+func cutFlag(args []string, name string) ([]string, bool) {
+	out := make([]string, 0, len(args))
+	set := false
+	for i, a := range args {
+		if a == "--" {
+			out = append(out, args[i:]...)
+			break
+		}
+		switch a {
+		case "-" + name, "--" + name, "-" + name + "=true", "--" + name + "=true":
+			set = true
+			continue
+		case "-" + name + "=false", "--" + name + "=false":
+			set = false
+			continue
+		}
+		out = append(out, a)
+	}
+	return out, set
+}
+
+// suggestText is suggest's YAML: the page's feeds and the best proposal
+// as comments around the best select block, then the alternatives as
+// comments.
+func suggestText(name string, sugs *extractor.Suggestions) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "# dynamo suggest %s: the best of %d repeated structures (score %.2f: %s)\n", name, len(sugs), best.Score, best.Why)
-	writeSelect(&b, best.Spec, "")
-	sel, err := extractor.CompileSelectors(best.Spec)
-	if err != nil {
-		return fmt.Errorf("suggested block does not compile: %w", err)
+	for _, f := range sugs.Feeds {
+		title := ""
+		if f.Title != "" {
+			title = fmt.Sprintf(" %q", f.Title)
+		}
+		fmt.Fprintf(&b, "# The page has its own feed%s: %s (%s): subscribe to it directly.\n", title, f.URL, f.Type)
 	}
-	res, err := sel.Extract(bytes.NewReader(page), opts)
-	switch {
-	case err != nil:
-		fmt.Fprintf(&b, "#\n# It yields no document: %v\n", err)
-	default:
-		doc := res.Document
-		fmt.Fprintf(&b, "#\n# It yields %d items (channel %q); the first ones:\n", len(doc.Items), doc.Channel.Title)
-		for i, it := range doc.Items {
-			if i == suggestItems {
-				fmt.Fprintf(&b, "#   … and %d more\n", len(doc.Items)-i)
-				break
-			}
-			fmt.Fprintf(&b, "#   %d. %s\n#      %s\n", it.Index, clip(it.Title, 100), it.Link)
-			if it.Description != "" {
-				fmt.Fprintf(&b, "#      %s\n", clip(it.Description, 100))
-			}
-			for _, x := range it.Extensions {
-				if x.LocalName == "date" {
-					fmt.Fprintf(&b, "#      date: %s\n", clip(x.Value, 60))
-				}
-			}
+	if len(sugs.Proposals) == 0 {
+		if len(sugs.Feeds) == 0 {
+			fmt.Fprintf(&b, "# dynamo suggest %s: nothing to propose.\n", name)
+		}
+		return b.String()
+	}
+	best := sugs.Proposals[0]
+	fmt.Fprintf(&b, "# dynamo suggest %s: %s\n", name, best.Reason)
+	if best.Select != nil {
+		writeSelect(&b, *best.Select, "")
+	}
+	writeItems(&b, best, "#")
+	for i, p := range sugs.Proposals[1:] {
+		if i == 0 {
+			b.WriteString("#\n# Alternatives:\n")
+		}
+		fmt.Fprintf(&b, "#\n#   %d. %s\n", i+2, p.Reason)
+		if p.Select != nil {
+			writeSelect(&b, *p.Select, "#     ")
+		}
+		writeItems(&b, p, "#    ")
+	}
+	return b.String()
+}
+
+// writeItems writes the first items a proposal yields as comment lines.
+func writeItems(b *strings.Builder, p extractor.Proposal, prefix string) {
+	fmt.Fprintf(b, "%s\n%s It yields %d items; the first ones:\n", strings.TrimRight(prefix, " "), prefix, p.Count)
+	for i, it := range p.Items {
+		fmt.Fprintf(b, "%s   %d. %s\n%s      %s\n", prefix, i+1, clip(it.Title, 100), prefix, it.Link)
+		if it.Date != "" {
+			fmt.Fprintf(b, "%s      date: %s\n", prefix, clip(it.Date, 60))
+		}
+		if it.Description != "" {
+			fmt.Fprintf(b, "%s      %s\n", prefix, clip(it.Description, 100))
 		}
 	}
-	if res != nil {
-		for _, d := range res.Diagnostics {
-			fmt.Fprintf(&b, "#   %s: %s\n", d.Severity, clip(d.Message, 160))
-		}
+	if p.Count > len(p.Items) {
+		fmt.Fprintf(b, "%s   … and %d more\n", prefix, p.Count-len(p.Items))
 	}
-	if len(sugs) > 1 {
-		b.WriteString("#\n# Runners-up:\n")
-		for _, s := range sugs[1:] {
-			fmt.Fprintf(&b, "#   score %.2f, %d items (%s):\n", s.Score, s.Items, s.Why)
-			writeSelect(&b, s.Spec, "#     ")
-		}
-	}
-	_, err = io.WriteString(stdout, b.String())
-	return err
 }
 
 // writeSelect writes a select block as YAML, every value double-quoted
@@ -110,6 +157,7 @@ func writeSelect(b *strings.Builder, s extractor.SelectSpec, prefix string) {
 			fmt.Fprintf(b, "%s%s%s: %s\n", prefix, indent, key, bytes.TrimSpace(q.Bytes()))
 		}
 	}
+	field("  ", "from", s.From)
 	field("  ", "item", s.Item)
 	field("  ", "title", s.Title)
 	field("  ", "link", s.Link)

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"strings"
@@ -69,10 +70,20 @@ func (r notifyingRegistry) RegistryChanged() <-chan struct{} {
 	return nil
 }
 
-func (r notifyingRegistry) Unregister(ctx context.Context, id string) error {
-	err := r.Registry.Unregister(ctx, id)
+// RegistrationsSince passes on a read of what changed in a registry that
+// can tell (see poller.RegistryChanges); errors.ErrUnsupported for one
+// that cannot, which the poller then reads whole.
+func (r notifyingRegistry) RegistrationsSince(ctx context.Context, since poller.Revision) (poller.RegistryDelta, error) {
+	if rc, ok := r.Registry.(poller.RegistryChanges); ok {
+		return rc.RegistrationsSince(ctx, since)
+	}
+	return poller.RegistryDelta{}, errors.ErrUnsupported
+}
+
+func (r notifyingRegistry) Unregister(ctx context.Context, id string) (poller.Revision, error) {
+	rev, err := r.Registry.Unregister(ctx, id)
 	r.c.deleted(id, err)
-	return err
+	return rev, err
 }
 
 // notifyingStore is a store whose saves that store a version are reported.

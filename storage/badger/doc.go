@@ -63,6 +63,9 @@
 //	r | id                          a registration (resource registered at
 //	                                run time): registered and updated times,
 //	                                the definition (JSON)
+//	R                               the registry's revision (uint64 BE): the
+//	                                revision of the last Register or
+//	                                Unregister, written in its transaction
 //	g | id                          a tombstone (see Tombstones) or, after
 //	                                Register cleared it and until the id's
 //	                                first save, its seq floor: gone flag and

@@ -226,7 +226,7 @@ func exercise(t *testing.T, db *DB) {
 	if n, err := db.Prune(ctx, "a", storage.Retention{MaxVersions: 2}, ts.Add(24*time.Hour)); err != nil || n != 4 {
 		t.Fatalf("prune: %d %v", n, err)
 	}
-	if err := db.Unregister(ctx, "b"); err != nil {
+	if _, err := db.Unregister(ctx, "b"); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := db.Register(ctx, storage.Registration{ID: "b", Definition: []byte("again")}); err != nil {
@@ -462,7 +462,7 @@ func TestPurgeSplitsToFitSmallMemtable(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if err := db.Unregister(ctx, "big"); err != nil {
+	if _, err := db.Unregister(ctx, "big"); err != nil {
 		t.Fatal(err)
 	}
 	if err := db.Check(ctx); err != nil {

@@ -20,6 +20,7 @@ const (
 	prefixReg     byte = 'r'
 	prefixGone    byte = 'g'
 	prefixRecord  byte = 'c' // records of other features: c | kind | 0 | key
+	prefixRegRev  byte = 'R' // the registry's revision: R alone, a uint64 BE
 )
 
 // familiesOfMeta are the families of a resource's keys that only its

@@ -122,7 +122,7 @@ func TestLargeMetadataStaysInTheTree(t *testing.T) {
 	if _, err := db.Register(ctx, storage.Registration{ID: "big"}); err != nil {
 		t.Fatal(err)
 	}
-	if err := db.Unregister(ctx, "big"); err != nil {
+	if _, err := db.Unregister(ctx, "big"); err != nil {
 		t.Fatal(err)
 	}
 	err = db.bdb.View(func(txn *bdg.Txn) error {

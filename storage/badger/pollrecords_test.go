@@ -51,7 +51,7 @@ func TestPollRecords(t *testing.T) {
 	if err := db.SavePollStateRecords(ctx, "r", nil, nil, 0, nil, 5); !errors.Is(err, storage.ErrInvalid) {
 		t.Fatalf("record 0: %v, want ErrInvalid", err)
 	}
-	if err := db.Unregister(ctx, "r"); err != nil {
+	if _, err := db.Unregister(ctx, "r"); err != nil {
 		t.Fatal(err)
 	}
 	if recs, err := db.PollRecords(ctx, "r"); err != nil || len(recs) != 0 {
@@ -112,7 +112,7 @@ func TestPollProgress(t *testing.T) {
 	if got, want := list(), "[a:sa/pa2 b:sb/ c:sc2/]"; got != want {
 		t.Errorf("PollStates %s, want %s", got, want)
 	}
-	if err := db.Unregister(ctx, "a"); err != nil {
+	if _, err := db.Unregister(ctx, "a"); err != nil {
 		t.Fatal(err)
 	}
 	if _, p, err := db.PollStateProgress(ctx, "a"); err == nil || p != nil {

@@ -2,6 +2,7 @@ package badger
 
 import (
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"strings"
@@ -12,35 +13,71 @@ import (
 	"github.com/dynamo-rss/dynamo/storage"
 )
 
-// Registrations lists the resources registered at run time, sorted by id.
-func (db *DB) Registrations(ctx context.Context) ([]storage.Registration, error) {
-	var out []storage.Registration
+// Registrations lists the resources registered at run time, sorted by id,
+// with the registry's revision, read in the same transaction.
+func (db *DB) Registrations(ctx context.Context) (storage.RegistrySnapshot, error) {
+	var out storage.RegistrySnapshot
 	err := db.view(ctx, func(txn *bdg.Txn) error {
+		rev, err := getRegistryRevision(txn)
+		if err != nil {
+			return err
+		}
+		out.Revision = rev
 		return scanPrefix(ctx, txn, []byte{prefixReg}, func(k, v []byte) error {
 			reg, err := decodeRegistration(string(k[1:]), v)
 			if err != nil {
 				return err
 			}
-			out = append(out, reg)
+			out.Registrations = append(out.Registrations, reg)
 			return nil
 		})
 	})
 	if err != nil {
-		return nil, fmt.Errorf("list registrations: %w", err)
+		return storage.RegistrySnapshot{}, fmt.Errorf("list registrations: %w", err)
 	}
 	return out, nil
+}
+
+// registryRevisionKey is the key of the registry's revision.
+var registryRevisionKey = []byte{prefixRegRev}
+
+// getRegistryRevision reads the registry's revision (0 before the first
+// change).
+func getRegistryRevision(txn *bdg.Txn) (storage.Revision, error) {
+	v, err := getValue(txn, registryRevisionKey)
+	switch {
+	case errors.Is(err, bdg.ErrKeyNotFound):
+		return 0, nil
+	case err != nil:
+		return 0, fmt.Errorf("read registry revision: %w", err)
+	case len(v) != 8:
+		return 0, fmt.Errorf("read registry revision: %d bytes, want 8", len(v))
+	}
+	return storage.Revision(binary.BigEndian.Uint64(v)), nil
+}
+
+// nextRegistryRevision writes the registry's next revision in txn and
+// returns it. Every write of the registry goes through the committer, whose
+// one goroutine commits transactions in turn, so revisions commit in order.
+func nextRegistryRevision(txn wtxn) (storage.Revision, error) {
+	rev, err := getRegistryRevision(txn.Txn)
+	if err != nil {
+		return 0, err
+	}
+	rev++
+	return rev, txn.Set(registryRevisionKey, binary.BigEndian.AppendUint64(nil, uint64(rev)))
 }
 
 // Register stores reg, replacing a registration of the same id but keeping
 // its Registered time; created reports a new id. Registering an id that was
 // unregistered clears its tombstone (the id starts with no versions; its
 // sequence numbers continue after the last one it had).
-func (db *DB) Register(ctx context.Context, reg storage.Registration) (created bool, err error) {
+func (db *DB) Register(ctx context.Context, reg storage.Registration) (res storage.RegisterResult, err error) {
 	if err := storage.ValidateRegistration(reg); err != nil {
-		return false, fmt.Errorf("register: %w", err)
+		return res, fmt.Errorf("register: %w", err)
 	}
 	if err := db.space.check(); err != nil {
-		return false, fmt.Errorf("register %q: %w", reg.ID, err)
+		return res, fmt.Errorf("register %q: %w", reg.ID, err)
 	}
 	unlock := db.locks.lock(reg.ID)
 	defer unlock()
@@ -48,11 +85,11 @@ func (db *DB) Register(ctx context.Context, reg storage.Registration) (created b
 	// Through the committer, so that many registrations at once (an
 	// operator importing a list) share synced commits as saves do.
 	err = db.commits.do(ctx, func(txn wtxn) error {
-		created = false
+		res.Created = false
 		old, err := getValue(txn.Txn, regKey(reg.ID))
 		switch {
 		case errors.Is(err, bdg.ErrKeyNotFound):
-			created = true
+			res.Created = true
 		case err != nil:
 			return fmt.Errorf("read registration: %w", err)
 		default:
@@ -67,16 +104,19 @@ func (db *DB) Register(ctx context.Context, reg storage.Registration) (created b
 			return err
 		}
 		wasGone = found && g.Gone
+		if res.Revision, err = nextRegistryRevision(txn); err != nil {
+			return err
+		}
 		return txn.Set(regKey(reg.ID), encodeRegistration(reg))
 	})
 	if err != nil {
-		return false, fmt.Errorf("register %q: %w", reg.ID, err)
+		return storage.RegisterResult{}, fmt.Errorf("register %q: %w", reg.ID, err)
 	}
 	if wasGone {
 		// Leftovers of an Unregister interrupted by a crash would mix with
 		// the new history: remove them before the tombstone goes.
 		if err := db.purge(ctx, reg.ID); err != nil {
-			return false, fmt.Errorf("register %q: %w", reg.ID, err)
+			return storage.RegisterResult{}, fmt.Errorf("register %q: %w", reg.ID, err)
 		}
 		err := db.update(ctx, func(txn wtxn) error {
 			g, found, err := getGone(txn.Txn, reg.ID)
@@ -87,17 +127,17 @@ func (db *DB) Register(ctx context.Context, reg storage.Registration) (created b
 			return txn.Set(goneKey(reg.ID), g.encode())
 		})
 		if err != nil {
-			return false, fmt.Errorf("register %q: clear tombstone: %w", reg.ID, err)
+			return storage.RegisterResult{}, fmt.Errorf("register %q: clear tombstone: %w", reg.ID, err)
 		}
 	}
-	return created, nil
+	return res, nil
 }
 
 // Unregister removes id's registration, versions, item index and poll state,
 // and leaves a tombstone (see [storage.Store.Unregister]).
-func (db *DB) Unregister(ctx context.Context, id string) error {
+func (db *DB) Unregister(ctx context.Context, id string) (storage.Revision, error) {
 	if err := readID(id); err != nil {
-		return fmt.Errorf("unregister: %w", err)
+		return 0, fmt.Errorf("unregister: %w", err)
 	}
 	unlock := db.locks.lock(id)
 	defer unlock()
@@ -134,14 +174,18 @@ func (db *DB) Unregister(ctx context.Context, id string) error {
 		return fmt.Errorf("registration of %q: %w", id, storage.ErrNotFound)
 	})
 	if err != nil {
-		return fmt.Errorf("unregister: %w", err)
+		return 0, fmt.Errorf("unregister: %w", err)
 	}
 	if err := db.deletePollState(ctx, id); err != nil {
-		return fmt.Errorf("unregister %q: delete poll state: %w", id, err)
+		return 0, fmt.Errorf("unregister %q: delete poll state: %w", id, err)
 	}
+	var rev storage.Revision
 	err = db.update(ctx, func(txn wtxn) error {
 		g, _, err := getGone(txn.Txn, id)
 		if err != nil {
+			return err
+		}
+		if rev, err = nextRegistryRevision(txn); err != nil {
 			return err
 		}
 		// The record alone: a damaged present list does not stop a delete.
@@ -165,13 +209,13 @@ func (db *DB) Unregister(ctx context.Context, id string) error {
 		return txn.Delete(regKey(id))
 	})
 	if err != nil {
-		return fmt.Errorf("unregister %q: %w", id, err)
+		return 0, fmt.Errorf("unregister %q: %w", id, err)
 	}
 	// Without metadata nothing reads the rest; delete it in batches.
 	if err := db.purge(ctx, id); err != nil {
-		return fmt.Errorf("unregister %q: %w", id, err)
+		return rev, fmt.Errorf("unregister %q: %w", id, err)
 	}
-	return nil
+	return rev, nil
 }
 
 // purge deletes id's versions, item index, contents, search pages and

@@ -119,7 +119,7 @@ func TestRegistryAfterReopen(t *testing.T) {
 		mustSave(t, db, doc(id, 0, it("a", "A")))
 		mustSave(t, db, doc(id, 1, it("b", "B")))
 	}
-	if err := db.Unregister(ctx, "gone"); err != nil {
+	if _, err := db.Unregister(ctx, "gone"); err != nil {
 		t.Fatal(err)
 	}
 	if err := db.Close(); err != nil {
@@ -127,7 +127,8 @@ func TestRegistryAfterReopen(t *testing.T) {
 	}
 
 	db = open()
-	regs, err := db.Registrations(ctx)
+	snap, err := db.Registrations(ctx)
+	regs := snap.Registrations
 	if err != nil || len(regs) != 1 || regs[0].ID != "kept" || string(regs[0].Definition) != `{"id":"kept"}` || !regs[0].Registered.Equal(t0) {
 		t.Fatalf("Registrations after reopen = %+v, %v", regs, err)
 	}

@@ -22,14 +22,15 @@ const maxFindings = 50
 // last seen, content, folded fields; first seen where the first version is
 // kept). It parses every stored document, so it is slow on large stores;
 // findings wrap storage.ErrInconsistent.
-func (s *Store) Check(ctx context.Context) error {
+func (s *Store) Check(ctx context.Context) (err error) {
+	defer classifyErr(&err)
 	var findings []error
 	bad := func(format string, args ...any) {
 		if len(findings) < maxFindings {
 			findings = append(findings, fmt.Errorf("%w: "+format, append([]any{storage.ErrInconsistent}, args...)...))
 		}
 	}
-	err := s.inReadTx(ctx, func(tx pgx.Tx) error {
+	err = s.inReadTx(ctx, func(tx pgx.Tx) error {
 		var orphans []string
 		rows, err := tx.Query(ctx, `select distinct r.id from dynamo_resources r
 			where (r.versions = 0 or r.gone) and (exists (select 1 from dynamo_versions v where v.resource_id = r.id)

@@ -69,7 +69,7 @@
 // are served and kept only while the listener is connected: when its
 // connection is lost, the whole cache is dropped, reads go to the database
 // (never stale, only slower) and the listener reconnects with exponential
-// backoff (100 ms to 10 s); behind a transaction-mode pooler, which does
+// backoff (100 ms to 1 s); behind a transaction-mode pooler, which does
 // not support LISTEN, point the DSN at the server itself. A read fills
 // the cache only if no invalidation came while it read (a generation
 // check), so a read racing another node's commit leaves no stale entry.

@@ -122,10 +122,14 @@ func (c *infoCache) setLive(live bool) {
 	c.m, c.all = nil, nil
 }
 
-// Backoff between attempts to reconnect the listener.
+// Backoff between attempts to reconnect the listener. At most a second:
+// until it listens again, other nodes' registry changes reach this node
+// only by its periodic re-read, and its info cache is bypassed, so a
+// database back from a restart must be listened to within a second; one
+// connection attempt a second costs a database that is down nothing.
 const (
 	listenBackoffMin = 100 * time.Millisecond
-	listenBackoffMax = 10 * time.Second
+	listenBackoffMax = time.Second
 )
 
 // listen keeps one connection LISTENing to notifyChannel and

@@ -76,7 +76,7 @@ func TestInfoCacheFollowsOtherNodes(t *testing.T) {
 			_, err := a.Prune(ctx, "r", storage.Retention{MaxVersions: 1}, t0.Add(time.Hour))
 			return err
 		}, func(i storage.ResourceInfo, err error) bool { return err == nil && i.LatestSeq == 3 && i.Versions == 1 }},
-		{"unregister", func() error { return a.Unregister(ctx, "r") }, func(_ storage.ResourceInfo, err error) bool { return errors.Is(err, storage.ErrGone) }},
+		{"unregister", func() error { _, err := a.Unregister(ctx, "r"); return err }, func(_ storage.ResourceInfo, err error) bool { return errors.Is(err, storage.ErrGone) }},
 		{"register and save", func() error {
 			if _, err := a.Register(ctx, storage.Registration{ID: "r", Definition: []byte("{}")}); err != nil {
 				return err

@@ -33,7 +33,8 @@ import (
 // a wait, with Retry = req.Now + req.Lease: what the lease being granted
 // there will answer once committed, and, should that node die, the moment
 // its lease ends and this node may take over.
-func (s *Store) Acquire(ctx context.Context, req storage.LeaseRequest) (storage.Lease, error) {
+func (s *Store) Acquire(ctx context.Context, req storage.LeaseRequest) (_ storage.Lease, err error) {
+	defer classifyErr(&err)
 	if err := storage.ValidateID(req.ID); err != nil {
 		return storage.Lease{}, fmt.Errorf("acquire: %w", err)
 	}
@@ -163,7 +164,8 @@ func (r leaseRow) refusal(node string, req storage.LeaseRequest, now int64) (tim
 // does (nil: no version), calls commit with the save's result, writes the
 // poll state and next due time it returns, and releases the lease. An
 // error from commit rolls everything back.
-func (s *Store) Complete(ctx context.Context, id string, doc *schema.Document, commit storage.CommitFunc) (storage.SaveResult, error) {
+func (s *Store) Complete(ctx context.Context, id string, doc *schema.Document, commit storage.CommitFunc) (_ storage.SaveResult, err error) {
+	defer classifyErr(&err)
 	if err := storage.ValidateID(id); err != nil {
 		return storage.SaveResult{}, fmt.Errorf("complete: %w", err)
 	}
@@ -178,7 +180,7 @@ func (s *Store) Complete(ctx context.Context, id string, doc *schema.Document, c
 		}
 	}
 	var sr storage.SaveResult
-	err := s.inTx(ctx, func(tx pgx.Tx) error {
+	err = s.inTx(ctx, func(tx pgx.Tx) error {
 		cur, err := lockResource(ctx, tx, id, false)
 		if errors.Is(err, storage.ErrNotFound) || err == nil && (cur.owner == nil || *cur.owner != s.node) {
 			return storage.ErrLeaseLost
@@ -228,7 +230,8 @@ const rescheduleBatch = 500
 // and nothing is written, for a resource whose lease runs at now (any
 // node's: the poll under it decides the due time), without a poll state,
 // unknown or gone.
-func (s *Store) Reschedule(ctx context.Context, ids []string, now time.Time, fn storage.RescheduleFunc) error {
+func (s *Store) Reschedule(ctx context.Context, ids []string, now time.Time, fn storage.RescheduleFunc) (err error) {
+	defer classifyErr(&err)
 	for _, id := range ids {
 		if err := storage.ValidateID(id); err != nil {
 			return fmt.Errorf("reschedule: %w", err)

@@ -364,7 +364,7 @@ func TestRescheduleMovesTheDueTimeUnlessLeased(t *testing.T) {
 	if _, err := a.Register(ctx, storage.Registration{ID: "gone", Definition: []byte(`{}`)}); err != nil {
 		t.Fatal(err)
 	}
-	if err := a.Unregister(ctx, "gone"); err != nil {
+	if _, err := a.Unregister(ctx, "gone"); err != nil {
 		t.Fatal(err)
 	}
 	now := t0.Add(10 * time.Minute)

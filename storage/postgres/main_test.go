@@ -29,9 +29,10 @@ func TestMain(m *testing.M) {
 
 // The store is what the poller and the API consume.
 var (
-	_ poller.Store    = (*postgres.Store)(nil)
-	_ poller.Leaser   = (*postgres.Store)(nil)
-	_ poller.Registry = (*postgres.Store)(nil)
+	_ poller.Store           = (*postgres.Store)(nil)
+	_ poller.Leaser          = (*postgres.Store)(nil)
+	_ poller.Registry        = (*postgres.Store)(nil)
+	_ poller.RegistryChanges = (*postgres.Store)(nil)
 )
 
 var t0 = time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)

@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -69,6 +70,10 @@ type Store struct {
 	closeOnce sync.Once
 }
 
+// defaultConnectTimeout bounds a new connection's setup when the DSN does
+// not (connect_timeout).
+const defaultConnectTimeout = 5 * time.Second
+
 // Open connects to the database dsn names (a libpq URL or key=value string,
 // as pgx parses it), brings its schema up to date (migrations embedded in
 // the binary, applied under an advisory lock, so nodes starting together
@@ -77,6 +82,13 @@ func Open(ctx context.Context, dsn string, opts Options) (*Store, error) {
 	cfg, err := pgxpool.ParseConfig(dsn)
 	if err != nil {
 		return nil, fmt.Errorf("postgres: parse dsn: %w", err) // pgx's message never repeats the password
+	}
+	if !strings.Contains(dsn, "connect_timeout") {
+		// A database that does not answer (a network cut, a host down)
+		// fails a request's connection after this long rather than at
+		// the request's deadline, so a feed can be answered from the
+		// cache or with a 503 within it.
+		cfg.ConnConfig.ConnectTimeout = defaultConnectTimeout
 	}
 	switch {
 	case opts.MaxConns > 0:
@@ -175,7 +187,7 @@ func (s *Store) migrate(ctx context.Context) error {
 func (s *Store) inTx(ctx context.Context, fn func(tx pgx.Tx) error) error {
 	tx, err := s.pool.Begin(ctx)
 	if err != nil {
-		return err
+		return classify(err)
 	}
 	if err := fn(tx); err != nil {
 		return classify(errors.Join(err, rollback(ctx, tx)))

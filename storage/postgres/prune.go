@@ -14,7 +14,8 @@ import (
 // items no kept version contains, in one transaction; it returns how many
 // versions it removed. As in the Badger store, the kept range stays
 // contiguous: pruning by age stops at the first version the retention keeps.
-func (s *Store) Prune(ctx context.Context, id string, r storage.Retention, now time.Time) (int, error) {
+func (s *Store) Prune(ctx context.Context, id string, r storage.Retention, now time.Time) (_ int, err error) {
+	defer classifyErr(&err)
 	if err := readID(id); err != nil {
 		return 0, err
 	}
@@ -25,7 +26,7 @@ func (s *Store) Prune(ctx context.Context, id string, r storage.Retention, now t
 		return 0, nil
 	}
 	dropped := 0
-	err := s.inTx(ctx, func(tx pgx.Tx) error {
+	err = s.inTx(ctx, func(tx pgx.Tx) error {
 		cur, err := lockResource(ctx, tx, id, false)
 		if err != nil {
 			return err

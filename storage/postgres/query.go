@@ -44,12 +44,13 @@ func scanInfo(row pgx.Row) (storage.ResourceInfo, bool, error) {
 
 // Resources lists every resource with stored versions, sorted by id
 // (byte-wise). The list is cached until any resource changes (see infoCache).
-func (s *Store) Resources(ctx context.Context) ([]storage.ResourceInfo, error) {
+func (s *Store) Resources(ctx context.Context) (_ []storage.ResourceInfo, err error) {
+	defer classifyErr(&err)
 	all, gen, ok := s.cache.list()
 	if ok {
 		return all, nil
 	}
-	all, err := s.resources(ctx)
+	all, err = s.resources(ctx)
 	if err == nil {
 		s.cache.fillList(all, gen)
 	}
@@ -79,7 +80,8 @@ func (s *Store) resources(ctx context.Context) ([]storage.ResourceInfo, error) {
 // Resource describes one resource; ErrNotFound if it has no versions. The
 // info is cached, coherent across nodes through LISTEN/NOTIFY (see
 // infoCache).
-func (s *Store) Resource(ctx context.Context, id string) (storage.ResourceInfo, error) {
+func (s *Store) Resource(ctx context.Context, id string) (_ storage.ResourceInfo, err error) {
+	defer classifyErr(&err)
 	if err := readID(id); err != nil {
 		return storage.ResourceInfo{}, err
 	}
@@ -87,7 +89,7 @@ func (s *Store) Resource(ctx context.Context, id string) (storage.ResourceInfo, 
 	if ok {
 		return info, nil
 	}
-	info, err := s.resource(ctx, id)
+	info, err = s.resource(ctx, id)
 	if err == nil {
 		s.cache.fill(id, info, gen)
 	}
@@ -130,7 +132,8 @@ func (s *Store) meta(ctx context.Context, q interface {
 }
 
 // Version returns the n-th newest version (1 = newest); ErrNotFound past the history.
-func (s *Store) Version(ctx context.Context, id string, n int) (*schema.Document, storage.VersionInfo, error) {
+func (s *Store) Version(ctx context.Context, id string, n int) (_ *schema.Document, _ storage.VersionInfo, err error) {
+	defer classifyErr(&err)
 	if err := readID(id); err != nil {
 		return nil, storage.VersionInfo{}, err
 	}
@@ -138,7 +141,7 @@ func (s *Store) Version(ctx context.Context, id string, n int) (*schema.Document
 		vi  storage.VersionInfo
 		doc *schema.Document
 	)
-	err := s.inReadTx(ctx, func(tx pgx.Tx) error {
+	err = s.inReadTx(ctx, func(tx pgx.Tx) error {
 		latest, versions, err := s.meta(ctx, tx, id)
 		if err != nil {
 			return err
@@ -183,7 +186,8 @@ func (s *Store) inReadTx(ctx context.Context, fn func(tx pgx.Tx) error) error {
 
 // Versions lists versions newest first, skipping offset and returning at
 // most limit (limit <= 0: all).
-func (s *Store) Versions(ctx context.Context, id string, offset, limit int) ([]storage.VersionInfo, error) {
+func (s *Store) Versions(ctx context.Context, id string, offset, limit int) (_ []storage.VersionInfo, err error) {
+	defer classifyErr(&err)
 	if err := readID(id); err != nil {
 		return nil, err
 	}
@@ -191,7 +195,7 @@ func (s *Store) Versions(ctx context.Context, id string, offset, limit int) ([]s
 		return nil, fmt.Errorf("versions of %q: %w: negative offset %d", id, storage.ErrInvalid, offset)
 	}
 	var out []storage.VersionInfo
-	err := s.inReadTx(ctx, func(tx pgx.Tx) error {
+	err = s.inReadTx(ctx, func(tx pgx.Tx) error {
 		if _, _, err := s.meta(ctx, tx, id); err != nil {
 			return err
 		}
@@ -227,12 +231,13 @@ func (s *Store) Versions(ctx context.Context, id string, offset, limit int) ([]s
 // its latest content; a keyword query is evaluated in SQL on the folded
 // columns (strpos on text is a byte-exact substring test) and checked again
 // with schema.Terms.MatchFolded.
-func (s *Store) Items(ctx context.Context, id string, q storage.ItemQuery) ([]storage.Item, error) {
+func (s *Store) Items(ctx context.Context, id string, q storage.ItemQuery) (_ []storage.Item, err error) {
+	defer classifyErr(&err)
 	if err := readID(id); err != nil {
 		return nil, err
 	}
 	var out []storage.Item
-	err := s.inReadTx(ctx, func(tx pgx.Tx) error {
+	err = s.inReadTx(ctx, func(tx pgx.Tx) error {
 		if _, _, err := s.meta(ctx, tx, id); err != nil {
 			return err
 		}
@@ -320,7 +325,8 @@ func itemsQuery(id string, q storage.ItemQuery) (string, []any) {
 }
 
 // PollState returns the poller's persisted state; ErrNotFound if none.
-func (s *Store) PollState(ctx context.Context, id string) ([]byte, error) {
+func (s *Store) PollState(ctx context.Context, id string) (_ []byte, err error) {
+	defer classifyErr(&err)
 	if err := readID(id); err != nil {
 		return nil, err
 	}
@@ -328,7 +334,7 @@ func (s *Store) PollState(ctx context.Context, id string) ([]byte, error) {
 		state  []byte
 		isGone bool
 	)
-	err := s.pool.QueryRow(ctx, `select poll_state, gone from dynamo_resources where id = $1`, id).Scan(&state, &isGone)
+	err = s.pool.QueryRow(ctx, `select poll_state, gone from dynamo_resources where id = $1`, id).Scan(&state, &isGone)
 	switch {
 	case errors.Is(err, pgx.ErrNoRows) || err == nil && state == nil && !isGone:
 		return nil, fmt.Errorf("poll state of %q: %w", id, storage.ErrNotFound)
@@ -341,7 +347,8 @@ func (s *Store) PollState(ctx context.Context, id string) ([]byte, error) {
 }
 
 // SavePollState replaces the poller's persisted state for a resource.
-func (s *Store) SavePollState(ctx context.Context, id string, state []byte) error {
+func (s *Store) SavePollState(ctx context.Context, id string, state []byte) (err error) {
+	defer classifyErr(&err)
 	if err := storage.ValidateID(id); err != nil {
 		return fmt.Errorf("save poll state: %w", err)
 	}

@@ -24,7 +24,8 @@ func textPrefix(s string) string {
 }
 
 // Record returns the value of kind/key; storage.ErrNotFound when absent.
-func (s *Store) Record(ctx context.Context, kind, key string) ([]byte, error) {
+func (s *Store) Record(ctx context.Context, kind, key string) (_ []byte, err error) {
+	defer classifyErr(&err)
 	if err := storage.ValidateRecordKind(kind); err != nil {
 		return nil, err
 	}
@@ -32,7 +33,7 @@ func (s *Store) Record(ctx context.Context, kind, key string) ([]byte, error) {
 		return nil, fmt.Errorf("record %s/%q: %w (%w)", kind, key, storage.ErrNotFound, err)
 	}
 	var v []byte
-	err := s.pool.QueryRow(ctx, `select value from dynamo_records where kind = $1 and key = $2 and value is not null`, kind, key).Scan(&v)
+	err = s.pool.QueryRow(ctx, `select value from dynamo_records where kind = $1 and key = $2 and value is not null`, kind, key).Scan(&v)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return nil, fmt.Errorf("record %s/%q: %w", kind, key, storage.ErrNotFound)
 	}
@@ -43,7 +44,8 @@ func (s *Store) Record(ctx context.Context, kind, key string) ([]byte, error) {
 }
 
 // Records lists the records of kind whose keys start with prefix, by key.
-func (s *Store) Records(ctx context.Context, kind, prefix string) ([]storage.Record, error) {
+func (s *Store) Records(ctx context.Context, kind, prefix string) (_ []storage.Record, err error) {
+	defer classifyErr(&err)
 	if err := storage.ValidateRecordKind(kind); err != nil {
 		return nil, err
 	}
@@ -81,11 +83,12 @@ func (s *Store) Records(ctx context.Context, kind, prefix string) ([]storage.Rec
 
 // UpdateRecord changes kind/key in one transaction under the row's lock, so
 // concurrent updates from any node are applied one after the other.
-func (s *Store) UpdateRecord(ctx context.Context, kind, key string, fn func(cur []byte) ([]byte, error)) error {
+func (s *Store) UpdateRecord(ctx context.Context, kind, key string, fn func(cur []byte) ([]byte, error)) (err error) {
+	defer classifyErr(&err)
 	if err := storage.ValidateRecordKey(kind, key); err != nil {
 		return err
 	}
-	err := s.inTx(ctx, func(tx pgx.Tx) error {
+	err = s.inTx(ctx, func(tx pgx.Tx) error {
 		// Make sure the row exists, so that FOR UPDATE has a row to lock
 		// even when two nodes create the record at once.
 		if _, err := tx.Exec(ctx, `insert into dynamo_records (kind, key, value) values ($1, $2, null) on conflict do nothing`, kind, key); err != nil {

@@ -3,6 +3,7 @@ package postgres_test
 import (
 	"context"
 	"errors"
+	"slices"
 	"testing"
 	"time"
 
@@ -18,22 +19,23 @@ func TestRegistryAndTombstones(t *testing.T) {
 	a, b := ns[0], ns[1]
 	ctx := context.Background()
 	reg := storage.Registration{ID: "r", Definition: []byte(`{"id":"r","url":"https://example.org/"}`), Registered: t0, Updated: t0}
-	if created, err := a.Register(ctx, reg); err != nil || !created {
-		t.Fatalf("Register = %v, %v; want created", created, err)
+	if res, err := a.Register(ctx, reg); err != nil || !res.Created {
+		t.Fatalf("Register = %+v, %v; want created", res, err)
 	}
 	later := reg
 	later.Definition = []byte(`{"id":"r", "url":"https://example.org/2"}`)
 	later.Registered, later.Updated = t0.Add(time.Hour), t0.Add(time.Hour+time.Nanosecond)
-	if created, err := b.Register(ctx, later); err != nil || created {
-		t.Fatalf("Register again = %v, %v; want replaced", created, err)
+	if res, err := b.Register(ctx, later); err != nil || res.Created {
+		t.Fatalf("Register again = %+v, %v; want replaced", res, err)
 	}
 	if _, err := a.Register(ctx, storage.Registration{ID: "0first", Definition: []byte(`{}`)}); err != nil {
 		t.Fatal(err)
 	}
-	regs, err := b.Registrations(ctx)
+	snap, err := b.Registrations(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
+	regs := snap.Registrations
 	if len(regs) != 2 || regs[0].ID != "0first" || regs[1].ID != "r" {
 		t.Fatalf("Registrations = %+v, want 0first then r", regs)
 	}
@@ -46,7 +48,7 @@ func TestRegistryAndTombstones(t *testing.T) {
 	if err := a.SavePollState(ctx, "r", []byte("st")); err != nil {
 		t.Fatal(err)
 	}
-	if err := b.Unregister(ctx, "r"); err != nil {
+	if _, err := b.Unregister(ctx, "r"); err != nil {
 		t.Fatalf("Unregister: %v", err)
 	}
 	gone := func(what string, err error) {
@@ -72,8 +74,9 @@ func TestRegistryAndTombstones(t *testing.T) {
 	gone("Prune", err)
 	_, err = a.Acquire(ctx, req("r", "h", t0))
 	gone("Acquire", err)
-	gone("Unregister twice", a.Unregister(ctx, "r"))
-	if err := a.Unregister(ctx, "never"); !errors.Is(err, storage.ErrNotFound) {
+	_, err = a.Unregister(ctx, "r")
+	gone("Unregister twice", err)
+	if _, err := a.Unregister(ctx, "never"); !errors.Is(err, storage.ErrNotFound) {
 		t.Fatalf("Unregister(unknown) = %v, want ErrNotFound", err)
 	}
 	if rs, err := a.Resources(ctx); err != nil || len(rs) != 0 {
@@ -82,8 +85,8 @@ func TestRegistryAndTombstones(t *testing.T) {
 	mustCheck(t, a)
 
 	// Registered again: a fresh history whose seqs go on after the old ones.
-	if created, err := a.Register(ctx, reg); err != nil || !created {
-		t.Fatalf("Register after Unregister = %v, %v; want created", created, err)
+	if res, err := a.Register(ctx, reg); err != nil || !res.Created {
+		t.Fatalf("Register after Unregister = %+v, %v; want created", res, err)
 	}
 	if _, err := a.PollState(ctx, "r"); !errors.Is(err, storage.ErrNotFound) {
 		t.Fatalf("PollState of the new registration = %v, want ErrNotFound", err)
@@ -141,7 +144,7 @@ func TestRegistryChangedByOtherNodes(t *testing.T) {
 	}
 
 	changedOnB = b.RegistryChanged()
-	if err := a.Unregister(ctx, "r"); err != nil {
+	if _, err := a.Unregister(ctx, "r"); err != nil {
 		t.Fatal(err)
 	}
 	if !closedWithin(changedOnB) {
@@ -171,5 +174,52 @@ func TestRegistryChangedByOtherNodes(t *testing.T) {
 	}
 	if p := postgres.ListenerPID(b); p == pid || p == 0 {
 		t.Fatalf("B's listener pid %d after the kill of %d", p, pid)
+	}
+}
+
+// TestRegistrationsSince: a read of what changed after a revision holds
+// the registrations made or replaced since and the ids unregistered since
+// (not those registered again), at the revision the read saw.
+func TestRegistrationsSince(t *testing.T) {
+	a := openTest(t)
+	ctx := context.Background()
+	reg := func(id, url string) storage.Revision {
+		t.Helper()
+		res, err := a.Register(ctx, storage.Registration{ID: id, Definition: []byte(url)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res.Revision
+	}
+	since := func(rev storage.Revision) (changed []string, deleted []string, at storage.Revision) {
+		t.Helper()
+		d, err := a.RegistrationsSince(ctx, rev)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, r := range d.Changed {
+			changed = append(changed, r.ID+"="+string(r.Definition))
+		}
+		return changed, d.Deleted, d.Revision
+	}
+	r1 := reg("a", "1")
+	reg("b", "1")
+	r3 := reg("a", "2")
+	del, err := a.Unregister(ctx, "b")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c, d, at := since(0); !slices.Equal(c, []string{"a=2"}) || !slices.Equal(d, []string{"b"}) || at != del {
+		t.Errorf("since 0: changed %v, deleted %v, at %d; want [a=2] [b] %d", c, d, at, del)
+	}
+	if c, d, _ := since(r3); len(c) != 0 || !slices.Equal(d, []string{"b"}) {
+		t.Errorf("since %d: changed %v, deleted %v; want [] [b]", r3, c, d)
+	}
+	if c, d, at := since(del); len(c) != 0 || len(d) != 0 || at != del {
+		t.Errorf("since the last change: changed %v, deleted %v, at %d; want nothing at %d", c, d, at, del)
+	}
+	r5 := reg("b", "3") // registered again: no longer a deletion
+	if c, d, at := since(r1); !slices.Equal(c, []string{"a=2", "b=3"}) || len(d) != 0 || at != r5 {
+		t.Errorf("since %d: changed %v, deleted %v, at %d; want [a=2 b=3] [] %d", r1, c, d, at, r5)
 	}
 }

@@ -19,7 +19,8 @@ import (
 // It is one transaction, under the resource row's lock, so saves of one
 // resource from any number of nodes are serialized; a nil error means it
 // committed.
-func (s *Store) Save(ctx context.Context, doc *schema.Document) (storage.SaveResult, error) {
+func (s *Store) Save(ctx context.Context, doc *schema.Document) (_ storage.SaveResult, err error) {
+	defer classifyErr(&err)
 	p, err := prepare(doc)
 	if err != nil {
 		return storage.SaveResult{}, fmt.Errorf("save: %w", err)

@@ -127,7 +127,7 @@ func testResources(t *testing.T, open Opener) {
 	if !reflect.DeepEqual(ids, want2) {
 		t.Errorf("Resources = %q, want %q", ids, want2)
 	}
-	regs, err := db.Registrations(ctx)
+	regs, err := registrations(ctx, db)
 	if err != nil {
 		t.Fatal(err)
 	}

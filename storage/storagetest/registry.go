@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"sync"
 	"testing"
@@ -19,18 +20,24 @@ func reg(id, url string, at time.Time) storage.Registration {
 
 func mustRegister(t *testing.T, db storage.Store, r storage.Registration) bool {
 	t.Helper()
-	created, err := db.Register(context.Background(), r)
+	res, err := db.Register(context.Background(), r)
 	if err != nil {
 		t.Fatalf("Register(%s): %v", r.ID, err)
 	}
-	return created
+	return res.Created
 }
 
 func mustUnregister(t *testing.T, db storage.Store, id string) {
 	t.Helper()
-	if err := db.Unregister(context.Background(), id); err != nil {
+	if _, err := db.Unregister(context.Background(), id); err != nil {
 		t.Fatalf("Unregister(%s): %v", id, err)
 	}
+}
+
+// registrations lists db's registrations, without the snapshot's revision.
+func registrations(ctx context.Context, db storage.Store) ([]storage.Registration, error) {
+	s, err := db.Registrations(ctx)
+	return s.Registrations, err
 }
 
 func regIDs(regs []storage.Registration) []string {
@@ -46,7 +53,7 @@ func regIDs(regs []storage.Registration) []string {
 func testRegistry(t *testing.T, open Opener) {
 	db := open(t)
 	ctx := context.Background()
-	if regs, err := db.Registrations(ctx); err != nil || len(regs) != 0 {
+	if regs, err := registrations(ctx, db); err != nil || len(regs) != 0 {
 		t.Fatalf("Registrations of an empty store = %v, %v", regs, err)
 	}
 	first := T0
@@ -61,7 +68,7 @@ func testRegistry(t *testing.T, open Opener) {
 	if mustRegister(t, db, replaced) {
 		t.Error("Register(zeta) again: created = true, want false")
 	}
-	regs, err := db.Registrations(ctx)
+	regs, err := registrations(ctx, db)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -82,20 +89,20 @@ func testRegistry(t *testing.T, open Opener) {
 	}
 
 	mustUnregister(t, db, "alpha")
-	if regs, err := db.Registrations(ctx); err != nil || !slices.Equal(regIDs(regs), []string{"zeta"}) {
+	if regs, err := registrations(ctx, db); err != nil || !slices.Equal(regIDs(regs), []string{"zeta"}) {
 		t.Errorf("Registrations after Unregister = %v, %v; want [zeta]", regIDs(regs), err)
 	}
-	if err := db.Unregister(ctx, "alpha"); !errors.Is(err, storage.ErrGone) || !errors.Is(err, storage.ErrNotFound) {
+	if _, err := db.Unregister(ctx, "alpha"); !errors.Is(err, storage.ErrGone) || !errors.Is(err, storage.ErrNotFound) {
 		t.Errorf("Unregister twice = %v, want ErrGone (and ErrNotFound)", err)
 	}
-	if err := db.Unregister(ctx, "never"); !errors.Is(err, storage.ErrNotFound) || errors.Is(err, storage.ErrGone) {
+	if _, err := db.Unregister(ctx, "never"); !errors.Is(err, storage.ErrNotFound) || errors.Is(err, storage.ErrGone) {
 		t.Errorf("Unregister(unknown) = %v, want ErrNotFound and not ErrGone", err)
 	}
 	// A resource with versions but no registration (removed from the file,
 	// its history kept) is removed the same way (API.md: DELETE of a
 	// stored-only resource); the caller refuses the ids the file declares.
 	MustSave(t, db, Doc("file", 0, Item("a", "A")))
-	if err := db.Unregister(ctx, "file"); err != nil {
+	if _, err := db.Unregister(ctx, "file"); err != nil {
 		t.Errorf("Unregister(unregistered resource with versions) = %v, want nil", err)
 	}
 	if _, err := db.Resource(ctx, "file"); !errors.Is(err, storage.ErrGone) {
@@ -115,12 +122,12 @@ func testRegistryErrors(t *testing.T, open Opener) {
 			if _, err := db.Register(ctx, reg(id, "https://example.org/", T0)); !errors.Is(err, storage.ErrInvalid) {
 				t.Errorf("Register = %v, want ErrInvalid", err)
 			}
-			if err := db.Unregister(ctx, id); !errors.Is(err, storage.ErrInvalid) {
+			if _, err := db.Unregister(ctx, id); !errors.Is(err, storage.ErrInvalid) {
 				t.Errorf("Unregister = %v, want ErrInvalid", err)
 			}
 		})
 	}
-	if regs, err := db.Registrations(ctx); err != nil || len(regs) != 0 {
+	if regs, err := registrations(ctx, db); err != nil || len(regs) != 0 {
 		t.Errorf("Registrations after refused registrations = %v, %v", regIDs(regs), err)
 	}
 }
@@ -174,7 +181,7 @@ func testTombstone(t *testing.T, open Opener) {
 		{"Save", func() error { _, err := db.Save(ctx, Doc("gone", 9, Item("new", "New"))); return err }},
 		{"SavePollState", func() error { return db.SavePollState(ctx, "gone", []byte("late")) }},
 		{"Prune", func() error { _, err := db.Prune(ctx, "gone", storage.Retention{MaxVersions: 1}, T0); return err }},
-		{"Unregister", func() error { return db.Unregister(ctx, "gone") }},
+		{"Unregister", func() error { _, err := db.Unregister(ctx, "gone"); return err }},
 	}
 	for _, tt := range ops {
 		t.Run(tt.name, func(t *testing.T) {
@@ -202,7 +209,7 @@ func testTombstone(t *testing.T, open Opener) {
 	if !slices.Equal(got, []string{"file", "kept"}) {
 		t.Errorf("Resources = %v, want [file kept]", got)
 	}
-	if regs, err := db.Registrations(ctx); err != nil || !slices.Equal(regIDs(regs), []string{"kept"}) {
+	if regs, err := registrations(ctx, db); err != nil || !slices.Equal(regIDs(regs), []string{"kept"}) {
 		t.Errorf("Registrations = %v, %v; want [kept]", regIDs(regs), err)
 	}
 	// The other resources are whole.
@@ -229,7 +236,7 @@ func testReRegister(t *testing.T, open Opener) {
 	if !mustRegister(t, db, reg("news", "https://example.org/news2", T0.Add(time.Hour))) {
 		t.Error("Register after Unregister: created = false, want true")
 	}
-	regs, err := db.Registrations(ctx)
+	regs, err := registrations(ctx, db)
 	if err != nil || len(regs) != 1 || !regs[0].Registered.Equal(T0.Add(time.Hour)) {
 		t.Fatalf("Registrations = %+v, %v; want news registered anew at T0+1h", regs, err)
 	}
@@ -318,7 +325,7 @@ func testUnregisterRacesSaves(t *testing.T, open Opener) {
 		})
 	}
 	<-saved // unregister while the saves go on
-	unregErr := db.Unregister(ctx, "news")
+	_, unregErr := db.Unregister(ctx, "news")
 	wg.Wait()
 	close(failure)
 	for err := range failure {
@@ -356,14 +363,19 @@ func testConcurrentRegister(t *testing.T, open Opener) {
 	var (
 		wg      sync.WaitGroup
 		created = make(chan bool, workers)
+		mu      sync.Mutex
+		revs    = map[storage.Revision]int{} // revision → the call's worker
 	)
 	for w := range workers {
 		wg.Go(func() {
-			c, err := db.Register(ctx, reg("news", fmt.Sprint("https://example.org/", w), T0.Add(time.Duration(w)*time.Second)))
+			res, err := db.Register(ctx, reg("news", fmt.Sprint("https://example.org/", w), T0.Add(time.Duration(w)*time.Second)))
 			if err != nil {
 				t.Error(err)
 			}
-			created <- c
+			mu.Lock()
+			revs[res.Revision] = w
+			mu.Unlock()
+			created <- res.Created
 		})
 	}
 	wg.Wait()
@@ -377,7 +389,10 @@ func testConcurrentRegister(t *testing.T, open Opener) {
 	if n != 1 {
 		t.Errorf("%d registrations reported created, want 1", n)
 	}
-	regs, err := db.Registrations(ctx)
+	if len(revs) != workers {
+		t.Errorf("%d calls got %d distinct revisions, want one each", workers, len(revs))
+	}
+	regs, err := registrations(ctx, db)
 	if err != nil || len(regs) != 1 {
 		t.Fatalf("Registrations = %+v, %v", regs, err)
 	}
@@ -391,8 +406,170 @@ func testConcurrentRegister(t *testing.T, open Opener) {
 	if !r.Updated.Equal(T0.Add(time.Duration(w) * time.Second)) {
 		t.Errorf("definition of call %d with Updated %v, not that call's", w, r.Updated)
 	}
+	// The definition kept is that of the change with the highest revision:
+	// revisions order the changes as they committed.
+	if last := revs[slices.Max(slices.Collect(maps.Keys(revs)))]; last != w {
+		t.Errorf("definition of call %d kept, but call %d has the highest revision", w, last)
+	}
 	if d := r.Registered.Sub(T0); d < 0 || d >= workers*time.Second || d%time.Second != 0 {
 		t.Errorf("Registered %v is no call's", r.Registered)
 	}
 	MustCheck(t, db)
+}
+
+// testRegistryRevisions: every change takes a higher revision than the
+// changes before it, a refused change takes none, and a snapshot's revision
+// is that of the last change it holds.
+func testRegistryRevisions(t *testing.T, open Opener) {
+	db := open(t)
+	ctx := context.Background()
+	snap := func() storage.RegistrySnapshot {
+		t.Helper()
+		s, err := db.Registrations(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s
+	}
+	r0 := snap().Revision
+	a, err := db.Register(ctx, reg("a", "https://example.org/a", T0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := db.Register(ctx, reg("b", "https://example.org/b", T0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	a2, err := db.Register(ctx, reg("a", "https://example.org/a2", T0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !(r0 < a.Revision && a.Revision < b.Revision && b.Revision < a2.Revision) {
+		t.Errorf("revisions %d (empty), %d, %d, %d: want increasing", r0, a.Revision, b.Revision, a2.Revision)
+	}
+	if s := snap(); s.Revision != a2.Revision || !slices.Equal(regIDs(s.Registrations), []string{"a", "b"}) {
+		t.Errorf("snapshot = revision %d %v, want %d [a b]", s.Revision, regIDs(s.Registrations), a2.Revision)
+	}
+	del, err := db.Unregister(ctx, "a")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if del <= a2.Revision {
+		t.Errorf("Unregister's revision %d is not above the last Register's %d", del, a2.Revision)
+	}
+	// Refused changes take no revision.
+	if _, err := db.Unregister(ctx, "a"); !errors.Is(err, storage.ErrGone) {
+		t.Errorf("Unregister twice = %v", err)
+	}
+	if _, err := db.Unregister(ctx, "never"); !errors.Is(err, storage.ErrNotFound) {
+		t.Errorf("Unregister(never) = %v", err)
+	}
+	if _, err := db.Register(ctx, reg("", "https://example.org/", T0)); !errors.Is(err, storage.ErrInvalid) {
+		t.Errorf("Register(\"\") = %v", err)
+	}
+	if s := snap(); s.Revision != del || !slices.Equal(regIDs(s.Registrations), []string{"b"}) {
+		t.Errorf("after refused changes, snapshot = revision %d %v, want %d [b]", s.Revision, regIDs(s.Registrations), del)
+	}
+}
+
+// testRegistrySnapshots: under concurrent registrations and deletions, every
+// snapshot holds exactly the changes up to its revision, so that a reader
+// that compares revisions can never take an older state for a newer one.
+func testRegistrySnapshots(t *testing.T, open Opener) {
+	db := open(t)
+	ctx := context.Background()
+	const writers, changes, ids = 4, 40, 5
+	type change struct {
+		id, url string // url "": deleted
+	}
+	var (
+		mu  sync.Mutex
+		log = map[storage.Revision]change{}
+	)
+	var snaps []storage.RegistrySnapshot
+	done := make(chan struct{})
+	var readers sync.WaitGroup
+	readers.Go(func() {
+		for {
+			select {
+			case <-done:
+				return
+			default:
+			}
+			s, err := db.Registrations(ctx)
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			snaps = append(snaps, s)
+		}
+	})
+	var wg sync.WaitGroup
+	for w := range writers {
+		wg.Go(func() {
+			for i := range changes {
+				id := fmt.Sprint("r", (w+i)%ids)
+				if (w+i)%3 == 2 {
+					rev, err := db.Unregister(ctx, id)
+					if errors.Is(err, storage.ErrNotFound) {
+						continue // not registered now (or gone): no change
+					}
+					if err != nil {
+						t.Error(err)
+						return
+					}
+					mu.Lock()
+					log[rev] = change{id: id}
+					mu.Unlock()
+					continue
+				}
+				url := fmt.Sprintf("https://example.org/%d/%d", w, i)
+				res, err := db.Register(ctx, reg(id, url, T0))
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				mu.Lock()
+				log[res.Revision] = change{id: id, url: url}
+				mu.Unlock()
+			}
+		})
+	}
+	wg.Wait()
+	close(done)
+	readers.Wait()
+	final, err := db.Registrations(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	snaps = append(snaps, final)
+	revs := slices.Sorted(maps.Keys(log))
+	for _, s := range snaps {
+		want := map[string]string{} // the changes up to s.Revision, replayed in revision order
+		for _, r := range revs {
+			if r > s.Revision {
+				break
+			}
+			if c := log[r]; c.url == "" {
+				delete(want, c.id)
+			} else {
+				want[c.id] = c.url
+			}
+		}
+		got := map[string]string{}
+		for _, r := range s.Registrations {
+			got[r.ID] = string(r.Definition)
+		}
+		if len(got) != len(want) {
+			t.Fatalf("snapshot at revision %d holds %v, want the ids of %v", s.Revision, slices.Sorted(maps.Keys(got)), want)
+		}
+		for id, url := range want {
+			if d := got[id]; d != string(reg(id, url, T0).Definition) {
+				t.Fatalf("snapshot at revision %d: %s = %s, want %s", s.Revision, id, d, url)
+			}
+		}
+	}
+	if final.Revision != revs[len(revs)-1] {
+		t.Errorf("final snapshot at revision %d, last change at %d", final.Revision, revs[len(revs)-1])
+	}
 }

@@ -345,7 +345,7 @@ func testTimesExact(t *testing.T, open Opener) {
 	r := reg("reg", "https://example.org/reg", ts)
 	r.Updated = mono
 	mustRegister(t, db, r)
-	regs, err := db.Registrations(ctx)
+	regs, err := registrations(ctx, db)
 	if err != nil || len(regs) != 1 {
 		t.Fatalf("Registrations = %v, %v", regs, err)
 	}

@@ -49,6 +49,8 @@ func Run(t *testing.T, open Opener) {
 		{"Registry", testRegistry},
 		{"RegistryErrors", testRegistryErrors},
 		{"ConcurrentRegister", testConcurrentRegister},
+		{"RegistryRevisions", testRegistryRevisions},
+		{"RegistrySnapshots", testRegistrySnapshots},
 		{"Tombstone", testTombstone},
 		{"ReRegister", testReRegister},
 		{"UnregisterRacesSaves", testUnregisterRacesSaves},

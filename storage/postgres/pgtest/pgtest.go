@@ -154,6 +154,8 @@ func admin(ctx context.Context, sql string) error {
 // server is a running postgres child.
 type server struct {
 	dir  string // the temporary directory: data/ and the socket
+	bin  string // where postgres is
+	cred *syscall.Credential
 	cmd  *exec.Cmd
 	done chan error
 }
@@ -241,7 +243,14 @@ func (s *server) run(bin string, cred *syscall.Credential) error {
 	if out, err := initdb.CombinedOutput(); err != nil {
 		return fmt.Errorf("initdb: %w\n%s", err, out)
 	}
-	s.cmd = exec.Command(filepath.Join(bin, "postgres"), "-D", data,
+	s.bin, s.cred = bin, cred
+	return s.postgres()
+}
+
+// postgres starts the server on the data directory initdb made (again,
+// after a stop) and waits until it accepts connections.
+func (s *server) postgres() error {
+	s.cmd = exec.Command(filepath.Join(s.bin, "postgres"), "-D", filepath.Join(s.dir, "data"),
 		"-c", "listen_addresses=",
 		"-c", "unix_socket_directories="+s.dir,
 		"-c", "fsync=off",
@@ -250,9 +259,9 @@ func (s *server) run(bin string, cred *syscall.Credential) error {
 		"-c", "max_connections=200",
 		"-c", "shared_buffers=64MB",
 	)
-	s.cmd.SysProcAttr = &syscall.SysProcAttr{Credential: cred, Setpgid: true}
+	s.cmd.SysProcAttr = &syscall.SysProcAttr{Credential: s.cred, Setpgid: true}
 	s.cmd.Dir = s.dir
-	logf, err := os.Create(filepath.Join(s.dir, "server.log"))
+	logf, err := os.OpenFile(filepath.Join(s.dir, "server.log"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 	if err != nil {
 		return err
 	}
@@ -300,6 +309,12 @@ func (s *server) ready(within time.Duration) error {
 
 // stop shuts the server down (SIGINT: fast shutdown) and removes its directory.
 func (s *server) stop() error {
+	err := s.halt()
+	return errors.Join(err, os.RemoveAll(s.dir))
+}
+
+// halt shuts the server down (SIGINT: fast shutdown), keeping its data.
+func (s *server) halt() error {
 	var errs []error
 	if s.cmd != nil && s.cmd.Process != nil {
 		if err := s.cmd.Process.Signal(syscall.SIGINT); err != nil && !errors.Is(err, os.ErrProcessDone) {
@@ -311,9 +326,42 @@ func (s *server) stop() error {
 			_ = syscall.Kill(-s.cmd.Process.Pid, syscall.SIGKILL) // its own process group: the server and its children
 			<-s.done
 		}
-	}
-	if err := os.RemoveAll(s.dir); err != nil {
-		errs = append(errs, err)
+		s.cmd = nil // stopped: a second halt has nothing to wait for
 	}
 	return errors.Join(errs...)
 }
+
+// Server is a PostgreSQL server of one test's own, which the test may stop
+// and start again (a database restart, an outage): unlike [DSN]'s shared
+// server, stopping it disturbs no other test.
+type Server struct{ s *server }
+
+// NewServer starts a server for t, stopped and removed when t ends. Without
+// PostgreSQL it skips t (fails it when DYNAMO_REQUIRE_VALIDATORS=1).
+func NewServer(t testing.TB) *Server {
+	t.Helper()
+	s, err := start()
+	if err != nil {
+		if os.Getenv(RequireEnv) == "1" {
+			t.Fatalf("PostgreSQL is required (%s=1) but unavailable: %v", RequireEnv, err)
+		}
+		t.Skipf("PostgreSQL unavailable (%v); skipping (install the postgresql package; %s=1 makes this a failure)", err, RequireEnv)
+	}
+	t.Cleanup(func() {
+		if err := s.stop(); err != nil {
+			t.Errorf("pgtest: %v", err)
+		}
+	})
+	return &Server{s: s}
+}
+
+// DSN is the DSN of the server's maintenance database.
+func (s *Server) DSN() string { return s.s.dsn("postgres") }
+
+// Stop shuts the server down (fast shutdown: connections are closed),
+// keeping its data; [Server.Start] starts it again.
+func (s *Server) Stop() error { return s.s.halt() }
+
+// Start starts the server again after [Server.Stop], on the same data and
+// socket, and returns once it accepts connections.
+func (s *Server) Start() error { return s.s.postgres() }

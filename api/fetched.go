@@ -1,0 +1,86 @@
+package api
+
+import (
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/dynamo-rss/dynamo/internal/session"
+)
+
+// Bounds of the pages /new fetched and keeps for its previews: a few
+// operators at a time, each looking at a page for some minutes. A page is
+// at most poller.max_body; the whole is bounded by bytes and by count, the
+// oldest going first.
+const (
+	fetchedTTL      = 10 * time.Minute
+	fetchedMaxCount = 32
+	fetchedMaxBytes = 64 << 20
+)
+
+// fetchedPage is a page /new fetched: the bytes every preview of it
+// extracts from, so a preview never fetches again.
+type fetchedPage struct {
+	ID        string // random, unguessable: the hidden field of the forms
+	SessionID string // the session that fetched it; no other may read it
+	Requested string // the URL typed in
+	Page             // body, content type, URL after redirects
+	Fetched   time.Time
+}
+
+// fetchedPages is a small cache of fetched pages, bounded in count and
+// bytes, each kept fetchedTTL. Safe for concurrent use.
+type fetchedPages struct {
+	mu    sync.Mutex
+	order []*fetchedPage // oldest first
+	bytes int
+}
+
+// put keeps p under a fresh random id, dropping expired pages and then the
+// oldest until it fits; it returns the id.
+func (f *fetchedPages) put(p fetchedPage, now time.Time) string {
+	p.ID = session.RandomString(16)
+	p.Fetched = now
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.expire(now)
+	for len(f.order) > 0 && (len(f.order) >= fetchedMaxCount || f.bytes+len(p.Body) > fetchedMaxBytes) {
+		f.drop(0)
+	}
+	f.order = append(f.order, &p)
+	f.bytes += len(p.Body)
+	return p.ID
+}
+
+// get returns the page id fetched by session sid, unless it expired.
+func (f *fetchedPages) get(id, sid string, now time.Time) (*fetchedPage, bool) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.expire(now)
+	for _, p := range f.order {
+		if p.ID == id && p.SessionID == sid {
+			return p, true
+		}
+	}
+	return nil, false
+}
+
+// expire drops the pages older than fetchedTTL. f.mu is held.
+func (f *fetchedPages) expire(now time.Time) {
+	for len(f.order) > 0 && !now.Before(f.order[0].Fetched.Add(fetchedTTL)) {
+		f.drop(0)
+	}
+}
+
+// drop removes the i-th page. f.mu is held.
+func (f *fetchedPages) drop(i int) {
+	f.bytes -= len(f.order[i].Body)
+	f.order = slices.Delete(f.order, i, i+1) // zeroes the freed slot
+}
+
+// len is the number of pages kept (for tests).
+func (f *fetchedPages) len() int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return len(f.order)
+}

@@ -1,0 +1,324 @@
+package api
+
+// GET/POST /new: the admin pastes a page's URL; dynamo fetches it once
+// through the poller's guarded retriever (Options.Fetch), keeps the bytes
+// for a few minutes (fetched.go), and shows on one page what the page offers
+// (its annotations as the feed they make, its own feeds) and suggest's
+// proposals, each with its first items and its select block. Preview
+// re-extracts the kept bytes with an edited block; Add registers the block
+// shown through the path of PUT /admin/resources, polls the resource at once
+// and redirects to its /view.
+
+import (
+	"bytes"
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"net/url"
+	"time"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/dynamo-rss/dynamo/config"
+	"github.com/dynamo-rss/dynamo/extractor"
+	"github.com/dynamo-rss/dynamo/internal/session"
+)
+
+const (
+	// firstItems is how many items each candidate shows.
+	firstItems = 5
+	// firstPollWait bounds how long Add waits for the first poll before
+	// redirecting to the view (which then shows "not polled yet"): the
+	// poll waits for the host's politeness slot (poller.per_host_interval,
+	// 10 s by default, and the page was fetched just before) and takes up
+	// to poller.timeout. The request's own deadline bounds it too.
+	firstPollWait = 20 * time.Second
+)
+
+// newPage is the data of new.html: the form that asks for a page's URL.
+type newPage struct {
+	Title string
+	CSRF  string
+	URL   string
+	Error string
+}
+
+// offerPage is the data of offer.html: what a fetched page offers.
+type offerPage struct {
+	Title       string
+	CSRF        string
+	Fetch       string // the fetched page's id, a hidden field of every form
+	Requested   string // the URL typed in
+	PageURL     string // after redirects
+	Fetched     homeTime
+	Size        int64
+	Annotations candidate
+	Feeds       []pageFeed
+	Preview     *candidate // the edited block's items, after Preview
+	Proposals   []candidate
+	SuggestErr  string
+	Policies    []string
+}
+
+// candidate is one way to make a feed of the page: its annotations, a
+// proposal or an edited block, with its first items and its add form.
+type candidate struct {
+	Anchor      string // the section's id: annotations, preview, p1…
+	Label       string
+	Reason      string
+	Block       string // the select block; "" = the page's annotations
+	Channel     string
+	Items       []feedPageItem
+	Total       int
+	Diagnostics []string // LINE:COL: severity: message, as dynamo lint prints them
+	Error       string   // why the block yields no feed
+	Add         addForm
+}
+
+// getNew shows the URL form, or, with ?fetch=, what the fetched page offers.
+func (s *Server) getNew(c echo.Context) error {
+	id := c.QueryParam(fieldFetch)
+	if id == "" {
+		return s.renderPage(c, http.StatusOK, "new.html", newPage{Title: "Add a feed", CSRF: s.csrfToken(c), URL: c.QueryParam(fieldURL)})
+	}
+	p, ok := s.fetchedPage(c, id)
+	if !ok {
+		return s.fetchExpired(c, "")
+	}
+	return s.renderOffer(c, http.StatusOK, p, addForm{Errors: fieldErrors{}}, "")
+}
+
+// postNew fetches the page once and redirects to what it offers (POST →
+// 303 → GET: a reload shows the same bytes and fetches nothing).
+func (s *Server) postNew(c echo.Context) error {
+	page := newPage{Title: "Add a feed"}
+	raw, err := pageURL(c.FormValue(fieldURL))
+	page.URL = raw
+	if err != nil {
+		page.Error = err.Error()
+		page.CSRF = s.csrfToken(c)
+		return s.renderPage(c, http.StatusBadRequest, "new.html", page)
+	}
+	if s.opts.Fetch == nil {
+		return errNotImplemented("this server has no retriever to fetch pages with")
+	}
+	fetched, err := s.opts.Fetch.FetchPage(c.Request().Context(), raw)
+	if err != nil {
+		page.Error = fmt.Sprintf("The page could not be fetched: %v", err)
+		page.CSRF = s.csrfToken(c)
+		return s.renderPage(c, http.StatusUnprocessableEntity, "new.html", page)
+	}
+	sess, _ := c.Get(sessionKey).(session.Session)
+	id := s.fetched.put(fetchedPage{SessionID: sess.ID, Requested: raw, Page: fetched}, s.now())
+	return c.Redirect(http.StatusSeeOther, "/new?"+url.Values{fieldFetch: {id}}.Encode())
+}
+
+// postNewPreview extracts the kept page with the edited block and shows
+// its items and diagnostics beside the proposals. It fetches nothing.
+func (s *Server) postNewPreview(c echo.Context) error {
+	form := readAddForm(c)
+	p, ok := s.fetchedPage(c, form.Fetch)
+	if !ok {
+		return s.fetchExpired(c, form.URL)
+	}
+	return s.renderOffer(c, http.StatusOK, p, form, "preview")
+}
+
+// postNewAdd registers the resource of the form exactly as PUT
+// /admin/resources does, polls it at once (waiting at most firstPollWait)
+// and redirects to its view. Mistakes come back on the form, next to their
+// fields, with nothing registered.
+func (s *Server) postNewAdd(c echo.Context) error {
+	reg, err := s.registry()
+	if err != nil {
+		return err
+	}
+	form := readAddForm(c)
+	p, kept := s.fetchedPage(c, form.Fetch)
+	if form.URL == "" && kept {
+		form.URL = p.Requested
+	}
+	ctx := c.Request().Context()
+	if d, ok := reg.Definition(form.ID); ok && form.ID != "" {
+		form.Errors.add(fieldID, fmt.Sprintf("%q is already the id of %s; choose another", form.ID, d.Resource.URL))
+	}
+	body := form.definition()
+	if len(form.Errors) == 0 {
+		if _, _, err := registerDefinition(ctx, reg, form.ID, body); err != nil {
+			definitionErrors(err, form.Errors)
+			if p := toProblem(err); p.Status >= http.StatusInternalServerError {
+				return err // the store is down: 503 from errors.go, nothing registered
+			}
+		}
+	}
+	if len(form.Errors) > 0 {
+		if !kept {
+			return s.fetchExpired(c, form.URL)
+		}
+		return s.renderOffer(c, http.StatusUnprocessableEntity, p, form, c.FormValue("from"))
+	}
+	if s.opts.Poller != nil {
+		pctx, cancel := context.WithTimeout(ctx, firstPollWait)
+		_, err := s.opts.Poller.PollNow(pctx, form.ID)
+		cancel()
+		if err != nil {
+			// Registered all the same: the poller polls it on its own
+			// soon, and the view says it is not polled yet.
+			s.log.LogAttrs(ctx, slog.LevelWarn, "first poll of a resource added in the browser", slog.String("id", form.ID), slog.Any("error", err))
+		}
+	}
+	return c.Redirect(http.StatusSeeOther, s.viewHref(form.ID))
+}
+
+// fetchedPage is the page id that this session fetched, while kept.
+func (s *Server) fetchedPage(c echo.Context, id string) (*fetchedPage, bool) {
+	sess, _ := c.Get(sessionKey).(session.Session)
+	if id == "" {
+		return nil, false
+	}
+	return s.fetched.get(id, sess.ID, s.now())
+}
+
+// fetchExpired answers a form about a page no longer kept: the URL form
+// again, saying why (410: the page it names is gone from here).
+func (s *Server) fetchExpired(c echo.Context, rawURL string) error {
+	return s.renderPage(c, http.StatusGone, "new.html", newPage{Title: "Add a feed", CSRF: s.csrfToken(c), URL: rawURL,
+		Error: fmt.Sprintf("The fetched page is no longer kept (pages are kept %v after they are fetched); fetch it again.", fetchedTTL)})
+}
+
+// renderOffer shows what page p offers. form is the form just sent (its
+// values and errors are shown on the candidate from names: "preview",
+// "annotations", "p1"…); previewing adds the candidate of form's block.
+func (s *Server) renderOffer(c echo.Context, code int, p *fetchedPage, form addForm, from string) error {
+	now := s.now()
+	page := offerPage{
+		Title: "Add a feed", CSRF: s.csrfToken(c), Fetch: p.ID, Requested: p.Requested, PageURL: p.URL,
+		Fetched: s.homeTime(p.Fetched, now), Size: int64(len(p.Body)), Policies: policyKinds,
+	}
+	proposedID := s.proposeID(p.Requested)
+	defaults := func(block string) addForm {
+		f := addForm{Fetch: p.ID, URL: p.Requested, Select: block, ID: proposedID, Errors: fieldErrors{}}
+		if form.Policy != "" || form.ID != "" || form.Weight != "" || form.Interval != "" {
+			f.ID, f.Policy, f.Interval, f.Weight = cmp.Or(form.ID, proposedID), form.Policy, form.Interval, form.Weight
+		}
+		return f
+	}
+	page.Annotations = s.tryBlock(p, "", now)
+	page.Annotations.Anchor, page.Annotations.Label = "annotations", "Its annotations"
+	page.Annotations.Add = defaults("")
+	offer, err := suggestOffer(p.Page)
+	if err != nil {
+		page.SuggestErr = err.Error()
+	}
+	page.Feeds = offer.Feeds
+	for i, pr := range offer.Proposals {
+		cd := s.tryBlock(p, pr.Block, now)
+		cd.Anchor, cd.Reason = fmt.Sprintf("p%d", i+1), pr.Reason
+		cd.Label = "Best proposal"
+		if i > 0 {
+			cd.Label = fmt.Sprintf("Alternative %d", i)
+		}
+		cd.Add = defaults(pr.Block)
+		page.Proposals = append(page.Proposals, cd)
+	}
+	var target *candidate
+	for i := range page.Proposals {
+		if page.Proposals[i].Anchor == from {
+			target = &page.Proposals[i]
+		}
+	}
+	if from == "annotations" {
+		target = &page.Annotations
+	}
+	switch {
+	case from == "" && len(form.Errors) == 0: // a page just fetched
+	case target != nil: // an add form of the page sent back with its errors
+		target.Add = defaults(target.Block)
+		target.Add.Errors = form.Errors
+	default: // a preview, or an add form of a preview
+		cd := s.tryBlock(p, form.Select, now)
+		cd.Anchor, cd.Label = "preview", "Your block"
+		cd.Add = defaults(form.Select)
+		cd.Add.Errors = form.Errors
+		page.Preview = &cd
+	}
+	return s.renderPage(c, code, "offer.html", page)
+}
+
+// proposeID proposes an id for a page from its URL (host and path, as
+// self-registration does), unique among the registry's.
+func (s *Server) proposeID(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return "page"
+	}
+	taken := func(string) bool { return false }
+	if s.opts.Registry != nil {
+		taken = func(id string) bool { _, ok := s.opts.Registry.Definition(id); return ok }
+	}
+	return deriveID(u, taken)
+}
+
+// tryBlock extracts the kept page with a select block ("" = with its
+// annotations) as a poll would, and returns its first items and
+// diagnostics.
+func (s *Server) tryBlock(p *fetchedPage, block string, now time.Time) candidate {
+	cd := candidate{Block: block}
+	var sel *extractor.Selectors
+	if block != "" {
+		var err error
+		if sel, err = config.ParseSelect([]byte(block)); err != nil {
+			cd.Error = "The block is not valid: " + err.Error()
+			return cd
+		}
+	}
+	res, err := extractor.Extract(bytes.NewReader(p.Body), extractor.Options{
+		URL: p.URL, RSSID: previewRSSID, ContentType: p.ContentType, Timestamp: now.UTC(), Select: sel,
+	})
+	switch {
+	case errors.Is(err, extractor.ErrNotAnnotated):
+		cd.Error = "The page is not annotated (it has no channel:title annotation)."
+	case errors.Is(err, extractor.ErrNoItems):
+		cd.Error = "The block finds no items on the page."
+	case err != nil:
+		cd.Error = "The page could not be read: " + err.Error()
+	}
+	if res == nil {
+		return cd
+	}
+	for _, d := range res.Diagnostics {
+		cd.Diagnostics = append(cd.Diagnostics, d.String())
+	}
+	if res.Document == nil {
+		return cd
+	}
+	doc := res.Document
+	cd.Channel, cd.Total = doc.Channel.Title, len(doc.Items)
+	for i := range doc.Items[:min(firstItems, len(doc.Items))] {
+		it := &doc.Items[i]
+		pi := feedPageItem{Title: cmp.Or(it.Title, it.Link, it.ID), Link: it.Link, Text: it.Description}
+		if t, ok := it.Extensions.Published(); ok {
+			pi.Date = s.homeTime(t, now)
+		}
+		if it.Image != nil {
+			pi.Image = it.Image.URL
+		}
+		cd.Items = append(cd.Items, pi)
+	}
+	return cd
+}
+
+// candidateView is what the candidate templates are given: the page (its
+// hidden fields) and one candidate.
+type candidateView struct {
+	Page offerPage
+	Cand candidate
+}
+
+// candidateArgs is the template function args.
+func candidateArgs(page offerPage, cand candidate) candidateView {
+	return candidateView{Page: page, Cand: cand}
+}

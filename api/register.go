@@ -1,0 +1,96 @@
+package api
+
+// GET/POST /register: the webmasters' form for POST /resources (with
+// registration: open). It registers through the same path (selfRegister)
+// and shows the feed, or the lint diagnostics that say why the page was
+// refused.
+
+import (
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+	"time"
+
+	"github.com/labstack/echo/v4"
+)
+
+// registerPage is the data of register.html.
+type registerPage struct {
+	Title       string
+	CSRF        string
+	URL         string
+	ID          string
+	Errors      fieldErrors
+	Refused     bool     // the page is not annotated
+	Diagnostics []string // LINE:COL: severity: message, as dynamo lint prints them
+	Feed        string   // the feed, once registered
+	FeedID      string
+	View        string
+	Links       []homeLink
+}
+
+// registrationClosed is the 404 of /register while registration is closed.
+func registrationClosed() error {
+	return problemf(http.StatusNotFound, "self-registration is off on this server; its operator can turn it on with registration: open")
+}
+
+// getRegister shows the form, or, with ?feed=, the feed just registered.
+func (s *Server) getRegister(c echo.Context) error {
+	if s.registrationOpen() != nil {
+		return registrationClosed()
+	}
+	c.Response().Header().Set(echo.HeaderCacheControl, "no-store") // the form's token is this browser's
+	page := registerPage{Title: "Register your page", CSRF: s.csrfToken(c), URL: c.QueryParam(fieldURL), Errors: fieldErrors{}}
+	if id := c.QueryParam("feed"); id != "" {
+		if d, ok := s.opts.Registry.Definition(id); ok {
+			page.FeedID, page.Feed, page.View, page.URL = id, s.feedURL(id), s.viewHref(id), d.Resource.URL
+			page.Links = s.feedLinks(id)
+		}
+	}
+	return s.renderPage(c, http.StatusOK, "register.html", page)
+}
+
+// postRegister registers a webmaster's annotated page: 303 to the page that
+// shows its feed, or the form again with why it was refused.
+func (s *Server) postRegister(c echo.Context) error {
+	if s.registrationOpen() != nil {
+		return registrationClosed()
+	}
+	in := selfRegistration{URL: c.FormValue(fieldURL), ID: c.FormValue(fieldID)}
+	out, err := s.selfRegister(c.Request().Context(), c.RealIP(), in)
+	if err == nil {
+		return c.Redirect(http.StatusSeeOther, "/register?"+url.Values{"feed": {out.def.ID}}.Encode())
+	}
+	page := registerPage{Title: "Register your page", URL: in.URL, ID: in.ID, Errors: fieldErrors{}}
+	var (
+		limited *rateLimited
+		refused *notAnnotated
+		p       *Problem
+	)
+	code := http.StatusUnprocessableEntity
+	switch {
+	case errors.As(err, &limited):
+		code = http.StatusTooManyRequests
+		_ = tooManyRequests(c, limited.wait, "") // sets Retry-After; the page is the answer
+		page.Errors.add("", "Too many registrations from your address; try again in "+humanDuration(limited.wait.Round(time.Second))+".")
+	case errors.As(err, &refused):
+		page.Refused = true
+		page.Errors.add(fieldURL, "The page is not annotated, so it was not registered: its annotations are your consent to be polled. The diagnostics below say what is missing; see the annotation guide, and check the page with dynamo lint.")
+		for _, d := range refused.diagnostics {
+			page.Diagnostics = append(page.Diagnostics, diagnosticLine(d))
+		}
+	case errors.As(err, &p) && p.Status < http.StatusInternalServerError:
+		code = p.Status
+		page.Errors.add(p.Param, p.Detail)
+	default:
+		return err // 5xx: logged by errors.go, a problem for the client
+	}
+	page.CSRF = s.csrfToken(c)
+	return s.renderPage(c, code, "register.html", page)
+}
+
+// diagnosticLine is a diagnostic as dynamo lint prints it, without the file.
+func diagnosticLine(d previewDiagnostic) string {
+	return fmt.Sprintf("%d:%d: %s: %s", d.Line, d.Col, d.Severity, d.Message)
+}

@@ -1,0 +1,232 @@
+package extractor_test
+
+import (
+	"encoding/json"
+	"io"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/goccy/go-yaml"
+
+	"github.com/dynamo-rss/dynamo/config"
+	"github.com/dynamo-rss/dynamo/extractor"
+	"github.com/dynamo-rss/dynamo/schema"
+)
+
+// mappingPage has values a page does not give cleanly: dates inside text,
+// titles in one of two places, descriptions in two paragraphs, dates in
+// a layout of their own.
+const mappingPage = `<html><head><title>Press</title></head>
+<body>
+<div class="post">
+  <h2>Budget approved</h2>
+  <span class="meta">Posted 2026-11-26 by the press office</span>
+  <p class="lead">The council</p> <p class="more">voted yes.</p>
+  <table><tr><td>a</td><td>b</td><td>03/11/26</td></tr></table>
+</div>
+<div class="post">
+  <h2> </h2><a class="headline" href="/tram">Tram line 4</a>
+  <span class="meta">Updated by the press office</span>
+  <p class="lead">Works start</p>
+  <table><tr><td>a</td><td>b</td><td>04/11/26</td></tr></table>
+</div>
+</body></html>`
+
+func TestFieldMappings(t *testing.T) {
+	sel, err := config.ParseSelect([]byte(`
+item: div.post
+title: {select: ["h2", "a.headline"]}
+description: {select: ["p.lead", "p.more"], join: " "}
+date: {select: "span.meta", pattern: 'Posted (\d{4}-\d{2}-\d{2})'}
+id: {select: "td:nth-child(3)", format: "02/01/06"}
+`))
+	if err == nil || !strings.Contains(err.Error(), "select.id.format") {
+		t.Fatalf("a format on id: err %v, want one naming select.id.format", err)
+	}
+	sel, err = config.ParseSelect([]byte(`
+item: div.post
+title: {select: ["h2", "a.headline"]}
+description: {select: ["p.lead", "p.more"], join: " "}
+date: {select: "span.meta", pattern: 'Posted (\d{4}-\d{2}-\d{2})'}
+`))
+	if err != nil {
+		t.Fatalf("ParseSelect: %v", err)
+	}
+	res, err := sel.Extract(strings.NewReader(mappingPage), extractor.Options{URL: "https://example.org/press/"})
+	if err != nil {
+		t.Fatalf("Extract: %v", err)
+	}
+	items := res.Document.Items
+	if len(items) != 2 {
+		t.Fatalf("%d items, want 2", len(items))
+	}
+	if items[0].Title != "Budget approved" || items[1].Title != "Tram line 4" {
+		t.Errorf("titles %q, %q: want the h2, else the headline", items[0].Title, items[1].Title)
+	}
+	if items[0].Description != "The council voted yes." || items[1].Description != "Works start" {
+		t.Errorf("descriptions %q, %q: want both paragraphs joined", items[0].Description, items[1].Description)
+	}
+	if got := dateOf(items[0]); got != "2026-11-26" {
+		t.Errorf("date %q, want the pattern's group", got)
+	}
+	if got := dateOf(items[1]); got != "" {
+		t.Errorf("date %q where the pattern does not match, want none", got)
+	}
+	var diag string
+	for _, d := range res.Diagnostics {
+		if strings.Contains(d.Message, "pattern") {
+			diag = d.String()
+		}
+	}
+	if want := `11:3: warning: select.date.pattern "Posted (\\d{4}-\\d{2}-\\d{2})" matched nothing in "Updated by the press office": the field is empty`; diag != want {
+		t.Errorf("diagnostic %q, want %q", diag, want)
+	}
+}
+
+func TestFieldFormat(t *testing.T) {
+	rome, err := time.LoadLocation("Europe/Rome")
+	if err != nil {
+		t.Skipf("no zone data: %v", err)
+	}
+	sel, err := config.ParseSelect([]byte(`{"item": "div.post", "title": "p.lead", "date": {"select": "td:nth-child(3)", "format": "02/01/06"}}`))
+	if err != nil {
+		t.Fatalf("ParseSelect: %v", err)
+	}
+	res, err := sel.Extract(strings.NewReader(mappingPage), extractor.Options{Dates: schema.DateRules{Location: rome}, ExplainDates: true})
+	if err != nil {
+		t.Fatalf("Extract: %v", err)
+	}
+	for i, want := range []string{"2026-11-03T00:00:00+01:00", "2026-11-04T00:00:00+01:00"} {
+		if got := dateOf(res.Document.Items[i]); got != want {
+			t.Errorf("item %d date %q, want %q (day-first by the field's format, in the resource's zone)", i+1, got, want)
+		}
+	}
+	if len(res.Dates) != 2 {
+		t.Fatalf("%d date readings, want 2", len(res.Dates))
+	}
+	if got, want := res.Dates[0].String(), `7:34: info: date "03/11/26" reads as 2026-11-03T00:00:00+01:00 (format "02/01/06", Europe/Rome)`; got != want {
+		t.Errorf("reading %q, want %q", got, want)
+	}
+}
+
+// TestSelectorDiagnosticPositions: a selector's diagnostics are at the
+// element concerned in the page, not at 1:1.
+func TestSelectorDiagnosticPositions(t *testing.T) {
+	sel, err := extractor.CompileSelectors(extractor.SelectSpec{Item: "div.post", Title: "h2", Image: "img @src", Date: "span.meta"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A page that can be read again is, for the positions; another is kept as it is read.
+	for _, r := range []io.Reader{strings.NewReader(mappingPage), struct{ io.Reader }{strings.NewReader(mappingPage)}} {
+		res, err := sel.Extract(r, extractor.Options{})
+		if err != nil {
+			t.Fatalf("Extract: %v", err)
+		}
+		checkDiagnostics(t, res.Diagnostics, []string{
+			`3:1: warning: select.image "img @src" matched nothing in 2 of 2 items (item 1, 2)`,
+			`5:3: warning: unreadable date "Posted 2026-11-26 by the press office" in dc:date: kept as text, not a publication time`,
+			`9:1: error: item 2 has neither title nor description: dropped`,
+		})
+	}
+}
+
+func checkDiagnostics(t *testing.T, diags []extractor.Diagnostic, want []string) {
+	t.Helper()
+	var got []string
+	for _, d := range diags {
+		got = append(got, d.String())
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("diagnostics:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}
+
+func TestFieldMappingErrors(t *testing.T) {
+	tests := []struct{ block, field string }{
+		{`{item: li, date: {select: "span", pattern: "Posted (\\d+"}}`, "select.date.pattern"},
+		{`{item: li, date: {select: "span", format: "dd/mm/yyyy"}}`, "select.date.format"},
+		{`{item: li, title: {select: ["h2", "h3 >"]}}`, "select.title.select[1]"},
+		{`{item: li, title: {select: []}}`, "select.title.select"},
+		{`{item: li, title: {selec: "h2"}}`, "selec"},
+	}
+	for _, tt := range tests {
+		_, err := config.ParseSelect([]byte(tt.block))
+		if err == nil || !strings.Contains(err.Error(), tt.field) {
+			t.Errorf("%s: error %v, want one naming %s", tt.block, err, tt.field)
+		}
+	}
+	// In a configuration file, the field is named with its resource.
+	_, err := config.Parse([]byte("resources:\n  - id: a\n    url: https://example.org/\n  - id: b\n    url: https://example.org/b\n" +
+		"    select: {item: li, date: {select: span, pattern: \"(\"}}\n"))
+	if err == nil || !strings.Contains(err.Error(), "resources[1].select.date.pattern") {
+		t.Errorf("config error %v, want one naming resources[1].select.date.pattern", err)
+	}
+}
+
+// TestFieldMappingsRoundTrip: a block with mappings is written (JSON, as a
+// registration is stored) and read back alike.
+func TestFieldMappingsRoundTrip(t *testing.T) {
+	r, err := config.DecodeResource([]byte(`{url: "https://example.org/", select: {item: li, title: {select: [h2, a], join: " - "}, date: {select: span, pattern: 'x(\d+)', format: "02/01/06"}, channel: {title: {select: h1}}}}`))
+	if err != nil {
+		t.Fatalf("DecodeResource: %v", err)
+	}
+	b, err := json.Marshal(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	back, err := config.DecodeStoredResource(b)
+	if err != nil {
+		t.Fatalf("DecodeStoredResource: %v\n%s", err, b)
+	}
+	if !back.Select.Equal(r.Select) || back.Select.Mapped["title"].Join == nil || *back.Select.Mapped["title"].Join != " - " ||
+		back.Select.Mapped["channel.title"].Select[0] != "h1" {
+		t.Fatalf("round trip:\n%+v\n%+v\n%s", r.Select, back.Select, b)
+	}
+	var viaJSON config.ResourceEntry
+	if err := json.Unmarshal(b, &viaJSON); err != nil || !viaJSON.Select.Equal(r.Select) {
+		t.Fatalf("encoding/json: %v %+v", err, viaJSON.Select)
+	}
+	if !strings.Contains(string(b), `"title":{"select":["h2","a"],"join":" - "}`) {
+		t.Errorf("JSON %s", b)
+	}
+}
+
+// TestSelectSpecWireFields: a select block is read and written through
+// the wire form of selectfield.go, which names every field; a field added
+// to SelectSpec must be added there too, or configurations would lose it
+// without a word.
+func TestSelectSpecWireFields(t *testing.T) {
+	known := map[string]bool{"From": true, "Item": true, "Title": true, "Link": true, "Description": true, "Date": true,
+		"Image": true, "ID": true, "Channel": true, "Mapped": true}
+	typ := reflect.TypeFor[extractor.SelectSpec]()
+	for i := range typ.NumField() {
+		if f := typ.Field(i); !known[f.Name] {
+			t.Errorf("SelectSpec.%s is not read from YAML and JSON: add it to selectWire (extractor/selectfield.go) and to this test", f.Name)
+		}
+	}
+	spec := extractor.SelectSpec{Item: "li", Title: "a", Link: "b", Description: "c", Date: "d", Image: "e", ID: "f",
+		Channel: extractor.ChannelSelectSpec{Title: "g", Link: "h", Description: "i", Image: "j"}}
+	b, err := json.Marshal(spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var back extractor.SelectSpec
+	if err := json.Unmarshal(b, &back); err != nil || !back.Equal(spec) {
+		t.Fatalf("round trip %+v %v\n%s", back, err, b)
+	}
+	// from: schema.org, through YAML as the configuration reads it and JSON.
+	from := extractor.SelectSpec{From: extractor.SchemaOrg, Channel: extractor.ChannelSelectSpec{Title: "h1"}}
+	y, err := yaml.Marshal(from)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var fromYAML extractor.SelectSpec
+	if err := yaml.Unmarshal(y, &fromYAML); err != nil || !fromYAML.Equal(from) || strings.Contains(string(y), "item") {
+		t.Fatalf("YAML round trip of from: %+v %v\n%s", fromYAML, err, y)
+	}
+	if fromYAML.Equal(extractor.SelectSpec{Channel: from.Channel}) {
+		t.Error("Equal ignores From")
+	}
+}

@@ -1,0 +1,534 @@
+package extractor
+
+import (
+	"slices"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/andybalholm/cascadia"
+	"golang.org/x/net/html"
+	"golang.org/x/net/html/atom"
+)
+
+// spec writes the select block of a list: the item selector (the stable
+// kind a person writes), then title, link, description, date and image
+// selectors relative to the item, each checked on the page.
+func (sg *suggester) spec(g *group) (SelectSpec, bool) {
+	item := sg.itemSelector(g)
+	if item == "" {
+		return SelectSpec{}, false
+	}
+	spec := SelectSpec{Item: item}
+	spec.Title, spec.Link = sg.titleLink(g)
+	if spec.Title == "" {
+		return SelectSpec{}, false // the whole card's text is never a title
+	}
+	spec.Description = sg.descriptionSelector(g)
+	spec.Date = sg.dateSelector(g.linked)
+	if spec.Date == spec.Description || spec.Date == spec.Title {
+		spec.Date = ""
+	}
+	if spec.Date == "" && g.linked[0].DataAtom == atom.Dd {
+		if prev := nextElement(g.linked[0], atom.Dt, false); prev != nil && sg.readsAsDate(textOf(prev)) {
+			spec.Date = "xpath:preceding-sibling::dt[1]"
+		}
+	}
+	if imgs := countIf(g.linked, func(m *html.Node) bool { return picture(findElement(m, atom.Img, "src")) }); imgs*2 >= len(g.linked) {
+		spec.Image = "img @src"
+	}
+	return spec, true
+}
+
+// picture reports whether an <img> is a picture, not a decoration: a
+// bullet, a spacer, an icon (small by its width or height, or by its
+// file's name).
+func picture(img *html.Node) bool {
+	if img == nil {
+		return false
+	}
+	for _, d := range []string{"width", "height"} {
+		if v, err := strconv.Atoi(strings.TrimSuffix(strings.TrimSpace(attrMatch(img, d).s), "px")); err == nil && v < 48 {
+			return false
+		}
+	}
+	src := strings.ToLower(attrMatch(img, "src").s)
+	for _, w := range []string{"spacer", "pixel", "blank", "trans", "1x1", "bullet", "dot.", "icon", "arrow"} {
+		if strings.Contains(src, w) {
+			return false
+		}
+	}
+	return true
+}
+
+// itemSelector returns a CSS selector that matches exactly the group's
+// linked members: a class they share, their parents' class or id, an
+// ancestor's; positions only as a last resort.
+func (sg *suggester) itemSelector(g *group) string {
+	want := g.linked
+	first := want[0]
+	tag := first.Data
+	base := tag
+	if g.cls != "" {
+		base += "." + g.cls
+	}
+	var cands []string
+	add := func(s string) {
+		if s != "" && !slices.Contains(cands, s) {
+			cands = append(cands, s)
+		}
+	}
+	// A class every item has and the list's parents or an ancestor.
+	var itemCls []string
+	for _, c := range classes(first) {
+		if !stableClass(c) {
+			continue
+		}
+		all := true
+		for _, m := range want[1:] {
+			if !slices.Contains(classes(m), c) {
+				all = false
+				break
+			}
+		}
+		if all {
+			itemCls = append(itemCls, c)
+		}
+	}
+	slices.SortStableFunc(itemCls, func(x, y string) int { return boolInt(!itemishClass(x)) - boolInt(!itemishClass(y)) })
+	bases := []string{base}
+	for _, c := range itemCls {
+		if b := tag + "." + c; b != base {
+			bases = append(bases, b)
+		}
+	}
+	parents := map[*html.Node]bool{}
+	for _, m := range want {
+		parents[m.Parent] = true
+	}
+	pSel := sharedSelector(keys(parents))
+	anc := commonAncestor(want)
+	var aSels []string
+	for p := anc; p != nil && p.Type == html.ElementNode && len(aSels) < 3; p = p.Parent {
+		if s := stableSelector(p); s != "" {
+			aSels = append(aSels, s)
+		}
+	}
+	for _, b := range bases {
+		if strings.Contains(b, ".") {
+			add(b)
+		}
+		if pSel != "" {
+			add(pSel + " > " + b)
+		}
+		for _, aSel := range aSels {
+			add(aSel + " " + b)
+			add(aSel + " " + first.Parent.Data + " > " + b)
+			if pSel != "" {
+				add(aSel + " " + pSel + " > " + b)
+			}
+		}
+		add(b)
+	}
+	if len(parents) == 1 {
+		add(pathSelector(first.Parent) + " > " + base)
+	}
+	filter := ":has(a[href])"
+	if len(g.linked) < len(g.members) {
+		for _, m := range g.members {
+			if sg.factsOf(m).mailto {
+				filter = `:has(a[href]:not([href^="mailto:"]):not([href^="tel:"]):not([href^="javascript:"]):not([href^="#"]))`
+				break
+			}
+		}
+	}
+	// The first candidate that matches exactly the items, else the one
+	// that matches them best: nearly all of them, and few others (a
+	// teaser more in another box is an item too).
+	inWant := make(map[*html.Node]bool, len(want))
+	for _, m := range want {
+		inWant[m] = true
+	}
+	best, bestJ, position := "", 0.0, ""
+	for _, c := range cands {
+		for _, s := range []string{c, c + filter} {
+			sel, err := cascadia.ParseGroup(s)
+			if err != nil {
+				continue
+			}
+			got := cascadia.QueryAll(sg.doc, sel)
+			if slices.Equal(got, want) {
+				if strings.Contains(s, "nth-of-type") {
+					position = s // a position: only when nothing else fits
+					continue
+				}
+				return s
+			}
+			inter := 0
+			for _, n := range got {
+				if inWant[n] {
+					inter++
+				}
+			}
+			j := float64(inter) / float64(len(got)+len(want)-inter)
+			if inter*10 >= len(want)*9 && len(got)*4 <= len(want)*5 && j > bestJ && strings.ContainsAny(s, ".#[") && !strings.Contains(s, "nth-of-type") {
+				best, bestJ = s, j
+			}
+		}
+	}
+	if best == "" {
+		return position
+	}
+	return best
+}
+
+func keys(m map[*html.Node]bool) []*html.Node {
+	out := make([]*html.Node, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	return out
+}
+
+// sharedSelector is a selector that names every one of ns: their one id,
+// or a tag and stable class they all have ("" when none).
+func sharedSelector(ns []*html.Node) string {
+	if len(ns) == 1 {
+		return stableSelector(ns[0])
+	}
+	tag := ns[0].Data
+	for _, n := range ns {
+		if n.Data != tag {
+			return ""
+		}
+	}
+	for _, c := range classes(ns[0]) {
+		if !stableClass(c) {
+			continue
+		}
+		all := true
+		for _, n := range ns[1:] {
+			if !slices.Contains(classes(n), c) {
+				all = false
+				break
+			}
+		}
+		if all {
+			return tag + "." + c
+		}
+	}
+	return ""
+}
+
+// stableSelector is "#id" or "tag.class" for an element with a stable id
+// or class, "" for one without.
+func stableSelector(n *html.Node) string {
+	if n.DataAtom == atom.Body || n.DataAtom == atom.Html {
+		return ""
+	}
+	if id := attrMatch(n, "id").s; id != "" && stableClass(id) {
+		return "#" + id
+	}
+	for _, c := range classes(n) {
+		if stableClass(c) {
+			return n.Data + "." + c
+		}
+	}
+	// Pages without ids or classes: an attribute that names the element
+	// (a role, a label, a table's summary or width).
+	for _, name := range []string{"role", "aria-label", "summary", "name", "width", "align", "bgcolor", "cellpadding"} {
+		if v := attrMatch(n, name); v.found() && v.s != "" && !strings.ContainsAny(v.s, "\"\\\n") && len(v.s) < 40 {
+			return n.Data + "[" + name + "=" + strconv.Quote(v.s) + "]"
+		}
+	}
+	return ""
+}
+
+// commonAncestor is the deepest element that holds all of ns.
+func commonAncestor(ns []*html.Node) *html.Node {
+	a := ns[0].Parent
+	for _, n := range ns[1:] {
+		for a != nil && !isAncestor(a, n) {
+			a = a.Parent
+		}
+	}
+	return a
+}
+
+// pathSelector is the child path from <html> (or the nearest ancestor with
+// an id) down to n, with :nth-of-type where a tag repeats: the last resort.
+func pathSelector(n *html.Node) string {
+	var parts []string
+	for p := n; p != nil && p.Type == html.ElementNode; p = p.Parent {
+		if id := attrMatch(p, "id").s; id != "" && cssIdent(id) {
+			parts = append(parts, "#"+id)
+			break
+		}
+		part := p.Data
+		same, k := 0, 0
+		for c := p.Parent.FirstChild; p.Parent != nil && c != nil; c = c.NextSibling {
+			if c.Type == html.ElementNode && c.Data == p.Data {
+				same++
+				if c == p {
+					k = same
+				}
+			}
+		}
+		if same > 1 {
+			part += ":nth-of-type(" + strconv.Itoa(k) + ")"
+		}
+		parts = append(parts, part)
+		if p.Parent == nil {
+			break
+		}
+	}
+	slices.Reverse(parts)
+	return strings.Join(parts, " > ")
+}
+
+// titleLink finds the title and link selectors: relative to the item, a
+// selector whose first match is the item's title element (its link's
+// href) in most items.
+func (sg *suggester) titleLink(g *group) (title, link string) {
+	titles := make([]*html.Node, len(g.linked))
+	mains := make([]*html.Node, len(g.linked))
+	for i, f := range g.facts {
+		titles[i], mains[i] = f.title, f.main
+	}
+	var tc []string
+	add := func(s string) {
+		if s != "" && !slices.Contains(tc, s) {
+			tc = append(tc, s)
+		}
+	}
+	for i := 0; i < min(3, len(titles)); i++ {
+		t, m := titles[i], g.linked[i]
+		if t == m {
+			add("xpath:.")
+			continue
+		}
+		if !isAncestor(m, t) { // in the <dd> of a <dt>
+			for _, d := range descriptors(t) {
+				add("xpath:(following-sibling::dd[1]" + strings.TrimPrefix(strings.TrimSuffix(descriptorXPath(d), ")[1]"), "(.") + ")[1]")
+			}
+			continue
+		}
+		if t.DataAtom != atom.A {
+			for _, c := range classes(t) {
+				if stableClass(c) {
+					add(t.Data + "." + c)
+				}
+			}
+			add(t.Data)
+			continue
+		}
+		// A link: the heading it is in, its class, its parent, then any
+		// link (the most precise selector first).
+		for h := t.Parent; h != nil && h != m; h = h.Parent {
+			if isTitleElement(h) {
+				for _, c := range classes(h) {
+					if stableClass(c) {
+						add(h.Data + "." + c + " a")
+					}
+				}
+				add(h.Data + " a")
+				break
+			}
+		}
+		for _, c := range classes(t) {
+			if stableClass(c) {
+				add("a." + c)
+			}
+		}
+		if p := t.Parent; p != nil && p != m {
+			for _, c := range classes(p) {
+				if stableClass(c) {
+					add(p.Data + "." + c + " a")
+				}
+			}
+			add(p.Data + " a")
+			if p.DataAtom == atom.Td {
+				add("td:nth-child(" + strconv.Itoa(childIndex(p)) + ") a")
+			}
+		}
+		add("a")
+	}
+	add("h1, h2, h3, h4, h5, h6")
+	for _, c := range tc {
+		if sg.firstIs(c, g.linked, titles, false) {
+			title = c
+			break
+		}
+	}
+	if title == "" {
+		return "", ""
+	}
+	title = stripLabel(title, titles)
+	var lc []string
+	addL := func(s string) {
+		if s != "" && !slices.Contains(lc, s) {
+			lc = append(lc, s)
+		}
+	}
+	if g.linked[0].DataAtom == atom.A {
+		addL("@href")
+	}
+	if titles[0].DataAtom == atom.A && title != "xpath:." {
+		addL(title + " @href")
+	}
+	if !strings.HasPrefix(title, "xpath:") && !strings.Contains(title, ",") {
+		addL(title + " a @href")
+		addL("a:has(" + title + ") @href")
+	}
+	for _, c := range classes(mains[0]) {
+		if stableClass(c) {
+			addL("a." + c + " @href")
+		}
+	}
+	addL("a @href")
+	for _, c := range lc {
+		if sg.firstIs(c, g.linked, mains, true) {
+			return title, c
+		}
+	}
+	return title, ""
+}
+
+// stripLabel leaves out of the title a label that most titles start
+// with, as an element of its own ("<span>Title:</span> Real title").
+func stripLabel(title string, titles []*html.Node) string {
+	label := ""
+	hits := 0
+	for _, t := range titles {
+		var first *html.Node
+		for c := t.FirstChild; c != nil; c = c.NextSibling {
+			if c.Type == html.ElementNode {
+				first = c
+				break
+			}
+			if c.Type == html.TextNode && strings.TrimSpace(c.Data) != "" {
+				break
+			}
+		}
+		if first == nil {
+			continue
+		}
+		l := textOf(first)
+		if !strings.HasSuffix(l, ":") || utf8.RuneCountInString(l) > 20 || strings.ContainsAny(l, "'") {
+			continue
+		}
+		if label == "" {
+			label = l
+		}
+		if l == label {
+			hits++
+		}
+	}
+	if label == "" || hits*5 < len(titles)*4 {
+		return title
+	}
+	xp := ""
+	switch {
+	case strings.HasPrefix(title, "xpath:"):
+		xp = strings.TrimPrefix(title, "xpath:")
+	case !strings.ContainsAny(title, " ,>:[#"):
+		xp = descriptorXPath(title)
+	default:
+		return title
+	}
+	return "xpath:normalize-space(substring-after(" + xp + ", '" + label + "'))"
+}
+
+// firstIs reports whether the selector's first match in most items (4 in
+// 5) is the element wanted of that item; with href, the first match
+// whose href is wanted's.
+func (sg *suggester) firstIs(src string, items, wanted []*html.Node, href bool) bool {
+	sel, err := compileSelector(src)
+	if err != nil {
+		return false
+	}
+	hits := 0
+	for i, m := range items {
+		got := sel.first(sg.doc, m)
+		if href {
+			if got.str && got.s == attrMatch(wanted[i], "href").s {
+				hits++
+			}
+			continue
+		}
+		if got.n == wanted[i] || got.n != nil && textOf(got.n) == textOf(wanted[i]) {
+			hits++
+		}
+	}
+	return hits*5 >= len(items)*4
+}
+
+// descriptionSelector finds the element, relative to the items, with the
+// most text besides the title in most items (the <dd> of a <dt>).
+func (sg *suggester) descriptionSelector(g *group) string {
+	if g.linked[0].DataAtom == atom.Dt && countIf(g.linked, func(m *html.Node) bool { return nextElement(m, atom.Dd, true) != nil })*2 >= len(g.linked) {
+		if !g.facts[0].heading || isAncestor(g.linked[0], g.facts[0].title) {
+			return "xpath:following-sibling::dd[1]"
+		}
+	}
+	type stat struct {
+		hits, chars int
+	}
+	stats := map[string]*stat{}
+	var order []string
+	near := func(e *html.Node, f *itemFacts) bool {
+		return isAncestor(e, f.title) || isAncestor(f.title, e) || isAncestor(e, f.main) || isAncestor(f.main, e)
+	}
+	for i, m := range g.linked {
+		f := g.facts[i]
+		seen := map[string]bool{}
+		walkElements(m, func(e *html.Node) {
+			if e == m || near(e, f) || e.DataAtom == atom.A {
+				return
+			}
+			t := textOf(e)
+			if utf8.RuneCountInString(t) < 20 {
+				return
+			}
+			for _, k := range descriptors(e) {
+				if seen[k] {
+					continue
+				}
+				seen[k] = true
+				st := stats[k]
+				if st == nil {
+					st = &stat{}
+					stats[k] = st
+					order = append(order, k)
+				}
+				st.hits++
+				st.chars += utf8.RuneCountInString(t)
+			}
+		})
+	}
+	best, bestChars := "", 0
+	for _, k := range order {
+		st := stats[k]
+		if st.hits*2 < len(g.linked) {
+			continue
+		}
+		sel, err := cascadia.ParseGroup(k)
+		if err != nil {
+			continue
+		}
+		ok := 0
+		for i, m := range g.linked {
+			e := cascadia.Query(m, sel)
+			if e != nil && !near(e, g.facts[i]) && utf8.RuneCountInString(textOf(e)) >= 20 {
+				ok++
+			}
+		}
+		if ok*2 < len(g.linked) {
+			continue
+		}
+		if c := st.chars / st.hits; c > bestChars {
+			best, bestChars = k, c
+		}
+	}
+	return best
+}

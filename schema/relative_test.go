@@ -1,0 +1,171 @@
+package schema_test
+
+import (
+	"testing"
+	"time"
+
+	"github.com/dynamo-rss/dynamo/schema"
+)
+
+func TestParseRelative(t *testing.T) {
+	rome, err := time.LoadLocation("Europe/Rome")
+	if err != nil {
+		t.Skipf("no zone data: %v", err)
+	}
+	// 2026-11-27 19:30:40 in Rome (+01:00).
+	now := time.Date(2026, 11, 27, 18, 30, 40, 0, time.UTC)
+	at := func(d, h, m, s int) time.Time { return time.Date(2026, 11, d, h, m, s, 0, rome) }
+	ago := func(d time.Duration) time.Time { return now.Add(-d).In(rome) }
+	tests := []struct {
+		in   string
+		want time.Time
+	}{
+		{"today 18:00", at(27, 18, 0, 0)},
+		{"Today at 6:15 pm", at(27, 18, 15, 0)},
+		{"yesterday", at(26, 0, 0, 0)},
+		{"Yesterday, 09:05", at(26, 9, 5, 0)},
+		{"5 minutes ago", ago(5 * time.Minute)},
+		{"1 minute ago", ago(time.Minute)},
+		{"an hour ago", ago(time.Hour)},
+		{"2 hours ago", ago(2 * time.Hour)},
+		{"2h ago", ago(2 * time.Hour)},
+		{"30 seconds ago", ago(30 * time.Second)},
+		{"1 hour 20 minutes ago", ago(80 * time.Minute)},
+		{"3 days ago", at(24, 19, 30, 40)},
+		{"2 weeks ago", at(13, 19, 30, 40)},
+		{"just now", ago(0)},
+		// de
+		{"heute, 18:00 Uhr", at(27, 18, 0, 0)},
+		{"Heute um 18:00", at(27, 18, 0, 0)},
+		{"gestern", at(26, 0, 0, 0)},
+		{"gestern, 7:45 Uhr", at(26, 7, 45, 0)},
+		{"vor 3 Stunden", ago(3 * time.Hour)},
+		{"vor einer Stunde", ago(time.Hour)},
+		{"vor 10 Minuten", ago(10 * time.Minute)},
+		{"vor 2 Tagen", at(25, 19, 30, 40)},
+		{"Vor 1 Woche", at(20, 19, 30, 40)},
+		// fr
+		{"il y a 2 heures", ago(2 * time.Hour)},
+		{"Il y a une heure", ago(time.Hour)},
+		{"il y a 5 minutes", ago(5 * time.Minute)},
+		{"hier", at(26, 0, 0, 0)},
+		{"hier à 18h30", at(26, 18, 30, 0)},
+		{"aujourd'hui", at(27, 0, 0, 0)},
+		{"Aujourd’hui à 14h", at(27, 14, 0, 0)},
+		{"il y a 3 jours", at(24, 19, 30, 40)},
+		// es
+		{"hace 2 horas", ago(2 * time.Hour)},
+		{"Hace una hora", ago(time.Hour)},
+		{"hace 3 días", at(24, 19, 30, 40)},
+		{"ayer", at(26, 0, 0, 0)},
+		{"ayer a las 18:00", at(26, 18, 0, 0)},
+		{"hoy", at(27, 0, 0, 0)},
+		// it
+		{"ieri", at(26, 0, 0, 0)},
+		{"ieri alle 18:00", at(26, 18, 0, 0)},
+		{"oggi, ore 18.30", at(27, 18, 30, 0)},
+		{"2 ore fa", ago(2 * time.Hour)},
+		{"un'ora fa", ago(time.Hour)},
+		{"5 minuti fa", ago(5 * time.Minute)},
+		{"3 giorni fa", at(24, 19, 30, 40)},
+		// pt
+		{"há 2 horas", ago(2 * time.Hour)},
+		{"Há 2 horas atrás", ago(2 * time.Hour)},
+		{"há uma hora", ago(time.Hour)},
+		{"ontem", at(26, 0, 0, 0)},
+		{"ontem às 18:00", at(26, 18, 0, 0)},
+		{"hoje", at(27, 0, 0, 0)},
+		// nl
+		{"2 uur geleden", ago(2 * time.Hour)},
+		{"5 minuten geleden", ago(5 * time.Minute)},
+		{"1 minuut geleden", ago(time.Minute)},
+		{"3 dagen geleden", at(24, 19, 30, 40)},
+		{"gisteren", at(26, 0, 0, 0)},
+		{"gisteren om 18:00", at(26, 18, 0, 0)},
+		{"vandaag 09:00", at(27, 9, 0, 0)},
+		// inside a longer text
+		{"Posted 2 hours ago by the press office", ago(2 * time.Hour)},
+		{"Stand: heute, 18:00 Uhr", at(27, 18, 0, 0)},
+		{"Aktualisiert vor 10 Minuten", ago(10 * time.Minute)},
+		{"publié il y a 2 heures par la rédaction", ago(2 * time.Hour)},
+	}
+	for _, tt := range tests {
+		t.Run(tt.in, func(t *testing.T) {
+			got, ok := schema.ParseRelative(tt.in, now, rome)
+			if !ok {
+				t.Fatalf("ParseRelative(%q) did not read it", tt.in)
+			}
+			if !got.Equal(tt.want) {
+				t.Errorf("ParseRelative(%q) = %v, want %v", tt.in, got, tt.want)
+			}
+			if got.Location() != rome {
+				t.Errorf("ParseRelative(%q) is in %v, want Europe/Rome", tt.in, got.Location())
+			}
+		})
+	}
+	for _, in := range []string{"", "ago", "2 hours", "hours ago", "two hours ago", "yesterday's news", "what happened yesterday",
+		"vor dem Haus", "il y a", "today 25:00", "in 2 hours", "2 ore", "the meeting of today"} {
+		if got, ok := schema.ParseRelative(in, now, rome); ok {
+			t.Errorf("ParseRelative(%q) = %v, want no date", in, got)
+		}
+	}
+	if _, ok := schema.ParseRelative("2 hours ago", time.Time{}, rome); ok {
+		t.Error("ParseRelative with a zero now read a date")
+	}
+}
+
+func TestReadRule(t *testing.T) {
+	rome, err := time.LoadLocation("Europe/Rome")
+	if err != nil {
+		t.Skipf("no zone data: %v", err)
+	}
+	now := time.Date(2026, 11, 27, 18, 30, 0, 0, time.UTC)
+	rules := schema.DateRules{Location: rome}
+	tests := []struct {
+		in, want, rule string
+	}{
+		{"03.11.26 18:00", "2026-11-03T17:00:00Z", "day-first dotted"},
+		{"03.11.26", "2026-11-02T23:00:00Z", "day-first dotted"},
+		{"3.11.99", "1999-11-02T23:00:00Z", "day-first dotted"},
+		{"03.11.2026, 18:00 Uhr", "2026-11-03T17:00:00Z", "day, month and year in words"},
+		{"Mo, 03.11.26 18:00", "2026-11-03T17:00:00Z", "day, month and year in words"},
+		{"21/11/2026", "2026-11-20T23:00:00Z", "day-first numeric"},
+		{"2026-11-03T18:00:00+01:00", "2026-11-03T17:00:00Z", "RFC 3339"},
+		{"2 hours ago", "2026-11-27T16:30:00Z", schema.RuleRelative},
+	}
+	for _, tt := range tests {
+		got, rule, ok := rules.Read(tt.in, now)
+		if !ok || got.Format(time.RFC3339) != tt.want || rule != tt.rule {
+			t.Errorf("Read(%q) = %v, %q, %v; want %s, %q", tt.in, got.Format(time.RFC3339), rule, ok, tt.want, tt.rule)
+		}
+	}
+	// Without a poll time, a relative date is not a date (feeds read stored text so).
+	if got, ok := rules.Parse("2 hours ago"); ok {
+		t.Errorf("Parse(2 hours ago) = %v, want no date", got)
+	}
+	// Two-digit years are taken with dots only; 03/11/26 is left to the lenient parser.
+	if got, ok := schema.ParseDate("03.11.26"); !ok || got.Format("2006-01-02") != "2026-11-03" {
+		t.Errorf("ParseDate(03.11.26) = %v, %v; want 2026-11-03", got, ok)
+	}
+}
+
+// FuzzParseRelative: whatever the text, reading it relative to a time
+// does not panic, and a date it reads is never after that time by more
+// than a day (today's later hours) and always in the given zone.
+func FuzzParseRelative(f *testing.F) {
+	for _, s := range []string{"2 hours ago", "vor 3 Stunden", "il y a une heure", "heute, 18:00 Uhr", "hier à 18h30",
+		"1 hour 20 minutes ago", "99999999 years ago", "ayer a las 6 pm", "há 2 horas atrás", "oggi, ore 18.30", "2h ago", "l'altro ieri"} {
+		f.Add(s)
+	}
+	now := time.Date(2026, 11, 27, 18, 30, 0, 0, time.UTC)
+	loc := time.FixedZone("X", 3600)
+	f.Fuzz(func(t *testing.T, s string) {
+		got, ok := schema.ParseRelative(s, now, loc)
+		if !ok {
+			return
+		}
+		if got.After(now.Add(24*time.Hour)) || got.Location() != loc {
+			t.Fatalf("ParseRelative(%q) = %v", s, got)
+		}
+	})
+}
