@@ -108,6 +108,7 @@ type homePage struct {
 	StoreErr  string
 	DiskFull  string // set while versions are not stored for lack of disk space
 	Base      string // this server's base URL, for the examples of an empty page
+	Example   string // the items feed of the examples' resource "news", on this server
 	Admin     bool   // admin routes are on (the empty page shows PUT /admin/resources)
 	Open      bool   // self-registration is on
 	LoggedIn  bool   // the admin's browser session: links to /new
@@ -376,6 +377,7 @@ func (s *Server) getHome(c echo.Context) error {
 	if page.Base == "" {
 		page.Base = "http://" + c.Request().Host
 	}
+	page.Example = page.Base + s.itemsPath("news")
 	page.Admin = *s.token.Load() != ""
 	page.Open = s.opts.OpenRegistration
 	page.LoggedIn = page.Admin && s.loggedIn(c)
