@@ -7,6 +7,7 @@ import (
 	"html/template"
 	"image/color"
 	"math"
+	"strconv"
 	"strings"
 	"time"
 
@@ -106,17 +107,16 @@ func newChartSeries(h []PollRecord, now time.Time) chartSeries {
 			cs.versions = append(cs.versions, plotter.XY{X: x, Y: float64(r.Versions)})
 		}
 	}
+	// The time axis ends at now (or at a poll the clock has not reached:
+	// an injected or skewed clock), never past it; a margin on the left
+	// keeps the first mark off the axis.
 	switch {
 	case len(h) == 0:
 		cs.minX, cs.maxX = float64(now.Add(-24*time.Hour).Unix()), float64(now.Unix())
 	default:
-		cs.minX = float64(h[0].Time.Unix())
 		cs.maxX = math.Max(float64(h[len(h)-1].Time.Unix()), float64(now.Unix()))
-		// At least ten minutes wide, with a margin so the first and last
-		// marks are not cut by the axes.
-		span := math.Max(cs.maxX-cs.minX, 600)
-		mid := (cs.minX + cs.maxX) / 2
-		cs.minX, cs.maxX = mid-span*0.52, mid+span*0.52
+		span := math.Max(cs.maxX-float64(h[0].Time.Unix()), 600) // at least ten minutes wide
+		cs.minX = cs.maxX - span*1.04
 	}
 	if math.IsInf(cs.minY, 0) {
 		cs.minY, cs.maxY = 60, 3600
@@ -142,28 +142,102 @@ func timeFormat(cs chartSeries) string {
 	}
 }
 
-// durationTicks labels a log-scale axis of seconds with round durations.
+// durationTicks labels a log-scale axis of seconds with round durations:
+// several of them whatever the range (1-2-5 steps within each unit), the
+// labels thinned to the coarser ones when there are many.
 type durationTicks struct{}
 
-var tickDurations = []time.Duration{
-	time.Second, 10 * time.Second, time.Minute, 5 * time.Minute, 15 * time.Minute,
-	time.Hour, 3 * time.Hour, 12 * time.Hour, 24 * time.Hour, 3 * 24 * time.Hour,
-	7 * 24 * time.Hour, 28 * 24 * time.Hour, 365 * 24 * time.Hour,
+// tickDurations are the candidate ticks of durationTicks; the coarse ones
+// keep their label when the axis is crowded.
+var tickDurations = []struct {
+	d      time.Duration
+	coarse bool
+}{
+	{time.Second, true}, {2 * time.Second, false}, {5 * time.Second, false}, {10 * time.Second, true}, {15 * time.Second, false}, {30 * time.Second, false},
+	{time.Minute, true}, {2 * time.Minute, false}, {5 * time.Minute, true}, {10 * time.Minute, false}, {15 * time.Minute, true}, {30 * time.Minute, false},
+	{time.Hour, true}, {2 * time.Hour, false}, {3 * time.Hour, true}, {6 * time.Hour, false}, {12 * time.Hour, true},
+	{24 * time.Hour, true}, {2 * 24 * time.Hour, false}, {3 * 24 * time.Hour, true}, {7 * 24 * time.Hour, true}, {14 * 24 * time.Hour, false},
+	{28 * 24 * time.Hour, true}, {91 * 24 * time.Hour, false}, {365 * 24 * time.Hour, true},
 }
 
 func (durationTicks) Ticks(lo, hi float64) []plot.Tick {
 	var ticks []plot.Tick
-	for _, d := range tickDurations {
-		if v := d.Seconds(); v >= lo && v <= hi {
-			ticks = append(ticks, plot.Tick{Value: v, Label: humanDuration(d)})
-		}
-	}
-	if len(ticks) > 6 { // keep every other label on a wide range
-		for i := range ticks {
-			if i%2 == 1 {
-				ticks[i].Label = ""
+	coarse := 0
+	for _, c := range tickDurations {
+		if v := c.d.Seconds(); v >= lo && v <= hi {
+			ticks = append(ticks, plot.Tick{Value: v, Label: humanDuration(c.d)})
+			if c.coarse {
+				coarse++
 			}
 		}
+	}
+	if len(ticks) > 7 && coarse >= 3 { // crowded: label the coarse ones only
+		i := 0
+		for _, c := range tickDurations {
+			if v := c.d.Seconds(); v >= lo && v <= hi {
+				if !c.coarse {
+					ticks[i].Label = ""
+				}
+				i++
+			}
+		}
+	}
+	labelled := 0
+	for i := range ticks {
+		if ticks[i].Label != "" {
+			if labelled%2 == 1 && coarse > 7 { // a very wide range: every other coarse one
+				ticks[i].Label = ""
+			}
+			labelled++
+		}
+	}
+	return ticks
+}
+
+// timeTicks labels a time axis (unix seconds) at round times: every 1, 2,
+// 5, 10, 15 or 30 minutes, 1, 2, 3, 6 or 12 hours, 1, 2 or 7 days…, in UTC,
+// the step that gives four to seven labels.
+type timeTicks struct{ format string }
+
+var timeSteps = []time.Duration{
+	time.Minute, 2 * time.Minute, 5 * time.Minute, 10 * time.Minute, 15 * time.Minute, 30 * time.Minute,
+	time.Hour, 2 * time.Hour, 3 * time.Hour, 6 * time.Hour, 12 * time.Hour,
+	24 * time.Hour, 2 * 24 * time.Hour, 7 * 24 * time.Hour, 14 * 24 * time.Hour, 28 * 24 * time.Hour, 91 * 24 * time.Hour, 365 * 24 * time.Hour,
+}
+
+func (tt timeTicks) Ticks(lo, hi float64) []plot.Tick {
+	step := timeSteps[len(timeSteps)-1].Seconds()
+	for _, s := range timeSteps {
+		if (hi-lo)/s.Seconds() <= 6 {
+			step = s.Seconds()
+			break
+		}
+	}
+	var ticks []plot.Tick
+	for v := math.Ceil(lo/step) * step; v <= hi; v += step {
+		ticks = append(ticks, plot.Tick{Value: v, Label: time.Unix(int64(v), 0).UTC().Format(tt.format)})
+	}
+	return ticks
+}
+
+// countTicks labels an axis of counts with whole numbers at 1-2-5 steps.
+type countTicks struct{}
+
+func (countTicks) Ticks(lo, hi float64) []plot.Tick {
+	step := 1.0
+	for (hi-lo)/step > 5 {
+		switch m := step / math.Pow(10, math.Floor(math.Log10(step))); m {
+		case 1:
+			step *= 2
+		case 2:
+			step *= 2.5
+		default:
+			step *= 2
+		}
+	}
+	var ticks []plot.Tick
+	for v := math.Ceil(lo/step) * step; v <= hi; v += step {
+		ticks = append(ticks, plot.Tick{Value: v, Label: strconv.FormatInt(int64(v), 10)})
 	}
 	return ticks
 }
@@ -187,7 +261,7 @@ func pollPlot(cs chartSeries, radius vg.Length, legend *plot.Legend) (*plot.Plot
 	p.Y.Min, p.Y.Max = cs.minY, cs.maxY
 	p.Y.Scale = plot.LogScale{}
 	p.Y.Tick.Marker = durationTicks{}
-	p.X.Tick.Marker = plot.TimeTicks{Format: "Jan 2\n15:04"}
+	p.X.Tick.Marker = timeTicks{format: "Jan 2 15:04"}
 	if len(cs.tau) > 0 {
 		l, err := plotter.NewLine(cs.tau)
 		if err != nil {
@@ -252,11 +326,12 @@ func pollChart(h []PollRecord, now time.Time) (template.HTML, error) {
 	}
 	top.Title.Text = "Polls and the interval estimate τ"
 	top.Y.Label.Text = "wait after poll"
-	top.X.Tick.Marker = plot.TimeTicks{Format: timeFormat(cs)}
+	top.X.Tick.Marker = timeTicks{format: timeFormat(cs)}
 
 	bottom := plot.New()
 	bottom.X.Min, bottom.X.Max = cs.minX, cs.maxX
-	bottom.X.Tick.Marker = plot.TimeTicks{Format: timeFormat(cs)}
+	bottom.X.Tick.Marker = timeTicks{format: timeFormat(cs)}
+	bottom.Y.Tick.Marker = countTicks{}
 	bottom.X.Label.Text = "UTC"
 	bottom.Y.Label.Text = "versions stored"
 	bottom.Y.Min = 0
@@ -268,7 +343,7 @@ func pollChart(h []PollRecord, now time.Time) (template.HTML, error) {
 		l.Color, l.Width, l.StepStyle = colorVersions, vg.Points(1.5), plotter.PostStep
 		bottom.Add(l)
 		legend.Add("versions stored", l)
-		bottom.Y.Max = math.Max(bottom.Y.Max*1.15, 1)
+		bottom.Y.Max = math.Max(math.Ceil(bottom.Y.Max*1.15), 1)
 	} else {
 		bottom.Y.Max = 1
 	}
@@ -307,6 +382,9 @@ func sparkline(h []PollRecord) (template.HTML, error) {
 		return "", err
 	}
 	p.HideAxes()
+	// No padding: the marks fill the box (the axes' default padding would leave
+	// a small sparkline in the middle of an empty one).
+	p.X.Padding, p.Y.Padding = vg.Points(2), vg.Points(2)
 	c := vgsvg.New(vg.Points(160), vg.Points(28))
 	p.Draw(draw.New(c))
 	var changed, errs int

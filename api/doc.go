@@ -88,7 +88,8 @@
 // cross: any failure: error, not-annotated, robots-denied, disk_full), τ as a
 // step line, the versions stored below — and its versions newest first, 10 a
 // page (?page=), each linked to its permalink and compared with the version
-// before it: items added, removed and changed matched by item id, changed
+// before it (50 changes shown; ?v=SEQ shows one version with all its
+// changes, 200 a page, ?items=N): items added, removed and changed matched by item id, changed
 // fields (title, link, description, image, each extension by prefix:name)
 // shown as <del>old</del> <ins>new</ins>, long values cut at 400 characters.
 // Without a poll history (a poller that keeps none), the chart shows when the
@@ -106,7 +107,19 @@
 // SimplePie/FreshRSS, gofeed (no Accept) and newsboat (*/*) get the feed
 // as before. GET /resources.opml is OPML 2.0 (text/x-opml): one
 // outline type="rss" per resource, configured or stored, with the absolute
-// RSS 2.0 feed URL in xmlUrl and the watched page in htmlUrl.
+// URL of its items feed in xmlUrl and its channel's link (from the latest
+// version; else the page's URL) in htmlUrl.
+//
+// Subscribe links — the buttons on /, /view and feeds' pages, <link
+// rel="alternate">, OPML — point at what a reader wants, the items feed
+// /resources/{rssId}?max=N (N = Options.SubscribeMax, feeds.subscribe_max,
+// default 50); the versions feed is offered beside them as the history of
+// changes. The versions feed's entries say what each version changed
+// (feeds_history.go): a title naming the change ("2 new: Budget approved;
+// Tram line 4 · 1 removed"), content listing the items with links, from
+// the same diff /view shows (diffVersions), for the newest 50 versions.
+// /resources' items link to /view/{rssId}, their id the resource's feed.
+// GET /favicon.ico serves an embedded icon, cacheable.
 //
 // Every answer carries X-Content-Type-Options: nosniff, X-Frame-Options:
 // DENY and, unless it is one of our pages, a Content-Security-Policy that

@@ -87,7 +87,8 @@ type feedPage struct {
 	Link        string // the page people read
 	View        string // the resource's page for people; "": not a resource's feed
 	Updated     homeTime
-	Links       []homeLink // this feed in each format
+	Links       []homeLink // subscribe: the resource's items feed (this feed when it is one), or this feed, in each format
+	History     []homeLink // a resource's versions feed, the history of its changes; nil: the feed of all resources
 	Hub         string     // the WebSub hub; "": none
 	Items       []feedPageItem
 }
@@ -330,6 +331,13 @@ func (s *Server) feedPageData(c echo.Context, m *feedModel, now time.Time) feedP
 	if id := c.Param("rssId"); id != "" {
 		if unescaped, err := url.PathUnescape(id); err == nil {
 			page.View = s.viewHref(unescaped)
+			page.History = s.historyLinks(unescaped)
+			// Subscribe links point at what a reader wants, the items feed:
+			// this one when it is one (?max=, perhaps filtered), else the
+			// resource's (a version or the history is a page snapshot).
+			if q, err := parseFeedQuery(c.Request().URL.RawQuery); err != nil || q.max == 0 || q.index > 0 || c.Param("seq") != "" {
+				page.Links = s.feedLinks(unescaped)
+			}
 		}
 	}
 	for i := range m.Items {

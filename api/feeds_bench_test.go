@@ -109,3 +109,27 @@ func BenchmarkKeywordQuery100k(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkVersionsFeedRender serves the versions feed of a resource with
+// 120 versions on Badger, uncached: each entry says what its version
+// changed, so the newest 50 documents are read and compared.
+func BenchmarkVersionsFeedRender(b *testing.B) {
+	db := openDB(b)
+	for v := range 120 {
+		if _, err := db.Save(context.Background(), benchDoc("hist", fdT0.Add(time.Duration(v)*time.Hour), v, 20)); err != nil {
+			b.Fatal(err)
+		}
+	}
+	s := newFDServer(b, db, func(o *Options) { o.Registerer, o.CacheBytes = nil, -1 })
+	b.ReportAllocs()
+	var size int
+	for b.Loop() {
+		rec := httptest.NewRecorder()
+		s.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/resources/hist?type=atom", nil))
+		if rec.Code != http.StatusOK {
+			b.Fatalf("status %d", rec.Code)
+		}
+		size = rec.Body.Len()
+	}
+	b.SetBytes(int64(size))
+}

@@ -48,23 +48,6 @@ func appendFeedPath(dst []byte, id string, seq uint64) []byte {
 	return dst
 }
 
-// link returns an absolute link to one of our feeds; it keeps an explicit
-// type= so a reader that asked for a format keeps getting it.
-func (b *builder) link(path string, params ...string) string {
-	if b.q.format != "" {
-		params = append(params, "type="+b.q.format)
-	}
-	u := b.base + path
-	for i, p := range params {
-		if i == 0 {
-			u += "?" + p
-		} else {
-			u += "&" + p
-		}
-	}
-	return u
-}
-
 // self is the absolute URL of the feed being built, in normal form.
 func (b *builder) self(path string) string {
 	q := b.q
@@ -103,7 +86,9 @@ func (b *builder) resources(ctx context.Context, infos []storage.ResourceInfo, u
 		if title == "" {
 			title = in.ID
 		}
-		cands[i] = schema.Item{Index: i + 1, ID: in.ID, Title: title, Link: b.link(resourcePath(in.ID)), Description: in.Description}
+		// The link is the resource's page for people, which a browser
+		// shows (its feeds are XML there) and which offers its feeds.
+		cands[i] = schema.Item{Index: i + 1, ID: in.ID, Title: title, Link: b.base + b.s.viewHref(in.ID), Description: in.Description}
 	}
 	keep, err := b.q.selectItems(ctx, cands, true, b.q.max)
 	if err != nil {
@@ -122,9 +107,12 @@ func (b *builder) resources(ctx context.Context, infos []storage.ResourceInfo, u
 	}
 	for _, i := range keep {
 		c := &cands[i]
+		// The id is the resource's feed, in every format: stable, and
+		// apart from the link, which people follow.
+		id := b.base + resourcePath(c.ID)
 		m.Items = append(m.Items, feedItem{
-			GUID:        c.ID,
-			ID:          tagURI(b.base, "resources", c.ID),
+			GUID:        id,
+			ID:          id,
 			Title:       c.Title,
 			Link:        c.Link,
 			Description: c.Description,
@@ -143,22 +131,22 @@ func (b *builder) versions(ctx context.Context, info storage.ResourceInfo) (*fee
 	if len(vs) > 0 && vs[0].Seq != info.LatestSeq {
 		return nil, errHistoryMoved
 	}
+	entries, err := b.describeVersions(ctx, info, vs)
+	if err != nil {
+		return nil, err
+	}
 	// Keyword terms and xpath apply to the version items as the feed shows them.
 	cands := make([]schema.Item, len(vs))
 	for i, v := range vs {
-		title := v.Title
-		if title == "" {
-			title = info.ID
-		}
 		// The permalink is the item's link and id in every format, so a
 		// version keeps its identity when newer ones arrive.
 		permalink := b.base + versionPath(info.ID, v.Seq)
 		cands[i] = schema.Item{
 			Index:       i + 1,
 			ID:          permalink,
-			Title:       fmt.Sprintf("%s (%s)", title, v.Timestamp.UTC().Format("2006-01-02 15:04 UTC")),
+			Title:       entries[i].title,
 			Link:        permalink,
-			Description: versionDescription(v),
+			Description: entries[i].text,
 		}
 	}
 	keep, err := b.q.selectItems(ctx, cands, true, 0)
@@ -182,21 +170,11 @@ func (b *builder) versions(ctx context.Context, info storage.ResourceInfo) (*fee
 			Title:       c.Title,
 			Link:        c.Link,
 			Description: c.Description,
+			ContentHTML: entries[i].html,
 			Date:        vs[i].Timestamp.UTC(),
 		})
 	}
 	return m, nil
-}
-
-func versionDescription(v storage.VersionInfo) string {
-	items := fmt.Sprintf("%d items", v.Items)
-	if v.Items == 1 {
-		items = "1 item"
-	}
-	if v.Description == "" {
-		return items
-	}
-	return v.Description + " (" + items + ")"
 }
 
 // version builds ?index=n (and /resources/{rssId}/versions/{seq}, whose

@@ -505,10 +505,10 @@ func TestBaseURL(t *testing.T) {
 		public, host, proto string
 		want                string
 	}{
-		{"https://feeds.example.org/", "ignored.example", "", "https://feeds.example.org/resources/news"},
-		{"https://example.net/dynamo", "ignored.example", "", "https://example.net/dynamo/resources/news"},
-		{"", "localhost:8080", "", "http://localhost:8080/resources/news"},
-		{"", "feeds.local", "https", "https://feeds.local/resources/news"},
+		{"https://feeds.example.org/", "ignored.example", "", "https://feeds.example.org"},
+		{"https://example.net/dynamo", "ignored.example", "", "https://example.net/dynamo"},
+		{"", "localhost:8080", "", "http://localhost:8080"},
+		{"", "feeds.local", "https", "https://feeds.local"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.public+"|"+tt.host, func(t *testing.T) {
@@ -521,10 +521,11 @@ func TestBaseURL(t *testing.T) {
 			rec := httptest.NewRecorder()
 			s.ServeHTTP(rec, req)
 			f := parseFeed(t, rec.Body.Bytes())
-			if len(f.Items) == 0 || f.Items[0].Link != tt.want+"?type=atom" {
-				t.Fatalf("first link = %q, want %s?type=atom", f.Items[0].Link, tt.want)
+			// An item links to the resource's page for people.
+			if len(f.Items) == 0 || f.Items[0].Link != tt.want+"/view/news" {
+				t.Fatalf("first link = %q, want %s/view/news", f.Items[0].Link, tt.want)
 			}
-			if !strings.Contains(rec.Body.String(), `href="`+strings.TrimSuffix(tt.want, "/news")+`?type=atom" rel="self"`) {
+			if !strings.Contains(rec.Body.String(), `href="`+tt.want+`/resources?type=atom" rel="self"`) {
 				t.Errorf("no absolute self link:\n%s", rec.Body)
 			}
 		})

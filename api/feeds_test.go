@@ -101,13 +101,13 @@ func fdForms() []struct {
 		items        []fdWantItem
 	}{
 		{"resources", "/resources", "Dynamo resources", []fdWantItem{
-			{"Town News", "/resources/news", "news", "resources/news", t(2, 0)},
-			{"Forum", "/resources/forum", "forum", "resources/forum", t(0, -30)},
+			{"Town News", fdBase + "/view/news", fdBase + "/resources/news", fdBase + "/resources/news", t(2, 0)},
+			{"Forum", fdBase + "/view/forum", fdBase + "/resources/forum", fdBase + "/resources/forum", t(0, -30)},
 		}},
 		{"versions", "/resources/news", "Town News", []fdWantItem{
-			{"Town News (2026-03-01 12:00 UTC)", fdBase + "/resources/news/versions/3", fdBase + "/resources/news/versions/3", fdBase + "/resources/news/versions/3", t(2, 0)},
-			{"Town News (2026-03-01 11:00 UTC)", fdBase + "/resources/news/versions/2", fdBase + "/resources/news/versions/2", fdBase + "/resources/news/versions/2", t(1, 0)},
-			{"Town News (2026-03-01 10:00 UTC)", fdBase + "/resources/news/versions/1", fdBase + "/resources/news/versions/1", fdBase + "/resources/news/versions/1", t(0, 0)},
+			{"1 new: Straße closed for works · 1 changed: Weather: sun at last", fdBase + "/resources/news/versions/3", fdBase + "/resources/news/versions/3", fdBase + "/resources/news/versions/3", t(2, 0)},
+			{"1 new: Weather: rain", fdBase + "/resources/news/versions/2", fdBase + "/resources/news/versions/2", fdBase + "/resources/news/versions/2", t(1, 0)},
+			{"1 item: Budget vote tonight", fdBase + "/resources/news/versions/1", fdBase + "/resources/news/versions/1", fdBase + "/resources/news/versions/1", t(0, 0)},
 		}},
 		{"index newest", "/resources/news?index=1", "Town News", []fdWantItem{at(c, t(2, 0)), at(b, t(2, 0)), at(a, t(2, 0))}},
 		{"index older", "/resources/news?index=2", "Town News", []fdWantItem{at(bOld, t(1, 0)), at(a, t(1, 0))}},

@@ -75,7 +75,8 @@ type homeResource struct {
 	Description string
 	Configured  bool // the poller knows it (else: only stored history)
 	Stored      bool
-	Links       []homeLink
+	Links       []homeLink // subscribe: the items feed in each format
+	History     []homeLink // the versions feed (history of changes) in each format
 	Versions    int
 	Updated     homeTime // latest stored version
 	LastPoll    homeTime
@@ -107,6 +108,7 @@ type homePage struct {
 	StoreErr  string
 	DiskFull  string // set while versions are not stored for lack of disk space
 	Base      string // this server's base URL, for the examples of an empty page
+	Example   string // the items feed of the examples' resource "news", on this server
 	Admin     bool   // admin routes are on (the empty page shows PUT /admin/resources)
 	Open      bool   // self-registration is on
 	LoggedIn  bool   // the admin's browser session: links to /new
@@ -118,25 +120,52 @@ type DiskSpace struct {
 	Free, MinFree uint64
 }
 
-// feedHref is the link to a resource's feed (id empty: the feed of all
-// resources) in a format, absolute when a public URL is configured.
-func (s *Server) feedHref(id, typ string) string {
+// defaultSubscribeMax is the N of the items feed ?max=N that subscribe
+// links point at when Options.SubscribeMax is 0 (feeds.subscribe_max).
+const defaultSubscribeMax = 50
+
+// feedHref is the link to a feed in a format, absolute when a public URL is
+// configured: id empty, the feed of all resources; else the resource's items
+// feed (?max=N, what a reader wants: the page's articles) or, with history,
+// its versions feed (the history of changes).
+func (s *Server) feedHref(id, typ string, history bool) string {
 	p := "/resources"
-	if id != "" {
-		p += "/" + url.PathEscape(id)
+	switch {
+	case id != "" && !history:
+		p = s.itemsPath(id)
+	case id != "":
+		p = resourcePath(id)
 	}
 	if typ != "" {
-		p += "?type=" + url.QueryEscape(typ)
+		sep := "?"
+		if strings.Contains(p, "?") {
+			sep = "&"
+		}
+		p += sep + "type=" + url.QueryEscape(typ)
 	}
 	return strings.TrimSuffix(s.opts.PublicURL, "/") + p
 }
 
-func (s *Server) feedLinks(id string) []homeLink {
+// itemsPath is the path and query of a resource's items feed that subscribe
+// links point at: ?max=feeds.subscribe_max.
+func (s *Server) itemsPath(id string) string {
+	return resourcePath(id) + "?max=" + strconv.Itoa(cmp.Or(s.opts.SubscribeMax, defaultSubscribeMax))
+}
+
+// feedLinks are the subscribe links of a resource in each format: its items
+// feed (id empty: the feed of all resources).
+func (s *Server) feedLinks(id string) []homeLink { return s.formatHrefs(id, false) }
+
+// historyLinks are the links to a resource's versions feed, the history of
+// its changes, in each format.
+func (s *Server) historyLinks(id string) []homeLink { return s.formatHrefs(id, true) }
+
+func (s *Server) formatHrefs(id string, history bool) []homeLink {
 	links := make([]homeLink, 0, len(feedFormats))
 	for _, f := range feedFormats { // RSS 2.0 first: the default
 		mediaType, _, _ := strings.Cut(f.contentType, ";")
 		sf := subscribeFormat{Type: f.name, Label: f.label, MIME: mediaType}
-		links = append(links, homeLink{subscribeFormat: sf, Href: s.feedHref(id, f.name)})
+		links = append(links, homeLink{subscribeFormat: sf, Href: s.feedHref(id, f.name, history)})
 	}
 	return links
 }
@@ -348,6 +377,7 @@ func (s *Server) getHome(c echo.Context) error {
 	if page.Base == "" {
 		page.Base = "http://" + c.Request().Host
 	}
+	page.Example = page.Base + s.itemsPath("news")
 	page.Admin = *s.token.Load() != ""
 	page.Open = s.opts.OpenRegistration
 	page.LoggedIn = page.Admin && s.loggedIn(c)

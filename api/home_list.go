@@ -64,6 +64,7 @@ func filterEntries(es []homeEntry, q string) []homeEntry {
 // links, the link to its view and the sparkline of its recent polls.
 func (s *Server) decorate(ctx context.Context, r *homeResource, now time.Time) {
 	r.Links = s.feedLinks(r.ID)
+	r.History = s.historyLinks(r.ID)
 	r.View = s.viewHref(r.ID)
 	h := s.pollHistory(ctx, r.ID)
 	if len(h) == 0 {

@@ -85,7 +85,7 @@ func TestHomeListsEveryResource(t *testing.T) {
 		}
 		var want []string
 		for _, typ := range []string{"rss2", "atom", "rss1", "json"} {
-			want = append(want, "https://feeds.example.org/resources/"+id+"?type="+typ)
+			want = append(want, "https://feeds.example.org/resources/"+id+"?max=50&type="+typ)
 		}
 		if !slices.Equal(got, want) {
 			t.Errorf("%s: subscribe links %v, want %v", id, got, want)

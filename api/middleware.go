@@ -100,14 +100,16 @@ func (s *Server) observe(next echo.HandlerFunc) echo.HandlerFunc {
 		if !s.log.Enabled(ctx, level) { // the hot path of a quiet server: no attrs built
 			return nil
 		}
+		// The path with its query: the feeds of one resource differ only there.
 		attrs := []slog.Attr{
 			slog.String("method", req.Method),
-			slog.String("path", req.URL.Path),
+			slog.String("path", req.URL.RequestURI()),
 			slog.String("route", route),
 			slog.Int("status", res.Status),
 			slog.Int64("bytes", res.Size),
 			slog.Duration("duration", d),
-			slog.String("remote_ip", c.RealIP()),
+			slog.String("client", c.RealIP()),
+			slog.String("user_agent", req.UserAgent()),
 		}
 		if err != nil && res.Status < 500 { // 5xx causes are logged once, by the error handler
 			attrs = append(attrs, slog.Any("error", err))

@@ -11,6 +11,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
@@ -152,4 +153,51 @@ func TestRequestTimeout(t *testing.T) {
 		return c.Request().Context().Err()
 	})
 	svcProblem(t, svcDo(s, http.MethodGet, "/test/slow", nil), http.StatusServiceUnavailable)
+}
+
+// TestAccessLogFields checks an access log line: method, path with its
+// query, status, bytes, duration, client and User-Agent.
+func TestAccessLogFields(t *testing.T) {
+	var logs bytes.Buffer
+	s := newFDServer(t, fdFixture(), func(o *Options) {
+		o.AccessLog = true
+		o.Logger = slog.New(slog.NewJSONHandler(&logs, nil))
+	})
+	req := httptest.NewRequest(http.MethodGet, "/resources/news?max=2&type=atom", nil)
+	req.Header.Set("User-Agent", "Miniflux/2.3.5")
+	req.RemoteAddr = "192.0.2.7:5555"
+	rec := httptest.NewRecorder()
+	s.ServeHTTP(rec, req)
+	var line map[string]any
+	if err := json.Unmarshal(logs.Bytes(), &line); err != nil {
+		t.Fatalf("log %q: %v", logs.String(), err)
+	}
+	want := map[string]any{"method": "GET", "path": "/resources/news?max=2&type=atom", "status": float64(200),
+		"bytes": float64(rec.Body.Len()), "client": "192.0.2.7", "user_agent": "Miniflux/2.3.5"}
+	for k, v := range want {
+		if line[k] != v {
+			t.Errorf("%s = %v, want %v", k, line[k], v)
+		}
+	}
+	if _, ok := line["duration"]; !ok {
+		t.Error("no duration")
+	}
+}
+
+// TestFavicon checks GET /favicon.ico: an icon, cacheable, revalidated.
+func TestFavicon(t *testing.T) {
+	s := newFDServer(t, fdFixture())
+	rec := fdDo(s, http.MethodGet, "/favicon.ico")
+	if rec.Code != http.StatusOK || rec.Header().Get("Content-Type") != "image/x-icon" || !bytes.HasPrefix(rec.Body.Bytes(), []byte{0, 0, 1, 0}) {
+		t.Fatalf("GET /favicon.ico = %d %s, %d bytes", rec.Code, rec.Header().Get("Content-Type"), rec.Body.Len())
+	}
+	if cc := rec.Header().Get("Cache-Control"); !strings.Contains(cc, "max-age=") {
+		t.Errorf("Cache-Control %q: not cacheable", cc)
+	}
+	if got := fdDo(s, http.MethodGet, "/favicon.ico", "If-None-Match", rec.Header().Get("ETag")).Code; got != http.StatusNotModified {
+		t.Errorf("revalidation = %d, want 304", got)
+	}
+	if got := fdDo(s, http.MethodHead, "/favicon.ico"); got.Code != http.StatusOK || got.Body.Len() != 0 {
+		t.Errorf("HEAD = %d with %d bytes", got.Code, got.Body.Len())
+	}
 }

@@ -3,7 +3,9 @@ package api
 import (
 	"bytes"
 	"cmp"
+	"context"
 	"encoding/xml"
+	"errors"
 	"fmt"
 	"log/slog"
 	"net/http"
@@ -33,8 +35,8 @@ type opmlHead struct {
 	Docs        string `xml:"docs"`
 }
 
-// opmlOutline is one subscription: type="rss" with the feed's absolute URL
-// in xmlUrl and the watched page in htmlUrl.
+// opmlOutline is one subscription: type="rss" with the items feed's
+// absolute URL in xmlUrl and the channel's link in htmlUrl.
 type opmlOutline struct {
 	Type        string `xml:"type,attr"`
 	Text        string `xml:"text,attr"`
@@ -45,8 +47,9 @@ type opmlOutline struct {
 	Version     string `xml:"version,attr"`
 }
 
-// getOPML serves GET /resources.opml: every resource's feed (RSS 2.0, the
-// default format), declared or stored, for import into a reader.
+// getOPML serves GET /resources.opml: every resource's items feed (RSS 2.0,
+// the default format), declared or stored, for import into a reader, with
+// its channel's link as htmlUrl.
 func (s *Server) getOPML(c echo.Context) error {
 	ctx := c.Request().Context()
 	now := s.now()
@@ -73,8 +76,8 @@ func (s *Server) getOPML(c echo.Context) error {
 			Type:        "rss",
 			Text:        title,
 			Title:       title,
-			XMLURL:      base + resourcePath(r.ID),
-			HTMLURL:     cmp.Or(absoluteURL(r.URL), base+s.viewHref(r.ID)),
+			XMLURL:      base + s.itemsPath(r.ID),
+			HTMLURL:     cmp.Or(absoluteURL(s.channelLink(ctx, r)), base+s.viewHref(r.ID)),
 			Description: r.Description,
 			Version:     "RSS2",
 		})
@@ -100,4 +103,25 @@ func absoluteURL(raw string) string {
 		return ""
 	}
 	return raw
+}
+
+// channelLink is the link of a resource's channel in its latest version,
+// else its page URL: what a reader's "open the site" should open. It reads
+// the latest version (the catalog does not keep the link); a version that
+// cannot be read falls back to the page URL.
+func (s *Server) channelLink(ctx context.Context, r homeResource) string {
+	if !r.Stored || s.opts.Store == nil {
+		return r.URL
+	}
+	doc, _, err := s.opts.Store.Version(ctx, r.ID, 1)
+	if err != nil {
+		if !errors.Is(err, storage.ErrNotFound) {
+			s.log.LogAttrs(ctx, slog.LevelWarn, "read latest version for opml", slog.String("resource", r.ID), slog.Any("error", err))
+		}
+		return r.URL
+	}
+	if absoluteURL(doc.Channel.Link) != "" {
+		return doc.Channel.Link
+	}
+	return cmp.Or(absoluteURL(doc.URL), r.URL)
 }

@@ -28,6 +28,7 @@ type registerPage struct {
 	FeedID      string
 	View        string
 	Links       []homeLink
+	History     []homeLink // the versions feed, the history of changes
 }
 
 // registrationClosed is the 404 of /register while registration is closed.
@@ -44,8 +45,9 @@ func (s *Server) getRegister(c echo.Context) error {
 	page := registerPage{Title: "Register your page", CSRF: s.csrfToken(c), URL: c.QueryParam(fieldURL), Errors: fieldErrors{}}
 	if id := c.QueryParam("feed"); id != "" {
 		if d, ok := s.opts.Registry.Definition(id); ok {
-			page.FeedID, page.Feed, page.View, page.URL = id, s.feedURL(id), s.viewHref(id), d.Resource.URL
-			page.Links = s.feedLinks(id)
+			// The feed for readers is the items feed, as every subscribe link.
+			page.FeedID, page.Feed, page.View, page.URL = id, s.feedHref(id, "", false), s.viewHref(id), d.Resource.URL
+			page.Links, page.History = s.feedLinks(id), s.historyLinks(id)
 		}
 	}
 	return s.renderPage(c, http.StatusOK, "register.html", page)

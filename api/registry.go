@@ -72,7 +72,7 @@ type definitionJSON struct {
 	Source     string               `json:"source"`
 	Registered *time.Time           `json:"registered,omitempty"`
 	Polled     bool                 `json:"polled"`
-	Resource   config.ResourceEntry `json:"resource"`
+	Resource   config.ResourceEntry `json:"resource"` // headers redacted: names only
 	Feed       string               `json:"feed"`
 	Status     *adminStatus         `json:"status,omitempty"` // nil in a public answer
 }
@@ -81,7 +81,7 @@ func (s *Server) definitionJSON(d ResourceDefinition) definitionJSON {
 	st := newAdminStatus(d.Status)
 	return definitionJSON{
 		ID: d.Resource.ID, Source: d.Source, Registered: timePtr(d.Registered), Polled: d.Polled,
-		Resource: d.Resource, Feed: s.feedURL(d.Resource.ID), Status: &st,
+		Resource: d.Resource.Redacted(), Feed: s.feedURL(d.Resource.ID), Status: &st,
 	}
 }
 
@@ -140,7 +140,7 @@ func (s *Server) putAdminResource(c echo.Context) error {
 	if d, ok := reg.Definition(id); ok && d.Source == "api" {
 		return c.JSON(code, s.definitionJSON(d))
 	}
-	return c.JSON(code, definitionJSON{ID: id, Source: "api", Resource: entry, Feed: s.feedURL(id)})
+	return c.JSON(code, definitionJSON{ID: id, Source: "api", Resource: entry.Redacted(), Feed: s.feedURL(id)})
 }
 
 // registerDefinition validates a resource definition (JSON or YAML) as the

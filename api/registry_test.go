@@ -1,11 +1,13 @@
 package api
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"slices"
@@ -100,7 +102,9 @@ func TestAdminRegistry(t *testing.T) {
 	}
 	for _, tc := range []struct{ name, body, param string }{
 		{"bad url", `{"url": "ftp://x/"}`, "url"},
-		{"unknown field", `{"url": "https://x/", "colour": "red"}`, ""},
+		{"unknown field", `{"url": "https://x/", "colour": "red"}`, "colour"},
+		{"typo", `{"ulr": "https://x/"}`, "ulr"},
+		{"malformed JSON", `{"url": }`, ""},
 		{"bad policy", `{"url": "https://x/", "policy": {"kind": "eager"}}`, "policy.kind"},
 		{"bad zone", `{"url": "https://x/", "timezone": "Mars/Base"}`, "timezone"},
 		{"bad pattern", `{"url": "https://x/", "select": {"item": "li", "date": {"select": "span", "pattern": "Posted ("}}}`, "select.date.pattern"},
@@ -112,6 +116,16 @@ func TestAdminRegistry(t *testing.T) {
 			p := svcProblem(t, do(http.MethodPut, "/admin/resources/x1", tc.body), http.StatusBadRequest)
 			if p.Param != tc.param || p.Detail == "" {
 				t.Fatalf("problem %+v, want parameter %q", p, tc.param)
+			}
+			switch tc.name {
+			case "typo": // no knock-on error for the url it was meant to be
+				if want := "invalid resource definition: line 1, column 2: ulr: unknown field; did you mean url?"; p.Detail != want {
+					t.Errorf("detail %q, want %q", p.Detail, want)
+				}
+			case "malformed JSON":
+				if want := "invalid resource definition: line 1, column 9: malformed JSON: invalid character '}' looking for beginning of value"; p.Detail != want {
+					t.Errorf("detail %q, want %q", p.Detail, want)
+				}
 			}
 		})
 	}
@@ -219,4 +233,41 @@ func TestSelfRegistration(t *testing.T) {
 
 	closed := newSvcServer(t, Options{Registry: reg, Fetch: fetch})
 	svcProblem(t, svcDo(closed, http.MethodPost, "/resources", strings.NewReader(`{"url": "https://example.org/news.html"}`), "Content-Type", "application/json"), http.StatusForbidden)
+}
+
+// TestAdminHeadersRedacted checks that a resource's headers are shown back
+// by name only, in the PUT answer and the listings, and refused when they
+// could smuggle a line or set the host.
+func TestAdminHeadersRedacted(t *testing.T) {
+	reg := newFakeRegistry()
+	var logs strings.Builder
+	s := newSvcServer(t, Options{AdminToken: "tok", Registry: reg, PublicURL: "https://feeds.example.org",
+		AccessLog: true, Logger: slog.New(slog.NewTextHandler(&logs, nil))})
+	auth := []string{"Authorization", "Bearer tok", "Content-Type", "application/json"}
+	rec := svcDo(s, http.MethodPut, "/admin/resources/town", strings.NewReader(`{"url": "https://example.org/", "title": "Town", "headers": {"Cookie": "consent=s3cr3t"}}`), auth...)
+	if rec.Code != http.StatusCreated {
+		t.Fatalf("PUT: %d %s", rec.Code, rec.Body)
+	}
+	for _, target := range []string{"", "/admin/resources", "/admin/resources/town"} {
+		body := rec.Body.String()
+		if target != "" {
+			body = svcDo(s, http.MethodGet, target, nil, auth...).Body.String()
+		}
+		if strings.Contains(body, "s3cr3t") || (target != "/admin/resources/town" && !strings.Contains(body, `"Cookie":"(redacted)"`)) {
+			t.Errorf("%s shows the header's value, or not its name:\n%s", cmp.Or(target, "PUT"), body)
+		}
+	}
+	for _, body := range []string{
+		`{"url": "https://example.org/", "headers": {"Host": "evil.example"}}`,
+		`{"url": "https://example.org/", "headers": {"Accept-Language": "it\r\nX-Evil: 1"}}`,
+		`{"url": "https://example.org/", "headers": {"Bad Name": "1"}}`,
+	} {
+		p := svcProblem(t, svcDo(s, http.MethodPut, "/admin/resources/bad", strings.NewReader(body), auth...), http.StatusBadRequest)
+		if !strings.HasPrefix(p.Param, "headers.") || strings.Contains(p.Detail, "X-Evil") {
+			t.Errorf("%s: problem %+v", body, p)
+		}
+	}
+	if strings.Contains(logs.String(), "s3cr3t") {
+		t.Errorf("the log shows a header's value:\n%s", logs.String())
+	}
 }

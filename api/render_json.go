@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"time"
 
 	"github.com/gorilla/feeds"
 )
@@ -41,7 +42,10 @@ func renderJSON(buf *bytes.Buffer, m *feedModel) error {
 	for i, it := range feed.Items {
 		src := &m.Items[i]
 		it.ModifiedDate = nil
-		date := src.Date // every item is dated, also at Go's zero time, which gorilla/feeds leaves out
+		// Every item is dated, also at Go's zero time, which gorilla/feeds
+		// leaves out; in whole seconds, as in every format (time.Time's
+		// JSON would carry the nanoseconds of a time read from a clock).
+		date := src.Date.UTC().Truncate(time.Second)
 		it.PublishedDate = &date
 		if src.ContentHTML == "" {
 			it.Summary = ""

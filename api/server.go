@@ -54,18 +54,22 @@ type Poller interface {
 
 // Options configure a Server. Store is required; everything else may be zero.
 type Options struct {
-	Store      Store                            // stored versions and items
-	Poller     Poller                           // nil: no poll status (tests, read-only serving)
-	Reload     func(ctx context.Context) error  // POST /admin/reload; nil: route answers 501
-	Ready      func(ctx context.Context) error  // GET /readyz: nil error when the store is reachable and the poller runs; nil: always ready
-	AdminToken string                           // bearer token; empty: admin routes off (404)
-	PublicURL  string                           // base of absolute links in feeds, e.g. "https://feeds.example.org"
-	Logger     *slog.Logger                     // nil: discard
-	AccessLog  bool                             // one log line per request (log.access); off: only 5xx causes are logged
-	Registry   Registry                         // GET/PUT/DELETE /admin/resources; nil: those answer 501
-	Fetch      PageFetcher                      // self-registration fetches the page through it
-	DiskSpace  func() DiskSpace                 // the store's free space, shown on / when low; nil: not shown
-	DateRules  func(id string) schema.DateRules // a resource's date_format and timezone, for reading its dates; nil: the lenient defaults
+	Store      Store                           // stored versions and items
+	Poller     Poller                          // nil: no poll status (tests, read-only serving)
+	Reload     func(ctx context.Context) error // POST /admin/reload; nil: route answers 501
+	Ready      func(ctx context.Context) error // GET /readyz: nil error when the store is reachable and the poller runs; nil: always ready
+	AdminToken string                          // bearer token; empty: admin routes off (404)
+	PublicURL  string                          // base of absolute links in feeds, e.g. "https://feeds.example.org"
+	// SubscribeMax is the N of the items feed /resources/{rssId}?max=N that
+	// subscribe links (pages, autodiscovery, OPML) point at
+	// (feeds.subscribe_max); 0: 50.
+	SubscribeMax int
+	Logger       *slog.Logger                     // nil: discard
+	AccessLog    bool                             // one log line per request (log.access); off: only 5xx causes are logged
+	Registry     Registry                         // GET/PUT/DELETE /admin/resources; nil: those answer 501
+	Fetch        PageFetcher                      // self-registration fetches the page through it
+	DiskSpace    func() DiskSpace                 // the store's free space, shown on / when low; nil: not shown
+	DateRules    func(id string) schema.DateRules // a resource's date_format and timezone, for reading its dates; nil: the lenient defaults
 	// OpenRegistration lets webmasters register annotated pages with POST
 	// /resources (registration: open); RegistrationEvery is the mean time
 	// between registrations a client may make (0: one a minute, bursts of 5).
@@ -243,6 +247,9 @@ func (s *Server) routes(add func(method, path string, h echo.HandlerFunc, mw ...
 	add(http.MethodGet, "/register", s.getRegister)
 	add(http.MethodHead, "/register", s.getRegister)
 	add(http.MethodPost, "/register", s.postRegister, s.checkCSRF)
+
+	add(http.MethodGet, "/favicon.ico", s.getFavicon)
+	add(http.MethodHead, "/favicon.ico", s.getFavicon)
 
 	add(http.MethodGet, "/healthz", s.getHealthz)
 	add(http.MethodHead, "/healthz", s.getHealthz)

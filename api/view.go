@@ -21,6 +21,15 @@ import (
 // /view/{rssId} shows.
 const viewVersionsPerPage = 10
 
+// viewDiffItems is how many items (added, removed, changed) a version shows
+// in the list of versions; the rest are on the version's own page,
+// /view/{rssId}?v=SEQ, paged by viewItemsPerPage (?items=N): a version of
+// 10,000 items is not one page of megabytes.
+const (
+	viewDiffItems    = 50
+	viewItemsPerPage = 200
+)
+
 // maxDiffValue bounds a field value shown in a diff (longer ones are cut,
 // with an ellipsis: the permalink has the whole version).
 const maxDiffValue = 400
@@ -34,6 +43,7 @@ type viewPage struct {
 	Versions  []viewVersion
 	Pager     pager
 	Alternate []homeLink // <link rel="alternate"> per format
+	Single    bool       // one version (?v=SEQ) with all its changes, paged
 	Hub       string     // the WebSub hub readers may subscribe at; "": none
 }
 
@@ -51,6 +61,11 @@ type viewVersion struct {
 	Removed  []diffItem
 	Changed  []changedItem
 	Same     int // items present and equal in both
+	// The counts of the whole diff; Added, Removed and Changed may hold a
+	// window of it (see window).
+	NAdded, NRemoved, NChanged int
+	More                       int    // changes not shown here
+	AllHref                    string // the version's own page, with all its changes; "": all shown
 }
 
 // diffItem is an item named in a diff.
@@ -88,7 +103,7 @@ func (s *Server) getView(c echo.Context) error {
 	case err != nil:
 		return fmt.Errorf("read resource %q: %w", id, err)
 	}
-	r := homeResource{ID: id, Links: s.feedLinks(id)}
+	r := homeResource{ID: id, Links: s.feedLinks(id), History: s.historyLinks(id), View: s.viewHref(id)}
 	if known {
 		s.fillStatus(&r, st, now)
 	}
@@ -110,16 +125,44 @@ func (s *Server) getView(c echo.Context) error {
 		return fmt.Errorf("chart %q: %w", id, err)
 	}
 
-	total := 0
-	if stored {
-		total = info.Versions
-	}
-	page.Pager = newPager(pageNumber(c), total, viewVersionsPerPage, func(n int) string {
-		return s.viewHref(id) + "?page=" + strconv.Itoa(n) + "#versions"
-	})
-	if stored {
-		if page.Versions, err = s.viewVersions(c, info, page.Pager.Page, now); err != nil {
+	if v := c.QueryParam("v"); v != "" && stored {
+		// One version with all its changes, paged.
+		seq, err := strconv.ParseUint(v, 10, 64)
+		idx := int(info.LatestSeq) - int(seq) + 1 //nolint:gosec // seqs fit in int
+		if err != nil || seq == 0 || idx < 1 || idx > info.Versions {
+			return errNotFound(nil, "resource %q has no stored version %q; its versions are listed on %s", id, v, s.viewHref(id))
+		}
+		if page.Versions, err = s.viewVersions(c, info, idx, idx, now); err != nil {
 			return err
+		}
+		if len(page.Versions) != 1 || page.Versions[0].Seq != seq {
+			return errNotFound(nil, "version %d of %q is no longer stored", seq, id)
+		}
+		vv := &page.Versions[0]
+		base := s.viewHref(id) + "?v=" + strconv.FormatUint(seq, 10)
+		page.Pager = newPager(itemsNumber(c), len(vv.Added)+len(vv.Removed)+len(vv.Changed), viewItemsPerPage, func(n int) string {
+			return base + "&items=" + strconv.Itoa(n) + "#v" + strconv.FormatUint(seq, 10)
+		})
+		vv.window((page.Pager.Page-1)*viewItemsPerPage, viewItemsPerPage, "")
+		page.Single = true
+	} else {
+		total := 0
+		if stored {
+			total = info.Versions
+		}
+		page.Pager = newPager(pageNumber(c), total, viewVersionsPerPage, func(n int) string {
+			return s.viewHref(id) + "?page=" + strconv.Itoa(n) + "#versions"
+		})
+		if stored {
+			first := (page.Pager.Page-1)*viewVersionsPerPage + 1
+			last := min(first+viewVersionsPerPage-1, info.Versions)
+			if page.Versions, err = s.viewVersions(c, info, first, last, now); err != nil {
+				return err
+			}
+			for i := range page.Versions {
+				vv := &page.Versions[i]
+				vv.window(0, viewDiffItems, s.viewHref(id)+"?v="+strconv.FormatUint(vv.Seq, 10)+"#v"+strconv.FormatUint(vv.Seq, 10))
+			}
 		}
 	}
 	c.Response().Header().Set(echo.HeaderCacheControl, "no-cache")
@@ -144,12 +187,41 @@ func (s *Server) versionHistory(c echo.Context, info storage.ResourceInfo, now t
 	return h, nil
 }
 
-// viewVersions loads the versions of one page (newest first) and the one
-// after the page's last, and compares each with the version before it.
-func (s *Server) viewVersions(c echo.Context, info storage.ResourceInfo, page int, now time.Time) ([]viewVersion, error) {
+// itemsNumber reads ?items= as pageNumber reads ?page=.
+func itemsNumber(c echo.Context) int {
+	n, err := strconv.Atoi(c.QueryParam("items"))
+	if err != nil || n < 1 {
+		return 1
+	}
+	return n
+}
+
+// window keeps n of v's changes from the from-th (added, then removed, then
+// changed), counting the whole diff first; all names the page with every
+// change, linked when some are not shown ("": none).
+func (v *viewVersion) window(from, n int, all string) {
+	v.NAdded, v.NRemoved, v.NChanged = len(v.Added), len(v.Removed), len(v.Changed)
+	total := v.NAdded + v.NRemoved + v.NChanged
+	cut := func(l, offset int) (lo, hi int) { // the window within a list of l starting at offset
+		lo = min(max(from-offset, 0), l)
+		hi = min(max(from+n-offset, 0), l)
+		return lo, hi
+	}
+	lo, hi := cut(v.NAdded, 0)
+	v.Added = v.Added[lo:hi]
+	lo, hi = cut(v.NRemoved, v.NAdded)
+	v.Removed = v.Removed[lo:hi]
+	lo, hi = cut(v.NChanged, v.NAdded+v.NRemoved)
+	v.Changed = v.Changed[lo:hi]
+	if shown := len(v.Added) + len(v.Removed) + len(v.Changed); shown < total && all != "" {
+		v.More, v.AllHref = total-shown, all
+	}
+}
+
+// viewVersions loads the versions at indexes first to last (1: the newest)
+// and the one after the last, and compares each with the version before it.
+func (s *Server) viewVersions(c echo.Context, info storage.ResourceInfo, first, last int, now time.Time) ([]viewVersion, error) {
 	ctx := c.Request().Context()
-	first := (page-1)*viewVersionsPerPage + 1
-	last := min(first+viewVersionsPerPage-1, info.Versions)
 	docs := map[int]*schema.Document{}
 	infos := map[int]storage.VersionInfo{}
 	for idx := first; idx <= min(last+1, info.Versions); idx++ {

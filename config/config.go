@@ -6,6 +6,8 @@ import (
 	"math"
 	"net/netip"
 	"os"
+	"path/filepath"
+	"reflect"
 	"regexp"
 	"strconv"
 	"strings"
@@ -28,6 +30,7 @@ type Config struct {
 	Admin        AdminConfig   `yaml:"admin"`
 	Poller       PollerConfig  `yaml:"poller"`
 	Log          LogConfig     `yaml:"log"`
+	Feeds        FeedsConfig   `yaml:"feeds"`
 	Registration string        `yaml:"registration"` // RegistrationClosed (default) or RegistrationOpen
 	NodeID       string        `yaml:"node_id"`      // postgres: this node's name in leases (default host:pid)
 	// TrustedProxies are the addresses (an IP or a CIDR prefix each) of the
@@ -113,6 +116,13 @@ func (c *Config) WebSubEnabled() bool {
 	return c.PublicURL != ""
 }
 
+// FeedsConfig configures the feeds served.
+type FeedsConfig struct {
+	// SubscribeMax is the N of the items feed /resources/{rssId}?max=N that
+	// subscribe links (pages, autodiscovery, OPML) point at (default 50).
+	SubscribeMax int `yaml:"subscribe_max"`
+}
+
 // LogConfig says what is logged and how.
 type LogConfig struct {
 	Level  string `yaml:"level"`  // debug, info (default), warn, error
@@ -157,6 +167,30 @@ type ResourceEntry struct {
 	// ignored by the other kinds.
 	Weight        Weight `yaml:"weight" json:"weight,omitzero"`
 	WeightReaders bool   `yaml:"weight_readers" json:"weight_readers,omitempty"`
+	// Title, when set, replaces the channel title the page gives.
+	Title string `yaml:"title" json:"title,omitempty"`
+	// Headers are sent with every request for this page to its host
+	// (cookies for a consent wall, Accept-Language). Their values are
+	// secrets of a kind: never shown back ([ResourceEntry.Redacted]) nor
+	// logged.
+	Headers map[string]string `yaml:"headers" json:"headers,omitempty"`
+}
+
+// RedactedValue replaces a header's value wherever a definition is shown.
+const RedactedValue = "(redacted)"
+
+// Redacted returns the entry as it may be shown (admin API, pages): its
+// headers' names with their values replaced by [RedactedValue].
+func (r ResourceEntry) Redacted() ResourceEntry {
+	if len(r.Headers) == 0 {
+		return r
+	}
+	h := make(map[string]string, len(r.Headers))
+	for k := range r.Headers {
+		h[k] = RedactedValue
+	}
+	r.Headers = h
+	return r
 }
 
 // Weight is a budget resource's importance: a positive number; Set tells a
@@ -204,6 +238,7 @@ func Default() Config {
 		Listen:       ":8080",
 		Storage:      StorageConfig{Driver: DriverBadger, Path: "./data", SyncWrites: true, MinFree: 256 << 20},
 		Log:          LogConfig{Level: "info", Format: "text"},
+		Feeds:        FeedsConfig{SubscribeMax: 50},
 		Registration: RegistrationClosed,
 		WebSub: WebSubConfig{
 			LeaseDefault: Duration(10 * 24 * time.Hour),
@@ -237,31 +272,46 @@ func Default() Config {
 }
 
 // FieldError is a configuration problem at a field: Path is the YAML path
-// ("$.resources[1].url"), Line the 1-based line in the file (0 when unknown).
+// ("$.resources[1].url"), Line and Col its 1-based place in the file (0
+// when unknown), File the file's name ("" for a document read alone, such
+// as an admin API body).
 type FieldError struct {
-	Path string
-	Line int
-	Err  error
+	File      string
+	Path      string
+	Line, Col int
+	Err       error
 }
 
+// Error reads FILE:LINE:COL: field: message (API.md, Configuration), or
+// line L, column C: field: message without a file.
 func (e *FieldError) Error() string {
-	field := strings.TrimPrefix(strings.TrimPrefix(e.Path, "$"), ".")
+	var b strings.Builder
 	switch {
-	case e.Line > 0 && field != "":
-		return fmt.Sprintf("config line %d: %s: %v", e.Line, field, e.Err)
+	case e.File != "" && e.Line > 0:
+		fmt.Fprintf(&b, "%s:%d:%d: ", e.File, e.Line, max(e.Col, 1))
+	case e.File != "":
+		b.WriteString(e.File + ": ")
 	case e.Line > 0:
-		return fmt.Sprintf("config line %d: %v", e.Line, e.Err)
-	case field != "":
-		return fmt.Sprintf("config: %s: %v", field, e.Err)
+		fmt.Fprintf(&b, "line %d, column %d: ", e.Line, max(e.Col, 1))
 	}
-	return fmt.Sprintf("config: %v", e.Err)
+	if field := e.Field(); field != "" {
+		b.WriteString(field + ": ")
+	}
+	b.WriteString(e.Err.Error())
+	return b.String()
 }
+
+// Field is the field's name as people write it: "resources[1].url".
+func (e *FieldError) Field() string { return strings.TrimPrefix(strings.TrimPrefix(e.Path, "$"), ".") }
 
 func (e *FieldError) Unwrap() error { return e.Err }
 
 // Load reads, strictly parses, defaults and validates the file at path; it
-// also reads admin.token_file and storage.dsn_file. Errors name the field and
-// the line; a file with several problems reports all of them.
+// also reads admin.token_file and storage.dsn_file. Relative paths in the
+// file (storage.path, admin.token_file, storage.dsn_file) are taken from
+// the file's directory, not the working directory. Errors are
+// [*FieldError]s naming the file, the line, the column and the field; a file
+// with several problems reports all of them, in file order.
 func Load(path string) (*Config, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
@@ -269,23 +319,54 @@ func Load(path string) (*Config, error) {
 	}
 	cfg, err := Parse(data)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
+		return nil, inFile(err, path)
 	}
+	cfg.resolvePaths(filepath.Dir(path))
+	var problems []error
 	if cfg.Admin.TokenFile != "" {
 		tok, err := readSecret(data, "$.admin.token_file", cfg.Admin.TokenFile)
 		if err != nil {
-			return nil, fmt.Errorf("%s: %w", path, err)
+			problems = append(problems, err)
 		}
 		cfg.Admin.Token = tok
 	}
 	if cfg.Storage.DSNFile != "" {
 		dsn, err := readSecret(data, "$.storage.dsn_file", cfg.Storage.DSNFile)
 		if err != nil {
-			return nil, fmt.Errorf("%s: %w", path, err)
+			problems = append(problems, err)
 		}
 		cfg.Storage.DSN = dsn
 	}
+	if len(problems) > 0 {
+		return nil, inFile(errors.Join(problems...), path)
+	}
 	return cfg, nil
+}
+
+// inFile names the file in each problem of err.
+func inFile(err error, path string) error {
+	problems := unjoin(err)
+	for _, p := range problems {
+		var fe *FieldError
+		if errors.As(p, &fe) {
+			fe.File = path
+		}
+	}
+	if len(problems) == 1 {
+		return problems[0]
+	}
+	return errors.Join(problems...)
+}
+
+// resolvePaths makes the relative paths of the file absolute from dir, the
+// file's directory, so that a configuration means the same from wherever
+// dynamo is started.
+func (c *Config) resolvePaths(dir string) {
+	for _, p := range []*string{&c.Storage.Path, &c.Admin.TokenFile, &c.Storage.DSNFile} {
+		if *p != "" && !filepath.IsAbs(*p) {
+			*p = filepath.Join(dir, *p)
+		}
+	}
 }
 
 // readSecret reads a file that holds one secret (a token, a DSN). Only one
@@ -294,13 +375,19 @@ func Load(path string) (*Config, error) {
 func readSecret(data []byte, field, name string) (string, error) {
 	b, err := os.ReadFile(name)
 	if err != nil {
-		return "", &FieldError{Path: field, Line: lineOf(data, field), Err: err}
+		return "", atPath(data, field, err)
 	}
 	s := strings.TrimSuffix(strings.TrimSuffix(string(b), "\n"), "\r")
 	if s == "" {
-		return "", &FieldError{Path: field, Line: lineOf(data, field), Err: fmt.Errorf("%s is empty", name)}
+		return "", atPath(data, field, fmt.Errorf("%s is empty", name))
 	}
 	return s, nil
+}
+
+// atPath is a FieldError at the node of path in data.
+func atPath(data []byte, path string, err error) *FieldError {
+	line, col := posOf(data, path)
+	return &FieldError{Path: path, Line: line, Col: col, Err: err}
 }
 
 // ParseConfig parses a configuration document over [Default], rejecting
@@ -309,25 +396,31 @@ func Parse(data []byte) (*Config, error) {
 	cfg := Default()
 	f, err := parser.ParseBytes(data, 0)
 	if err != nil {
-		return nil, yamlError(err)
+		return nil, syntaxProblem(data, err)
 	}
 	if len(f.Docs) > 1 {
 		return nil, &FieldError{Err: errors.New("want one YAML document, got several")}
 	}
 	var problems []error
+	meant := map[string]bool{}
 	if len(f.Docs) == 1 && f.Docs[0].Body != nil { // an empty file is the default
 		// Decoded from the tree already parsed: parsing is most of the cost
 		// of a file with many resources.
-		if err := yaml.NodeToValue(f.Docs[0].Body, &cfg, yaml.DisallowUnknownField()); err != nil {
+		body := f.Docs[0].Body
+		decode := func() error {
+			cfg = Default()
+			return yaml.NodeToValue(body, &cfg, yaml.DisallowUnknownField())
+		}
+		if err := decode(); err != nil {
 			var rest bool
-			if problems, rest = decodeProblems(f.Docs[0].Body, &cfg, err); !rest {
-				return nil, errors.Join(problems...)
+			if problems, rest = decodeProblems(body, reflect.TypeFor[Config](), decode, err, meant); !rest {
+				return nil, errors.Join(tidy(problems, meant)...)
 			}
 		}
 	}
 	problems = append(problems, checkDecoded(data, &cfg)...)
 	if len(problems) > 0 {
-		return nil, errors.Join(problems...)
+		return nil, errors.Join(tidy(problems, meant)...)
 	}
 	return &cfg, nil
 }
@@ -338,20 +431,25 @@ func checkDecoded(data []byte, cfg *Config) []error {
 	// Checked here, not in Validate: LoadConfig fills Token from TokenFile,
 	// and the loaded config must still validate when a component applies it.
 	if cfg.Admin.Token != "" && cfg.Admin.TokenFile != "" {
-		return []error{&FieldError{Path: "$.admin", Line: lineOf(data, "$.admin"), Err: errors.New("set token or token_file, not both")}}
+		return []error{atPath(data, "$.admin", errors.New("set token or token_file, not both"))}
 	}
 	if cfg.Storage.DSN != "" && cfg.Storage.DSNFile != "" {
-		return []error{&FieldError{Path: "$.storage", Line: lineOf(data, "$.storage"), Err: errors.New("set dsn or dsn_file, not both")}}
+		return []error{atPath(data, "$.storage", errors.New("set dsn or dsn_file, not both"))}
 	}
 	err := cfg.Validate()
 	if err == nil {
 		return nil
 	}
-	problems := unjoin(err)
+	return placed(data, unjoin(err))
+}
+
+// placed sets the line and column of each problem that has none from its
+// path in data.
+func placed(data []byte, problems []error) []error {
 	for _, e := range problems {
 		var ce *FieldError
 		if errors.As(e, &ce) && ce.Line == 0 {
-			ce.Line = lineOf(data, ce.Path)
+			ce.Line, ce.Col = posOf(data, ce.Path)
 		}
 	}
 	return problems
@@ -366,7 +464,7 @@ const maxProblems = 50
 // decoded again into cfg. rest reports whether the rest decoded, so that
 // its own problems can follow; a problem whose key cannot be located (or
 // cannot go: it defines an anchor) ends the list.
-func decodeProblems(body ast.Node, cfg *Config, err error) (problems []error, rest bool) {
+func decodeProblems(body ast.Node, root reflect.Type, decode func() error, err error, meant map[string]bool) (problems []error, rest bool) {
 	for len(problems) < maxProblems {
 		problem := yamlError(err)
 		problems = append(problems, problem)
@@ -377,12 +475,30 @@ func decodeProblems(body ast.Node, cfg *Config, err error) (problems []error, re
 		if ce, isField := problem.(*FieldError); isField && ce.Path == "" {
 			ce.Path = path // name the field, e.g. of an unknown key
 		}
-		*cfg = Default()
-		if err = yaml.NodeToValue(body, cfg, yaml.DisallowUnknownField()); err == nil {
+		if ufe := (*yaml.UnknownFieldError)(nil); errors.As(err, &ufe) {
+			if ce, isField := problem.(*FieldError); isField {
+				msg, best := unknownField(root, ce.Path)
+				ce.Err = errors.New(msg)
+				if parent, _ := splitPath(ce.Path); best != "" && !hasPath(body, parent+"."+best) {
+					meant[parent+"."+best] = true // its own errors would repeat the typo
+				}
+			}
+		}
+		if err = decode(); err == nil {
 			return problems, true
 		}
 	}
 	return problems, false
+}
+
+// hasPath reports whether the tree has a node at path.
+func hasPath(body ast.Node, path string) bool {
+	yp, err := yaml.PathString(path)
+	if err != nil {
+		return false
+	}
+	n, err := yp.FilterNode(body)
+	return err == nil && n != nil
 }
 
 // problemAt returns what tells the node a decoding error is about: its
@@ -477,7 +593,7 @@ func unjoin(err error) []error {
 	return []error{err}
 }
 
-// yamlError turns a go-yaml error into a FieldError with its line.
+// yamlError turns a go-yaml error into a FieldError with its line and column.
 func yamlError(err error) error {
 	var ce *FieldError
 	if errors.As(err, &ce) {
@@ -485,23 +601,28 @@ func yamlError(err error) error {
 	}
 	var ye yaml.Error
 	if errors.As(err, &ye) && ye.GetToken() != nil {
-		tk := ye.GetToken()
-		return &FieldError{Line: tk.Position.Line, Err: errors.New(ye.GetMessage())}
+		pos := ye.GetToken().Position
+		return &FieldError{Line: pos.Line, Col: pos.Column, Err: errors.New(ye.GetMessage())}
 	}
 	return &FieldError{Err: err}
 }
 
-// lineOf finds the line of the node at a YAML path; 0 when absent.
-func lineOf(data []byte, path string) int {
+// posOf finds the line and column of the node at a YAML path (of its key
+// when it has one); 0, 0 when absent.
+func posOf(data []byte, path string) (line, col int) {
 	f, err := parser.ParseBytes(data, 0)
 	if err != nil {
-		return 0
+		return 0, 0
 	}
 	for p := path; p != "" && p != "$"; {
 		yp, err := yaml.PathString(p)
 		if err == nil {
 			if n, err := yp.FilterFile(f); err == nil && n != nil && n.GetToken() != nil {
-				return n.GetToken().Position.Line
+				if line, col := keyOf(f, p, n); line > 0 {
+					return line, col
+				}
+				pos := n.GetToken().Position
+				return pos.Line, pos.Column
 			}
 		}
 		// Fall back to the parent: a missing field is reported at its owner.
@@ -511,13 +632,34 @@ func lineOf(data []byte, path string) int {
 		}
 		p = p[:i]
 	}
-	return 0
+	return 0, 0
+}
+
+// keyOf is the place of the key whose value is the collection n at path
+// (a problem of a whole mapping, such as admin's token and token_file,
+// is shown at its key); 0, 0 for a scalar, shown where its value is.
+func keyOf(f *ast.File, path string, n ast.Node) (line, col int) {
+	switch n.(type) {
+	case *ast.MappingNode, *ast.SequenceNode, *ast.MappingValueNode:
+	default:
+		return 0, 0
+	}
+	for _, d := range f.Docs {
+		ast.Walk(visitFunc(func(m ast.Node) bool {
+			if mv, ok := m.(*ast.MappingValueNode); ok && line == 0 && mv.Value != nil && mv.Value.GetPath() == path && mv.Key.GetToken() != nil {
+				pos := mv.Key.GetToken().Position
+				line, col = pos.Line, pos.Column
+			}
+			return line == 0
+		}), d)
+	}
+	return line, col
 }
 
 func nodeError(n ast.Node, err error) error {
 	ce := &FieldError{Path: n.GetPath(), Err: err}
 	if tk := n.GetToken(); tk != nil {
-		ce.Line = tk.Position.Line
+		ce.Line, ce.Col = tk.Position.Line, tk.Position.Column
 	}
 	return ce
 }

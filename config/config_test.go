@@ -116,7 +116,7 @@ func TestParseFieldErrors(t *testing.T) {
 		{"bad id", "resources:\n  - id: 'a/b'\n    url: http://x/\n", 2, "resources[0].id"},
 		{"duplicate id", "resources:\n  - id: a\n    url: http://x/\n  - id: a\n    url: http://y/\n", 4, "resources[1].id"},
 		{"negative interval", "poller:\n  policy: {kind: flat, interval: -5m}\n", 2, "poller.policy.interval"},
-		{"token and file", "admin:\n  token: x\n  token_file: /y\n", 2, "admin"},
+		{"token and file", "admin:\n  token: x\n  token_file: /y\n", 1, "admin"},
 		{"wrong type", "poller:\n  workers: many\n", 2, ""},
 		{"websub without public_url", "websub:\n  enabled: true\n", 2, "websub.enabled"},
 		{"websub lease bounds", "public_url: https://f.example\nwebsub:\n  lease_min: 48h\n  lease_max: 24h\n  lease_default: 24h\n", 3, "websub.lease_min"},
@@ -163,20 +163,21 @@ func TestParseReportsEveryProblem(t *testing.T) {
 		t.Fatal("no error")
 	}
 	got := unjoin(err)
+	// In file order, each once, with line and column.
 	want := []string{
-		"config line 4: poller.timeout: invalid duration",
-		"config line 5: poller.wrokers: unknown field",
-		"config line 6: poller.max_body:",
-		"config line 10: resources[0].bogus: unknown field",
-		"config line 3: poller.workers: must be between",
-		"config line 11: resources[1].url:",
+		"line 3, column 12: poller.workers: must be between 1 and 1024, got -1",
+		`line 4, column 12: poller.timeout: invalid duration "abc"`,
+		"line 5, column 3: poller.wrokers: unknown field; did you mean workers?",
+		`line 6, column 13: poller.max_body: invalid size "lots"`,
+		"line 10, column 5: resources[0].bogus: unknown field; the fields here are id, url,",
+		`line 11, column 18: resources[1].url: "/relative" is not an absolute http(s) URL`,
 	}
 	if len(got) != len(want) {
 		t.Fatalf("%d problems, want %d:\n%v", len(got), len(want), err)
 	}
-	for _, w := range want {
-		if !slices.ContainsFunc(got, func(e error) bool { return strings.HasPrefix(e.Error(), w) }) {
-			t.Errorf("no problem starts with %q:\n%v", w, err)
+	for i, w := range want {
+		if !strings.HasPrefix(got[i].Error(), w) {
+			t.Errorf("problem %d = %q, want it to start with %q", i, got[i], w)
 		}
 	}
 }
@@ -190,15 +191,15 @@ func TestParseProblemsEdgeCases(t *testing.T) {
 		want       []string
 	}{
 		{"anchor in a refused value", "poller:\n  timeout: &t zzz\n  max_body: *t\n",
-			[]string{"config line 2: poller.timeout: invalid duration"}},
+			[]string{"line 2, column 15: poller.timeout: invalid duration"}},
 		{"two refused values on one line", "poller: {timeout: zzz, workers: many}\n",
-			[]string{"config line 1: poller.timeout: invalid duration", "config line 1: poller.workers"}},
+			[]string{"line 1, column ", "line 1, column "}},
 		{"more problems than are reported", manyUnknown(maxProblems + 5),
-			slices.Repeat([]string{"config line "}, maxProblems)},
+			slices.Repeat([]string{"line "}, maxProblems)},
 		{"as many problems as are reported", manyUnknown(maxProblems),
-			slices.Repeat([]string{"config line "}, maxProblems)},
+			slices.Repeat([]string{"line "}, maxProblems)},
 		{"token and token_file beside an unknown key", "admin:\n  token: x\n  token_file: /y\nlisten: ':1'\nbogus: 1\n",
-			[]string{"config line 5: bogus: unknown field", "config line 2: admin: set token or token_file, not both"}},
+			[]string{"line 5, column 1: bogus: unknown field", "line 1, column 1: admin: set token or token_file, not both"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := Parse([]byte(tc.yaml))
@@ -235,7 +236,7 @@ func TestLoadConfigTokenFile(t *testing.T) {
 	if err := os.WriteFile(path, []byte("admin:\n  token_file: "+tok+".missing\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := Load(path); err == nil || !strings.Contains(err.Error(), "line 2") {
+	if _, err := Load(path); err == nil || !strings.HasPrefix(err.Error(), path+":2:15: admin.token_file: open ") {
 		t.Fatalf("missing token file: %v", err)
 	}
 }

@@ -17,6 +17,15 @@
 // interval of one hour, so the budget grows with the resources that share
 // it — and max_interval 48h (at least the 10-minute floor).
 //
+// Problems are for people (messages.go): each once, in file order, as
+// FILE:LINE:COL: field: message; an unknown key names the closest known one
+// ("did you mean workers?") and the field it was meant to be raises no
+// knock-on problem; a YAML syntax error is worded (a tab, an indentation
+// that does not line up); an admin API body that starts as JSON must be
+// JSON, else its problem is worded in JSON's terms with its position.
+// Relative paths in a file (storage.path, admin.token_file,
+// storage.dsn_file) are taken from the file's directory.
+//
 // Secrets may live in files (admin.token_file, storage.dsn_file): only one
 // trailing newline is taken off, so a token is compared byte for byte with
 // what the file holds.

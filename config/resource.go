@@ -5,9 +5,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"reflect"
 	"time"
 
 	"github.com/goccy/go-yaml"
+	"github.com/goccy/go-yaml/parser"
 )
 
 // ParseResource reads one resource definition sent to the admin API (JSON,
@@ -27,18 +29,38 @@ func ParseResource(data []byte, id string, p PollerConfig) (ResourceEntry, error
 		return ResourceEntry{}, &FieldError{Path: "$.id", Err: fmt.Errorf("%q differs from the id in the URL %q", r.ID, id)}
 	}
 	if errs := p.ValidateResource("$", r); len(errs) > 0 {
-		return ResourceEntry{}, errors.Join(errs...)
+		return ResourceEntry{}, errors.Join(tidy(placed(data, errs), nil)...)
 	}
 	return r, nil
 }
 
 // DecodeResource reads a resource definition (JSON or YAML) strictly, as the
 // file's resources are read, without validating it: a stored registration
-// is decoded with it, then validated under the configuration in force.
+// is decoded with it, then validated under the configuration in force. A
+// body that starts as JSON must be JSON: a malformed one is reported in
+// JSON's terms, with its line and column. Every problem is reported, in
+// body order, an unknown field with the closest known one.
 func DecodeResource(data []byte) (ResourceEntry, error) {
+	if fe := jsonProblem(data); fe != nil {
+		return ResourceEntry{}, fe
+	}
+	f, err := parser.ParseBytes(data, 0)
+	if err != nil {
+		return ResourceEntry{}, syntaxProblem(data, err)
+	}
 	var r ResourceEntry
-	if err := yaml.UnmarshalWithOptions(data, &r, yaml.DisallowUnknownField()); err != nil {
-		return ResourceEntry{}, yamlError(err)
+	if len(f.Docs) == 0 || f.Docs[0].Body == nil {
+		return r, nil
+	}
+	body := f.Docs[0].Body
+	decode := func() error {
+		r = ResourceEntry{}
+		return yaml.NodeToValue(body, &r, yaml.DisallowUnknownField())
+	}
+	if err := decode(); err != nil {
+		meant := map[string]bool{}
+		problems, _ := decodeProblems(body, reflect.TypeFor[ResourceEntry](), decode, err, meant)
+		return ResourceEntry{}, errors.Join(tidy(problems, meant)...)
 	}
 	return r, nil
 }

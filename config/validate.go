@@ -3,10 +3,16 @@ package config
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"math"
+	"net/http"
 	"net/url"
 	"regexp"
+	"slices"
+	"strings"
 	"time"
+
+	"golang.org/x/net/http/httpguts"
 
 	"github.com/dynamo-rss/dynamo/schema"
 )
@@ -55,6 +61,9 @@ func (c *Config) Validate() error {
 	case "text", "json":
 	default:
 		bad("$.log.format", "unknown format %q (want text or json)", c.Log.Format)
+	}
+	if n := c.Feeds.SubscribeMax; n < 1 || n > 10000 {
+		bad("$.feeds.subscribe_max", "must be between 1 and 10000, got %d", n)
 	}
 	switch c.Registration {
 	case RegistrationClosed, RegistrationOpen:
@@ -135,6 +144,9 @@ func (p PollerConfig) ValidateResource(at string, r ResourceEntry) []error {
 		bad(".policy.kind", "unknown policy kind %q (want flat, smart or budget)", r.Policy.Kind)
 	case r.Weight.Set && (!(r.Weight.Value > 0) || math.IsInf(r.Weight.Value, 1)):
 		bad(".weight", "must be a positive number, got %v", r.Weight.Value)
+	case r.Policy.Kind == "" && !ValidKind(p.Policy.Kind):
+		// It inherits the default's kind, which is reported once, at
+		// poller.policy.kind, not again for every resource.
 	default:
 		if err := p.ResolveResource(r).Validate(); err != nil {
 			bad(".policy", "%w", err)
@@ -150,7 +162,39 @@ func (p PollerConfig) ValidateResource(at string, r ResourceEntry) []error {
 		bad(".date_format", "%v", err)
 	}
 	errs = append(errs, selectErrors(at+".select", r.Select)...)
+	for _, name := range slices.Sorted(maps.Keys(r.Headers)) {
+		if err := checkHeader(name, r.Headers[name]); err != nil {
+			bad(".headers."+name, "%v", err)
+		}
+	}
+	if strings.ContainsAny(r.Title, "\r\n") {
+		bad(".title", "must be one line")
+	}
 	return errs
+}
+
+// reservedHeaders are the headers a resource may not set: the host, the
+// hop-by-hop headers (RFC 9110 §7.6.1) and those dynamo sets itself.
+var reservedHeaders = map[string]bool{
+	"Host": true, "Connection": true, "Keep-Alive": true, "Proxy-Connection": true, "Proxy-Authenticate": true,
+	"Proxy-Authorization": true, "Te": true, "Trailer": true, "Transfer-Encoding": true, "Upgrade": true,
+	"Content-Length": true, "If-None-Match": true, "If-Modified-Since": true,
+}
+
+// checkHeader checks one of a resource's headers. Its error never quotes
+// the value, which may be a secret.
+func checkHeader(name, value string) error {
+	switch {
+	case !httpguts.ValidHeaderFieldName(name):
+		return fmt.Errorf("%q is not a valid header name", name)
+	case reservedHeaders[http.CanonicalHeaderKey(name)]:
+		return fmt.Errorf("%s cannot be set per resource (the host and hop-by-hop headers are the connection's; dynamo sets the conditional ones)", http.CanonicalHeaderKey(name))
+	case strings.ContainsAny(value, "\r\n"):
+		return errors.New("the value contains a line break (CR or LF), which would start another header")
+	case !httpguts.ValidHeaderFieldValue(value):
+		return errors.New("the value contains a control character")
+	}
+	return nil
 }
 
 // ValidID reports whether id is a valid resource id: what storage keys and

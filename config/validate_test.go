@@ -25,8 +25,8 @@ resources:
 	if err == nil {
 		t.Fatal("accepted")
 	}
-	want := []string{"line 1: storage.driver", "line 2: log.level", "line 2: log.format", "line 3: registration",
-		"line 5: poller.workers", "resources[0].id", "resources[0].url", "line 8: resources[1].timezone", "resources[1].date_format"}
+	want := []string{"line 1, column 19: storage.driver", "line 2, column 14: log.level", "line 2, column 28: log.format", "line 3, column 15: registration",
+		"line 5, column 12: poller.workers", "resources[0].id", "resources[0].url", "line 8, column 42: resources[1].timezone", "resources[1].date_format"}
 	for _, w := range want {
 		if !strings.Contains(err.Error(), w) {
 			t.Errorf("missing %q in:\n%v", w, err)

@@ -487,7 +487,8 @@ func (e *Engine) upsertLocked(b built, st persisted, stored bool, now time.Time)
 // A change of policy, retention or weight keeps what a poll learned of the
 // page (its validators, its body's hash).
 func sameExtraction(a, b *config.ResourceEntry) bool {
-	return a.URL == b.URL && a.Select.Equal(b.Select) && a.DateFormat == b.DateFormat && a.Timezone == b.Timezone
+	return a.URL == b.URL && a.Select.Equal(b.Select) && a.DateFormat == b.DateFormat && a.Timezone == b.Timezone &&
+		a.Title == b.Title && maps.Equal(a.Headers, b.Headers)
 }
 
 // policyKey identifies a resolved policy as a reload compares it (every
@@ -526,14 +527,18 @@ func boolByte(v bool) byte {
 // [sameExtraction]. It is 0 for annotations read as they come, so states
 // saved before the key was recorded match such definitions.
 func extractionKey(r *config.ResourceEntry) uint64 {
-	if r.Select.IsZero() && r.DateFormat == "" && r.Timezone == "" {
+	if r.Select.IsZero() && r.DateFormat == "" && r.Timezone == "" && r.Title == "" && len(r.Headers) == 0 {
 		return 0
 	}
+	// Keys of the headers only are not enough (a new cookie gives another
+	// page), but their values are hashed, never kept.
 	b, _ := json.Marshal(struct { // plain strings: never fails
 		Select     extractor.SelectSpec
 		DateFormat string
 		Timezone   string
-	}{r.Select, r.DateFormat, r.Timezone})
+		Title      string            `json:",omitempty"`
+		Headers    map[string]string `json:",omitempty"`
+	}{r.Select, r.DateFormat, r.Timezone, r.Title, r.Headers})
 	return xxhash.Sum64(b) | 1
 }
 
@@ -1096,7 +1101,7 @@ func (e *Engine) poll(ctx context.Context, r *resource, wait bool) (Status, bool
 	}
 	start := e.clock.Now()
 	t0 := time.Now() // latency is measured on the wall clock, whatever the engine clock
-	res := e.fetchAndStore(ctx, r, f, u, fetchState{val, last, ret, bodyHash, dates, sel}, start)
+	res := e.fetchAndStore(ctx, r, f, u, fetchState{val, last, ret, bodyHash, dates, sel, entry}, start)
 	res.entry = entry
 	e.m.latency.Observe(time.Since(t0).Seconds())
 	if res.outcome == OutcomeError && ctx.Err() != nil {
@@ -1152,13 +1157,18 @@ type fetchState struct {
 	ret      storage.Retention
 	bodyHash uint64 // of the last body extracted and stored; 0: none
 	dates    schema.DateRules
-	sel      *extractor.Selectors // nil: the page's annotations
+	sel      *extractor.Selectors  // nil: the page's annotations
+	entry    *config.ResourceEntry // its title and headers
 }
 
 // fetchAndStore fetches, extracts and saves; it decides the outcome.
 func (e *Engine) fetchAndStore(ctx context.Context, r *resource, f *retriever, u *url.URL, fs fetchState, now time.Time) pollResult {
 	val, last, ret, dates := fs.val, fs.last, fs.ret, fs.dates
-	fr, err := f.fetch(ctx, u.String(), val, now)
+	var headers map[string]string
+	if fs.entry != nil {
+		headers = fs.entry.Headers
+	}
+	fr, err := f.fetchWith(ctx, u.String(), val, now, headers)
 	defer f.recycle(&fr) // nothing below keeps the body
 	e.m.bytes.Add(float64(fr.Bytes))
 	if err != nil {
@@ -1206,6 +1216,9 @@ func (e *Engine) fetchAndStore(ctx context.Context, r *resource, f *retriever, u
 	doc := out.Document
 	if err := keepDates(ctx, e.store, r.id, doc, out.RelativeDates); err != nil {
 		e.log.WarnContext(ctx, "relative dates read again", slog.String("resource", r.id), slog.Any("error", err))
+	}
+	if fs.entry != nil && fs.entry.Title != "" {
+		doc.Channel.Title = fs.entry.Title // the resource's title overrides the page's
 	}
 	items, version := compareItems(doc, last, dates)
 	res := pollResult{outcome: OutcomeUnchanged, floor: fr.MaxAge, validators: &v, published: newestPublished(doc, dates), items: items, version: version, bodyHash: bodyHash, extracted: true, diags: diags}

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	neturl "net/url"
 	"strconv"
 	"strings"
 	"sync"
@@ -104,6 +105,13 @@ func newRetriever(set fetchSettings, opts Options) *retriever {
 			if len(via) > set.MaxRedirects {
 				return fmt.Errorf("%w (%d)", ErrTooManyRedirects, set.MaxRedirects)
 			}
+			// A resource's headers are for its page's host: not sent on
+			// to another (the client copies them to every redirect).
+			if ph, ok := req.Context().Value(pageHeadersKey{}).(pageHeaders); ok && !strings.EqualFold(req.URL.Hostname(), ph.host) {
+				for _, name := range ph.names {
+					req.Header.Del(name)
+				}
+			}
 			return nil
 		},
 	}
@@ -138,12 +146,40 @@ type fetchResult struct {
 // fetch GETs url conditionally. Non-200/304 answers are *StatusError; now
 // (the engine's clock) dates a Retry-After given as an HTTP date.
 func (r *retriever) fetch(ctx context.Context, url string, v validators, now time.Time) (fetchResult, error) {
+	return r.fetchWith(ctx, url, v, now, nil)
+}
+
+// pageHeaders are a resource's headers and the host they are for: a
+// redirect to another host does not carry them (see newRetriever).
+type pageHeaders struct {
+	host  string
+	names []string
+}
+
+type pageHeadersKey struct{}
+
+// fetchWith is fetch with a resource's own headers (config headers), sent
+// to the page's host only.
+func (r *retriever) fetchWith(ctx context.Context, url string, v validators, now time.Time, headers map[string]string) (fetchResult, error) {
+	if len(headers) > 0 {
+		ph := pageHeaders{}
+		for name := range headers {
+			ph.names = append(ph.names, name)
+		}
+		if u, err := neturl.Parse(url); err == nil {
+			ph.host = u.Hostname()
+		}
+		ctx = context.WithValue(ctx, pageHeadersKey{}, ph)
+	}
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
 	if err != nil {
 		return fetchResult{}, fmt.Errorf("new request: %w", err)
 	}
 	req.Header.Set("User-Agent", r.set.UserAgent)
 	req.Header.Set("Accept", "text/html,application/xhtml+xml;q=0.9,*/*;q=0.5")
+	for name, value := range headers { // validated: no Host, hop-by-hop or conditional header, no line break
+		req.Header.Set(name, value)
+	}
 	if v.ETag != "" {
 		req.Header.Set("If-None-Match", v.ETag)
 	}

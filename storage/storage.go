@@ -111,8 +111,10 @@ type Store interface {
 	// [Store.Resources] omits it, until Register clears the tombstone. The
 	// tombstone keeps only the last sequence number used, so a resource
 	// registered again continues after it: seq numbers (the GUIDs and
-	// permalinks of versions) are never reused for an id. [ErrNotFound]
-	// when the id is not registered; an id already unregistered fails with
+	// permalinks of versions) are never reused for an id. An id that is not
+	// registered but has a stored history (a resource the file no longer
+	// declares) is removed the same way. [ErrNotFound] when the id is
+	// neither registered nor stored; an id already unregistered fails with
 	// [ErrGone] (which matches ErrNotFound too). It returns the change's
 	// revision, as Register does.
 	Unregister(ctx context.Context, id string) (Revision, error)

@@ -10,7 +10,8 @@ import (
 )
 
 // cmdCheck validates a configuration without starting anything: every
-// problem is printed on its own line, named by field and line.
+// problem is printed on its own line (FILE:LINE:COL: field: message), and
+// the warnings serve would log of a valid one.
 func cmdCheck(_ context.Context, args []string, _ io.Reader, stdout, stderr io.Writer) error {
 	fs := newFlagSet("check", "[--config FILE]", stdout)
 	configPath := fs.String("config", "", "YAML configuration `file` (default: the built-in configuration of dynamo serve)")
@@ -35,6 +36,10 @@ func cmdCheck(_ context.Context, args []string, _ io.Reader, stdout, stderr io.W
 			fmt.Fprintln(stderr, p)
 		}
 		return &exitError{code: 1, err: fmt.Errorf("%s: %d problem(s)", name, len(problems))}
+	}
+	// What serve would warn of, from the same list.
+	for _, w := range secretWarnings(cfg, *configPath) {
+		fmt.Fprintf(stderr, "%s: warning: %s\n", name, w)
 	}
 	fmt.Fprintf(stdout, "%s: ok (%d resources, storage %s)\n", name, len(cfg.Resources), cfg.Storage.Driver)
 	return nil

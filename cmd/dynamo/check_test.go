@@ -27,7 +27,7 @@ func TestCheckCommand(t *testing.T) {
 	if code != 1 {
 		t.Fatalf("bad config: exit %d, want 1; stderr %q", code, stderr)
 	}
-	for _, want := range []string{"line 1: log.format", "line 3: poller.workers", "line 5: resources[0].url", "resources[1].id: duplicate", "resources[1].date_format", "5 problem(s)"} {
+	for _, want := range []string{bad + ":1:15: log.format", bad + ":3:12: poller.workers", bad + ":5:21: resources[0].url", "resources[1].id: duplicate", "resources[1].date_format", "5 problem(s)"} {
 		if !strings.Contains(stderr, want) {
 			t.Errorf("stderr lacks %q:\n%s", want, stderr)
 		}
@@ -37,6 +37,36 @@ func TestCheckCommand(t *testing.T) {
 	}
 	if stdout, _, code := runExtractCmd(t, "", "check"); code != 0 || !strings.Contains(stdout, "built-in") {
 		t.Errorf("built-in config: exit %d, %q", code, stdout)
+	}
+}
+
+// TestCheckWarnsAsServe checks that check prints the warnings serve logs
+// of a valid configuration, and takes relative paths from the file's
+// directory wherever it runs.
+func TestCheckWarnsAsServe(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "admin.token"), []byte("abc\n"), 0o644); err != nil { //nolint:gosec // the world-readable file is the point
+		t.Fatal(err)
+	}
+	if err := os.Chmod(filepath.Join(dir, "admin.token"), 0o644); err != nil { // past the umask
+		t.Fatal(err)
+	}
+	cfg := filepath.Join(dir, "dynamo.yaml")
+	if err := os.WriteFile(cfg, []byte("storage:\n  path: ./data\nadmin:\n  token_file: ./admin.token\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	t.Chdir(t.TempDir())
+	stdout, stderr, code := runExtractCmd(t, "", "check", "--config", cfg)
+	if code != 0 || !strings.Contains(stdout, "ok") {
+		t.Fatalf("exit %d, stdout %q, stderr %q", code, stdout, stderr)
+	}
+	for _, want := range []string{"warning: a secret file is world-readable", "field=admin.token_file", "warning: the admin token is short enough to guess"} {
+		if !strings.Contains(stderr, want) {
+			t.Errorf("stderr lacks %q:\n%s", want, stderr)
+		}
+	}
+	if strings.Contains(stderr+stdout, "abc") {
+		t.Errorf("the token is shown:\n%s%s", stdout, stderr)
 	}
 }
 

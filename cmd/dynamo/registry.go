@@ -17,6 +17,11 @@ import (
 type apiRegistry struct {
 	e   *poller.Engine
 	cfg *atomic.Pointer[config.Config] // the configuration in force (updated on reload)
+	// stored deletes a resource the poller does not know, whose history is
+	// only stored (the file declared it once); nil: such a DELETE is a 404.
+	stored interface {
+		Unregister(ctx context.Context, id string) (storage.Revision, error)
+	}
 }
 
 func (r apiRegistry) Definitions() []api.ResourceDefinition {
@@ -44,8 +49,19 @@ func (r apiRegistry) Register(ctx context.Context, entry config.ResourceEntry) (
 	return created, apiError(err)
 }
 
+// Unregister deletes a registered resource, or one whose history is only
+// stored (removed from the file, history kept): neither is polled, so the
+// store's delete is all there is to it. A file-declared id is refused.
 func (r apiRegistry) Unregister(ctx context.Context, id string) error {
-	return apiError(r.e.Unregister(ctx, id))
+	err := r.e.Unregister(ctx, id)
+	if errors.Is(err, poller.ErrUnknownResource) && r.stored != nil {
+		// Its revision tells other nodes' registries of the deletion; this
+		// node's poller never knew the id, so there is nothing to wait for.
+		if _, serr := r.stored.Unregister(ctx, id); serr == nil || !errors.Is(serr, storage.ErrNotFound) {
+			return serr
+		}
+	}
+	return apiError(err)
 }
 
 func (r apiRegistry) PollerConfig() config.PollerConfig { return r.cfg.Load().Poller }

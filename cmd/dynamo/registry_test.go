@@ -158,3 +158,52 @@ func TestRegistryEndToEnd(t *testing.T) {
 		t.Errorf("after DELETE: listed %v", got)
 	}
 }
+
+// TestDeleteStoredOnly deletes a resource removed from the file whose
+// history is kept: DELETE works and it is gone from /resources, while a
+// file-declared id is still refused.
+func TestDeleteStoredOnly(t *testing.T) {
+	origin, _ := e2eOrigin(t)
+	dir := t.TempDir()
+	tokenFile := filepath.Join(dir, "token")
+	if err := os.WriteFile(tokenFile, []byte("reg-token\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cfgPath := filepath.Join(dir, "dynamo.yaml")
+	old := fmt.Sprintf("  - id: old\n    url: \"%s/forum.html\"\n    policy: {kind: flat, interval: 1h}\n", origin.URL)
+	write := func(extra string) {
+		if err := os.WriteFile(cfgPath, fmt.Appendf(nil, e2eConfig, filepath.Join(dir, "data"), tokenFile, origin.URL, extra), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write(old)
+	c, _, _ := runServe(t, cfgPath, "reg-token")
+	listed := func() bool {
+		for _, it := range c.feed("/resources").Items {
+			if strings.HasSuffix(it.Link, "/view/old") {
+				return true
+			}
+		}
+		return false
+	}
+	serveEventually(t, "old's first version", 20*time.Second, listed)
+	write("") // removed from the file; its history stays
+	if resp, b := c.do(http.MethodPost, "/admin/reload", true); resp.StatusCode/100 != 2 {
+		t.Fatalf("reload: %d %s", resp.StatusCode, b)
+	}
+	if !listed() {
+		t.Fatal("a resource removed from the file is no longer listed, though its history is kept")
+	}
+	if resp, b := c.do(http.MethodDelete, "/admin/resources/old", true); resp.StatusCode != http.StatusNoContent {
+		t.Fatalf("DELETE of a stored-only resource: %d %s, want 204", resp.StatusCode, b)
+	}
+	if listed() {
+		t.Error("/resources still lists the deleted resource")
+	}
+	if resp, _ := c.do(http.MethodGet, "/resources/old", false); resp.StatusCode != http.StatusGone {
+		t.Errorf("its feed after DELETE: %d, want 410", resp.StatusCode)
+	}
+	if resp, _ := c.do(http.MethodDelete, "/admin/resources/news", true); resp.StatusCode != http.StatusConflict {
+		t.Errorf("DELETE of a file id: %d, want 409", resp.StatusCode)
+	}
+}

@@ -1,9 +1,11 @@
 package main
 
 import (
+	"context"
 	"io/fs"
 	"log/slog"
 	"os"
+	"strings"
 
 	"github.com/dynamo-rss/dynamo/config"
 )
@@ -13,11 +15,45 @@ import (
 // the operator out), so the token's length is what stops guessing.
 const minTokenBytes = 16
 
-// warnSecrets logs what makes the configured secrets easy to take: a token
-// or DSN file (or the configuration file at path, when the token or the DSN
-// is written in it) that every local user can read, a short admin token.
-// Called at start and after each reload; it never logs a secret itself.
+// configWarning is something about a valid configuration that an operator
+// should change: serve logs it (at start and after each reload) and check
+// prints it, from the same list.
+type configWarning struct {
+	msg   string
+	attrs []slog.Attr
+}
+
+// String reads "msg (key=value …)", as check prints it.
+func (w configWarning) String() string {
+	var b strings.Builder
+	b.WriteString(w.msg)
+	for i, a := range w.attrs {
+		if i == 0 {
+			b.WriteString(" (")
+		} else {
+			b.WriteByte(' ')
+		}
+		b.WriteString(a.String())
+	}
+	if len(w.attrs) > 0 {
+		b.WriteByte(')')
+	}
+	return b.String()
+}
+
+// warnSecrets logs [secretWarnings].
 func warnSecrets(log *slog.Logger, cfg *config.Config, path string) {
+	for _, w := range secretWarnings(cfg, path) {
+		log.LogAttrs(context.Background(), slog.LevelWarn, w.msg, w.attrs...)
+	}
+}
+
+// secretWarnings lists what makes the configured secrets easy to take: a
+// token or DSN file (or the configuration file at path, when the token or
+// the DSN is written in it) that every local user can read, a short admin
+// token. It never names a secret itself.
+func secretWarnings(cfg *config.Config, path string) []configWarning {
+	var out []configWarning
 	files := []struct{ field, name string }{
 		{"admin.token_file", cfg.Admin.TokenFile},
 		{"storage.dsn_file", cfg.Storage.DSNFile},
@@ -37,12 +73,13 @@ func warnSecrets(log *slog.Logger, cfg *config.Config, path string) {
 			continue
 		}
 		if perm := fi.Mode().Perm(); perm&0o004 != 0 {
-			log.Warn("a secret file is readable by every user of this machine; chmod 600 it",
-				slog.String("field", f.field), slog.String("file", f.name), slog.String("mode", fs.FileMode(perm).String()))
+			out = append(out, configWarning{"a secret file is world-readable (every user of this machine can read it); chmod 600 it",
+				[]slog.Attr{slog.String("field", f.field), slog.String("file", f.name), slog.String("mode", fs.FileMode(perm).String())}})
 		}
 	}
 	if t := cfg.Admin.Token; t != "" && len(t) < minTokenBytes {
-		log.Warn("the admin token is short enough to guess; use at least 16 random bytes, e.g. openssl rand -hex 32",
-			slog.Int("bytes", len(t)), slog.Int("want_at_least", minTokenBytes))
+		out = append(out, configWarning{"the admin token is short enough to guess; use at least 16 random bytes, e.g. openssl rand -hex 32",
+			[]slog.Attr{slog.Int("bytes", len(t)), slog.Int("want_at_least", minTokenBytes)}})
 	}
+	return out
 }

@@ -24,10 +24,10 @@ func TestWarnSecrets(t *testing.T) {
 	}{
 		{"private file, long token", strong, false, 0o600, nil},
 		{"group-readable file", strong, false, 0o640, nil},
-		{"world-readable file", strong, false, 0o644, []string{"readable by every user", "field=admin.token_file", "mode=-rw-r--r--"}},
+		{"world-readable file", strong, false, 0o644, []string{"world-readable", "field=admin.token_file", "mode=-rw-r--r--"}},
 		{"short token", "hunter2", false, 0o600, []string{"short enough to guess", "bytes=7"}},
 		{"inline token, private configuration", strong, true, 0o600, nil},
-		{"inline token, world-readable configuration", strong, true, 0o604, []string{"readable by every user", "field=admin.token ", "mode=-rw----r--"}},
+		{"inline token, world-readable configuration", strong, true, 0o604, []string{"world-readable", "field=admin.token ", "mode=-rw----r--"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := t.TempDir()

@@ -219,7 +219,7 @@ func TestServeEndToEnd(t *testing.T) {
 		}
 	}
 	all := c.feed("/resources")
-	if len(all.Items) != 1 || !strings.Contains(all.Items[0].Link, "https://feeds.example.org/resources/news") {
+	if len(all.Items) != 1 || all.Items[0].Link != "https://feeds.example.org/view/news" {
 		t.Errorf("/resources: %+v", all.Items)
 	}
 	// Caching: a matching If-None-Match is a 304.

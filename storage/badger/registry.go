@@ -164,6 +164,13 @@ func (db *DB) Unregister(ctx context.Context, id string) (storage.Revision, erro
 		if found && g.Gone {
 			return fmt.Errorf("resource %q: %w", id, storage.ErrGone)
 		}
+		// Not registered, but with a stored history (a resource the file
+		// no longer declares): deleted the same way.
+		if _, err := getMetaRecord(txn, id); err == nil {
+			return nil
+		} else if !errors.Is(err, storage.ErrNotFound) {
+			return err
+		}
 		return fmt.Errorf("registration of %q: %w", id, storage.ErrNotFound)
 	})
 	if err != nil {

@@ -227,7 +227,9 @@ func (s *Store) Unregister(ctx context.Context, id string) (_ storage.Revision, 
 		if err != nil {
 			return err
 		}
-		if tag.RowsAffected() == 0 {
+		if tag.RowsAffected() == 0 && cur.versions == 0 {
+			// Neither registered nor a stored history (which a resource
+			// the file no longer declares keeps, and is deleted the same way).
 			return fmt.Errorf("registration of %q: %w", id, storage.ErrNotFound)
 		}
 		b := &pgx.Batch{}
