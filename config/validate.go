@@ -102,6 +102,7 @@ func (c *Config) Validate() error {
 	} else if err := p.ResolvePolicy(PolicySpec{}).Validate(); err != nil {
 		bad("$.poller.policy", "%w", err)
 	}
+	p.validateFetch(bad)
 	seen := make(map[string]int, len(c.Resources))
 	for i, r := range c.Resources {
 		at := fmt.Sprintf("$.resources[%d]", i)
@@ -150,6 +151,7 @@ func (p PollerConfig) ValidateResource(at string, r ResourceEntry) []error {
 		bad(".date_format", "%v", err)
 	}
 	errs = append(errs, selectErrors(at+".select", r.Select)...)
+	errs = append(errs, fetchErrors(at, r)...)
 	return errs
 }
 
