@@ -47,10 +47,10 @@ func FindBrowser(path string) (string, error) {
 	if path != "" {
 		fi, err := os.Stat(path)
 		if err != nil {
-			return "", fmt.Errorf("%w: poller.browser.exec %s: %w; install Chromium there or correct the path", ErrNoBrowser, path, err)
+			return "", fmt.Errorf("%w: poller.browser.exec %s: %w; correct the path, or leave it empty to look on PATH, or set poller.browser.url to the DevTools endpoint of a running browser", ErrNoBrowser, path, err)
 		}
 		if fi.IsDir() || fi.Mode().Perm()&0o111 == 0 {
-			return "", fmt.Errorf("%w: poller.browser.exec %s is not an executable file", ErrNoBrowser, path)
+			return "", fmt.Errorf("%w: poller.browser.exec %s is not an executable file; point it at a Chromium binary, or set poller.browser.url to the DevTools endpoint of a running browser", ErrNoBrowser, path)
 		}
 		return path, nil
 	}

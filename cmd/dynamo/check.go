@@ -36,6 +36,9 @@ func cmdCheck(_ context.Context, args []string, _ io.Reader, stdout, stderr io.W
 		}
 		return &exitError{code: 1, err: fmt.Errorf("%s: %d problem(s)", name, len(problems))}
 	}
+	if w := browserWarning(cfg); w != "" {
+		fmt.Fprintf(stderr, "%s: warning: %s\n", name, w)
+	}
 	fmt.Fprintf(stdout, "%s: ok (%d resources, storage %s)\n", name, len(cfg.Resources), cfg.Storage.Driver)
 	return nil
 }
