@@ -87,7 +87,10 @@ type BrowserOptions struct {
 	// not followed by it but handed back to the browser, so that each hop
 	// is a request of its own, seen and guarded.
 	Client *http.Client
-	// Registerer takes the render metrics; nil: kept unregistered.
+	// Metrics counts the renders; nil: made by NewRenderMetrics(Registerer).
+	Metrics *RenderMetrics
+	// Registerer takes the render metrics when Metrics is nil; nil: kept
+	// unregistered.
 	Registerer prometheus.Registerer
 	// Logger; nil: discarded.
 	Logger *slog.Logger
@@ -127,7 +130,7 @@ type Rendered struct {
 type Renderer struct {
 	opts BrowserOptions
 	tabs chan struct{} // a slot per render at once (MaxTabs)
-	m    *renderMetrics
+	m    *RenderMetrics
 	log  *slog.Logger
 
 	mu      sync.Mutex
@@ -166,9 +169,12 @@ func NewRenderer(o BrowserOptions) (*Renderer, error) {
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
-	m, err := newRenderMetrics(o.Registerer)
-	if err != nil {
-		return nil, err
+	m := o.Metrics
+	if m == nil {
+		var err error
+		if m, err = NewRenderMetrics(o.Registerer); err != nil {
+			return nil, err
+		}
 	}
 	return &Renderer{opts: o, tabs: make(chan struct{}, o.MaxTabs), m: m, log: o.Logger}, nil
 }

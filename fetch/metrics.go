@@ -18,15 +18,20 @@ const (
 	RenderError     = "error"
 )
 
-// renderMetrics are a renderer's Prometheus collectors.
-type renderMetrics struct {
+// RenderMetrics are the render metrics: made once per Registerer by
+// [NewRenderMetrics] and shared by the renderers that follow one another
+// (a reload that changes the browser settings builds a new one). Safe for
+// concurrent use.
+type RenderMetrics struct {
 	renders  *prometheus.CounterVec
 	seconds  prometheus.Histogram
 	restarts prometheus.Counter
 }
 
-func newRenderMetrics(reg prometheus.Registerer) (*renderMetrics, error) {
-	m := &renderMetrics{
+// NewRenderMetrics makes the render metrics and registers them on reg (nil:
+// kept unregistered).
+func NewRenderMetrics(reg prometheus.Registerer) (*RenderMetrics, error) {
+	m := &RenderMetrics{
 		renders: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "dynamo_fetch_renders_total",
 			Help: "Browser renders (fetch: browser) by outcome: ok, timeout, too_large, no_browser, error.",
@@ -56,7 +61,7 @@ func newRenderMetrics(reg prometheus.Registerer) (*renderMetrics, error) {
 }
 
 // observe counts one render.
-func (m *renderMetrics) observe(err error, d time.Duration) {
+func (m *RenderMetrics) observe(err error, d time.Duration) {
 	m.renders.WithLabelValues(renderOutcome(err)).Inc()
 	m.seconds.Observe(d.Seconds())
 }

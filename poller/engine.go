@@ -130,17 +130,18 @@ type Status struct {
 // Engine schedules and polls resources. Its methods are safe for concurrent
 // use; Run owns the scheduler and worker goroutines.
 type Engine struct {
-	store   Store
-	hist    historyStore // nil: the history is kept in the stored state
-	clock   Clock
-	log     *slog.Logger
-	m       *metrics
-	extract ExtractFunc
-	descs   *extractor.DescriptionCache // sanitized descriptions, shared by every poll
-	opts    Options
-	robots  robotsCache
-	hosts   hostGate
-	wake    chan struct{} // cap 1: the schedule changed
+	store    Store
+	hist     historyStore // nil: the history is kept in the stored state
+	clock    Clock
+	log      *slog.Logger
+	m        *metrics
+	extract  ExtractFunc
+	descs    *extractor.DescriptionCache // sanitized descriptions, shared by every poll
+	opts     Options
+	robots   robotsCache
+	hosts    hostGate
+	browsers *browsers     // renders the fetch: browser resources (render.go)
+	wake     chan struct{} // cap 1: the schedule changed
 
 	mu        sync.Mutex
 	cfg       *config.Config
@@ -243,6 +244,9 @@ func New(ctx context.Context, cfg *config.Config, store Store, opts Options) (*E
 	}
 	if e.extract == nil {
 		e.extract = extractor.Extract
+	}
+	if e.browsers, err = newBrowsers(opts.Registerer, e.log); err != nil {
+		return nil, err
 	}
 	if err := e.Apply(ctx, cfg); err != nil {
 		return nil, err
@@ -483,11 +487,13 @@ func (e *Engine) upsertLocked(b built, st persisted, stored bool, now time.Time)
 }
 
 // sameExtraction reports whether two definitions of a resource fetch and
-// extract its page alike: same URL, selectors, date layout and time zone.
+// extract its page alike: same URL, selectors, date layout, time zone and
+// fetch, wait_for and content.
 // A change of policy, retention or weight keeps what a poll learned of the
 // page (its validators, its body's hash).
 func sameExtraction(a, b *config.ResourceEntry) bool {
-	return a.URL == b.URL && a.Select == b.Select && a.DateFormat == b.DateFormat && a.Timezone == b.Timezone
+	return a.URL == b.URL && a.Select == b.Select && a.DateFormat == b.DateFormat && a.Timezone == b.Timezone &&
+		a.Fetch == b.Fetch && a.WaitFor == b.WaitFor && a.Content == b.Content
 }
 
 // policyKey identifies a resolved policy as a reload compares it (every
@@ -526,14 +532,17 @@ func boolByte(v bool) byte {
 // [sameExtraction]. It is 0 for annotations read as they come, so states
 // saved before the key was recorded match such definitions.
 func extractionKey(r *config.ResourceEntry) uint64 {
-	if r.Select.IsZero() && r.DateFormat == "" && r.Timezone == "" {
+	if r.Select.IsZero() && r.DateFormat == "" && r.Timezone == "" && r.Fetch == "" && r.WaitFor == "" && r.Content == "" {
 		return 0
 	}
 	b, _ := json.Marshal(struct { // plain strings: never fails
 		Select     extractor.SelectSpec
 		DateFormat string
 		Timezone   string
-	}{r.Select, r.DateFormat, r.Timezone})
+		Fetch      string `json:",omitempty"` // omitted when empty: keys recorded before these fields stay valid
+		WaitFor    string `json:",omitempty"`
+		Content    string `json:",omitempty"`
+	}{r.Select, r.DateFormat, r.Timezone, r.Fetch, r.WaitFor, r.Content})
 	return xxhash.Sum64(b) | 1
 }
 
@@ -794,6 +803,7 @@ func (e *Engine) Run(ctx context.Context) error {
 			}
 		})
 	}
+	defer e.browsers.close()
 	defer wg.Wait()
 	defer close(jobs)
 	for {
@@ -1096,7 +1106,7 @@ func (e *Engine) poll(ctx context.Context, r *resource, wait bool) (Status, bool
 	}
 	start := e.clock.Now()
 	t0 := time.Now() // latency is measured on the wall clock, whatever the engine clock
-	res := e.fetchAndStore(ctx, r, f, u, fetchState{val, last, ret, bodyHash, dates, sel}, start)
+	res := e.fetchAndStore(ctx, r, f, u, fetchState{val, last, ret, bodyHash, dates, sel, entry, cfg.Poller}, start)
 	res.entry = entry
 	e.m.latency.Observe(time.Since(t0).Seconds())
 	if res.outcome == OutcomeError && ctx.Err() != nil {
@@ -1153,12 +1163,20 @@ type fetchState struct {
 	bodyHash uint64 // of the last body extracted and stored; 0: none
 	dates    schema.DateRules
 	sel      *extractor.Selectors // nil: the page's annotations
+	entry    *config.ResourceEntry
+	poller   config.PollerConfig
 }
 
 // fetchAndStore fetches, extracts and saves; it decides the outcome.
 func (e *Engine) fetchAndStore(ctx context.Context, r *resource, f *retriever, u *url.URL, fs fetchState, now time.Time) pollResult {
 	val, last, ret, dates := fs.val, fs.last, fs.ret, fs.dates
-	fr, err := f.fetch(ctx, u.String(), val, now)
+	var fr fetchResult
+	var err error
+	if fs.entry.Fetch == config.FetchBrowser {
+		fr, err = e.render(ctx, f, u, fs.entry, fs.poller)
+	} else {
+		fr, err = f.fetch(ctx, u.String(), val, now)
+	}
 	defer f.recycle(&fr) // nothing below keeps the body
 	e.m.bytes.Add(float64(fr.Bytes))
 	if err != nil {
