@@ -183,6 +183,9 @@ func serve(ctx context.Context, o serveOptions) (err error) {
 		log = slog.New(slog.DiscardHandler)
 	}
 	warnSecrets(log, cfg, o.ConfigPath)
+	if w := browserWarning(cfg); w != "" {
+		log.Warn("no browser for the fetch: browser resources", slog.String("problem", w))
+	}
 	mem := applyMemory(cfg, nil)
 	logMemory(log, mem)
 	tctx, stopTuning := context.WithCancel(ctx)
