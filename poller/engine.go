@@ -1222,6 +1222,9 @@ func (e *Engine) fetchAndStore(ctx context.Context, r *resource, f *retriever, u
 		return pollResult{outcome: OutcomeError, err: fmt.Errorf("extract: %w", err), floor: fr.MaxAge, extracted: true, diags: diags}
 	}
 	doc := out.Document
+	if fs.entry.Content == config.ContentFull {
+		e.fullArticles(ctx, r.id, f, doc, fs.poller)
+	}
 	items, version := compareItems(doc, last, dates)
 	res := pollResult{outcome: OutcomeUnchanged, floor: fr.MaxAge, validators: &v, published: newestPublished(doc, dates), items: items, version: version, bodyHash: bodyHash, extracted: true, diags: diags}
 	if e.leaser != nil {
