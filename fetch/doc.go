@@ -35,7 +35,7 @@
 //     page's, and sends WebRTC over the proxy only.
 //   - Each render runs in a fresh incognito browser context, disposed
 //     after it: no cookies, storage or cache survive a render. Cookies are
-//     neither forwarded nor kept; a resource's headers are added to the
+//     neither forwarded nor kept; the request's Headers are added to the
 //     requests to the page's own host (same scheme) only.
 //   - Downloads are denied (Browser.setDownloadBehavior deny).
 //   - The DOM is limited like a body: larger fails with [ErrTooLarge],
