@@ -68,6 +68,9 @@ func (b *browsers) renderer(p config.PollerConfig, client *http.Client) (*fetch.
 }
 
 func (b *browsers) close() {
+	if b == nil { // an engine New did not build
+		return
+	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if b.r != nil {
