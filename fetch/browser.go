@@ -312,14 +312,15 @@ func (r *Renderer) alive() bool {
 // bounded by BrowserOptions.Timeout; ctx bounds all of it. A sub-request the guard
 // refuses fails only that request; the page's own document refused, or
 // answered with an HTTP error, fails the render.
-func (r *Renderer) Render(ctx context.Context, req RenderRequest) (Rendered, error) {
+func (r *Renderer) Render(ctx context.Context, req RenderRequest) (out Rendered, err error) {
 	t0 := time.Now()
-	out, err := r.render(ctx, req)
-	r.m.observe(err, time.Since(t0))
-	return out, err
+	defer func() { r.m.observe(err, time.Since(t0)) }()
+	return r.render(ctx, req, &t0)
 }
 
-func (r *Renderer) render(ctx context.Context, req RenderRequest) (Rendered, error) {
+// render renders req; it sets *t0 to when its tab slot was had, so that
+// the time spent waiting for one is not counted as the render's.
+func (r *Renderer) render(ctx context.Context, req RenderRequest, t0 *time.Time) (Rendered, error) {
 	page, err := url.Parse(req.URL)
 	if err != nil {
 		return Rendered{}, fmt.Errorf("render %q: %w", req.URL, err)
@@ -333,6 +334,7 @@ func (r *Renderer) render(ctx context.Context, req RenderRequest) (Rendered, err
 		return Rendered{}, ctx.Err()
 	}
 	defer func() { <-r.tabs }()
+	*t0 = time.Now()
 	sctx, cancelStart := context.WithTimeout(ctx, startTimeout)
 	root, err := r.browserContext(sctx)
 	cancelStart()
