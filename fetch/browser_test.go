@@ -379,3 +379,46 @@ setTimeout(() => { document.querySelector('ul.news').innerHTML = '<li>Late story
 		})
 	}
 }
+
+// TestRenderMaxTabs: with MaxTabs 1, a second render waits for the first
+// one's tab: its page is requested only once the first render has ended
+// (here at its timeout).
+func TestRenderMaxTabs(t *testing.T) {
+	reqs := make(chan time.Time, 4)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/favicon.ico" { // the browser asks for it too
+			http.NotFound(w, r)
+			return
+		}
+		reqs <- time.Now()
+		w.Header().Set("Content-Type", "text/html")
+		fmt.Fprint(w, "<!doctype html><p id=here>here</p>")
+	}))
+	t.Cleanup(srv.Close)
+	const timeout = 5 * time.Second
+	r, _ := newRenderer(t, fetch.BrowserOptions{MaxTabs: 1, Timeout: timeout})
+	if _, err := r.Render(t.Context(), fetch.RenderRequest{URL: srv.URL + "/warm", WaitFor: "#here"}); err != nil {
+		t.Fatalf("warm-up Render: %v", err) // starts the browser
+	}
+	<-reqs
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		// Never matches: holds the only tab until its timeout.
+		if _, err := r.Render(t.Context(), fetch.RenderRequest{URL: srv.URL + "/a", WaitFor: "#never"}); !errors.Is(err, fetch.ErrRenderTimeout) {
+			t.Errorf("render a: %v, want its timeout", err)
+		}
+	})
+	first := <-reqs
+	wg.Go(func() {
+		if _, err := r.Render(t.Context(), fetch.RenderRequest{URL: srv.URL + "/b", WaitFor: "#here"}); err != nil {
+			t.Errorf("render b: %v", err)
+		}
+	})
+	second := <-reqs
+	wg.Wait()
+	// Render a's page came at most ~1.5 s into its timeout (its tab opens
+	// first); b's page can only come after a's timeout ended.
+	if gap := second.Sub(first); gap < timeout-2*time.Second {
+		t.Errorf("the second page was requested %s after the first, inside the first render's %s: two tabs at once with MaxTabs 1", gap, timeout)
+	}
+}

@@ -110,3 +110,27 @@ resources:
 		t.Errorf("the other resource: %s (%s), want changed", st.LastOutcome, st.LastError)
 	}
 }
+
+// TestBrowserPrivateRefused: with allow_private false the render of a
+// loopback page is refused by the guard, naming the setting.
+func TestBrowserPrivateRefused(t *testing.T) {
+	if _, err := fetch.FindBrowser(""); err != nil {
+		schematest.Tool(t, "chromium")
+	}
+	srv, jsonHits := scriptOrigin(t)
+	cfg := testConfig(t, strings.Replace(baseYAML(fmt.Sprintf(`resources:
+  - {id: js, url: %q, fetch: browser, select: {item: "ul#news li", title: "a"}}
+`, srv.URL+"/news.html")), "allow_private: true", "allow_private: false", 1))
+	e := newTestEngine(t, cfg, newMemStore(), newFakeClock(t0))
+	t.Cleanup(func() { _ = e.Close() })
+	st, err := e.PollNow(t.Context(), "js")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.LastOutcome != OutcomeError || !strings.Contains(st.LastError, "poller.allow_private") {
+		t.Errorf("render of a loopback page with allow_private false: %s (%s), want the guard's refusal", st.LastOutcome, st.LastError)
+	}
+	if jsonHits.Load() != 0 {
+		t.Error("the page's XHR reached the origin")
+	}
+}
