@@ -183,6 +183,7 @@ func feedExtensions(ext schema.Extensions, skip func(schema.Extension) bool) []x
 	for _, x := range ext {
 		switch {
 		case x.URI == schema.ContentNamespace && x.LocalName == "encoded":
+		case x.URI == schema.ArticleNamespace: // dynamo's own mark (content: full), not the page's
 		case x.Prefix == "" || x.LocalName == "" || x.URI == "":
 		case strings.HasPrefix(strings.ToLower(x.Prefix), "xml"):
 		case x.URI == nsAtom || x.URI == nsRDF || x.URI == nsRSS1:

@@ -145,6 +145,8 @@ type PollerConfig struct {
 	Policy          PolicySpec      `yaml:"policy"`        // the default policy
 	Retention       RetentionConfig `yaml:"retention"`     // the default retention
 	Budget          BudgetConfig    `yaml:"budget"`        // shared by the resources with policy kind budget
+	Browser         BrowserConfig   `yaml:"browser"`       // renders the resources with fetch: browser (fetch.go)
+	FullPerPoll     int             `yaml:"full_per_poll"` // content: full: article fetches at most per poll
 }
 
 // ResourceEntry is one polled page, as the file (or the admin API) declares it.
@@ -174,6 +176,13 @@ type ResourceEntry struct {
 	// secrets of a kind: never shown back ([ResourceEntry.Redacted]) nor
 	// logged.
 	Headers map[string]string `yaml:"headers" json:"headers,omitempty"`
+	// Fetch is how the page is fetched: http (a plain GET, the default) or
+	// browser (rendered with JavaScript; WaitFor, a CSS selector, is
+	// waited for). Content full keeps each new item's article as its
+	// content (fetch.go).
+	Fetch   string `yaml:"fetch" json:"fetch,omitempty"`
+	WaitFor string `yaml:"wait_for" json:"wait_for,omitempty"`
+	Content string `yaml:"content" json:"content,omitempty"`
 }
 
 // RedactedValue replaces a header's value wherever a definition is shown.
@@ -266,7 +275,9 @@ func Default() Config {
 				Min:      Duration(time.Minute),
 				Max:      Duration(6 * time.Hour),
 			},
-			Budget: BudgetConfig{MaxInterval: Duration(DefaultMaxInterval)},
+			Budget:      BudgetConfig{MaxInterval: Duration(DefaultMaxInterval)},
+			Browser:     BrowserConfig{MaxTabs: DefaultBrowserTabs, Timeout: Duration(30 * time.Second)},
+			FullPerPoll: DefaultFullPerPoll,
 		},
 	}
 }

@@ -111,6 +111,7 @@ func (c *Config) Validate() error {
 	} else if err := p.ResolvePolicy(PolicySpec{}).Validate(); err != nil {
 		bad("$.poller.policy", "%w", err)
 	}
+	p.validateFetch(bad)
 	seen := make(map[string]int, len(c.Resources))
 	for i, r := range c.Resources {
 		at := fmt.Sprintf("$.resources[%d]", i)
@@ -170,6 +171,7 @@ func (p PollerConfig) ValidateResource(at string, r ResourceEntry) []error {
 	if strings.ContainsAny(r.Title, "\r\n") {
 		bad(".title", "must be one line")
 	}
+	errs = append(errs, fetchErrors(at, r)...)
 	return errs
 }
 

@@ -1,21 +1,12 @@
 package poller
 
 import (
-	"context"
 	"errors"
 	"fmt"
 
 	"github.com/dynamo-rss/dynamo/extractor"
 	"github.com/dynamo-rss/dynamo/schema"
-	"github.com/dynamo-rss/dynamo/storage"
 )
-
-// versionReader reads a stored version (1 = the newest); every
-// storage.Store has it. The engine asks for it only when a page has dates
-// written relative to the poll's time.
-type versionReader interface {
-	Version(ctx context.Context, id string, n int) (*schema.Document, storage.VersionInfo, error)
-}
 
 // keepDates fixes the dates read relative to the poll's time at their first
 // reading (SELECTORS.md): a page's "2 hours ago" reads an hour later as
@@ -26,20 +17,20 @@ type versionReader interface {
 // item seen for the first time keeps this reading. It returns an error
 // only when the stored version could not be read (then doc is as
 // extracted: storing it is right, if not ideal).
-func keepDates(ctx context.Context, store Store, id string, doc *schema.Document, rel extractor.RelativeDates) error {
+// newest reads the newest stored version (newestStored); the engine asks
+// for it only when a page has dates written relative to the poll's time.
+func keepDates(newest func() (*schema.Document, error), doc *schema.Document, rel extractor.RelativeDates) error {
 	if !rel.Channel && len(rel.Items) == 0 {
 		return nil
 	}
-	vr, ok := store.(versionReader)
-	if !ok {
+	prev, err := newest()
+	switch {
+	case errors.Is(err, errNoVersions):
 		return nil
-	}
-	prev, _, err := vr.Version(ctx, id, 1)
-	if errors.Is(err, storage.ErrNotFound) {
-		return nil // the first version: every date is at its first reading
-	}
-	if err != nil {
+	case err != nil:
 		return fmt.Errorf("read the latest version for its dates: %w", err)
+	case prev == nil:
+		return nil // the first version: every date is at its first reading
 	}
 	if rel.Channel {
 		keepDate(doc.Channel.Extensions, prev.Channel.Extensions)

@@ -145,6 +145,22 @@
 // is compared and saved: an ageing text neither moves the date nor makes a
 // new version. Only pages with relative dates pay that read.
 //
+// fetch: browser (render.go): the page is rendered by a [fetch.Renderer]
+// instead of the GET, after the same robots.txt check and politeness slot,
+// every request of the page made by the retriever's guarded client; the
+// renderer is built at the first render and again when poller.browser or
+// the client changes, and its browser ends with Run or [Engine.Close]. A
+// render is never conditional: the DOM's hash tells an unchanged page.
+//
+// content: full (article.go): before a version is stored, its items that
+// the newest stored version did not mark (dynamo:article, see
+// [schema.ArticleNamespace]) get their link fetched, as a page is (robots,
+// politeness, guard, limits), at most poller.full_per_poll a poll, and
+// their main text ([fetch.ExtractArticle]) as content:encoded; marked ones
+// carry their mark and article over, so nothing is fetched twice across
+// polls, restarts and nodes. Nothing is fetched for a document with the
+// stored version's content (it will not be stored).
+//
 // SSRF guard: unless allow_private is set, the dialer's Control function
 // refuses loopback, private (RFC 1918, fc00::/7), link-local, CGNAT
 // (100.64/10), unspecified, multicast and 0/8 addresses, IPv4-mapped IPv6

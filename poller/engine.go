@@ -130,17 +130,18 @@ type Status struct {
 // Engine schedules and polls resources. Its methods are safe for concurrent
 // use; Run owns the scheduler and worker goroutines.
 type Engine struct {
-	store   Store
-	hist    historyStore // nil: the history is kept in the stored state
-	clock   Clock
-	log     *slog.Logger
-	m       *metrics
-	extract ExtractFunc
-	descs   *extractor.DescriptionCache // sanitized descriptions, shared by every poll
-	opts    Options
-	robots  robotsCache
-	hosts   hostGate
-	wake    chan struct{} // cap 1: the schedule changed
+	store    Store
+	hist     historyStore // nil: the history is kept in the stored state
+	clock    Clock
+	log      *slog.Logger
+	m        *metrics
+	extract  ExtractFunc
+	descs    *extractor.DescriptionCache // sanitized descriptions, shared by every poll
+	opts     Options
+	robots   robotsCache
+	hosts    hostGate
+	browsers *browsers     // renders the fetch: browser resources (render.go)
+	wake     chan struct{} // cap 1: the schedule changed
 
 	mu        sync.Mutex
 	cfg       *config.Config
@@ -243,6 +244,9 @@ func New(ctx context.Context, cfg *config.Config, store Store, opts Options) (*E
 	}
 	if e.extract == nil {
 		e.extract = extractor.Extract
+	}
+	if e.browsers, err = newBrowsers(opts.Registerer, e.log); err != nil {
+		return nil, err
 	}
 	if err := e.Apply(ctx, cfg); err != nil {
 		return nil, err
@@ -483,12 +487,13 @@ func (e *Engine) upsertLocked(b built, st persisted, stored bool, now time.Time)
 }
 
 // sameExtraction reports whether two definitions of a resource fetch and
-// extract its page alike: same URL, selectors, date layout and time zone.
+// extract its page alike: same URL, selectors, date layout, time zone and
+// fetch, wait_for and content.
 // A change of policy, retention or weight keeps what a poll learned of the
 // page (its validators, its body's hash).
 func sameExtraction(a, b *config.ResourceEntry) bool {
 	return a.URL == b.URL && a.Select.Equal(b.Select) && a.DateFormat == b.DateFormat && a.Timezone == b.Timezone &&
-		a.Title == b.Title && maps.Equal(a.Headers, b.Headers)
+		a.Title == b.Title && maps.Equal(a.Headers, b.Headers) && a.Fetch == b.Fetch && a.WaitFor == b.WaitFor && a.Content == b.Content
 }
 
 // policyKey identifies a resolved policy as a reload compares it (every
@@ -527,7 +532,8 @@ func boolByte(v bool) byte {
 // [sameExtraction]. It is 0 for annotations read as they come, so states
 // saved before the key was recorded match such definitions.
 func extractionKey(r *config.ResourceEntry) uint64 {
-	if r.Select.IsZero() && r.DateFormat == "" && r.Timezone == "" && r.Title == "" && len(r.Headers) == 0 {
+	if r.Select.IsZero() && r.DateFormat == "" && r.Timezone == "" && r.Title == "" && len(r.Headers) == 0 &&
+		r.Fetch == "" && r.WaitFor == "" && r.Content == "" {
 		return 0
 	}
 	// Keys of the headers only are not enough (a new cookie gives another
@@ -536,9 +542,12 @@ func extractionKey(r *config.ResourceEntry) uint64 {
 		Select     extractor.SelectSpec
 		DateFormat string
 		Timezone   string
-		Title      string            `json:",omitempty"`
+		Title      string            `json:",omitempty"` // omitted when empty: keys recorded before these fields stay valid
 		Headers    map[string]string `json:",omitempty"`
-	}{r.Select, r.DateFormat, r.Timezone, r.Title, r.Headers})
+		Fetch      string            `json:",omitempty"`
+		WaitFor    string            `json:",omitempty"`
+		Content    string            `json:",omitempty"`
+	}{r.Select, r.DateFormat, r.Timezone, r.Title, r.Headers, r.Fetch, r.WaitFor, r.Content})
 	return xxhash.Sum64(b) | 1
 }
 
@@ -799,6 +808,7 @@ func (e *Engine) Run(ctx context.Context) error {
 			}
 		})
 	}
+	defer e.browsers.close()
 	defer wg.Wait()
 	defer close(jobs)
 	for {
@@ -1101,7 +1111,7 @@ func (e *Engine) poll(ctx context.Context, r *resource, wait bool) (Status, bool
 	}
 	start := e.clock.Now()
 	t0 := time.Now() // latency is measured on the wall clock, whatever the engine clock
-	res := e.fetchAndStore(ctx, r, f, u, fetchState{val, last, ret, bodyHash, dates, sel, entry}, start)
+	res := e.fetchAndStore(ctx, r, f, u, fetchState{val, last, ret, bodyHash, dates, sel, entry, cfg.Poller}, start)
 	res.entry = entry
 	e.m.latency.Observe(time.Since(t0).Seconds())
 	if res.outcome == OutcomeError && ctx.Err() != nil {
@@ -1158,7 +1168,8 @@ type fetchState struct {
 	bodyHash uint64 // of the last body extracted and stored; 0: none
 	dates    schema.DateRules
 	sel      *extractor.Selectors  // nil: the page's annotations
-	entry    *config.ResourceEntry // its title and headers
+	entry    *config.ResourceEntry // its title, headers and how it is fetched
+	poller   config.PollerConfig
 }
 
 // fetchAndStore fetches, extracts and saves; it decides the outcome.
@@ -1168,7 +1179,13 @@ func (e *Engine) fetchAndStore(ctx context.Context, r *resource, f *retriever, u
 	if fs.entry != nil {
 		headers = fs.entry.Headers
 	}
-	fr, err := f.fetchWith(ctx, u.String(), val, now, headers)
+	var fr fetchResult
+	var err error
+	if fs.entry != nil && fs.entry.Fetch == config.FetchBrowser {
+		fr, err = e.render(ctx, f, u, fs.entry, fs.poller)
+	} else {
+		fr, err = f.fetchWith(ctx, u.String(), val, now, headers)
+	}
 	defer f.recycle(&fr) // nothing below keeps the body
 	e.m.bytes.Add(float64(fr.Bytes))
 	if err != nil {
@@ -1214,11 +1231,15 @@ func (e *Engine) fetchAndStore(ctx context.Context, r *resource, f *retriever, u
 		return pollResult{outcome: OutcomeError, err: fmt.Errorf("extract: %w", err), floor: fr.MaxAge, extracted: true, diags: diags}
 	}
 	doc := out.Document
-	if err := keepDates(ctx, e.store, r.id, doc, out.RelativeDates); err != nil {
+	newest := newestStored(ctx, e.store, r.id) // read once, by whichever needs it
+	if err := keepDates(newest, doc, out.RelativeDates); err != nil {
 		e.log.WarnContext(ctx, "relative dates read again", slog.String("resource", r.id), slog.Any("error", err))
 	}
 	if fs.entry != nil && fs.entry.Title != "" {
 		doc.Channel.Title = fs.entry.Title // the resource's title overrides the page's
+	}
+	if fs.entry != nil && fs.entry.Content == config.ContentFull {
+		e.fullArticles(ctx, r.id, f, doc, fs.poller, newest, fs.entry)
 	}
 	items, version := compareItems(doc, last, dates)
 	res := pollResult{outcome: OutcomeUnchanged, floor: fr.MaxAge, validators: &v, published: newestPublished(doc, dates), items: items, version: version, bodyHash: bodyHash, extracted: true, diags: diags}

@@ -16,6 +16,9 @@ type metrics struct {
 	versions  prometheus.Counter
 	bytes     prometheus.Counter
 	latency   prometheus.Histogram
+	// content: full (article.go)
+	articles       *prometheus.CounterVec // by result: fetched, failed
+	articleSeconds prometheus.Histogram
 }
 
 func newMetrics(reg prometheus.Registerer) (*metrics, error) {
@@ -37,6 +40,16 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 			Name: "dynamo_poller_poll_duration_seconds", Help: "Time to poll one resource (fetch, extract, store).",
 			Buckets: prometheus.ExponentialBuckets(0.001, 2.5, 12),
 		}),
+		articles: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "dynamo_poller_articles_total", Help: "content: full article fetches by result: fetched (stored as the item's content), failed (the item keeps its summary).",
+		}, []string{"result"}),
+		articleSeconds: prometheus.NewHistogram(prometheus.HistogramOpts{
+			Name: "dynamo_poller_article_seconds", Help: "Time to fetch and extract one article (content: full).",
+			Buckets: prometheus.ExponentialBuckets(0.01, 2.5, 10),
+		}),
+	}
+	for _, r := range []string{"fetched", "failed"} {
+		m.articles.WithLabelValues(r)
 	}
 	for _, o := range Outcomes() {
 		m.polls.WithLabelValues(o) // export zeros so rates work from the start
@@ -47,7 +60,7 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 	if reg == nil {
 		return m, nil
 	}
-	for _, c := range []prometheus.Collector{m.polls, m.discarded, m.versions, m.bytes, m.latency} {
+	for _, c := range []prometheus.Collector{m.polls, m.discarded, m.versions, m.bytes, m.latency, m.articles, m.articleSeconds} {
 		if err := reg.Register(c); err != nil {
 			return nil, fmt.Errorf("register poller metrics: %w", err)
 		}

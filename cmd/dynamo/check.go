@@ -38,7 +38,7 @@ func cmdCheck(_ context.Context, args []string, _ io.Reader, stdout, stderr io.W
 		return &exitError{code: 1, err: fmt.Errorf("%s: %d problem(s)", name, len(problems))}
 	}
 	// What serve would warn of, from the same list.
-	for _, w := range secretWarnings(cfg, *configPath) {
+	for _, w := range configWarnings(cfg, *configPath) {
 		fmt.Fprintf(stderr, "%s: warning: %s\n", name, w)
 	}
 	fmt.Fprintf(stdout, "%s: ok (%d resources, storage %s)\n", name, len(cfg.Resources), cfg.Storage.Driver)

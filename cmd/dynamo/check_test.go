@@ -88,3 +88,29 @@ func TestServeHelpNamesTheConfiguration(t *testing.T) {
 		}
 	}
 }
+
+func TestCheckWarnsOfAMissingBrowser(t *testing.T) {
+	dir := t.TempDir()
+	missing := filepath.Join(dir, "no-chromium")
+	p := filepath.Join(dir, "js.yaml")
+	body := "poller:\n  browser: {exec: " + missing + "}\nresources:\n  - {id: js, url: \"https://example.org/\", fetch: browser}\n  - {id: plain, url: \"https://example.org/p\"}\n"
+	if err := os.WriteFile(p, []byte(body), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	stdout, stderr, code := runExtractCmd(t, "", "check", "--config", p)
+	if code != 0 || !strings.Contains(stdout, "ok (2 resources") {
+		t.Fatalf("exit %d, stdout %q, stderr %q: a missing browser is a warning, not an error", code, stdout, stderr)
+	}
+	for _, want := range []string{"warning: poller.browser", "(js)", missing, "poller.browser.url"} {
+		if !strings.Contains(stderr, want) {
+			t.Errorf("stderr lacks %q:\n%s", want, stderr)
+		}
+	}
+	// Without a fetch: browser resource, nothing to say.
+	if err := os.WriteFile(p, []byte("poller:\n  browser: {exec: "+missing+"}\nresources:\n  - {id: plain, url: \"https://example.org/p\"}\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, stderr, code := runExtractCmd(t, "", "check", "--config", p); code != 0 || stderr != "" {
+		t.Errorf("no browser resource: exit %d, stderr %q", code, stderr)
+	}
+}

@@ -41,11 +41,21 @@ func (w configWarning) String() string {
 	return b.String()
 }
 
-// warnSecrets logs [secretWarnings].
-func warnSecrets(log *slog.Logger, cfg *config.Config, path string) {
-	for _, w := range secretWarnings(cfg, path) {
+// warnConfig logs [configWarnings], at start and on every reload.
+func warnConfig(log *slog.Logger, cfg *config.Config, path string) {
+	for _, w := range configWarnings(cfg, path) {
 		log.LogAttrs(context.Background(), slog.LevelWarn, w.msg, w.attrs...)
 	}
+}
+
+// configWarnings are what serve warns of at start and check prints: the
+// secrets' (secretWarnings) and a browser missing for fetch: browser.
+func configWarnings(cfg *config.Config, path string) []configWarning {
+	out := secretWarnings(cfg, path)
+	if w := browserWarning(cfg); w != "" {
+		out = append(out, configWarning{msg: w})
+	}
+	return out
 }
 
 // secretWarnings lists what makes the configured secrets easy to take: a

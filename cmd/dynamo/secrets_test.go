@@ -52,7 +52,7 @@ func TestWarnSecrets(t *testing.T) {
 				t.Fatal(err)
 			}
 			var buf bytes.Buffer
-			warnSecrets(slog.New(slog.NewTextHandler(&buf, nil)), cfg, cfgFile)
+			warnConfig(slog.New(slog.NewTextHandler(&buf, nil)), cfg, cfgFile)
 			out := buf.String()
 			if tc.want == nil && out != "" {
 				t.Errorf("unexpected warning:\n%s", out)

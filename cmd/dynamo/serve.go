@@ -182,7 +182,7 @@ func serve(ctx context.Context, o serveOptions) (err error) {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	warnSecrets(log, cfg, o.ConfigPath)
+	warnConfig(log, cfg, o.ConfigPath)
 	mem := applyMemory(cfg, nil)
 	logMemory(log, mem)
 	tctx, stopTuning := context.WithCancel(ctx)
@@ -250,7 +250,7 @@ func serve(ctx context.Context, o serveOptions) (err error) {
 		Load:   o.Load,
 	}, engine.Apply, func(_ context.Context, next *config.Config) error {
 		srv.SetAdminToken(next.Admin.Token) // rotated token (or admin turned on/off) at once
-		warnSecrets(log, next, o.ConfigPath)
+		warnConfig(log, next, o.ConfigPath)
 		if changed := restartOnly(last, next); len(changed) > 0 {
 			log.Warn("these settings take effect at the next restart", slog.String("fields", strings.Join(changed, ", ")))
 		}

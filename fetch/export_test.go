@@ -1,0 +1,17 @@
+package fetch
+
+import "errors"
+
+// KillBrowser kills r's browser process, as a crash would.
+func KillBrowser(r *Renderer) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.browser == nil || r.browser.Process() == nil {
+		return errors.New("no browser process running")
+	}
+	if err := r.browser.Process().Kill(); err != nil {
+		return err
+	}
+	<-r.browser.LostConnection // chromedp reaps the process and notices
+	return nil
+}

@@ -1,0 +1,81 @@
+package fetch_test
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/dynamo-rss/dynamo/fetch"
+)
+
+// TestRenderRemoteBrowser attaches to a browser that runs already (as a
+// pool would be), at its DevTools endpoint: the render still goes through
+// the client, in its own incognito context.
+func TestRenderRemoteBrowser(t *testing.T) {
+	path := chromium(t)
+	ctx, cancel := context.WithCancel(t.Context())
+	// Not t.TempDir: the browser's helpers may still write there for a
+	// moment after it is killed, and its removal would fail the test.
+	profile, err := os.MkdirTemp("", "dynamo-remote-browser")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = os.RemoveAll(profile) }) // best effort, see above
+	cmd := exec.CommandContext(ctx, path, "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
+		"--remote-debugging-port=0", "--remote-debugging-address=127.0.0.1", "--user-data-dir="+profile, "about:blank")
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cancel(); _ = cmd.Wait() }) // killed: its exit status says so
+	found := make(chan string, 1)
+	go func() {
+		re := regexp.MustCompile(`ws://127\.0\.0\.1:\d+/devtools/browser/\S+`)
+		sc := bufio.NewScanner(stderr)
+		for sc.Scan() {
+			if m := re.FindString(sc.Text()); m != "" {
+				found <- m
+				break
+			}
+		}
+		for sc.Scan() { // keep the pipe drained
+		}
+	}()
+	var ws string
+	select {
+	case ws = <-found:
+	case <-time.After(60 * time.Second):
+		t.Fatal("the browser never said where its DevTools endpoint is")
+	}
+
+	mux := http.NewServeMux()
+	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		fmt.Fprint(w, scriptPage)
+	})
+	mux.HandleFunc("/items.json", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		fmt.Fprint(w, `[{"title":"Remote story","link":"/a/1"}]`)
+	})
+	srv := httptest.NewServer(mux)
+	t.Cleanup(srv.Close)
+	r, rec := newRenderer(t, fetch.BrowserOptions{URL: ws, Exec: "/nonexistent"}) // Exec unused with URL
+	out, err := r.Render(t.Context(), fetch.RenderRequest{URL: srv.URL + "/", WaitFor: "ul#news li"})
+	if err != nil {
+		t.Fatalf("Render on the remote browser: %v", err)
+	}
+	if !strings.Contains(string(out.HTML), "Remote story") || !rec.saw("/items.json") {
+		t.Errorf("remote render: JSON through the client %v, DOM:\n%s", rec.saw("/items.json"), out.HTML)
+	}
+}

@@ -1,0 +1,166 @@
+package poller
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/dynamo-rss/dynamo/config"
+	"github.com/dynamo-rss/dynamo/fetch"
+	"github.com/dynamo-rss/dynamo/schema"
+)
+
+// fullArticles gives the items of doc (about to be stored for resource
+// id, content: full) their articles. What an item had is decided from the
+// newest stored version, not from memory, so that it holds across
+// restarts and nodes: an item that carries a dynamo:article mark there
+// keeps its mark and article and is not fetched again. The others with a
+// link, in page order, get their article fetched, at most
+// poller.full_per_poll of them; those left over are fetched by the next
+// polls that store a version. A document with the stored version's
+// content (nothing will be stored) fetches nothing. An article that cannot
+// be had marks its item failed: it keeps its summary and is not fetched
+// again, and the poll goes on.
+// newest reads the newest stored version (newestStored); a store that
+// cannot read versions fetches nothing.
+// entry's headers go with the articles on the page's own host.
+func (e *Engine) fullArticles(ctx context.Context, id string, f *retriever, doc *schema.Document, p config.PollerConfig, newest func() (*schema.Document, error), entry *config.ResourceEntry) {
+	prev, err := newest()
+	if errors.Is(err, errNoVersions) {
+		return
+	}
+	if err != nil {
+		// Unknown what the items had: fetching now could fetch twice.
+		e.log.WarnContext(ctx, "content: full: read the latest version", slog.String("resource", id), slog.Any("error", err))
+		return
+	}
+	had := make(map[string]*schema.Item)
+	if prev != nil {
+		for i := range prev.Items {
+			had[prev.Items[i].ID] = &prev.Items[i]
+		}
+	}
+	var todo []*schema.Item
+	for i := range doc.Items {
+		it := &doc.Items[i]
+		if old := had[it.ID]; old != nil {
+			if mark, ok := old.Extensions.ArticleMark(); ok {
+				carryArticle(it, old, mark)
+				continue
+			}
+		}
+		if it.Link != "" {
+			todo = append(todo, it)
+		}
+	}
+	if prev != nil && schema.SameContent(prev, doc) {
+		return // nothing is stored: an article fetched now would be lost
+	}
+	for _, it := range todo[:min(len(todo), p.FullPerPoll)] {
+		html, err := e.fetchArticle(ctx, f, it.Link, p, sameHostHeaders(entry, it.Link))
+		if ctx.Err() != nil {
+			return // the poll ends: the items stay unmarked, fetched by a later poll
+		}
+		if err != nil {
+			e.log.InfoContext(ctx, "content: full: article kept its summary", slog.String("resource", id), slog.String("link", it.Link), slog.Any("error", err))
+			e.m.articles.WithLabelValues("failed").Inc()
+			markArticle(it, schema.ArticleFailed, "")
+			continue
+		}
+		e.m.articles.WithLabelValues("fetched").Inc()
+		markArticle(it, schema.ArticleFull, html)
+	}
+}
+
+// sameHostHeaders are entry's headers when link is on the host of
+// entry's page (same scheme too), else none: a page's cookies are not
+// sent to the sites its items link to.
+func sameHostHeaders(entry *config.ResourceEntry, link string) map[string]string {
+	if entry == nil || len(entry.Headers) == 0 {
+		return nil
+	}
+	page, err1 := url.Parse(entry.URL)
+	art, err2 := url.Parse(link)
+	if err1 != nil || err2 != nil || page.Scheme != art.Scheme || !strings.EqualFold(page.Host, art.Host) {
+		return nil
+	}
+	return entry.Headers
+}
+
+// carryArticle gives it the mark (and the article) old had.
+func carryArticle(it, old *schema.Item, mark string) {
+	html := ""
+	if mark == schema.ArticleFull {
+		html, _ = old.Extensions.ContentEncoded()
+	}
+	markArticle(it, mark, html)
+}
+
+// markArticle sets it's dynamo:article mark and, for an article, its
+// content:encoded (replacing the description's).
+func markArticle(it *schema.Item, mark, html string) {
+	ext := it.Extensions[:0:0]
+	for _, x := range it.Extensions {
+		if x.URI == schema.ArticleNamespace || (html != "" && x.URI == schema.ContentNamespace && x.LocalName == "encoded") {
+			continue
+		}
+		ext = append(ext, x)
+	}
+	if html != "" {
+		ext = append(ext, schema.Extension{URI: schema.ContentNamespace, Prefix: "content", LocalName: "encoded", Value: html})
+	}
+	it.Extensions = append(ext, schema.Extension{URI: schema.ArticleNamespace, Prefix: "dynamo", LocalName: "article", Value: mark})
+}
+
+// fetchArticle GETs an article's link as a poll GETs its page (robots.txt,
+// the host's politeness, the guard and limits of the retriever) and
+// returns its main text, sanitized.
+func (e *Engine) fetchArticle(ctx context.Context, f *retriever, link string, p config.PollerConfig, headers map[string]string) (string, error) {
+	u, err := url.Parse(link)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return "", fmt.Errorf("article link %q is not an http(s) URL", link)
+	}
+	host := strings.ToLower(u.Host)
+	interval := p.PerHostInterval.D()
+	if p.Robots {
+		g, ok := e.robots.lookup(u, e.clock.Now())
+		if !ok {
+			if err := e.waitSlot(ctx, host, interval); err != nil {
+				return "", err
+			}
+			if g, err = e.robots.fetch(ctx, f, u, e.clock.Now()); err != nil {
+				return "", err
+			}
+		}
+		if g.CrawlDelay > 0 {
+			e.hosts.setCrawlDelay(host, g.CrawlDelay)
+		}
+		if !g.Test(robotsPath(u)) {
+			return "", ErrRobotsDenied
+		}
+	}
+	if err := e.waitSlot(ctx, host, interval); err != nil {
+		return "", err
+	}
+	t0 := time.Now()
+	fr, err := f.fetchWith(ctx, u.String(), validators{}, e.clock.Now(), headers)
+	defer f.recycle(&fr)
+	e.m.bytes.Add(float64(fr.Bytes))
+	if err != nil {
+		return "", classify(err)
+	}
+	page := fr.URL
+	if page == "" {
+		page = u.String()
+	}
+	a, err := fetch.ExtractArticle(fr.Body, page)
+	e.m.articleSeconds.Observe(time.Since(t0).Seconds())
+	if err != nil {
+		return "", err
+	}
+	return a.HTML, nil
+}

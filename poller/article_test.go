@@ -1,0 +1,172 @@
+package poller
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/dynamo-rss/dynamo/schema"
+	"github.com/dynamo-rss/dynamo/storage"
+)
+
+// Version makes memStore a versionReader, as every storage.Store is.
+func (m *memStore) Version(_ context.Context, id string, n int) (*schema.Document, storage.VersionInfo, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	vs := m.versions[id]
+	if n < 1 || n > len(vs) {
+		return nil, storage.VersionInfo{}, storage.ErrNotFound
+	}
+	return vs[len(vs)-n], storage.VersionInfo{}, nil
+}
+
+// articleOrigin serves /list.html (items linking to /a/<name>, set by
+// setList) and an article page with nav, sidebar and footer at each /a/…
+// (a 500 for /a/broken), counting each path's requests.
+type articleOrigin struct {
+	srv  *httptest.Server
+	mu   sync.Mutex
+	list []string
+	hits map[string]int
+}
+
+func newArticleOrigin(t *testing.T) *articleOrigin {
+	t.Helper()
+	o := &articleOrigin{hits: map[string]int{}}
+	o.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		o.mu.Lock()
+		o.hits[r.URL.Path]++
+		list := append([]string(nil), o.list...)
+		o.mu.Unlock()
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		switch name, isArticle := strings.CutPrefix(r.URL.Path, "/a/"); {
+		case r.URL.Path == "/list.html":
+			var b strings.Builder
+			b.WriteString("<html><head><title>Teasers</title></head><body>")
+			for _, s := range list {
+				fmt.Fprintf(&b, `<div class="teaser"><h3><a href="/a/%s">Story %s</a></h3><p>Teaser of %s.</p></div>`, s, s, s)
+			}
+			fmt.Fprint(w, b.String()+"</body></html>")
+		case isArticle && name == "broken":
+			http.Error(w, "down", http.StatusInternalServerError)
+		case isArticle:
+			fmt.Fprintf(w, `<html><head><title>Story %[1]s</title></head><body>
+<nav><a href="/">NAVBAR home</a> <a href="/x">NAVBAR sport</a> <a href="/y">NAVBAR weather</a></nav>
+<aside><h3>SIDEBAR most read</h3><ul><li><a href="/1">SIDEBAR one</a></li><li><a href="/2">SIDEBAR two</a></li></ul></aside>
+<article><h1>Story %[1]s</h1>
+<p>The full text of story %[1]s begins here, with enough words in its first paragraph for readability to take it for the article's main text rather than for boilerplate around it.</p>
+<p>A second paragraph of story %[1]s goes on with more of the article, the kind of detail a teaser leaves out, and a few more sentences so that the text is long enough.</p>
+<p>And a third paragraph closes story %[1]s, with the last of its details, thanks to the people who helped, and a line on what happens next week in town.</p>
+</article>
+<footer>FOOTER all rights reserved · <a href="/privacy">FOOTER privacy</a></footer></body></html>`, name)
+		default:
+			http.NotFound(w, r)
+		}
+	}))
+	t.Cleanup(o.srv.Close)
+	return o
+}
+
+func (o *articleOrigin) setList(names ...string) {
+	o.mu.Lock()
+	o.list = names
+	o.mu.Unlock()
+}
+
+func (o *articleOrigin) hitsOf(path string) int {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.hits[path]
+}
+
+// TestContentFull: each new item's article is fetched once, across polls
+// and a restart, at most full_per_poll a poll (the rest at the next polls
+// that store a version); the article, without its page's boilerplate, is
+// the item's content:encoded; a failing article leaves its summary and the
+// poll succeeds.
+func TestContentFull(t *testing.T) {
+	o := newArticleOrigin(t)
+	clk := newFakeClock(t0)
+	ms := newMemStore()
+	cfg := testConfig(t, baseYAML(fmt.Sprintf(`  full_per_poll: 2
+resources:
+  - {id: teasers, url: %q, content: full, select: {item: "div.teaser", title: "h3", link: "h3 a @href", description: "p"}}
+`, o.srv.URL+"/list.html")))
+	e := newTestEngine(t, cfg, ms, clk)
+	latest := func() *schema.Document {
+		ms.mu.Lock()
+		defer ms.mu.Unlock()
+		vs := ms.versions["teasers"]
+		return vs[len(vs)-1]
+	}
+	type itemWant struct {
+		mark    string // "": none
+		article bool   // content:encoded is the article
+	}
+	check := func(step string, want map[string]itemWant) {
+		t.Helper()
+		doc := latest()
+		for _, it := range doc.Items {
+			name := strings.TrimPrefix(it.Title, "Story ")
+			w, ok := want[name]
+			if !ok {
+				continue
+			}
+			mark, _ := it.Extensions.ArticleMark()
+			content, _ := it.Extensions.ContentEncoded()
+			isArticle := strings.Contains(content, "full text of story "+name)
+			if mark != w.mark || isArticle != w.article {
+				t.Errorf("%s: item %s: mark %q, article %v; want %q, %v (content %q)", step, name, mark, isArticle, w.mark, w.article, content)
+			}
+			if isArticle {
+				for _, junk := range []string{"NAVBAR", "SIDEBAR", "FOOTER"} {
+					if strings.Contains(content, junk) {
+						t.Errorf("%s: item %s's article keeps %s: %s", step, name, junk, content)
+					}
+				}
+			}
+			if !strings.Contains(it.Description, "Teaser of "+name) {
+				t.Errorf("%s: item %s lost its summary: %q", step, name, it.Description)
+			}
+		}
+	}
+	poll := func(step string, e *Engine) {
+		t.Helper()
+		st, err := e.PollNow(t.Context(), "teasers")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if st.LastOutcome != OutcomeChanged {
+			t.Fatalf("%s: %s (%s), want changed", step, st.LastOutcome, st.LastError)
+		}
+	}
+	full, failed, none := itemWant{schema.ArticleFull, true}, itemWant{schema.ArticleFailed, false}, itemWant{}
+
+	o.setList("c", "b", "a")
+	poll("first poll", e)
+	check("first poll", map[string]itemWant{"c": full, "b": full, "a": none}) // full_per_poll: 2
+
+	o.setList("d", "c", "b", "a")
+	poll("second poll", e)
+	check("second poll", map[string]itemWant{"d": full, "c": full, "b": full, "a": full})
+
+	// A restart: what items had is read from the stored version.
+	e2 := newTestEngine(t, cfg, ms, clk)
+	o.setList("broken", "e", "d", "c", "b", "a")
+	poll("after a restart", e2)
+	check("after a restart", map[string]itemWant{"broken": failed, "e": full, "d": full, "a": full})
+
+	o.setList("f", "broken", "e", "d", "c", "b", "a")
+	poll("last poll", e2)
+	check("last poll", map[string]itemWant{"f": full, "broken": failed})
+
+	for _, name := range []string{"a", "b", "c", "d", "e", "f", "broken"} {
+		if n := o.hitsOf("/a/" + name); n != 1 {
+			t.Errorf("/a/%s fetched %d times, want once", name, n)
+		}
+	}
+}
