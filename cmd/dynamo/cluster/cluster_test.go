@@ -37,9 +37,9 @@ const (
 	changeEvery = 7 * time.Second
 	phase       = 10 * time.Second // each of: all up, one dead, rejoined, after the database's restart
 	adminToken  = "cluster-test-token"
-	churnRounds = 15               // registry changes through random nodes, in each phase
-	races       = 5                // concurrent PUTs of one id through two nodes
-	outageFor   = 5 * time.Second  // how long the database is down
+	churnRounds = 15              // registry changes through random nodes, in each phase
+	races       = 5               // concurrent PUTs of one id through two nodes
+	outageFor   = 5 * time.Second // how long the database is down
 )
 
 // TestThreeNodes runs three nodes on one database against a logging origin,
