@@ -168,7 +168,8 @@ func TestFieldMappingErrors(t *testing.T) {
 // TestFieldMappingsRoundTrip: a block with mappings is written (JSON, as a
 // registration is stored) and read back alike.
 func TestFieldMappingsRoundTrip(t *testing.T) {
-	r, err := config.DecodeResource([]byte(`{url: "https://example.org/", select: {item: li, title: {select: [h2, a], join: " - "}, date: {select: span, pattern: 'x(\d+)', format: "02/01/06"}, channel: {title: {select: h1}}}}`))
+	// A body that starts as JSON is read as JSON, as an admin PUT is.
+	r, err := config.DecodeResource([]byte(`{"url": "https://example.org/", "select": {"item": "li", "title": {"select": ["h2", "a"], "join": " - "}, "date": {"select": "span", "pattern": "x(\\d+)", "format": "02/01/06"}, "channel": {"title": {"select": "h1"}}}}`))
 	if err != nil {
 		t.Fatalf("DecodeResource: %v", err)
 	}
