@@ -115,6 +115,18 @@ func (c *fakeClock) Set(t time.Time) {
 
 func (c *fakeClock) Advance(d time.Duration) { c.Set(c.Now().Add(d)) }
 
+// pendingAt reports whether a timer is set to fire at at.
+func (c *fakeClock) pendingAt(at time.Time) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, x := range c.timers {
+		if x.at.Equal(at) {
+			return true
+		}
+	}
+	return false
+}
+
 // AdvanceToTimer moves the clock to the earliest pending timer, if any, and
 // fires it. A pending timer means the scheduler is waiting on it.
 func (c *fakeClock) AdvanceToTimer() bool {

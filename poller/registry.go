@@ -226,6 +226,12 @@ func (e *Engine) applyRegistered(ctx context.Context, cfg *config.Config, id str
 // store gives none.
 const registrySyncInterval = 5 * time.Second
 
+// registryRetryInterval is the wait after a read of the registry failed
+// (the store unreachable): shorter than registrySyncInterval, so that a
+// node follows the others again within a second of the store's return,
+// when the word of their changes may have been lost meanwhile.
+const registryRetryInterval = time.Second
+
 // registryRestFactor is how many times a registry read's length the
 // engine rests after it before a read for another node's change.
 const registryRestFactor = 4
@@ -240,8 +246,13 @@ func (e *Engine) syncRegistry(ctx context.Context) {
 	e.regMu.Unlock()
 	var lastEnd time.Time
 	var took time.Duration // the last read's length
+	failed := false        // the last read failed
 	for {
-		t := e.clock.NewTimer(registrySyncInterval)
+		wait := registrySyncInterval
+		if failed {
+			wait = registryRetryInterval
+		}
+		t := e.clock.NewTimer(wait)
 		read, kind := e.SyncRegistry, "all" // the periodic re-read: all of it, the safety net
 		select {
 		case <-ctx.Done():
@@ -281,12 +292,13 @@ func (e *Engine) syncRegistry(ctx context.Context) {
 		e.regMu.Lock()
 		changed = e.regChanged
 		e.regMu.Unlock()
-		if err != nil {
+		failed = err != nil
+		if failed {
 			if ctx.Err() == nil {
 				e.log.WarnContext(ctx, "registry not re-read", slog.Any("error", err))
 			}
-			// The next attempt waits for the timer: the channel taken
-			// before the failed read may be closed already.
+			// The next attempt waits for the timer, a short one: the
+			// channel taken before the failed read may be closed already.
 			changed = nil
 		}
 	}

@@ -275,6 +275,7 @@ type slowWatchedRegistry struct {
 	clk       *fakeClock
 	readTakes time.Duration
 	reads     atomic.Int64
+	failing   atomic.Bool // reads fail, as with the store unreachable
 	mu        sync.Mutex
 	ch        chan struct{}
 }
@@ -282,6 +283,9 @@ type slowWatchedRegistry struct {
 func (r *slowWatchedRegistry) Registrations(ctx context.Context) (RegistrySnapshot, error) {
 	r.clk.Advance(r.readTakes)
 	r.reads.Add(1)
+	if r.failing.Load() {
+		return RegistrySnapshot{}, fmt.Errorf("read: %w", storage.ErrUnavailable)
+	}
 	return r.memRegistry.Registrations(ctx)
 }
 
@@ -318,17 +322,7 @@ func TestRegistryChangesReadAfterRest(t *testing.T) {
 	go func() { defer close(done); e.syncRegistry(ctx) }()
 	t.Cleanup(func() { cancel(); <-done })
 
-	pendingAt := func(at time.Time) bool {
-		clk.mu.Lock()
-		defer clk.mu.Unlock()
-		for _, x := range clk.timers {
-			if x.at.Equal(at) {
-				return true
-			}
-		}
-		return false
-	}
-
+	pendingAt := clk.pendingAt
 	reads := reg.reads.Load()
 	reg.changed() // after a quiet spell: read at once
 	waitFor(t, "the first change read", func() bool { return reg.reads.Load() == reads+1 })
@@ -340,4 +334,32 @@ func TestRegistryChangesReadAfterRest(t *testing.T) {
 	}
 	clk.Advance(400 * time.Millisecond)
 	waitFor(t, "the second change read after the rest", func() bool { return reg.reads.Load() == reads+2 })
+}
+
+// TestRegistryReadRetriedSoonAfterFailure: a read of the registry that
+// failed (the store unreachable) is tried again after a second, not at the
+// next 5 s re-read, so that a node follows the others again within about
+// a second of the store's return.
+func TestRegistryReadRetriedSoonAfterFailure(t *testing.T) {
+	clk := newFakeClock(t0)
+	reg := &slowWatchedRegistry{memRegistry: newMemRegistry(), clk: clk, ch: make(chan struct{})}
+	e := newTestEngineOpts(t, testConfig(t, baseYAML("")), newMemStore(), Options{Clock: clk, Registry: reg})
+	ctx, cancel := context.WithCancel(t.Context())
+	done := make(chan struct{})
+	go func() { defer close(done); e.syncRegistry(ctx) }()
+	t.Cleanup(func() { cancel(); <-done })
+
+	waitFor(t, "the periodic re-read's timer", func() bool { return clk.pendingAt(t0.Add(registrySyncInterval)) })
+	reg.failing.Store(true)
+	clk.Advance(registrySyncInterval)
+	waitFor(t, "the failed read", func() bool { return reg.reads.Load() == 1 })
+	failedAt := clk.Now()
+	waitFor(t, "a retry a second after the failure", func() bool { return clk.pendingAt(failedAt.Add(registryRetryInterval)) })
+	reg.failing.Store(false)
+	clk.Advance(registryRetryInterval)
+	waitFor(t, "the retried read", func() bool { return reg.reads.Load() == 2 })
+	// Read again: back to the periodic re-read, and to reading on word of a change.
+	waitFor(t, "the periodic timer after a good read", func() bool { return clk.pendingAt(clk.Now().Add(registrySyncInterval)) })
+	reg.changed()
+	waitFor(t, "a change read at once", func() bool { return reg.reads.Load() == 3 })
 }
