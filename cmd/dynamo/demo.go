@@ -155,6 +155,7 @@ func demo(ctx context.Context, o demoOptions) (err error) {
   %[1]s/resources?type=json              all resources (JSON Feed)
   %[1]s/metrics                          Prometheus metrics
   %[1]s/preview                          try the extractor on your own page
+  %[1]s/new                              add a feed in the browser (log in with the admin token below)
 
 The simulated legacy site is %[2]s/ (news arrive in bursts; within a minute
 you see new versions and the smart interval adapting).
