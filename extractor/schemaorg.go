@@ -238,21 +238,7 @@ func ldListElement(e any) (schemaItem, bool) {
 			si.link = strMatch(it)
 		}
 		own := ldThing(e)
-		if !si.title.found() {
-			si.title = own.title
-		}
-		if !si.link.found() {
-			si.link = own.link
-		}
-		if !si.description.found() {
-			si.description = own.description
-		}
-		if !si.date.found() {
-			si.date = own.date
-		}
-		if !si.image.found() {
-			si.image = own.image
-		}
+		si.fillFrom(own)
 		return si, si.title.found() || si.link.found()
 	}
 	return schemaItem{}, false
@@ -499,21 +485,7 @@ func mdListElement(e *html.Node) (schemaItem, bool) {
 		} else {
 			si = schemaItem{link: mdValue(items[0])}
 		}
-		if !si.title.found() {
-			si.title = own.title
-		}
-		if !si.link.found() {
-			si.link = own.link
-		}
-		if !si.date.found() {
-			si.date = own.date
-		}
-		if !si.description.found() {
-			si.description = own.description
-		}
-		if !si.image.found() {
-			si.image = own.image
-		}
+		si.fillFrom(own)
 	}
 	return si, si.title.found() || si.link.found()
 }
@@ -614,4 +586,14 @@ func (s *Selectors) source() string {
 		return "from: " + s.from
 	}
 	return fmt.Sprintf("%q", s.spec.Item)
+}
+
+// fillFrom gives si the fields it lacks from own (the item's own values
+// beside those of the thing it wraps).
+func (si *schemaItem) fillFrom(own schemaItem) {
+	for _, f := range [...]struct{ dst, src *match }{{&si.title, &own.title}, {&si.link, &own.link}, {&si.description, &own.description}, {&si.date, &own.date}, {&si.image, &own.image}} {
+		if !f.dst.found() {
+			*f.dst = *f.src
+		}
+	}
 }
