@@ -18,7 +18,6 @@ import (
 
 	"github.com/dynamo-rss/dynamo/config"
 	"github.com/dynamo-rss/dynamo/fetch"
-	"github.com/dynamo-rss/dynamo/poller"
 	"github.com/dynamo-rss/dynamo/schema/schematest"
 )
 
@@ -218,9 +217,9 @@ func TestRenderGuardRefusesPage(t *testing.T) {
 	t.Cleanup(srv.Close)
 	p := config.Default().Poller
 	p.AllowPrivate = false
-	r, _ := newRenderer(t, fetch.BrowserOptions{Client: poller.NewGuardedClient(p, nil)})
+	r, _ := newRenderer(t, fetch.BrowserOptions{Client: fetch.NewGuardedClient(p, nil)})
 	_, err := r.Render(t.Context(), fetch.RenderRequest{URL: srv.URL + "/"})
-	if !errors.Is(err, poller.ErrForbiddenAddress) {
+	if !errors.Is(err, fetch.ErrForbiddenAddress) {
 		t.Fatalf("Render of a loopback page with allow_private false: %v, want the guard's ErrForbiddenAddress", err)
 	}
 }

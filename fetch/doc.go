@@ -1,7 +1,19 @@
-// Package fetch is how dynamo reaches beyond a page's HTML: the browser
-// renderer of `fetch: browser` and the article extractor of `content:
-// full`. Both take the poller's guarded *http.Client; the poller decides
-// when to fetch, this package how.
+// Package fetch is how dynamo reaches the network: the SSRF guard every
+// outgoing request dials through ([Dialer], [NewGuardedClient]: polls,
+// renders and every request a rendered page makes, articles, WebSub
+// callbacks), the browser renderer of `fetch: browser` and the article
+// extractor of `content: full`. The renderer and the articles take the
+// poller's guarded *http.Client; the poller decides when to fetch, this
+// package how. (The plain retriever, robots.txt cache and per-host
+// politeness gate still live in package poller, to move here next.)
+//
+// # Guard
+//
+// Unless allow_private is set, a [Dialer] refuses loopback, private,
+// link-local, CGNAT, unspecified, multicast and 0/8 addresses (IPv4-mapped
+// IPv6 judged as IPv4) in its Control function, which runs on the very
+// address being connected after DNS resolution: DNS rebinding cannot get
+// past it. Guarded clients use no proxy, which would dial for them.
 //
 // # Renderer
 //

@@ -161,7 +161,8 @@
 // polls, restarts and nodes. Nothing is fetched for a document with the
 // stored version's content (it will not be stored).
 //
-// SSRF guard: unless allow_private is set, the dialer's Control function
+// SSRF guard (package fetch's Dialer, which the retriever dials with):
+// unless allow_private is set, the dialer's Control function
 // refuses loopback, private (RFC 1918, fc00::/7), link-local, CGNAT
 // (100.64/10), unspecified, multicast and 0/8 addresses, IPv4-mapped IPv6
 // judged as IPv4. It runs after DNS resolution on the very address being

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/dynamo-rss/dynamo/config"
+	"github.com/dynamo-rss/dynamo/fetch"
 )
 
 // ErrTooLarge is wrapped when a body exceeds poller.max_body: the page is
@@ -83,7 +84,7 @@ func newRetriever(set fetchSettings, opts Options) *retriever {
 	if opts.Transport != nil {
 		rt = opts.Transport
 	} else {
-		dl := newDialer(set.AllowPrivate, set.ConnectTimeout, opts.Resolver)
+		dl := fetch.NewDialer(set.AllowPrivate, set.ConnectTimeout, opts.Resolver)
 		r.transport = &http.Transport{
 			Proxy:                 nil, // a proxy would dial for us and bypass the SSRF guard
 			DialContext:           dl.DialContext,

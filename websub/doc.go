@@ -9,7 +9,7 @@
 // The hub knows nothing of feeds: a [Topics] (the api) says whether a URL is
 // a feed of this service and renders its current body exactly as a GET
 // would. Callbacks are called through an injected *http.Client, which cmd
-// builds on the poller's SSRF guard, so a subscriber cannot make dynamo
+// builds on the SSRF guard (fetch.NewGuardedClient), so a subscriber cannot make dynamo
 // reach loopback, private or link-local addresses. Subscriptions and their
 // pending deliveries live in a [Store] ([BadgerStore] on disk,
 // [MemoryStore] for tests), so both survive restarts. Time comes from an

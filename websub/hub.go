@@ -63,7 +63,7 @@ type Options struct {
 	URL    string       // the hub's absolute URL, sent as Link rel="hub" with deliveries
 	Topics Topics       // which URLs are topics, and their bodies
 	Store  Store        // subscriptions and pending deliveries
-	Client *http.Client // for callbacks; it must go through the SSRF guard (cmd gives the poller's guarded transport). Redirects are never followed (§5.3.1, §7).
+	Client *http.Client // for callbacks; it must go through the SSRF guard (cmd gives fetch.NewGuardedClient's). Redirects are never followed (§5.3.1, §7).
 	Logger *slog.Logger // nil: discard
 	Clock  Clock        // nil: the real clock
 

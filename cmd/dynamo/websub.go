@@ -12,6 +12,7 @@ import (
 
 	"github.com/dynamo-rss/dynamo/api"
 	"github.com/dynamo-rss/dynamo/config"
+	"github.com/dynamo-rss/dynamo/fetch"
 	"github.com/dynamo-rss/dynamo/poller"
 	"github.com/dynamo-rss/dynamo/schema"
 	"github.com/dynamo-rss/dynamo/storage"
@@ -165,7 +166,7 @@ func hubOptions(cfg *config.Config, url string, srv *api.Server, rs storage.Reco
 		URL:      url,
 		Topics:   srv,
 		Store:    websub.NewSharedStore(rs),
-		Client:   poller.NewGuardedClient(cfg.Poller, nil),
+		Client:   fetch.NewGuardedClient(cfg.Poller, nil),
 		Logger:   log.With(slog.String("component", "websub")),
 		Lease:    w.LeaseDefault.D(),
 		LeaseMin: w.LeaseMin.D(),
