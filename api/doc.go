@@ -158,8 +158,10 @@
 // suggest's proposals (suggest_adapter.go, the one reader of extractor's
 // suggest API), each extracted from the kept bytes. POST /new/preview
 // extracts them again with an edited block; POST /new/add registers
-// through registerDefinition, the path of PUT /admin/resources, polls with
-// Poller.PollNow (at most firstPollWait) and redirects to /view/{id}. GET
+// through registerDefinition, the path of PUT /admin/resources, waits for
+// its first poll (FirstPoll when the poller has it, which does not poll a
+// resource its registration had polled already, else PollNow; at most
+// firstPollWait) and redirects to /view/{id}. GET
 // and POST /register are the webmasters' form for POST /resources
 // (selfRegister is the path of both).
 //

@@ -162,7 +162,7 @@ func (s *Server) postNewAdd(c echo.Context) error {
 	}
 	if s.opts.Poller != nil {
 		pctx, cancel := context.WithTimeout(ctx, firstPollWait)
-		_, err := s.opts.Poller.PollNow(pctx, form.ID)
+		_, err := s.firstPoll(pctx, form.ID)
 		cancel()
 		if err != nil {
 			// Registered all the same: the poller polls it on its own
@@ -321,4 +321,20 @@ type candidateView struct {
 // candidateArgs is the template function args.
 func candidateArgs(page offerPage, cand candidate) candidateView {
 	return candidateView{Page: page, Cand: cand}
+}
+
+// FirstPoller is a [Poller] that can make sure a resource was polled once
+// without polling it twice: a registration is polled at once by the
+// poller itself, and Add waits for that poll rather than making another.
+type FirstPoller interface {
+	FirstPoll(ctx context.Context, id string) (ResourceStatus, error)
+}
+
+// firstPoll polls a resource just registered once: through FirstPoll when
+// the poller has it, else PollNow.
+func (s *Server) firstPoll(ctx context.Context, id string) (ResourceStatus, error) {
+	if fp, ok := s.opts.Poller.(FirstPoller); ok {
+		return fp.FirstPoll(ctx, id)
+	}
+	return s.opts.Poller.PollNow(ctx, id)
 }

@@ -902,6 +902,21 @@ func (e *Engine) work(ctx context.Context, r *resource) {
 // PollNow polls resource id at once (waiting for a poll in progress and for
 // the host's politeness slot) and returns its status afterwards.
 func (e *Engine) PollNow(ctx context.Context, id string) (Status, error) {
+	return e.pollNow(ctx, id, false)
+}
+
+// FirstPoll makes sure resource id has been polled once: it polls it at
+// once as PollNow does unless it has been polled already (a registration's
+// first poll, which runs at once, may have ended, or end while FirstPoll
+// waits for it), and returns its status afterwards. Registering a resource
+// and then asking for its first poll so fetches its page once.
+func (e *Engine) FirstPoll(ctx context.Context, id string) (Status, error) {
+	return e.pollNow(ctx, id, true)
+}
+
+// pollNow is PollNow; with first, a resource polled already is not polled
+// again.
+func (e *Engine) pollNow(ctx context.Context, id string, first bool) (Status, error) {
 	e.mu.Lock()
 	r := e.resources[id]
 	e.mu.Unlock()
@@ -918,6 +933,11 @@ func (e *Engine) PollNow(ctx context.Context, id string) (Status, error) {
 	if e.resources[id] != r {
 		e.mu.Unlock()
 		return Status{}, fmt.Errorf("%w: %q", ErrUnknownResource, id)
+	}
+	if first && r.st.Polls > 0 {
+		st := e.statusLocked(r)
+		e.mu.Unlock()
+		return st, nil
 	}
 	prev := r.st.NextPoll
 	e.queue.Remove(id)

@@ -788,3 +788,40 @@ func (l *lockedBuffer) String() string {
 	defer l.mu.Unlock()
 	return l.b.String()
 }
+
+// FirstPoll after a registration whose first poll ran (the /new page adds,
+// then asks for the first poll) fetches nothing more; on a resource never
+// polled it polls; PollNow polls whatever was polled before.
+func TestFirstPollFetchesOnce(t *testing.T) {
+	o := newRaceOrigin(t)
+	clk := newFakeClock(t0)
+	cfg := testConfig(t, raceYAML(""))
+	e := newTestEngineOpts(t, cfg, newMemStore(), Options{Clock: clk, Registry: newMemRegistry()})
+	register := func(id string) {
+		t.Helper()
+		entry, err := config.ParseResource([]byte(`{"url": "`+o.url("/"+id)+`", "policy": {"kind": "flat", "interval": "15m"}}`), id, cfg.Poller)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := e.Register(t.Context(), entry); err != nil {
+			t.Fatal(err)
+		}
+	}
+	register("ran")
+	if n := e.runDue(t.Context()); n != 1 { // the first poll, as Run's worker makes it at once
+		t.Fatalf("%d polls due at registration, want the first", n)
+	}
+	if st, err := e.FirstPoll(t.Context(), "ran"); err != nil || st.Polls != 1 || o.hitCount("/ran") != 1 {
+		t.Fatalf("FirstPoll after the first poll: %+v %v, origin fetched %d times; want 1 poll, 1 fetch", st, err, o.hitCount("/ran"))
+	}
+	register("waiting")
+	if st, err := e.FirstPoll(t.Context(), "waiting"); err != nil || st.Polls != 1 || o.hitCount("/waiting") != 1 {
+		t.Fatalf("FirstPoll before the first poll: %+v %v, origin fetched %d times; want it polled once", st, err, o.hitCount("/waiting"))
+	}
+	if n := e.runDue(t.Context()); n != 0 {
+		t.Errorf("%d polls due after FirstPoll polled it, want none", n)
+	}
+	if _, err := e.PollNow(t.Context(), "ran"); err != nil || o.hitCount("/ran") != 2 {
+		t.Errorf("PollNow of a polled resource: %v, origin fetched %d times in all, want 2", err, o.hitCount("/ran"))
+	}
+}

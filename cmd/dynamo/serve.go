@@ -415,6 +415,11 @@ func (p apiPoller) PollNow(ctx context.Context, id string) (api.ResourceStatus, 
 	return api.ResourceStatus(st), err
 }
 
+func (p apiPoller) FirstPoll(ctx context.Context, id string) (api.ResourceStatus, error) {
+	st, err := p.e.FirstPoll(ctx, id)
+	return api.ResourceStatus(st), err
+}
+
 // History shows the engine's poll history to the pages for people;
 // poller.PollRecord and api.PollRecord have the same fields.
 func (p apiPoller) History(ctx context.Context, id string) ([]api.PollRecord, bool) {
@@ -428,6 +433,7 @@ func (p apiPoller) History(ctx context.Context, id string) ([]api.PollRecord, bo
 
 var (
 	_ api.Poller      = apiPoller{}
+	_ api.FirstPoller = apiPoller{}
 	_ api.PollHistory = apiPoller{}
 )
 
