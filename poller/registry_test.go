@@ -350,16 +350,17 @@ func TestRegistryReadRetriedSoonAfterFailure(t *testing.T) {
 	t.Cleanup(func() { cancel(); <-done })
 
 	waitFor(t, "the periodic re-read's timer", func() bool { return clk.pendingAt(t0.Add(registrySyncInterval)) })
+	reads := reg.reads.Load() // New's own read
 	reg.failing.Store(true)
 	clk.Advance(registrySyncInterval)
-	waitFor(t, "the failed read", func() bool { return reg.reads.Load() == 1 })
+	waitFor(t, "the failed read", func() bool { return reg.reads.Load() == reads+1 })
 	failedAt := clk.Now()
 	waitFor(t, "a retry a second after the failure", func() bool { return clk.pendingAt(failedAt.Add(registryRetryInterval)) })
 	reg.failing.Store(false)
 	clk.Advance(registryRetryInterval)
-	waitFor(t, "the retried read", func() bool { return reg.reads.Load() == 2 })
+	waitFor(t, "the retried read", func() bool { return reg.reads.Load() == reads+2 })
 	// Read again: back to the periodic re-read, and to reading on word of a change.
 	waitFor(t, "the periodic timer after a good read", func() bool { return clk.pendingAt(clk.Now().Add(registrySyncInterval)) })
 	reg.changed()
-	waitFor(t, "a change read at once", func() bool { return reg.reads.Load() == 3 })
+	waitFor(t, "a change read at once", func() bool { return reg.reads.Load() == reads+3 })
 }
