@@ -20,23 +20,24 @@ import (
 // restarts and nodes: an item that carries a dynamo:article mark there
 // keeps its mark and article and is not fetched again. The others with a
 // link, in page order, get their article fetched, at most
-// poller.full_per_poll of them; those left over are fetched by the next
-// polls that store a version. A document with the stored version's
-// content (nothing will be stored) fetches nothing. An article that cannot
-// be had marks its item failed: it keeps its summary and is not fetched
-// again, and the poll goes on.
+// poller.full_per_poll of them; fullArticles reports whether some were
+// left over, for the next poll to fetch (see resource.articlesLeft): the
+// marks count in the document's content ([schema.SameContent]), so the
+// articles a poll fetches are stored even when the page has not changed.
+// An article that cannot be had marks its item failed: it keeps its
+// summary and is not fetched again, and the poll goes on.
 // newest reads the newest stored version (newestStored); a store that
 // cannot read versions fetches nothing.
 // entry's headers go with the articles on the page's own host.
-func (e *Engine) fullArticles(ctx context.Context, id string, f *retriever, doc *schema.Document, p config.PollerConfig, newest func() (*schema.Document, error), entry *config.ResourceEntry) {
+func (e *Engine) fullArticles(ctx context.Context, id string, f *retriever, doc *schema.Document, p config.PollerConfig, newest func() (*schema.Document, error), entry *config.ResourceEntry) (left bool) {
 	prev, err := newest()
 	if errors.Is(err, errNoVersions) {
-		return
+		return false
 	}
 	if err != nil {
 		// Unknown what the items had: fetching now could fetch twice.
 		e.log.WarnContext(ctx, "content: full: read the latest version", slog.String("resource", id), slog.Any("error", err))
-		return
+		return true
 	}
 	had := make(map[string]*schema.Item)
 	if prev != nil {
@@ -57,13 +58,10 @@ func (e *Engine) fullArticles(ctx context.Context, id string, f *retriever, doc 
 			todo = append(todo, it)
 		}
 	}
-	if prev != nil && schema.SameContent(prev, doc) {
-		return // nothing is stored: an article fetched now would be lost
-	}
 	for _, it := range todo[:min(len(todo), p.FullPerPoll)] {
 		html, err := e.fetchArticle(ctx, f, it.Link, p, sameHostHeaders(entry, it.Link))
 		if ctx.Err() != nil {
-			return // the poll ends: the items stay unmarked, fetched by a later poll
+			return true // the poll ends: the items stay unmarked, fetched by a later poll
 		}
 		if err != nil {
 			e.log.InfoContext(ctx, "content: full: article kept its summary", slog.String("resource", id), slog.String("link", it.Link), slog.Any("error", err))
@@ -74,6 +72,7 @@ func (e *Engine) fullArticles(ctx context.Context, id string, f *retriever, doc 
 		e.m.articles.WithLabelValues("fetched").Inc()
 		markArticle(it, schema.ArticleFull, html)
 	}
+	return len(todo) > p.FullPerPoll
 }
 
 // sameHostHeaders are entry's headers when link is on the host of

@@ -45,6 +45,15 @@ func newArticleOrigin(t *testing.T) *articleOrigin {
 		w.Header().Set("Content-Type", "text/html; charset=utf-8")
 		switch name, isArticle := strings.CutPrefix(r.URL.Path, "/a/"); {
 		case r.URL.Path == "/list.html":
+			etag := fmt.Sprintf("%q", strings.Join(list, ","))
+			w.Header().Set("ETag", etag)
+			if r.Header.Get("If-None-Match") == etag {
+				o.mu.Lock()
+				o.hits["304"]++
+				o.mu.Unlock()
+				w.WriteHeader(http.StatusNotModified)
+				return
+			}
 			var b strings.Builder
 			b.WriteString("<html><head><title>Teasers</title></head><body>")
 			for _, s := range list {
@@ -165,6 +174,55 @@ resources:
 	check("last poll", map[string]itemWant{"f": full, "broken": failed})
 
 	for _, name := range []string{"a", "b", "c", "d", "e", "f", "broken"} {
+		if n := o.hitsOf("/a/" + name); n != 1 {
+			t.Errorf("/a/%s fetched %d times, want once", name, n)
+		}
+	}
+}
+
+// TestContentFullLeftoversAtNextPoll: the items over full_per_poll get
+// their articles at the next polls although the page has not changed (its
+// validators are set aside meanwhile, and the articles make a new
+// version); once none is left, the page is asked for conditionally again
+// and an unchanged page stores nothing.
+func TestContentFullLeftoversAtNextPoll(t *testing.T) {
+	o := newArticleOrigin(t)
+	clk := newFakeClock(t0)
+	ms := newMemStore()
+	cfg := testConfig(t, baseYAML(fmt.Sprintf(`  full_per_poll: 2
+resources:
+  - {id: teasers, url: %q, content: full, select: {item: "div.teaser", title: "h3", link: "h3 a @href", description: "p"}}
+`, o.srv.URL+"/list.html")))
+	e := newTestEngine(t, cfg, ms, clk)
+	marked := func() int {
+		ms.mu.Lock()
+		defer ms.mu.Unlock()
+		vs := ms.versions["teasers"]
+		n := 0
+		for _, it := range vs[len(vs)-1].Items {
+			if _, ok := it.Extensions.ArticleMark(); ok {
+				n++
+			}
+		}
+		return n
+	}
+	o.setList("e", "d", "c", "b", "a")
+	for i, want := range []struct {
+		outcome string
+		marked  int
+	}{{OutcomeChanged, 2}, {OutcomeChanged, 4}, {OutcomeChanged, 5}, {OutcomeNotModified, 5}} {
+		st, err := e.PollNow(t.Context(), "teasers")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if st.LastOutcome != want.outcome || marked() != want.marked {
+			t.Fatalf("poll %d: %s (%s), %d items with their article; want %s, %d", i+1, st.LastOutcome, st.LastError, marked(), want.outcome, want.marked)
+		}
+	}
+	if n := o.hitsOf("304"); n != 1 {
+		t.Errorf("%d conditional answers, want 1 (the last poll's)", n)
+	}
+	for _, name := range []string{"a", "b", "c", "d", "e"} {
 		if n := o.hitsOf("/a/" + name); n != 1 {
 			t.Errorf("/a/%s fetched %d times, want once", name, n)
 		}

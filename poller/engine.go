@@ -190,6 +190,12 @@ type resource struct {
 	source    string                // SourceFile or SourceAPI
 	st        persisted
 	busy      chan struct{} // cap 1: held while polling, so no two polls of one resource overlap
+	// articlesDone: with content: full, no item of the stored version is
+	// known to wait for its article. Until then (after a start, or a poll
+	// that left items over full_per_poll) a poll fetches and extracts the
+	// page whatever its validators say, so that those articles are
+	// fetched at the next poll rather than when the page next changes.
+	articlesDone bool
 }
 
 // New builds an engine for cfg, reading persisted poll state from store and
@@ -1066,6 +1072,9 @@ type pollResult struct {
 	// the rest (see progress.go).
 	progress []byte
 	restHash uint64
+
+	// content: full: items still wait for their articles (see resource.articlesDone).
+	articlesLeft bool
 }
 
 // maxStatusDiagnostics bounds the diagnostics a status keeps.
@@ -1091,6 +1100,9 @@ func (e *Engine) poll(ctx context.Context, r *resource, wait bool) (Status, bool
 	cfg, f, entry, host, val, last, ret, bodyHash := e.cfg, e.fetcher, r.entry, r.host, r.st.Validators, r.st.Last, r.retention, r.st.BodyHash
 	rawURL := entry.URL
 	dates, sel := r.dates, r.sel
+	if entry.Content == config.ContentFull && !r.articlesDone {
+		val, bodyHash = validators{}, 0 // articles to fetch: the page is read whatever it says
+	}
 	e.mu.Unlock()
 	// Parsed here rather than kept: a parsed URL per idle resource costs
 	// more memory than a parse per poll costs time.
@@ -1258,11 +1270,12 @@ func (e *Engine) fetchAndStore(ctx context.Context, r *resource, f *retriever, u
 	if fs.entry != nil && fs.entry.Title != "" {
 		doc.Channel.Title = fs.entry.Title // the resource's title overrides the page's
 	}
+	articlesLeft := false
 	if fs.entry != nil && fs.entry.Content == config.ContentFull {
-		e.fullArticles(ctx, r.id, f, doc, fs.poller, newest, fs.entry)
+		articlesLeft = e.fullArticles(ctx, r.id, f, doc, fs.poller, newest, fs.entry)
 	}
 	items, version := compareItems(doc, last, dates)
-	res := pollResult{outcome: OutcomeUnchanged, floor: fr.MaxAge, validators: &v, published: newestPublished(doc, dates), items: items, version: version, bodyHash: bodyHash, extracted: true, diags: diags}
+	res := pollResult{outcome: OutcomeUnchanged, floor: fr.MaxAge, validators: &v, published: newestPublished(doc, dates), items: items, version: version, bodyHash: bodyHash, extracted: true, diags: diags, articlesLeft: articlesLeft}
 	if e.leaser != nil {
 		res.doc = doc // stored by finish, with the poll state, in one transaction
 		return res
@@ -1481,6 +1494,9 @@ func (e *Engine) decide(r *resource, start time.Time, res *pollResult) (status S
 		}
 		if res.version != nil {
 			st.Last = res.version
+		}
+		if res.extracted && (res.outcome == OutcomeChanged || res.outcome == OutcomeUnchanged) {
+			r.articlesDone = !res.articlesLeft // stored: what it left over is known
 		}
 		if res.outcome == OutcomeChanged || res.outcome == OutcomeUnchanged || res.outcome == OutcomeNotAnnotated {
 			st.BodyHash = res.bodyHash // 0 unless this body's document is stored

@@ -8,7 +8,12 @@ import (
 // SameContent reports whether two documents have the same informational
 // content: equal channel titles, links and descriptions, and the same items,
 // in page order, with equal titles, links and descriptions. Extensions, images,
-// item ids and the timestamp do not count (docs/annotations.md, "The XMLData document").
+// item ids and the timestamp do not count (docs/annotations.md, "The XMLData
+// document"), with one exception that is dynamo's own: an item's article
+// mark (dynamo:article, set by `content: full`), so that articles fetched
+// for items a page already showed (those over poller.full_per_poll at an
+// earlier poll) are stored as a new version rather than lost. A page
+// without `content: full` carries no mark.
 func SameContent(a, b *Document) bool {
 	if a.Channel.Title != b.Channel.Title || a.Channel.Link != b.Channel.Link ||
 		a.Channel.Description != b.Channel.Description || len(a.Items) != len(b.Items) {
@@ -19,9 +24,17 @@ func SameContent(a, b *Document) bool {
 		if x.Title != y.Title || x.Link != y.Link || x.Description != y.Description {
 			return false
 		}
+		mx, okx := x.Extensions.ArticleMark()
+		my, oky := y.Extensions.ArticleMark()
+		if okx != oky || mx != my {
+			return false
+		}
 	}
 	return true
 }
+
+// articleTag precedes an item's article mark in [ContentHash].
+const articleTag = ^uint64(0)
 
 // Hash is a digest of a document's informational content.
 type Hash [sha256.Size]byte
@@ -47,6 +60,14 @@ func ContentHash(d *Document) Hash {
 		field(d.Items[i].Title)
 		field(d.Items[i].Link)
 		field(d.Items[i].Description)
+		if mark, ok := d.Items[i].Extensions.ArticleMark(); ok {
+			// A length no field can have tags the optional mark, so that
+			// it cannot be read as the next item's title; items without
+			// one hash as they always did.
+			binary.BigEndian.PutUint64(n[:], articleTag)
+			h.Write(n[:])
+			field(mark)
+		}
 	}
 	var out Hash
 	h.Sum(out[:0])

@@ -186,6 +186,17 @@ func TestSameContentAndHash(t *testing.T) {
 		}, false},
 		{"item removed", func(d *schema.Document) { d.Items = d.Items[:1] }, false},
 		{"items reordered", func(d *schema.Document) { d.Items[0], d.Items[1] = d.Items[1], d.Items[0] }, false},
+		{"article marked", func(d *schema.Document) { markArticle(&d.Items[1], schema.ArticleFull) }, false},
+		{"article failed", func(d *schema.Document) { markArticle(&d.Items[1], schema.ArticleFailed) }, false},
+		{"article with its text", func(d *schema.Document) {
+			markArticle(&d.Items[1], schema.ArticleFull)
+			d.Items[1].Extensions = append(d.Items[1].Extensions, schema.Extension{URI: schema.ContentNamespace, Prefix: "content", LocalName: "encoded", Value: "<p>other</p>"})
+		}, false},
+		{"mark as the next item's title", func(d *schema.Document) {
+			// A mark "x" on item 0 and none on item 1 titled "x" must not
+			// hash like no mark and a title moved: the mark is tagged.
+			markArticle(&d.Items[0], "x")
+		}, false},
 		{"text moved between fields", func(d *schema.Document) {
 			d.Items[1].Description = d.Items[1].Title[3:]
 			d.Items[1].Title = d.Items[1].Title[:3]
@@ -202,6 +213,26 @@ func TestSameContentAndHash(t *testing.T) {
 				t.Errorf("hashes equal = %v, want %v", got, tt.same)
 			}
 		})
+	}
+}
+
+func markArticle(it *schema.Item, mark string) {
+	it.Extensions = append(it.Extensions, schema.Extension{URI: schema.ArticleNamespace, Prefix: "dynamo", LocalName: "article", Value: mark})
+}
+
+// TestSameContentArticleMarks: two documents whose items carry the same
+// article marks are the same content, whatever the article's text.
+func TestSameContentArticleMarks(t *testing.T) {
+	a, b := sampleDoc(), sampleDoc()
+	markArticle(&a.Items[1], schema.ArticleFull)
+	markArticle(&b.Items[1], schema.ArticleFull)
+	b.Items[1].Extensions = append(b.Items[1].Extensions, schema.Extension{URI: schema.ContentNamespace, Prefix: "content", LocalName: "encoded", Value: "<p>other</p>"})
+	if !schema.SameContent(a, b) || schema.ContentHash(a) != schema.ContentHash(b) {
+		t.Fatal("same marks, different article text: want the same content")
+	}
+	markArticle(&a.Items[0], schema.ArticleFailed)
+	if schema.SameContent(a, b) || schema.ContentHash(a) == schema.ContentHash(b) {
+		t.Fatal("a mark on one side only: want different content")
 	}
 }
 
