@@ -40,7 +40,7 @@ workers=${MUTATION_WORKERS:-1}
 coeff=${MUTATION_TIMEOUT_COEFF:-15}
 out=${MUTATION_OUT:-bench/mutation.out}
 
-core=(schema extractor config poller storage/badger storage/postgres api websub)
+core=(schema extractor config fetch poller storage/badger storage/postgres api websub)
 pkgs=("$@")
 if [ "${#pkgs[@]}" -eq 0 ]; then
   pkgs=("${core[@]}")

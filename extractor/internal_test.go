@@ -110,6 +110,24 @@ func TestValueCut(t *testing.T) {
 	}
 }
 
+// TestValueInvalidUTF8: a byte that is not UTF-8 becomes U+FFFD wherever
+// it stands, 0x80 (the lowest such byte) and 0xFF alike, beside ASCII
+// that is copied a run at a time.
+func TestValueInvalidUTF8(t *testing.T) {
+	for _, tc := range []struct{ in, want string }{
+		{"a\x80b", "a\uFFFDb"},
+		{"\x80", "\uFFFD"},
+		{"ab\xffc d", "ab\uFFFDc d"},
+		{"a\x7fb", "a\x7fb"}, // DEL, the last ASCII byte, is an XML character: kept
+	} {
+		v := value{limit: 100}
+		v.addText([]byte(tc.in))
+		if got := v.String(); got != tc.want {
+			t.Errorf("%q: got %q, want %q", tc.in, got, tc.want)
+		}
+	}
+}
+
 func TestResolvePlaceholders(t *testing.T) {
 	base, _ := url.Parse("https://example.org/a/b.html")
 	got := resolvePlaceholders("<a href=\"\x000\x00\">x</a><img src=\"\x001\x00\">", []string{" c.html?x=1&y=2 ", "javascript:alert('x')"}, newBaseURL(base))
