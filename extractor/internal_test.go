@@ -128,6 +128,31 @@ func TestValueInvalidUTF8(t *testing.T) {
 	}
 }
 
+// TestCleanFastPaths: clean, and the checks that spare it work (isClean,
+// blank), agree with the streaming value they stand for, on the strings
+// where a fast path could go wrong: spaces leading, trailing and doubled,
+// white space that is not ASCII, invalid UTF-8, control characters.
+func TestCleanFastPaths(t *testing.T) {
+	for _, s := range []string{
+		"", " ", "a", "abc", "a b", "a  b", " a", "a ", " a ", "a\tb", "a\nb",
+		"\u00a0", "a\u00a0", "\u00a0a", "é", "é x", "é  x", " é", "é ",
+		"\x80", "a\x80", "\x01", "a\x01b", "\x7f", "\u2028", "ab cd ef", "ab cd  ef", "ab cd ef ",
+	} {
+		v := value{limit: len(s) + 1}
+		v.addText([]byte(s))
+		want := v.String()
+		if got := clean(s); got != want {
+			t.Errorf("clean(%q) = %q, want %q", s, got, want)
+		}
+		if got := isClean(s); got && want != s {
+			t.Errorf("isClean(%q) = true, but clean makes it %q", s, want)
+		}
+		if got := blank(s); got != (want == "") {
+			t.Errorf("blank(%q) = %v, but clean makes it %q", s, got, want)
+		}
+	}
+}
+
 func TestResolvePlaceholders(t *testing.T) {
 	base, _ := url.Parse("https://example.org/a/b.html")
 	got := resolvePlaceholders("<a href=\"\x000\x00\">x</a><img src=\"\x001\x00\">", []string{" c.html?x=1&y=2 ", "javascript:alert('x')"}, newBaseURL(base))
