@@ -83,21 +83,27 @@ func New(p config.PollerConfig, opts Options) (*Fetcher, error) {
 // next render starts another.
 func (f *Fetcher) Configure(p config.PollerConfig) {
 	set := clientSettingsOf(p)
+	var old *client
+	var ended *Renderer
 	f.mu.Lock()
-	defer f.mu.Unlock()
 	f.robotsOn, f.interval = p.Robots, p.PerHostInterval.D()
 	changed := f.c == nil || f.c.set != set
 	if changed {
-		if f.c != nil {
-			f.c.closeIdle()
-		}
-		f.c = newClient(set, f.opts.Transport, f.opts.Resolver)
+		old, f.c = f.c, newClient(set, f.opts.Transport, f.opts.Resolver)
 	}
-	if (changed || f.browser != p.Browser) && f.renderer != nil {
-		_ = f.renderer.Close() // Close reports nothing
-		f.renderer = nil
+	if changed || f.browser != p.Browser {
+		ended, f.renderer = f.renderer, nil
 	}
 	f.browser = p.Browser
+	f.mu.Unlock()
+	// Outside the lock: a browser takes a while to end, and requests
+	// meanwhile go on with the new settings.
+	if old != nil {
+		old.closeIdle()
+	}
+	if ended != nil {
+		_ = ended.Close() // Close reports nothing
+	}
 }
 
 // Close closes the idle connections and ends the browser, if one was
@@ -105,11 +111,12 @@ func (f *Fetcher) Configure(p config.PollerConfig) {
 // later render starts a browser again.
 func (f *Fetcher) Close() error {
 	f.mu.Lock()
-	defer f.mu.Unlock()
-	f.c.closeIdle()
-	if f.renderer != nil {
-		_ = f.renderer.Close() // Close reports nothing
-		f.renderer = nil
+	c, ended := f.c, f.renderer
+	f.renderer = nil
+	f.mu.Unlock()
+	c.closeIdle()
+	if ended != nil {
+		_ = ended.Close() // Close reports nothing
 	}
 	return nil
 }
