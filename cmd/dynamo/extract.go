@@ -117,8 +117,8 @@ func isPageURL(path string) bool {
 }
 
 // open returns the page's reader and the name diagnostics use, as
-// openPage does; a URL is fetched once through the poller's guarded
-// retriever (see pageHelp), and opts takes the page's final URL and
+// openPage does; a URL is fetched once with fetch.Once, as polls fetch
+// (see pageHelp), and opts takes the page's final URL and
 // Content-Type unless --url and --content-type gave them.
 func (p *pageFlags) open(ctx context.Context, path string, stdin io.Reader, opts *extractor.Options) (io.ReadCloser, string, error) {
 	if !isPageURL(path) {
