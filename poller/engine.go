@@ -357,13 +357,14 @@ func (e *Engine) apply(ctx context.Context, cfg *config.Config, registered map[s
 		restart []string        // ids whose policy changed
 		added   map[string]bool // those of them just added (see replan)
 	)
+	// Outside e.mu: a browser that the new settings end takes a while to.
+	e.fetcher.Configure(cfg.Poller)
 	e.mu.Lock()
 	defer func() {
 		e.mu.Unlock()
 		e.poke()
 		e.reschedule(ctx, restart, added)
 	}()
-	e.fetcher.Configure(cfg.Poller)
 	now := e.clock.Now()
 	bset := BudgetSettingsOf(cfg.Poller.Budget)
 	rebudget := bset != e.budgetSet
