@@ -174,14 +174,14 @@ func (f *Fetcher) Robots(u *url.URL) (allowed, known bool) {
 	if on, _ := f.politeness(); !on {
 		return true, true
 	}
-	g, ok := f.robots.lookup(u, f.clock.Now())
+	rules, ok := f.robots.lookup(u, f.clock.Now())
 	if !ok {
 		return false, false
 	}
-	if g.CrawlDelay > 0 {
-		f.gate.setCrawlDelay(strings.ToLower(u.Host), g.CrawlDelay)
+	if rules.group.CrawlDelay > 0 {
+		f.gate.setCrawlDelay(strings.ToLower(u.Host), rules.group.CrawlDelay)
 	}
-	return g.Test(robotsPath(u)), true
+	return rules.allows(u), true
 }
 
 // FetchRobots fetches and caches u's host's robots.txt for an hour and
@@ -189,14 +189,14 @@ func (f *Fetcher) Robots(u *url.URL) (allowed, known bool) {
 // everything, a 5xx one nothing); its Crawl-delay raises the host's
 // interval. A network error is returned, and not cached.
 func (f *Fetcher) FetchRobots(ctx context.Context, u *url.URL) (allowed bool, err error) {
-	g, err := f.robots.fetch(ctx, f.client(), u, f.clock.Now())
+	rules, err := f.robots.fetch(ctx, f.client(), u, f.clock.Now())
 	if err != nil {
 		return false, classify(err)
 	}
-	if g.CrawlDelay > 0 {
-		f.gate.setCrawlDelay(strings.ToLower(u.Host), g.CrawlDelay)
+	if rules.group.CrawlDelay > 0 {
+		f.gate.setCrawlDelay(strings.ToLower(u.Host), rules.group.CrawlDelay)
 	}
-	return g.Test(robotsPath(u)), nil
+	return rules.allows(u), nil
 }
 
 // allowed checks robots.txt for u, fetching it when not cached; with

@@ -307,3 +307,54 @@ func TestHeadersStayOnTheirHost(t *testing.T) {
 		t.Errorf("the other host got the cookie %q", c)
 	}
 }
+
+// TestRobotsStatus: per RFC 9309, a robots.txt answered 4xx allows
+// everything, 5xx nothing; a network error is an error, not cached.
+func TestRobotsStatus(t *testing.T) {
+	var code atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.WriteHeader(int(code.Load()))
+	}))
+	t.Cleanup(srv.Close)
+	u, _ := url.Parse(srv.URL + "/page")
+	for _, tc := range []struct {
+		code    int
+		allowed bool
+	}{{http.StatusNotFound, true}, {http.StatusServiceUnavailable, false}} {
+		code.Store(int32(tc.code))
+		f := newFetcher(t, pollerConfig(true), newStepClock())
+		if allowed, err := f.FetchRobots(t.Context(), u); err != nil || allowed != tc.allowed {
+			t.Errorf("robots.txt answered %d: allowed %v, %v; want %v", tc.code, allowed, err, tc.allowed)
+		}
+	}
+	f := newFetcher(t, pollerConfig(false), newStepClock()) // loopback refused: a dial error
+	if _, err := f.FetchRobots(t.Context(), u); !errors.Is(err, fetch.ErrForbiddenAddress) {
+		t.Errorf("robots.txt on a refused address: %v; want ErrForbiddenAddress", err)
+	}
+	if _, known := f.Robots(u); known {
+		t.Errorf("a failed robots.txt fetch was cached")
+	}
+}
+
+// TestConfigureRestartsTheRenderer: a render after a reload that changed
+// poller.browser uses the new settings, not the browser of the old ones.
+func TestConfigureRestartsTheRenderer(t *testing.T) {
+	chromium(t)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		fmt.Fprint(w, "<html><body><p>rendered</p></body></html>")
+	}))
+	t.Cleanup(srv.Close)
+	p := pollerConfig(true)
+	p.Browser.Exec = "/nonexistent/chromium"
+	f := newFetcher(t, p, newStepClock())
+	if _, err := f.Get(t.Context(), fetch.Request{URL: srv.URL, Browser: true}); !errors.Is(err, fetch.ErrNoBrowser) {
+		t.Fatalf("render with a missing browser: %v; want ErrNoBrowser", err)
+	}
+	p.Browser.Exec = ""
+	f.Configure(p)
+	res, err := f.Get(t.Context(), fetch.Request{URL: srv.URL, Browser: true})
+	if err != nil || !strings.Contains(string(res.Body), "<p>rendered</p>") {
+		t.Fatalf("render after the reload: %q, %v", res.Body, err)
+	}
+	f.Release(&res)
+}
