@@ -151,7 +151,7 @@
 // register.go, forms.go (parsing and field errors), one template each.
 //
 // POST /new fetches a page once through Options.Fetch (the poller's
-// guarded retriever) and keeps the bytes, for the session that fetched
+// guarded fetcher) and keeps the bytes, for the session that fetched
 // them, in a cache bounded in count, bytes and time (fetched.go), under a
 // random id that the forms carry; it redirects to GET /new?fetch=id, which
 // shows the page's own feeds, its annotations as the feed they make and

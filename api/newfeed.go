@@ -1,7 +1,7 @@
 package api
 
 // GET/POST /new: the admin pastes a page's URL; dynamo fetches it once
-// through the poller's guarded retriever (Options.Fetch), keeps the bytes
+// through the poller's guarded fetcher (Options.Fetch), keeps the bytes
 // for a few minutes (fetched.go), and shows on one page what the page offers
 // (its annotations as the feed they make, its own feeds) and suggest's
 // proposals, each with its first items and its select block. Preview

@@ -52,8 +52,9 @@ type ResourceDefinition struct {
 	Polled     bool // false: registered but not polled (shadowed by the file, or invalid under the configuration in force)
 }
 
-// PageFetcher fetches one page through the poller's guarded retriever (SSRF
-// guard, size and time limits, robots.txt), for self-registration.
+// PageFetcher fetches one page through the poller's guarded fetcher (SSRF
+// guard, size and time limits, robots.txt, the host's politeness), for
+// self-registration.
 type PageFetcher interface {
 	FetchPage(ctx context.Context, url string) (Page, error)
 }

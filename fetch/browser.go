@@ -464,14 +464,3 @@ func (r *Renderer) ctxErr(ctx context.Context, err error) error {
 	}
 	return err
 }
-
-// StatusError is an HTTP answer that cannot be used as a page (anything but
-// 2xx for a rendered page).
-type StatusError struct {
-	URL  string
-	Code int
-}
-
-func (e *StatusError) Error() string {
-	return fmt.Sprintf("GET %s: HTTP %d %s", e.URL, e.Code, http.StatusText(e.Code))
-}

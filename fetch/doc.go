@@ -1,11 +1,50 @@
 // Package fetch is how dynamo reaches the network: the SSRF guard every
 // outgoing request dials through ([Dialer], [NewGuardedClient]: polls,
 // renders and every request a rendered page makes, articles, WebSub
-// callbacks), the browser renderer of `fetch: browser` and the article
-// extractor of `content: full`. The renderer and the articles take the
-// poller's guarded *http.Client; the poller decides when to fetch, this
-// package how. (The plain retriever, robots.txt cache and per-host
-// politeness gate still live in package poller, to move here next.)
+// callbacks), and the [Fetcher] the poller fetches with: one guarded
+// client, one robots.txt cache and one per-host politeness gate shared by
+// its three users, the plain GET, the browser renderer of `fetch: browser`
+// and the article fetcher of `content: full`. The poller decides when to
+// fetch, this package how.
+//
+// # Fetcher
+//
+// A [Fetcher] is built from the poller settings ([New]) and follows their
+// reloads ([Fetcher.Configure]): its one http.Client is built again only
+// when the timeouts, max_body, max_redirects, user agent or allow_private
+// change, while the robots.txt cache and the host gate are kept. The
+// client has connect, header and total timeouts (a timeout wraps
+// [ErrTimeout]), follows at most max_redirects redirects
+// ([ErrTooManyRedirects]), negotiates gzip and decodes it in the
+// transport, and bounds bodies by max_body through http.MaxBytesReader:
+// larger fails with [ErrTooLarge], never truncated. [Fetcher.Get] is one
+// GET, conditional on the [Validators] of the page's last 200 (a 304 is
+// [Result].NotModified), or one render. A resource's own headers go to
+// its page's host only: a redirect to another host does not carry them.
+// Answers other than 200 and 304 are a [StatusError] with the server's
+// Retry-After; Cache-Control max-age is Result.MaxAge (both capped at
+// [MaxHint]). Bodies are read into pooled buffers, given back by
+// [Fetcher.Release].
+//
+// robots.txt (github.com/temoto/robotstxt) is cached per host for an hour
+// ([Fetcher.Robots], [Fetcher.FetchRobots]); per RFC 9309 a 4xx answer
+// allows everything and a 5xx one nothing, and a network error is not
+// cached. Its Crawl-delay raises the host's interval. Politeness: no two
+// requests to one host (robots.txt included) closer than
+// per_host_interval (or the Crawl-delay), across every user of the
+// fetcher. [Fetcher.Reserve] takes a host's slot or says how long until
+// it, without waiting, so that the poller can requeue a resource rather
+// than hold a worker; [Fetcher.WaitSlot] waits for it.
+//
+// [Fetcher.Article] fetches an article politely (robots.txt, the host's
+// slot, the GET) and extracts it; [Fetcher.Once] fetches a page once, as
+// a poll would, for the api's /new page (with the engine's fetcher) and
+// [Once] with a fetcher of its own for the command line (`dynamo extract
+// https://…`). Time (slots, Retry-After dates, the cache's hour) is read
+// from the [Clock] given, the poller's, so that tests drive both with one
+// fake clock. Metrics, on the Registerer given:
+// dynamo_poller_fetch_bytes_total and dynamo_poller_article_seconds
+// (named when they were the poller's), and the renderer's below.
 //
 // # Guard
 //
@@ -61,5 +100,5 @@
 // [ExtractArticle] finds an article page's main text with readability
 // (codeberg.org/readeck/go-readability) and sanitizes it as every
 // description is ([extractor.SanitizeHTML]). It is pure: fetching the page
-// is the caller's, through the guarded client.
+// is the caller's: [Fetcher.Article].
 package fetch

@@ -56,8 +56,8 @@ func guardControl(network, address string, _ syscall.RawConn) error {
 }
 
 // Dialer dials through an optional injected resolver and the SSRF guard:
-// the poller's retriever and [NewGuardedClient]'s clients (the browser's
-// requests, articles, WebSub callbacks) all dial with one.
+// a [Fetcher]'s client (its GETs, articles and the browser's requests) and
+// [NewGuardedClient]'s clients (WebSub callbacks) all dial with one.
 type Dialer struct {
 	d        net.Dialer
 	resolver Resolver // nil: the dialer's own resolution
@@ -105,7 +105,7 @@ func (dl *Dialer) DialContext(ctx context.Context, network, addr string) (net.Co
 }
 
 // NewGuardedClient returns an HTTP client that dials through the same SSRF
-// guard as the poller's retriever (no loopback, private, link-local or
+// guard as a [Fetcher]'s (no loopback, private, link-local or
 // CGNAT address unless p.AllowPrivate, checked at dial time after DNS),
 // with p's connect, header and request timeouts and no proxy: for other
 // outgoing requests, such as WebSub callbacks. r nil is the system resolver.

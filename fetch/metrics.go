@@ -80,3 +80,32 @@ func renderOutcome(err error) string {
 		return RenderError
 	}
 }
+
+// fetchMetrics are a fetcher's own collectors (the renders' are
+// [RenderMetrics]). Their names keep the poller's prefix: they were the
+// poller's before fetching moved here, and dashboards use them.
+type fetchMetrics struct {
+	bytes          prometheus.Counter
+	articleSeconds prometheus.Histogram
+}
+
+func newFetchMetrics(reg prometheus.Registerer) (*fetchMetrics, error) {
+	m := &fetchMetrics{
+		bytes: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "dynamo_poller_fetch_bytes_total", Help: "Response body bytes fetched.",
+		}),
+		articleSeconds: prometheus.NewHistogram(prometheus.HistogramOpts{
+			Name: "dynamo_poller_article_seconds", Help: "Time to fetch and extract one article (content: full).",
+			Buckets: prometheus.ExponentialBuckets(0.01, 2.5, 10),
+		}),
+	}
+	if reg == nil {
+		return m, nil
+	}
+	for _, c := range []prometheus.Collector{m.bytes, m.articleSeconds} {
+		if err := reg.Register(c); err != nil {
+			return nil, fmt.Errorf("register fetch metrics: %w", err)
+		}
+	}
+	return m, nil
+}

@@ -3,14 +3,11 @@ package poller
 import (
 	"context"
 	"errors"
-	"fmt"
 	"log/slog"
 	"net/url"
 	"strings"
-	"time"
 
 	"github.com/dynamo-rss/dynamo/config"
-	"github.com/dynamo-rss/dynamo/fetch"
 	"github.com/dynamo-rss/dynamo/schema"
 )
 
@@ -29,7 +26,7 @@ import (
 // newest reads the newest stored version (newestStored); a store that
 // cannot read versions fetches nothing.
 // entry's headers go with the articles on the page's own host.
-func (e *Engine) fullArticles(ctx context.Context, id string, f *retriever, doc *schema.Document, p config.PollerConfig, newest func() (*schema.Document, error), entry *config.ResourceEntry) (left bool) {
+func (e *Engine) fullArticles(ctx context.Context, id string, doc *schema.Document, p config.PollerConfig, newest func() (*schema.Document, error), entry *config.ResourceEntry) (left bool) {
 	prev, err := newest()
 	if errors.Is(err, errNoVersions) {
 		return false
@@ -59,7 +56,7 @@ func (e *Engine) fullArticles(ctx context.Context, id string, f *retriever, doc 
 		}
 	}
 	for _, it := range todo[:min(len(todo), p.FullPerPoll)] {
-		html, err := e.fetchArticle(ctx, f, it.Link, p, sameHostHeaders(entry, it.Link))
+		html, err := e.fetcher.Article(ctx, it.Link, sameHostHeaders(entry, it.Link))
 		if ctx.Err() != nil {
 			return true // the poll ends: the items stay unmarked, fetched by a later poll
 		}
@@ -113,53 +110,4 @@ func markArticle(it *schema.Item, mark, html string) {
 		ext = append(ext, schema.Extension{URI: schema.ContentNamespace, Prefix: "content", LocalName: "encoded", Value: html})
 	}
 	it.Extensions = append(ext, schema.Extension{URI: schema.ArticleNamespace, Prefix: "dynamo", LocalName: "article", Value: mark})
-}
-
-// fetchArticle GETs an article's link as a poll GETs its page (robots.txt,
-// the host's politeness, the guard and limits of the retriever) and
-// returns its main text, sanitized.
-func (e *Engine) fetchArticle(ctx context.Context, f *retriever, link string, p config.PollerConfig, headers map[string]string) (string, error) {
-	u, err := url.Parse(link)
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return "", fmt.Errorf("article link %q is not an http(s) URL", link)
-	}
-	host := strings.ToLower(u.Host)
-	interval := p.PerHostInterval.D()
-	if p.Robots {
-		g, ok := e.robots.lookup(u, e.clock.Now())
-		if !ok {
-			if err := e.waitSlot(ctx, host, interval); err != nil {
-				return "", err
-			}
-			if g, err = e.robots.fetch(ctx, f, u, e.clock.Now()); err != nil {
-				return "", err
-			}
-		}
-		if g.CrawlDelay > 0 {
-			e.hosts.setCrawlDelay(host, g.CrawlDelay)
-		}
-		if !g.Test(robotsPath(u)) {
-			return "", ErrRobotsDenied
-		}
-	}
-	if err := e.waitSlot(ctx, host, interval); err != nil {
-		return "", err
-	}
-	t0 := time.Now()
-	fr, err := f.fetchWith(ctx, u.String(), validators{}, e.clock.Now(), headers)
-	defer f.recycle(&fr)
-	e.m.bytes.Add(float64(fr.Bytes))
-	if err != nil {
-		return "", classify(err)
-	}
-	page := fr.URL
-	if page == "" {
-		page = u.String()
-	}
-	a, err := fetch.ExtractArticle(fr.Body, page)
-	e.m.articleSeconds.Observe(time.Since(t0).Seconds())
-	if err != nil {
-		return "", err
-	}
-	return a.HTML, nil
 }

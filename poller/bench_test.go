@@ -94,7 +94,7 @@ func benchPolls(b *testing.B, mode benchOrigin, noSync bool) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	defer e.fetcher.close()
+	defer e.Close() //nolint:errcheck // test cleanup
 	var done atomic.Int64
 	target := make(chan struct{}, 1)
 	var want atomic.Int64

@@ -1,19 +1,19 @@
 package poller
 
-import "time"
+import (
+	"time"
+
+	"github.com/dynamo-rss/dynamo/fetch"
+)
 
 // Clock is the engine's source of time: Now and timers. Tests inject a fake
-// one so that every scheduling decision is deterministic.
-type Clock interface {
-	Now() time.Time
-	NewTimer(d time.Duration) Timer
-}
+// one so that every scheduling decision is deterministic. It is fetch's
+// Clock: the engine gives its own to its fetcher, so that one clock drives
+// both the schedule and the per-host politeness.
+type Clock = fetch.Clock
 
 // Timer is the part of *time.Timer the engine uses.
-type Timer interface {
-	C() <-chan time.Time
-	Stop() bool
-}
+type Timer = fetch.Timer
 
 type realClock struct{}
 

@@ -37,7 +37,7 @@ func TestDiskFullOutcomeAndResume(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(e.fetcher.close)
+	t.Cleanup(func() { _ = e.Close() })
 
 	if st := pollAtNext(t, e, clk, "r"); st.LastOutcome != OutcomeChanged {
 		t.Fatalf("first poll %+v", st)

@@ -1,6 +1,7 @@
-// Package poller is Dynamo's Engine, Poller and Retriever: it decides when to
-// look at each annotated page, fetches it politely and safely, hands it to the
-// extractor and stores the versions whose content changed.
+// Package poller is Dynamo's Engine and Poller: it decides when to look at
+// each annotated page, has it fetched (package fetch decides how: politely
+// and safely), hands it to the extractor and stores the versions whose
+// content changed.
 //
 // # Configuration
 //
@@ -117,22 +118,24 @@
 // squared error of the one-step-ahead estimates ([SmoothingMSE]); `dynamo
 // tune` uses the same code.
 //
-// # Retriever: politeness and safety
+// # Fetching
 //
-// One shared http.Client per engine (rebuilt only when fetch settings change)
-// with connect, header and total timeouts; redirects limited to
-// max_redirects; gzip negotiated and decoded by the transport; bodies bounded
-// by max_body through http.MaxBytesReader, larger ones fail with
-// [ErrTooLarge] and are never truncated. Conditional GETs send the ETag and
-// Last-Modified of the last 200; a 304 is not extracted and writes nothing
-// but the poll state. The Content-Type (and its charset) goes to the
-// extractor. robots.txt (github.com/temoto/robotstxt) is cached per host for
-// an hour; a disallowed URL ends in robots-denied without fetching it, a
-// Crawl-delay raises the host's interval. Politeness: no two requests to one
-// host (robots.txt included) closer than per_host_interval, across all
-// resources; a resource whose host is busy is requeued at the host's next
-// slot instead of holding a worker. [Fetch] fetches one page the same way,
-// outside any engine, for the command line (`dynamo extract https://…`).
+// The engine fetches through one [fetch.Fetcher] for its life: one guarded
+// http.Client (built again by [Engine.Apply] only when the fetch settings
+// change), one robots.txt cache and one per-host politeness gate, shared
+// by the polls, the renders, the articles and [Engine.FetchPage]; its
+// clock is the engine's. What is the poller's is when: a poll asks the
+// fetcher's robots.txt cache first (a disallowed URL ends in
+// robots-denied, nothing fetched; robots.txt not cached is fetched in the
+// host's slot), then takes the host's slot with [fetch.Fetcher.Reserve],
+// which does not wait: a resource whose host is busy is requeued at the
+// host's next slot instead of holding a worker (PollNow and FirstPoll
+// wait instead). The page's validators (ETag, Last-Modified of its last
+// 200) are kept in its poll state and sent back; a 304 is not extracted
+// and writes nothing but the poll state. Cache-Control max-age and
+// Retry-After come back as the next poll's floor. How a page is fetched
+// (timeouts, max_redirects, max_body, the guard, the browser) is package
+// fetch's documentation.
 //
 // # Relative dates
 //
@@ -145,27 +148,21 @@
 // is compared and saved: an ageing text neither moves the date nor makes a
 // new version. Only pages with relative dates pay that read.
 //
-// fetch: browser (render.go): the page is rendered by a [fetch.Renderer]
-// instead of the GET, after the same robots.txt check and politeness slot,
-// every request of the page made by the retriever's guarded client; the
-// renderer is built at the first render and again when poller.browser or
-// the client changes, and its browser ends with Run or [Engine.Close]. A
-// render is never conditional: the DOM's hash tells an unchanged page.
+// fetch: browser: the page is rendered by the fetcher's browser instead of
+// the GET, after the same robots.txt check and politeness slot; its browser
+// ends with Run or [Engine.Close]. A render is never conditional: the DOM's
+// hash tells an unchanged page.
 //
 // content: full (article.go): before a version is stored, its items that
 // the newest stored version did not mark (dynamo:article, see
-// [schema.ArticleNamespace]) get their link fetched, as a page is (robots,
-// politeness, guard, limits), at most poller.full_per_poll a poll, and
-// their main text ([fetch.ExtractArticle]) as content:encoded; marked ones
-// carry their mark and article over, so nothing is fetched twice across
-// polls, restarts and nodes. Nothing is fetched for a document with the
+// [schema.ArticleNamespace]) get their link fetched, as a page is
+// ([fetch.Fetcher.Article]: robots, politeness, guard, limits), at most
+// poller.full_per_poll a poll, and their main text as content:encoded;
+// marked ones carry their mark and article over, so nothing is fetched
+// twice across polls, restarts and nodes. Nothing is fetched for a document with the
 // stored version's content (it will not be stored).
 //
-// SSRF guard (package fetch's Dialer, which the retriever dials with):
-// unless allow_private is set, the dialer's Control function
-// refuses loopback, private (RFC 1918, fc00::/7), link-local, CGNAT
-// (100.64/10), unspecified, multicast and 0/8 addresses, IPv4-mapped IPv6
-// judged as IPv4. It runs after DNS resolution on the very address being
-// connected, so DNS rebinding cannot bypass it; proxies are disabled for the
-// same reason.
+// SSRF guard: every request dials through package fetch's [fetch.Dialer]
+// (private, loopback and link-local addresses refused after DNS unless
+// allow_private); see package fetch.
 package poller

@@ -13,7 +13,6 @@ import (
 	"log/slog"
 	"maps"
 	"math"
-	"net"
 	"net/http"
 	"net/url"
 	"runtime"
@@ -27,6 +26,7 @@ import (
 
 	"github.com/dynamo-rss/dynamo/config"
 	"github.com/dynamo-rss/dynamo/extractor"
+	"github.com/dynamo-rss/dynamo/fetch"
 	"github.com/dynamo-rss/dynamo/schema"
 	"github.com/dynamo-rss/dynamo/storage"
 )
@@ -49,9 +49,6 @@ func Outcomes() []string {
 
 // ErrUnknownResource is returned for an id the configuration does not have.
 var ErrUnknownResource = errors.New("poller: unknown resource")
-
-// ErrTimeout is wrapped when a fetch exceeds a configured timeout.
-var ErrTimeout = errors.New("poller: timeout")
 
 // Error back-off: base·2^(n−1) after the n-th consecutive error, capped, ±10% jitter.
 const (
@@ -130,22 +127,22 @@ type Status struct {
 // Engine schedules and polls resources. Its methods are safe for concurrent
 // use; Run owns the scheduler and worker goroutines.
 type Engine struct {
-	store    Store
-	hist     historyStore // nil: the history is kept in the stored state
-	clock    Clock
-	log      *slog.Logger
-	m        *metrics
-	extract  ExtractFunc
-	descs    *extractor.DescriptionCache // sanitized descriptions, shared by every poll
-	opts     Options
-	robots   robotsCache
-	hosts    hostGate
-	browsers *browsers     // renders the fetch: browser resources (render.go)
-	wake     chan struct{} // cap 1: the schedule changed
+	store   Store
+	hist    historyStore // nil: the history is kept in the stored state
+	clock   Clock
+	log     *slog.Logger
+	m       *metrics
+	extract ExtractFunc
+	descs   *extractor.DescriptionCache // sanitized descriptions, shared by every poll
+	opts    Options
+	// fetcher is how pages, robots.txt and articles are fetched: one
+	// guarded client, robots.txt cache, politeness gate and browser for
+	// the engine's life, reconfigured by Apply.
+	fetcher *fetch.Fetcher
+	wake    chan struct{} // cap 1: the schedule changed
 
 	mu        sync.Mutex
 	cfg       *config.Config
-	fetcher   *retriever
 	resources map[string]*resource
 	// retired holds the busy tokens of resources removed while one of
 	// their polls was in flight: a resource added again under the same id
@@ -251,7 +248,11 @@ func New(ctx context.Context, cfg *config.Config, store Store, opts Options) (*E
 	if e.extract == nil {
 		e.extract = extractor.Extract
 	}
-	if e.browsers, err = newBrowsers(opts.Registerer, e.log); err != nil {
+	e.fetcher, err = fetch.New(cfg.Poller, fetch.Options{
+		Transport: opts.Transport, Resolver: opts.Resolver,
+		Clock: e.clock, Logger: e.log, Registerer: opts.Registerer,
+	})
+	if err != nil {
 		return nil, err
 	}
 	if err := e.Apply(ctx, cfg); err != nil {
@@ -358,24 +359,18 @@ func (e *Engine) apply(ctx context.Context, cfg *config.Config, registered map[s
 	loaded := make(map[string]persisted, len(fresh))
 	e.loadStates(ctx, fresh, loaded)
 
-	set := fetchSettingsOf(cfg.Poller)
 	var (
-		old     *retriever
 		restart []string        // ids whose policy changed
 		added   map[string]bool // those of them just added (see replan)
 	)
+	// Outside e.mu: a browser that the new settings end takes a while to.
+	e.fetcher.Configure(cfg.Poller)
 	e.mu.Lock()
 	defer func() {
 		e.mu.Unlock()
-		if old != nil {
-			old.close()
-		}
 		e.poke()
 		e.reschedule(ctx, restart, added)
 	}()
-	if e.fetcher == nil || e.fetcher.set != set {
-		old, e.fetcher = e.fetcher, newRetriever(set, e.opts)
-	}
 	now := e.clock.Now()
 	bset := BudgetSettingsOf(cfg.Poller.Budget)
 	rebudget := bset != e.budgetSet
@@ -814,7 +809,7 @@ func (e *Engine) Run(ctx context.Context) error {
 			}
 		})
 	}
-	defer e.browsers.close()
+	defer e.fetcher.Close() //nolint:errcheck // Close reports nothing
 	defer wg.Wait()
 	defer close(jobs)
 	for {
@@ -847,6 +842,16 @@ func (e *Engine) Run(ctx context.Context) error {
 			}
 		}
 	}
+}
+
+// Close ends the browser the engine started for fetch: browser resources,
+// if any, and closes its idle connections (Run's return does too); a later
+// poll connects, or starts a browser, again.
+func (e *Engine) Close() error {
+	if e.fetcher == nil { // an engine New did not finish building
+		return nil
+	}
+	return e.fetcher.Close()
 }
 
 // due pops the first resource whose time has come; else it returns how long
@@ -1097,7 +1102,7 @@ func diagnosticStrings(ds []extractor.Diagnostic) []string {
 // its slot and poll returns done=false. done=false also when ctx ended.
 func (e *Engine) poll(ctx context.Context, r *resource, wait bool) (Status, bool) {
 	e.mu.Lock()
-	cfg, f, entry, host, val, last, ret, bodyHash := e.cfg, e.fetcher, r.entry, r.host, r.st.Validators, r.st.Last, r.retention, r.st.BodyHash
+	cfg, entry, host, val, last, ret, bodyHash := e.cfg, r.entry, r.host, r.st.Validators, r.st.Last, r.retention, r.st.BodyHash
 	rawURL := entry.URL
 	dates, sel := r.dates, r.sel
 	if entry.Content == config.ContentFull && !r.articlesDone {
@@ -1110,32 +1115,23 @@ func (e *Engine) poll(ctx context.Context, r *resource, wait bool) (Status, bool
 	if err != nil { // checked when the resource was built: not expected
 		return e.finish(ctx, r, e.clock.Now(), pollResult{outcome: OutcomeError, err: fmt.Errorf("page URL: %w", err)}), true
 	}
-	interval := cfg.Poller.PerHostInterval.D()
-
-	if cfg.Poller.Robots {
-		g, ok := e.robots.lookup(u, e.clock.Now())
-		if !ok {
-			if !e.gate(ctx, r, host, interval, wait) {
+	allowed, known := e.fetcher.Robots(u)
+	if !known { // robots.txt to fetch first: a request to the host, in its slot
+		if !e.gate(ctx, r, host, wait) {
+			return Status{}, false
+		}
+		start := e.clock.Now()
+		if allowed, err = e.fetcher.FetchRobots(ctx, u); err != nil {
+			if ctx.Err() != nil {
 				return Status{}, false
 			}
-			start := e.clock.Now()
-			var err error
-			g, err = e.robots.fetch(ctx, f, u, start)
-			if err != nil {
-				if ctx.Err() != nil {
-					return Status{}, false
-				}
-				return e.finish(ctx, r, start, pollResult{outcome: OutcomeError, err: classify(err)}), true
-			}
-		}
-		if g.CrawlDelay > 0 {
-			e.hosts.setCrawlDelay(host, g.CrawlDelay)
-		}
-		if !g.Test(robotsPath(u)) {
-			return e.finish(ctx, r, e.clock.Now(), pollResult{outcome: OutcomeRobotsDenied, err: ErrRobotsDenied}), true
+			return e.finish(ctx, r, start, pollResult{outcome: OutcomeError, err: err}), true
 		}
 	}
-	if !e.gate(ctx, r, host, interval, wait) {
+	if !allowed {
+		return e.finish(ctx, r, e.clock.Now(), pollResult{outcome: OutcomeRobotsDenied, err: ErrRobotsDenied}), true
+	}
+	if !e.gate(ctx, r, host, wait) {
 		return Status{}, false
 	}
 	if e.leaser != nil && !e.acquire(ctx, r, cfg, wait) {
@@ -1143,7 +1139,7 @@ func (e *Engine) poll(ctx context.Context, r *resource, wait bool) (Status, bool
 	}
 	start := e.clock.Now()
 	t0 := time.Now() // latency is measured on the wall clock, whatever the engine clock
-	res := e.fetchAndStore(ctx, r, f, u, fetchState{val, last, ret, bodyHash, dates, sel, entry, cfg.Poller}, start)
+	res := e.fetchAndStore(ctx, r, u, fetchState{val, last, ret, bodyHash, dates, sel, entry, cfg.Poller}, start)
 	res.entry = entry
 	e.m.latency.Observe(time.Since(t0).Seconds())
 	if res.outcome == OutcomeError && ctx.Err() != nil {
@@ -1153,42 +1149,17 @@ func (e *Engine) poll(ctx context.Context, r *resource, wait bool) (Status, bool
 }
 
 // gate waits for (wait) or checks for the host's politeness slot; without
-// wait, a busy host requeues r at its slot and gate returns false.
-func (e *Engine) gate(ctx context.Context, r *resource, host string, interval time.Duration, wait bool) bool {
+// wait, a busy host requeues r at its slot and gate returns false: a
+// worker never sleeps on a host while other resources are due.
+func (e *Engine) gate(ctx context.Context, r *resource, host string, wait bool) bool {
 	if wait {
-		return e.waitSlot(ctx, host, interval) == nil
+		return e.fetcher.WaitSlot(ctx, host) == nil
 	}
-	if d := e.hosts.reserve(host, e.clock.Now(), interval); d > 0 {
+	if d := e.fetcher.Reserve(host); d > 0 {
 		e.requeue(r, e.clock.Now().Add(d))
 		return false
 	}
 	return true
-}
-
-// waitSlot waits for host's next politeness slot and takes it.
-func (e *Engine) waitSlot(ctx context.Context, host string, interval time.Duration) error {
-	for {
-		d := e.hosts.reserve(host, e.clock.Now(), interval)
-		if d == 0 {
-			return nil
-		}
-		t := e.clock.NewTimer(d)
-		select {
-		case <-t.C():
-		case <-ctx.Done():
-			t.Stop()
-			return ctx.Err()
-		}
-	}
-}
-
-// classify wraps timeouts in ErrTimeout so the cause reads plainly.
-func classify(err error) error {
-	var ne net.Error
-	if errors.As(err, &ne) && ne.Timeout() && !errors.Is(err, ErrTimeout) {
-		return fmt.Errorf("%w: %w", ErrTimeout, err)
-	}
-	return err
 }
 
 // fetchState is what a poll reads of its resource, snapshotted under e.mu
@@ -1205,23 +1176,17 @@ type fetchState struct {
 }
 
 // fetchAndStore fetches, extracts and saves; it decides the outcome.
-func (e *Engine) fetchAndStore(ctx context.Context, r *resource, f *retriever, u *url.URL, fs fetchState, now time.Time) pollResult {
-	val, last, ret, dates := fs.val, fs.last, fs.ret, fs.dates
-	var headers map[string]string
+func (e *Engine) fetchAndStore(ctx context.Context, r *resource, u *url.URL, fs fetchState, now time.Time) pollResult {
+	last, ret, dates := fs.last, fs.ret, fs.dates
+	req := fetch.Request{URL: u.String(), Validators: fs.val}
 	if fs.entry != nil {
-		headers = fs.entry.Headers
+		req.Headers = fs.entry.Headers
+		req.Browser, req.WaitFor = fs.entry.Fetch == config.FetchBrowser, fs.entry.WaitFor
 	}
-	var fr fetchResult
-	var err error
-	if fs.entry != nil && fs.entry.Fetch == config.FetchBrowser {
-		fr, err = e.render(ctx, f, u, fs.entry, fs.poller)
-	} else {
-		fr, err = f.fetchWith(ctx, u.String(), val, now, headers)
-	}
-	defer f.recycle(&fr) // nothing below keeps the body
-	e.m.bytes.Add(float64(fr.Bytes))
+	fr, err := e.fetcher.Get(ctx, req)
+	defer e.fetcher.Release(&fr) // nothing below keeps the body
 	if err != nil {
-		res := pollResult{outcome: OutcomeError, err: classify(err)}
+		res := pollResult{outcome: OutcomeError, err: err}
 		var se *StatusError
 		if errors.As(err, &se) {
 			res.floor = se.RetryAfter
@@ -1272,7 +1237,7 @@ func (e *Engine) fetchAndStore(ctx context.Context, r *resource, f *retriever, u
 	}
 	articlesLeft := false
 	if fs.entry != nil && fs.entry.Content == config.ContentFull {
-		articlesLeft = e.fullArticles(ctx, r.id, f, doc, fs.poller, newest, fs.entry)
+		articlesLeft = e.fullArticles(ctx, r.id, doc, fs.poller, newest, fs.entry)
 	}
 	items, version := compareItems(doc, last, dates)
 	res := pollResult{outcome: OutcomeUnchanged, floor: fr.MaxAge, validators: &v, published: newestPublished(doc, dates), items: items, version: version, bodyHash: bodyHash, extracted: true, diags: diags, articlesLeft: articlesLeft}

@@ -479,7 +479,7 @@ func TestSSRFGuardDialPath(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			defer e.fetcher.close()
+			defer e.Close() //nolint:errcheck // test cleanup
 			st := pollAtNext(t, e, clk, "r")
 			if tc.wantErr {
 				if st.LastOutcome != OutcomeError || !strings.Contains(st.LastError, "address not allowed") {

@@ -321,19 +321,14 @@ func newTestEngine(t *testing.T, cfg *config.Config, store Store, clk *fakeClock
 	return newTestEngineOpts(t, cfg, store, Options{Clock: clk})
 }
 
-// newTestEngineOpts builds an engine whose retriever is closed at the end of the test.
+// newTestEngineOpts builds an engine closed at the end of the test.
 func newTestEngineOpts(t *testing.T, cfg *config.Config, store Store, opts Options) *Engine {
 	t.Helper()
 	e, err := New(context.Background(), cfg, store, opts)
 	if err != nil {
 		t.Fatalf("New: %v", err)
 	}
-	t.Cleanup(func() {
-		e.mu.Lock()
-		f := e.fetcher
-		e.mu.Unlock()
-		f.close()
-	})
+	t.Cleanup(func() { _ = e.Close() })
 	return e
 }
 

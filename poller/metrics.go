@@ -14,11 +14,10 @@ type metrics struct {
 	polls     *prometheus.CounterVec // by outcome
 	discarded *prometheus.CounterVec // by reason: see Discard reasons
 	versions  prometheus.Counter
-	bytes     prometheus.Counter
 	latency   prometheus.Histogram
-	// content: full (article.go)
-	articles       *prometheus.CounterVec // by result: fetched, failed
-	articleSeconds prometheus.Histogram
+	// content: full (article.go); the bytes fetched and the time of an
+	// article's fetch are counted by the fetcher (fetch.Fetcher).
+	articles *prometheus.CounterVec // by result: fetched, failed
 }
 
 func newMetrics(reg prometheus.Registerer) (*metrics, error) {
@@ -33,9 +32,6 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 		versions: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "dynamo_poller_versions_stored_total", Help: "Changed versions stored.",
 		}),
-		bytes: prometheus.NewCounter(prometheus.CounterOpts{
-			Name: "dynamo_poller_fetch_bytes_total", Help: "Response body bytes fetched.",
-		}),
 		latency: prometheus.NewHistogram(prometheus.HistogramOpts{
 			Name: "dynamo_poller_poll_duration_seconds", Help: "Time to poll one resource (fetch, extract, store).",
 			Buckets: prometheus.ExponentialBuckets(0.001, 2.5, 12),
@@ -43,10 +39,6 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 		articles: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "dynamo_poller_articles_total", Help: "content: full article fetches by result: fetched (stored as the item's content), failed (the item keeps its summary).",
 		}, []string{"result"}),
-		articleSeconds: prometheus.NewHistogram(prometheus.HistogramOpts{
-			Name: "dynamo_poller_article_seconds", Help: "Time to fetch and extract one article (content: full).",
-			Buckets: prometheus.ExponentialBuckets(0.01, 2.5, 10),
-		}),
 	}
 	for _, r := range []string{"fetched", "failed"} {
 		m.articles.WithLabelValues(r)
@@ -60,7 +52,7 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 	if reg == nil {
 		return m, nil
 	}
-	for _, c := range []prometheus.Collector{m.polls, m.discarded, m.versions, m.bytes, m.latency, m.articles, m.articleSeconds} {
+	for _, c := range []prometheus.Collector{m.polls, m.discarded, m.versions, m.latency, m.articles} {
 		if err := reg.Register(c); err != nil {
 			return nil, fmt.Errorf("register poller metrics: %w", err)
 		}

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/dynamo-rss/dynamo/config"
+	"github.com/dynamo-rss/dynamo/fetch"
 )
 
 // Policy kinds, as written in the configuration.
@@ -23,8 +24,8 @@ const HistoryWindow = 50
 const Growth = 1.5
 
 // MaxHintFloor caps how far a server hint (Retry-After, Cache-Control
-// max-age) may push the next poll away.
-const MaxHintFloor = 24 * time.Hour
+// max-age) may push the next poll away: fetch's cap on the hints it reads.
+const MaxHintFloor = fetch.MaxHint
 
 // PolicyConfig is a fully resolved policy (see [config.Policy]).
 type PolicyConfig = config.Policy

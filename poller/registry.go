@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"log/slog"
 	"maps"
-	"net/url"
 	"slices"
 	"strings"
 	"time"
@@ -561,47 +560,10 @@ func (e *Engine) DateRules(id string) schema.DateRules {
 	return schema.DateRules{}
 }
 
-// Page is a page fetched once, outside any schedule.
-type Page struct {
-	Body        []byte
-	ContentType string
-	URL         string // after redirects
-}
-
-// FetchPage fetches rawURL once through the engine's guarded retriever (SSRF
-// guard, timeouts, size limit, robots.txt when configured), e.g. to check
-// that a page a webmaster registers is annotated. It takes the host's
-// politeness slot like a poll.
+// FetchPage fetches rawURL once as a poll would, with the engine's
+// fetcher (fetch.Fetcher.Once: the SSRF guard, timeouts, size limit,
+// robots.txt when configured, the host's politeness slot, shared with the
+// polls), e.g. to check that a page a webmaster registers is annotated.
 func (e *Engine) FetchPage(ctx context.Context, rawURL string) (Page, error) {
-	u, err := url.Parse(rawURL)
-	if err != nil || !u.IsAbs() {
-		return Page{}, fmt.Errorf("fetch %q: not an absolute URL", rawURL)
-	}
-	e.mu.Lock()
-	cfg, f := e.cfg, e.fetcher
-	e.mu.Unlock()
-	if cfg.Poller.Robots {
-		g, ok := e.robots.lookup(u, e.clock.Now())
-		if !ok {
-			if g, err = e.robots.fetch(ctx, f, u, e.clock.Now()); err != nil {
-				return Page{}, fmt.Errorf("robots.txt of %s: %w", u.Host, err)
-			}
-		}
-		if !g.Test(robotsPath(u)) {
-			return Page{}, fmt.Errorf("fetch %s: %w", rawURL, ErrRobotsDenied)
-		}
-	}
-	if err := e.waitSlot(ctx, strings.ToLower(u.Host), cfg.Poller.PerHostInterval.D()); err != nil {
-		return Page{}, err
-	}
-	fr, err := f.fetch(ctx, rawURL, validators{}, e.clock.Now())
-	e.m.bytes.Add(float64(fr.Bytes))
-	if err != nil {
-		return Page{}, classify(err)
-	}
-	final := fr.URL
-	if final == "" {
-		final = rawURL
-	}
-	return Page{Body: fr.Body, ContentType: fr.ContentType, URL: final}, nil
+	return e.fetcher.Once(ctx, rawURL)
 }

@@ -95,7 +95,7 @@ func TestRegisterPollsAtOnceAndSurvivesRestartAndReload(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(e.fetcher.close)
+	t.Cleanup(func() { _ = e.Close() })
 
 	entry, err := config.ParseResource([]byte(`{"url": "`+o.url("/api")+`", "policy": {"kind": "flat", "interval": "15m"}}`), "api1", cfg.Poller)
 	if err != nil {
@@ -150,7 +150,7 @@ func TestRegisterPollsAtOnceAndSurvivesRestartAndReload(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(e2.fetcher.close)
+	t.Cleanup(func() { _ = e2.Close() })
 	if st, ok := e2.Status("api1"); !ok || st.URL != o.url("/api") || st.Policy != KindFlat {
 		t.Fatalf("after restart %+v %v", st, ok)
 	}
@@ -199,12 +199,12 @@ func TestSyncRegistryAcrossNodes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(a.fetcher.close)
+	t.Cleanup(func() { _ = a.Close() })
 	b, err := New(t.Context(), cfg, store, Options{Clock: clk, Registry: reg})
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(b.fetcher.close)
+	t.Cleanup(func() { _ = b.Close() })
 
 	entry, err := config.ParseResource([]byte(`{"url": "`+o.url("/x")+`", "policy": {"kind": "flat", "interval": "15m"}}`), "x", cfg.Poller)
 	if err != nil {
@@ -316,7 +316,7 @@ func TestRegistryChangesReadAfterRest(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(e.fetcher.close)
+	t.Cleanup(func() { _ = e.Close() })
 	ctx, cancel := context.WithCancel(t.Context())
 	done := make(chan struct{})
 	go func() { defer close(done); e.syncRegistry(ctx) }()

@@ -65,7 +65,7 @@ func TestEngineAcceptsAPIExample(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer e.fetcher.close()
+	defer e.Close() //nolint:errcheck // test cleanup
 	if sts := e.Statuses(); len(sts) != 2 || sts[0].Policy != KindFlat || sts[1].Policy != KindSmart || !sts[1].AlphaAuto {
 		t.Fatalf("%+v", sts)
 	}

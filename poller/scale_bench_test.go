@@ -79,7 +79,7 @@ func benchIdle(b *testing.B, polled bool) {
 		}
 		runtime.KeepAlive(e)
 		runtime.KeepAlive(cfg)
-		e.fetcher.close()
+		_ = e.Close()
 	}
 }
 

@@ -16,7 +16,7 @@ import (
 
 	"github.com/dynamo-rss/dynamo/config"
 	"github.com/dynamo-rss/dynamo/extractor"
-	"github.com/dynamo-rss/dynamo/poller"
+	"github.com/dynamo-rss/dynamo/fetch"
 	"github.com/dynamo-rss/dynamo/schema"
 )
 
@@ -33,7 +33,7 @@ type pageFlags struct {
 
 const pageHelp = `
 The page is a file, - for standard input, or an http(s) URL, fetched once
-through the poller's guarded retriever (robots.txt, timeouts, max_body;
+through the guarded fetcher polls use (robots.txt, timeouts, max_body;
 private, loopback and link-local addresses refused unless --allow-private),
 with the poller settings of --config or the defaults.
 Without --url, a file is taken to be at http://localhost/ followed by its
@@ -117,8 +117,8 @@ func isPageURL(path string) bool {
 }
 
 // open returns the page's reader and the name diagnostics use, as
-// openPage does; a URL is fetched once through the poller's guarded
-// retriever (see pageHelp), and opts takes the page's final URL and
+// openPage does; a URL is fetched once with fetch.Once, as polls fetch
+// (see pageHelp), and opts takes the page's final URL and
 // Content-Type unless --url and --content-type gave them.
 func (p *pageFlags) open(ctx context.Context, path string, stdin io.Reader, opts *extractor.Options) (io.ReadCloser, string, error) {
 	if !isPageURL(path) {
@@ -135,8 +135,8 @@ func (p *pageFlags) open(ctx context.Context, path string, stdin io.Reader, opts
 	if p.allowPrivate {
 		set.AllowPrivate = true
 	}
-	page, err := poller.Fetch(ctx, set, path, poller.Options{})
-	if errors.Is(err, poller.ErrForbiddenAddress) {
+	page, err := fetch.Once(ctx, set, path, fetch.Options{})
+	if errors.Is(err, fetch.ErrForbiddenAddress) {
 		return nil, "", fmt.Errorf("fetch %s: its address is private, loopback or link-local, which polls refuse; pass --allow-private to fetch it (or allow_private in the --config file's poller)", path)
 	}
 	if err != nil {

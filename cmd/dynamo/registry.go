@@ -77,8 +77,8 @@ func apiError(err error) error {
 	return err
 }
 
-// apiFetcher lets self-registration fetch a page through the poller's
-// guarded retriever.
+// apiFetcher lets self-registration fetch a page through the engine's
+// fetcher (its robots.txt cache and politeness shared with the polls).
 type apiFetcher struct{ e *poller.Engine }
 
 func (f apiFetcher) FetchPage(ctx context.Context, url string) (api.Page, error) {

@@ -1,7 +1,8 @@
-package poller
+package fetch
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -18,11 +19,23 @@ const robotsTTL = time.Hour
 // maxRobotsBytes bounds a robots.txt (Google reads 500 KiB).
 const maxRobotsBytes = 512 << 10
 
-// ErrRobotsDenied is the cause of a robots-denied outcome.
-var ErrRobotsDenied = fmt.Errorf("poller: disallowed by robots.txt")
+// ErrRobotsDenied is wrapped when robots.txt disallows a URL: nothing was
+// fetched.
+var ErrRobotsDenied = errors.New("fetch: disallowed by robots.txt")
+
+// robotsRules are a host's robots.txt rules for our user agent.
+type robotsRules struct {
+	group *robotstxt.Group
+	// denyAll: robots.txt answered 5xx, which disallows everything (RFC
+	// 9309). The library's disallow-all data has no group (FindGroup
+	// gives an empty one, which allows everything), so it is kept apart.
+	denyAll bool
+}
+
+func (r robotsRules) allows(u *url.URL) bool { return !r.denyAll && r.group.Test(robotsPath(u)) }
 
 type robotsEntry struct {
-	group   *robotstxt.Group
+	rules   robotsRules
 	expires time.Time
 }
 
@@ -35,48 +48,49 @@ type robotsCache struct {
 
 func robotsKey(u *url.URL) string { return u.Scheme + "://" + u.Host }
 
-// lookup returns the cached group for u's host, or ok=false when it must be fetched.
-func (c *robotsCache) lookup(u *url.URL, now time.Time) (*robotstxt.Group, bool) {
+// lookup returns the cached rules for u's host, or ok=false when they must be fetched.
+func (c *robotsCache) lookup(u *url.URL, now time.Time) (robotsRules, bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	e, ok := c.hosts[robotsKey(u)]
 	if !ok || !now.Before(e.expires) {
-		return nil, false
+		return robotsRules{}, false
 	}
-	return e.group, true
+	return e.rules, true
 }
 
-// fetch retrieves and caches u's host's robots.txt. Per RFC 9309: 4xx means
-// no rules, 5xx means everything disallowed (robotstxt.FromStatusAndBytes).
-// Network errors are returned (and not cached) so the poll fails and backs off.
-func (c *robotsCache) fetch(ctx context.Context, r *retriever, u *url.URL, now time.Time) (*robotstxt.Group, error) {
+// fetch retrieves and caches u's host's robots.txt with cl. Per RFC 9309:
+// 4xx means no rules, 5xx means everything disallowed
+// (robotstxt.FromStatusAndBytes). Network errors are returned (and not
+// cached) so the poll fails and backs off.
+func (c *robotsCache) fetch(ctx context.Context, cl *client, u *url.URL, now time.Time) (robotsRules, error) {
 	ru := &url.URL{Scheme: u.Scheme, Host: u.Host, Path: "/robots.txt"}
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, ru.String(), nil)
 	if err != nil {
-		return nil, fmt.Errorf("robots.txt: %w", err)
+		return robotsRules{}, fmt.Errorf("robots.txt: %w", err)
 	}
-	req.Header.Set("User-Agent", r.set.UserAgent)
-	resp, err := r.client.Do(req)
+	req.Header.Set("User-Agent", cl.set.UserAgent)
+	resp, err := cl.http.Do(req)
 	if err != nil {
-		return nil, fmt.Errorf("robots.txt: %w", err)
+		return robotsRules{}, fmt.Errorf("robots.txt: %w", err)
 	}
 	defer resp.Body.Close() //nolint:errcheck // read-only body
 	body, err := io.ReadAll(io.LimitReader(resp.Body, maxRobotsBytes))
 	if err != nil {
-		return nil, fmt.Errorf("robots.txt: read: %w", err)
+		return robotsRules{}, fmt.Errorf("robots.txt: read: %w", err)
 	}
 	data, err := robotstxt.FromStatusAndBytes(resp.StatusCode, body)
 	if err != nil {
-		return nil, fmt.Errorf("robots.txt: parse: %w", err)
+		return robotsRules{}, fmt.Errorf("robots.txt: parse: %w", err)
 	}
-	g := data.FindGroup(r.set.UserAgent)
+	rules := robotsRules{group: data.FindGroup(cl.set.UserAgent), denyAll: resp.StatusCode >= 500}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.hosts == nil {
 		c.hosts = make(map[string]robotsEntry)
 	}
-	c.hosts[robotsKey(u)] = robotsEntry{group: g, expires: now.Add(robotsTTL)}
-	return g, nil
+	c.hosts[robotsKey(u)] = robotsEntry{rules: rules, expires: now.Add(robotsTTL)}
+	return rules, nil
 }
 
 // robotsPath is what a group is tested against: the path and query.
@@ -105,11 +119,7 @@ type hostSlot struct {
 	crawlDelay time.Duration // from robots.txt
 }
 
-// reserve books a request to host at now when allowed and returns 0; else it
-// returns how long to wait and books nothing.
-func (g *hostGate) reserve(host string, now time.Time, interval time.Duration) time.Duration {
-	g.mu.Lock()
-	defer g.mu.Unlock()
+func (g *hostGate) slotLocked(host string) *hostSlot {
 	if g.hosts == nil {
 		g.hosts = make(map[string]*hostSlot)
 	}
@@ -118,6 +128,15 @@ func (g *hostGate) reserve(host string, now time.Time, interval time.Duration) t
 		s = &hostSlot{}
 		g.hosts[host] = s
 	}
+	return s
+}
+
+// reserve books a request to host at now when allowed and returns 0; else it
+// returns how long to wait and books nothing.
+func (g *hostGate) reserve(host string, now time.Time, interval time.Duration) time.Duration {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	s := g.slotLocked(host)
 	if now.Before(s.next) {
 		return s.next.Sub(now)
 	}
@@ -129,15 +148,8 @@ func (g *hostGate) reserve(host string, now time.Time, interval time.Duration) t
 func (g *hostGate) setCrawlDelay(host string, d time.Duration) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	if g.hosts == nil {
-		g.hosts = make(map[string]*hostSlot)
-	}
-	s := g.hosts[host]
-	if s == nil {
-		s = &hostSlot{}
-		g.hosts[host] = s
-	}
-	s.crawlDelay = min(d, MaxHintFloor)
+	s := g.slotLocked(host)
+	s.crawlDelay = min(d, MaxHint)
 	if !s.last.IsZero() && s.last.Add(s.crawlDelay).After(s.next) {
 		// The booked next slot was computed with the old interval: push it.
 		s.next = s.last.Add(s.crawlDelay)

@@ -1,0 +1,360 @@
+package fetch_test
+
+import (
+	"errors"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/dynamo-rss/dynamo/config"
+	"github.com/dynamo-rss/dynamo/fetch"
+)
+
+// stepClock is a manual fetch.Clock whose timers fire at once, moving the
+// clock to their end: a wait for a politeness slot is seen as the time it
+// moved, without sleeping.
+type stepClock struct {
+	mu  sync.Mutex
+	now time.Time
+}
+
+func newStepClock() *stepClock {
+	return &stepClock{now: time.Date(2026, 11, 27, 8, 0, 0, 0, time.UTC)}
+}
+
+func (c *stepClock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.now
+}
+
+func (c *stepClock) NewTimer(d time.Duration) fetch.Timer {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.now = c.now.Add(d)
+	ch := make(chan time.Time, 1)
+	ch <- c.now
+	return stepTimer(ch)
+}
+
+type stepTimer chan time.Time
+
+func (t stepTimer) C() <-chan time.Time { return t }
+func (t stepTimer) Stop() bool          { return false }
+
+// origin serves robots.txt (Disallow /private/, Crawl-delay 30), an
+// article at /article, a page at /page and a redirect to it at /moved,
+// counting the requests by path.
+type origin struct {
+	*httptest.Server
+	mu   sync.Mutex
+	hits map[string]int
+}
+
+const article = `<html><head><title>A story</title></head><body>
+<nav><a href="/">Home</a> <a href="/about">About</a></nav>
+<article><h1>A story</h1>
+<p>The first paragraph of the story is long enough for readability to take it as the main text of the page, which it needs to be.</p>
+<p>The second paragraph of the story goes on with more words, so that there is no doubt at all about where the article is on this page.</p>
+<p>A third paragraph ends it, with yet more text in it, as real articles have several paragraphs of text and not a single line.</p>
+</article><footer>© somebody</footer></body></html>`
+
+func newOrigin(t *testing.T) *origin {
+	o := &origin{hits: map[string]int{}}
+	o.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		o.mu.Lock()
+		o.hits[r.URL.Path]++
+		o.mu.Unlock()
+		switch r.URL.Path {
+		case "/robots.txt":
+			fmt.Fprint(w, "User-agent: *\nDisallow: /private/\nCrawl-delay: 30\n")
+		case "/article", "/private/article":
+			w.Header().Set("Content-Type", "text/html; charset=utf-8")
+			fmt.Fprint(w, article)
+		case "/page":
+			w.Header().Set("Content-Type", "text/html")
+			w.Header().Set("ETag", `"v1"`)
+			if r.Header.Get("If-None-Match") == `"v1"` {
+				w.WriteHeader(http.StatusNotModified)
+				return
+			}
+			fmt.Fprint(w, "<p>hello</p>")
+		case "/moved":
+			http.Redirect(w, r, "/page", http.StatusFound)
+		case "/busy":
+			w.Header().Set("Retry-After", "120")
+			w.WriteHeader(http.StatusServiceUnavailable)
+		default:
+			http.NotFound(w, r)
+		}
+	}))
+	t.Cleanup(o.Close)
+	return o
+}
+
+func (o *origin) hit(path string) int {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.hits[path]
+}
+
+func pollerConfig(allowPrivate bool) config.PollerConfig {
+	p := config.Default().Poller
+	p.AllowPrivate = allowPrivate
+	return p
+}
+
+func newFetcher(t *testing.T, p config.PollerConfig, clk fetch.Clock) *fetch.Fetcher {
+	t.Helper()
+	f, err := fetch.New(p, fetch.Options{Clock: clk})
+	if err != nil {
+		t.Fatalf("New: %v", err)
+	}
+	t.Cleanup(func() { _ = f.Close() })
+	return f
+}
+
+func TestGetConditionalAndStatus(t *testing.T) {
+	o := newOrigin(t)
+	f := newFetcher(t, pollerConfig(true), newStepClock())
+	res, err := f.Get(t.Context(), fetch.Request{URL: o.URL + "/moved"})
+	if err != nil || string(res.Body) != "<p>hello</p>" || res.URL != o.URL+"/page" || res.Validators.ETag != `"v1"` {
+		t.Fatalf("Get: %+v, %v", res, err)
+	}
+	v := res.Validators
+	f.Release(&res)
+	if res.Body != nil {
+		t.Errorf("Release left the body")
+	}
+	res, err = f.Get(t.Context(), fetch.Request{URL: o.URL + "/page", Validators: v})
+	if err != nil || !res.NotModified || res.Validators != v {
+		t.Errorf("conditional Get: %+v, %v; want not modified with the same validators", res, err)
+	}
+	f.Release(&res)
+	_, err = f.Get(t.Context(), fetch.Request{URL: o.URL + "/busy"})
+	var se *fetch.StatusError
+	if !errors.As(err, &se) || se.Code != http.StatusServiceUnavailable || se.RetryAfter != 2*time.Minute {
+		t.Errorf("Get of a 503: %v; want a StatusError with Retry-After 2m", err)
+	}
+}
+
+// TestRobotsCachedAndCrawlDelay: robots.txt is fetched once, then answers
+// from the cache; its Crawl-delay spaces the host's slots.
+func TestRobotsCachedAndCrawlDelay(t *testing.T) {
+	o := newOrigin(t)
+	clk := newStepClock()
+	f := newFetcher(t, pollerConfig(true), clk)
+	u, _ := url.Parse(o.URL + "/private/x")
+	if _, known := f.Robots(u); known {
+		t.Fatalf("robots.txt known before it was fetched")
+	}
+	allowed, err := f.FetchRobots(t.Context(), u)
+	if err != nil || allowed {
+		t.Fatalf("FetchRobots(/private/x) = %v, %v; want disallowed", allowed, err)
+	}
+	ok, _ := url.Parse(o.URL + "/page")
+	if allowed, known := f.Robots(ok); !allowed || !known {
+		t.Errorf("Robots(/page) = %v, %v; want allowed from the cache", allowed, known)
+	}
+	if n := o.hit("/robots.txt"); n != 1 {
+		t.Errorf("robots.txt fetched %d times, want 1", n)
+	}
+	host := strings.ToLower(u.Host)
+	if d := f.Reserve(host); d != 0 {
+		t.Fatalf("first Reserve waits %v", d)
+	}
+	if d := f.Reserve(host); d != 30*time.Second {
+		t.Errorf("second Reserve waits %v, want the Crawl-delay 30s", d)
+	}
+	t0 := clk.Now()
+	if err := f.WaitSlot(t.Context(), host); err != nil {
+		t.Fatal(err)
+	}
+	if waited := clk.Now().Sub(t0); waited != 30*time.Second {
+		t.Errorf("WaitSlot waited %v, want 30s", waited)
+	}
+
+	p := pollerConfig(true)
+	p.Robots = false
+	f.Configure(p)
+	if allowed, known := f.Robots(u); !allowed || !known {
+		t.Errorf("robots off: Robots(/private/x) = %v, %v; want allowed", allowed, known)
+	}
+}
+
+// TestConfigureKeepsRobotsAndGate: a reload that builds another client
+// keeps what was learned of the hosts.
+func TestConfigureKeepsRobotsAndGate(t *testing.T) {
+	o := newOrigin(t)
+	f := newFetcher(t, pollerConfig(true), newStepClock())
+	u, _ := url.Parse(o.URL + "/page")
+	if _, err := f.FetchRobots(t.Context(), u); err != nil {
+		t.Fatal(err)
+	}
+	host := strings.ToLower(u.Host)
+	f.Reserve(host)
+	old := f.Client()
+	p := pollerConfig(true)
+	p.UserAgent = "dynamo/2.0"
+	f.Configure(p)
+	if f.Client() == old {
+		t.Errorf("a new user agent kept the client")
+	}
+	if _, known := f.Robots(u); !known {
+		t.Errorf("robots.txt forgotten by Configure")
+	}
+	if d := f.Reserve(host); d == 0 {
+		t.Errorf("host slot forgotten by Configure")
+	}
+	same := f.Client()
+	f.Configure(p)
+	if f.Client() != same {
+		t.Errorf("the same settings built another client")
+	}
+}
+
+func TestOnce(t *testing.T) {
+	o := newOrigin(t)
+	page, err := fetch.Once(t.Context(), pollerConfig(true), o.URL+"/moved", fetch.Options{Clock: newStepClock()})
+	if err != nil || string(page.Body) != "<p>hello</p>" || page.URL != o.URL+"/page" || page.ContentType != "text/html" {
+		t.Fatalf("Once: %+v, %v", page, err)
+	}
+	if _, err := fetch.Once(t.Context(), pollerConfig(true), o.URL+"/private/article", fetch.Options{}); !errors.Is(err, fetch.ErrRobotsDenied) {
+		t.Errorf("Once of a disallowed page: %v; want ErrRobotsDenied", err)
+	}
+	if _, err := fetch.Once(t.Context(), pollerConfig(false), o.URL+"/page", fetch.Options{}); !errors.Is(err, fetch.ErrForbiddenAddress) {
+		t.Errorf("Once of loopback without allow_private: %v; want ErrForbiddenAddress", err)
+	}
+	if _, err := fetch.Once(t.Context(), pollerConfig(true), "file:///etc/passwd", fetch.Options{}); err == nil {
+		t.Errorf("Once of a file URL: no error")
+	}
+}
+
+// TestOnceWaitsForTheHost: a page fetched once takes its host's slot like
+// a poll, after one already taken.
+func TestOnceWaitsForTheHost(t *testing.T) {
+	o := newOrigin(t)
+	clk := newStepClock()
+	p := pollerConfig(true)
+	p.Robots = false
+	f := newFetcher(t, p, clk)
+	u, _ := url.Parse(o.URL)
+	f.Reserve(strings.ToLower(u.Host))
+	t0 := clk.Now()
+	if _, err := f.Once(t.Context(), o.URL+"/page"); err != nil {
+		t.Fatal(err)
+	}
+	if waited := clk.Now().Sub(t0); waited != p.PerHostInterval.D() {
+		t.Errorf("Once waited %v, want per_host_interval %v", waited, p.PerHostInterval.D())
+	}
+}
+
+func TestArticle(t *testing.T) {
+	o := newOrigin(t)
+	clk := newStepClock()
+	f := newFetcher(t, pollerConfig(true), clk)
+	t0 := clk.Now()
+	html, err := f.Article(t.Context(), o.URL+"/article", nil)
+	if err != nil || !strings.Contains(html, "The first paragraph") || strings.Contains(html, "About") {
+		t.Fatalf("Article: %q, %v", html, err)
+	}
+	// robots.txt in the host's slot, then the article 30s (Crawl-delay) later.
+	if waited := clk.Now().Sub(t0); waited != 30*time.Second {
+		t.Errorf("Article waited %v, want 30s", waited)
+	}
+	if _, err := f.Article(t.Context(), o.URL+"/private/article", nil); !errors.Is(err, fetch.ErrRobotsDenied) {
+		t.Errorf("a disallowed article: %v; want ErrRobotsDenied", err)
+	}
+	if _, err := f.Article(t.Context(), "mailto:someone@example.com", nil); err == nil {
+		t.Errorf("a mailto link: no error")
+	}
+	if n := o.hit("/private/article"); n != 0 {
+		t.Errorf("the disallowed article was fetched %d times", n)
+	}
+}
+
+// TestHeadersStayOnTheirHost: a request's headers go to its URL's host, not
+// to the host a redirect leads to.
+func TestHeadersStayOnTheirHost(t *testing.T) {
+	var got atomic.Value
+	other := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		got.Store(r.Header.Get("Cookie"))
+		fmt.Fprint(w, "elsewhere")
+	}))
+	t.Cleanup(other.Close)
+	first := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Header.Get("Cookie") != "s=1" {
+			http.Error(w, "no cookie", http.StatusForbidden)
+			return
+		}
+		// localhost is another host than 127.0.0.1, whatever the port.
+		http.Redirect(w, r, strings.Replace(other.URL, "127.0.0.1", "localhost", 1), http.StatusFound)
+	}))
+	t.Cleanup(first.Close)
+	f := newFetcher(t, pollerConfig(true), newStepClock())
+	res, err := f.Get(t.Context(), fetch.Request{URL: first.URL, Headers: map[string]string{"Cookie": "s=1"}})
+	if err != nil || string(res.Body) != "elsewhere" {
+		t.Fatalf("Get: %q, %v", res.Body, err)
+	}
+	f.Release(&res)
+	if c, _ := got.Load().(string); c != "" {
+		t.Errorf("the other host got the cookie %q", c)
+	}
+}
+
+// TestRobotsStatus: per RFC 9309, a robots.txt answered 4xx allows
+// everything, 5xx nothing; a network error is an error, not cached.
+func TestRobotsStatus(t *testing.T) {
+	var code atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.WriteHeader(int(code.Load()))
+	}))
+	t.Cleanup(srv.Close)
+	u, _ := url.Parse(srv.URL + "/page")
+	for _, tc := range []struct {
+		code    int
+		allowed bool
+	}{{http.StatusNotFound, true}, {http.StatusServiceUnavailable, false}} {
+		code.Store(int32(tc.code))
+		f := newFetcher(t, pollerConfig(true), newStepClock())
+		if allowed, err := f.FetchRobots(t.Context(), u); err != nil || allowed != tc.allowed {
+			t.Errorf("robots.txt answered %d: allowed %v, %v; want %v", tc.code, allowed, err, tc.allowed)
+		}
+	}
+	f := newFetcher(t, pollerConfig(false), newStepClock()) // loopback refused: a dial error
+	if _, err := f.FetchRobots(t.Context(), u); !errors.Is(err, fetch.ErrForbiddenAddress) {
+		t.Errorf("robots.txt on a refused address: %v; want ErrForbiddenAddress", err)
+	}
+	if _, known := f.Robots(u); known {
+		t.Errorf("a failed robots.txt fetch was cached")
+	}
+}
+
+// TestConfigureRestartsTheRenderer: a render after a reload that changed
+// poller.browser uses the new settings, not the browser of the old ones.
+func TestConfigureRestartsTheRenderer(t *testing.T) {
+	chromium(t)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		fmt.Fprint(w, "<html><body><p>rendered</p></body></html>")
+	}))
+	t.Cleanup(srv.Close)
+	p := pollerConfig(true)
+	p.Browser.Exec = "/nonexistent/chromium"
+	f := newFetcher(t, p, newStepClock())
+	if _, err := f.Get(t.Context(), fetch.Request{URL: srv.URL, Browser: true}); !errors.Is(err, fetch.ErrNoBrowser) {
+		t.Fatalf("render with a missing browser: %v; want ErrNoBrowser", err)
+	}
+	p.Browser.Exec = ""
+	f.Configure(p)
+	res, err := f.Get(t.Context(), fetch.Request{URL: srv.URL, Browser: true})
+	if err != nil || !strings.Contains(string(res.Body), "<p>rendered</p>") {
+		t.Fatalf("render after the reload: %q, %v", res.Body, err)
+	}
+	f.Release(&res)
+}
