@@ -381,3 +381,27 @@ func TestSmartEdges(t *testing.T) {
 		}
 	})
 }
+
+// TestUnchangedCounts: both policies count the polls without change since
+// the last change (persisted as "unchanged"), and a change resets it.
+func TestUnchangedCounts(t *testing.T) {
+	for _, c := range []PolicyConfig{
+		{Kind: KindFlat, Interval: time.Hour},
+		{Kind: KindSmart, Alpha: 0.5, Initial: 10 * time.Minute, Min: time.Minute, Max: time.Hour},
+	} {
+		p, err := NewPolicy(c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var st PolicyState
+		p.Start(&st)
+		now := t0
+		for i, changed := range []bool{false, false, false, true, false} {
+			now = now.Add(time.Hour)
+			p.Observe(&st, Observation{Time: now, Changed: changed})
+			if want := []int{1, 2, 3, 0, 1}[i]; st.Unchanged != want {
+				t.Fatalf("%s, poll %d: unchanged %d, want %d", c.Kind, i+1, st.Unchanged, want)
+			}
+		}
+	}
+}

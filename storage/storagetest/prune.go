@@ -222,3 +222,66 @@ func testPruneKeepsLatest(t *testing.T, open Opener) {
 		})
 	}
 }
+
+// testPruneMany: one Prune that drops more versions than a driver may drop
+// in one transaction (the Badger driver drops 256 at a time) drops exactly
+// what the rule says, by count and by age, and unindexes exactly the items
+// whose last version went, wherever the chunks fall.
+func testPruneMany(t *testing.T, open Opener) {
+	const total = 600
+	for _, tc := range []struct {
+		name string
+		r    storage.Retention
+		keep int
+	}{
+		{"max versions", storage.Retention{MaxVersions: 10}, 10},
+		{"max age", storage.Retention{MaxAge: 20*time.Minute + 30*time.Second}, 21},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			db := open(t)
+			ctx := context.Background()
+			for i := 1; i <= total; i++ {
+				// "keep" in every version; "span" in 250–270 (across the
+				// first chunk's end); "w<i/100>" in each run of a hundred;
+				// "v<i>" only in version i.
+				items := []schema.Item{Item("keep", "Keep"), Item(fmt.Sprint("w", i/100), fmt.Sprint("Run ", i/100)), Item(fmt.Sprint("v", i), fmt.Sprint("Only in ", i))}
+				if i >= 250 && i <= 270 {
+					items = append(items, Item("span", "Span"))
+				}
+				if i == total-tc.keep+1 {
+					items = append(items, Item("edge", "Edge")) // only in the oldest version kept
+				}
+				MustSave(t, db, Doc("news", i, items...))
+			}
+			now := T0.Add(total * time.Minute)
+			n, err := db.Prune(ctx, "news", tc.r, now)
+			if err != nil || n != total-tc.keep {
+				t.Fatalf("Prune = %d, %v; want %d", n, err, total-tc.keep)
+			}
+			vs, err := db.Versions(ctx, "news", 0, 0)
+			if err != nil || len(vs) != tc.keep || vs[len(vs)-1].Seq != uint64(total-tc.keep+1) || vs[0].Seq != total {
+				t.Fatalf("Versions = %d of them (%v), want %d, seqs %d–%d", len(vs), err, tc.keep, total-tc.keep+1, total)
+			}
+			items, err := db.Items(ctx, "news", storage.ItemQuery{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(items) != tc.keep+4 { // v<i> of each kept version, keep, edge, w5, w6
+				t.Errorf("%d items, want %d", len(items), tc.keep+4)
+			}
+			got := map[string]bool{}
+			for _, x := range items {
+				got[x.ID] = true
+			}
+			for id, want := range map[string]bool{
+				"keep": true, "edge": true, "w6": true, "w5": true, "w4": false, "w2": false, "span": false, "w0": false,
+				"v600": true, fmt.Sprint("v", total-tc.keep+1): true, fmt.Sprint("v", total-tc.keep): false, "v256": false, "v257": false, "v1": false,
+			} {
+				if got[id] != want {
+					t.Errorf("item %s listed: %v, want %v (items %s)", id, got[id], want, IDs(items))
+				}
+			}
+			MustCheck(t, db)
+		})
+	}
+}

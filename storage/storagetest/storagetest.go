@@ -47,6 +47,7 @@ func Run(t *testing.T, open Opener) {
 		{"PruneErrors", testPruneErrors},
 		{"PruneAgeBoundary", testPruneAgeBoundary},
 		{"PruneKeepsLatest", testPruneKeepsLatest},
+		{"PruneMany", testPruneMany},
 		{"CheckHealthy", testCheckHealthy},
 		{"Registry", testRegistry},
 		{"RegistryErrors", testRegistryErrors},
