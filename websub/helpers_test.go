@@ -191,6 +191,7 @@ type subscriber struct {
 	posts   []int                            // status codes for the next POSTs; then 200
 	verifs  chan verification
 	deliver chan delivery
+	hold    chan struct{} // non-nil: the next POST, once received, waits for it to close before answering
 }
 
 func newSubscriber(t *testing.T) *subscriber {
@@ -222,8 +223,13 @@ func (s *subscriber) serve(w http.ResponseWriter, r *http.Request) {
 		if len(s.posts) > 0 {
 			code, s.posts = s.posts[0], s.posts[1:]
 		}
+		hold := s.hold
+		s.hold = nil
 		s.mu.Unlock()
 		s.deliver <- delivery{body: body, header: r.Header.Clone(), query: r.URL.Query(), at: time.Now()}
+		if hold != nil {
+			<-hold
+		}
 		w.WriteHeader(code)
 	default:
 		w.WriteHeader(http.StatusMethodNotAllowed)

@@ -1,6 +1,7 @@
 package websub
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"net"
@@ -12,6 +13,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
 )
 
 const topicNews = topicBase + "/resources/news?type=rss2"
@@ -552,6 +555,11 @@ func TestNormalizeURL(t *testing.T) {
 		{"HTTPS://x.example/a%2fb%7e", "https://x.example/a%2Fb~"},
 		{"http://x.example", "http://x.example"},
 		{"http://x.example?q=%41%20", "http://x.example?q=A%20"},
+		// A percent-encoding cut short at the end stays as it is.
+		{"http://x.example/a%4", "http://x.example/a%4"},
+		{"http://x.example/a%", "http://x.example/a%"},
+		{"http://x.example/a%41", "http://x.example/aA"},
+		{"http://x.example/%zz%41", "http://x.example/%zzA"},
 	}
 	for _, tc := range tests {
 		if got := normalizeURL(tc.in); got != tc.want {
@@ -730,5 +738,148 @@ func TestBackoff(t *testing.T) {
 	}
 	if got := backoff(3*time.Second, 10*time.Second, 3); got != 10*time.Second {
 		t.Errorf("backoff past a limit that is no power of two = %v, want the limit 10s", got)
+	}
+}
+
+// TestRetryAtExactlyRetryFor: a retry that would come exactly RetryFor after
+// the notification is still attempted; only one later than that is not.
+func TestRetryAtExactlyRetryFor(t *testing.T) {
+	th := startHub(t, nil, nil, nil, func(o *Options) {
+		o.RetryMin, o.RetryMax, o.RetryFor = time.Second, time.Second, time.Second
+	})
+	th.topics.set(topicNews, "a")
+	sub := newSubscriber(t)
+	subscribeOK(t, th, topicNews, sub.srv.URL)
+	sub.answerPosts(500, 500)
+	th.topics.set(topicNews, "b")
+	th.Notify("news") // the clock stands still: the retry would come 1 s after, exactly RetryFor
+	nextDelivery(t, sub, th.clock, 0)
+	th.waitEvent(t, outcomeRetry)
+	th.clock.Advance(time.Second) // now 1 s after: the next retry would be 2 s after, past RetryFor
+	nextDelivery(t, sub, th.clock, 0)
+	th.waitEvent(t, outcomeAbandoned)
+}
+
+// TestDeliveryLatencyOnlyForSuccess: the delivery latency histogram
+// observes a notification's delivery once, when a subscriber took it, not
+// its failed attempts.
+func TestDeliveryLatencyOnlyForSuccess(t *testing.T) {
+	reg := prometheus.NewRegistry()
+	th := startHub(t, nil, nil, nil, func(o *Options) { o.Registerer = reg })
+	th.topics.set(topicNews, "a")
+	sub := newSubscriber(t)
+	subscribeOK(t, th, topicNews, sub.srv.URL)
+	sub.answerPosts(500, 503)
+	th.topics.set(topicNews, "b")
+	th.Notify("news")
+	for range 3 {
+		nextDelivery(t, sub, th.clock, time.Second)
+	}
+	th.waitEvent(t, outcomeDelivered)
+	mfs, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var n uint64
+	found := false
+	for _, mf := range mfs {
+		if mf.GetName() == "dynamo_websub_delivery_latency_seconds" {
+			found = true
+			n = mf.GetMetric()[0].GetHistogram().GetSampleCount()
+		}
+	}
+	if !found || n != 1 {
+		t.Fatalf("latency observations %d (found %v), want 1: two failures then a success", n, found)
+	}
+}
+
+// TestOptionBounds: equal lease bounds are a fixed lease, crossed ones are
+// refused; requests carry the default User-Agent unless one is given.
+func TestOptionBounds(t *testing.T) {
+	base := func() Options {
+		return Options{URL: topicBase + "/websub", Topics: newFakeTopics(), Store: &MemoryStore{}, Client: &http.Client{}}
+	}
+	o := base()
+	o.LeaseMin, o.LeaseMax = time.Hour, time.Hour
+	if _, err := New(o); err != nil {
+		t.Errorf("LeaseMin = LeaseMax: %v, want accepted", err)
+	}
+	o.LeaseMin = time.Hour + time.Second
+	if _, err := New(o); err == nil {
+		t.Error("LeaseMin > LeaseMax accepted")
+	}
+	for _, ua := range []string{"", "reader-hub/2"} {
+		th := startHub(t, nil, nil, nil, func(o *Options) { o.UserAgent = ua })
+		th.topics.set(topicNews, "a")
+		sub := newSubscriber(t)
+		subscribeOK(t, th, topicNews, sub.srv.URL)
+		th.topics.set(topicNews, "b")
+		th.Notify("news")
+		d := nextDelivery(t, sub, th.clock, 0)
+		want := cmp.Or(ua, "dynamo-websub")
+		if got := d.header.Get("User-Agent"); got != want {
+			t.Errorf("UserAgent %q: deliveries say %q, want %q", ua, got, want)
+		}
+	}
+}
+
+// TestChangeDuringDeliveryDelivered: a change notified while a delivery is
+// in flight is delivered after it, whatever the subscriber's answer to the
+// first: the first's success does not count for the newer content.
+func TestChangeDuringDeliveryDelivered(t *testing.T) {
+	th := startHub(t, nil, nil, nil, nil)
+	th.topics.set(topicNews, "a")
+	sub := newSubscriber(t)
+	subscribeOK(t, th, topicNews, sub.srv.URL)
+	release := make(chan struct{})
+	sub.mu.Lock()
+	sub.hold = release
+	sub.mu.Unlock()
+	th.topics.set(topicNews, "b")
+	th.Notify("news")
+	if d := nextDelivery(t, sub, th.clock, 0); string(d.body) != "b" {
+		t.Fatalf("first delivery %q, want b", d.body)
+	}
+	th.topics.set(topicNews, "c") // while b's POST is held
+	th.Notify("news")
+	th.waitEvent(t, "processed")
+	close(release)
+	deadline := time.After(wait)
+	for {
+		select {
+		case d := <-sub.deliver:
+			if string(d.body) == "c" {
+				return
+			}
+		case <-deadline:
+			t.Fatal("the change notified during a delivery was never delivered")
+		}
+	}
+}
+
+// TestSameContentDuringDeliveryNotDeliveredTwice: a notification of the
+// very content in flight, or a renewal of the subscription, arriving
+// during its delivery, is settled by that delivery's success: nothing is
+// left pending, nothing is sent twice.
+func TestSameContentDuringDeliveryNotDeliveredTwice(t *testing.T) {
+	th := startHub(t, nil, nil, nil, nil)
+	th.topics.set(topicNews, "a")
+	sub := newSubscriber(t)
+	k := subscribeOK(t, th, topicNews, sub.srv.URL)
+	release := make(chan struct{})
+	sub.mu.Lock()
+	sub.hold = release
+	sub.mu.Unlock()
+	th.topics.set(topicNews, "b")
+	th.Notify("news")
+	nextDelivery(t, sub, th.clock, 0)
+	th.clock.Advance(time.Second) // a later notification of the same content
+	th.Notify("news")
+	th.waitEvent(t, "processed")
+	subscribeOK(t, th, topicNews, sub.srv.URL) // and a renewal of the subscription meanwhile
+	close(release)
+	th.waitEvent(t, outcomeDelivered)
+	if s := mustSub(t, th.store, k); s.Pending != nil {
+		t.Fatalf("still pending after the content was delivered: %+v", s.Pending)
 	}
 }
