@@ -560,6 +560,10 @@ func TestNormalizeURL(t *testing.T) {
 		{"http://x.example/a%", "http://x.example/a%"},
 		{"http://x.example/a%41", "http://x.example/aA"},
 		{"http://x.example/%zz%41", "http://x.example/%zzA"},
+		// Only a scheme and a host are lower-cased: an empty host leaves
+		// the path alone, and no scheme, no host.
+		{"HTTP:///Path", "http:///Path"},
+		{"://X.example/A", "://X.example/A"},
 	}
 	for _, tc := range tests {
 		if got := normalizeURL(tc.in); got != tc.want {
