@@ -85,6 +85,11 @@ func TestAdminAuth(t *testing.T) {
 				if !strings.HasPrefix(rec.Header().Get("WWW-Authenticate"), "Bearer") {
 					t.Errorf("WWW-Authenticate = %q, want a Bearer challenge", rec.Header().Get("WWW-Authenticate"))
 				}
+				// RFC 6750 §3.1: invalid_token when a token was sent and
+				// refused, no error code when none was sent.
+				if got, want := strings.Contains(rec.Header().Get("WWW-Authenticate"), `error="invalid_token"`), tc.auth != ""; got != want {
+					t.Errorf("WWW-Authenticate = %q: invalid_token %v, want %v", rec.Header().Get("WWW-Authenticate"), got, want)
+				}
 				if p.Detail == "" {
 					t.Error("401 without a detail")
 				}
