@@ -563,6 +563,10 @@ func TestNormalizeURL(t *testing.T) {
 		// Only a scheme and a host are lower-cased: an empty host leaves
 		// the path alone, and no scheme, no host.
 		{"HTTP:///Path", "http:///Path"},
+		// Each end of each range of hex digits and of unreserved
+		// characters: decoded when unreserved, else upper-cased.
+		{"http://x.example/%30%39%41%5A%61%7A%4a%4f%6A%6F", "http://x.example/09AZazJOjo"},
+		{"http://x.example/%2f%40%5b%60%7b%2F%3A%2D%2E%5F%7E", "http://x.example/%2F%40%5B%60%7B%2F%3A-._~"},
 		{"://X.example/A", "://X.example/A"},
 	}
 	for _, tc := range tests {
