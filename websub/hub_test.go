@@ -891,3 +891,22 @@ func TestSameContentDuringDeliveryNotDeliveredTwice(t *testing.T) {
 		t.Fatalf("still pending after the content was delivered: %+v", s.Pending)
 	}
 }
+
+// TestVerificationStatusBounds: a verification echoing the challenge with
+// any 2xx, 299 included, is accepted; 300 is not (a 1xx is never a final
+// answer of a Go server, so the low end is not tried here).
+func TestVerificationStatusBounds(t *testing.T) {
+	for _, tc := range []struct {
+		code int
+		want string
+	}{{200, ModeSubscribe}, {299, ModeSubscribe}, {300, "refused"}} {
+		t.Run(strconv.Itoa(tc.code), func(t *testing.T) {
+			th := startHub(t, nil, nil, nil, nil)
+			th.topics.set(topicNews, "a")
+			sub := newSubscriber(t)
+			sub.answerVerify(func(q url.Values) (int, string) { return tc.code, q.Get("hub.challenge") })
+			th.request(t, form(ModeSubscribe, topicNews, sub.srv.URL))
+			th.waitEvent(t, tc.want)
+		})
+	}
+}
