@@ -328,6 +328,13 @@ func TestItems(t *testing.T) {
 		{name: "duplicate id", body: item(1, ` id="x"`) + item(2, ` id="x"`),
 			want:  map[string]string{"item1.id": "x", "item2.id": "x-2"},
 			diags: []string{`2:63: warning: duplicate item id "x": item 2 gets "x-2"`}},
+		{name: "duplicate id whose renaming is taken too", body: item(1, ` id="x"`) + item(2, ` id="x-3"`) + item(3, ` id="x"`) + item(4, ` id="x-3-1"`) + item(5, ` id="x-3"`),
+			want: map[string]string{"item1.id": "x", "item2.id": "x-3", "item3.id": "x-3-1", "item4.id": "x-3-1-4", "item5.id": "x-3-5"},
+			diags: []string{
+				`2:127: warning: duplicate item id "x": item 3 gets "x-3-1"`,
+				`2:189: warning: duplicate item id "x-3-1": item 4 gets "x-3-1-4"`,
+				`2:255: warning: duplicate item id "x-3": item 5 gets "x-3-5"`,
+			}},
 		{name: "duplicate index", body: item(1, "") + `<!-- <item:title index="1"> -->again<!-- </item:title> -->`,
 			want:  map[string]string{"item1.title": "t1"},
 			diags: []string{`2:56: warning: item:title of item 1 given twice (first at 2:1): the first wins`}},
