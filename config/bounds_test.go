@@ -96,6 +96,28 @@ func TestBoundsBothWays(t *testing.T) {
 		{"websub queue 1048576", "websub: {queue: 1048576}\n", ""},
 		{"websub queue 0", "websub: {queue: 0}\n", "websub.queue"},
 		{"websub queue 1048577", "websub: {queue: 1048577}\n", "websub.queue"},
+		// The browser: 1 ≤ max_tabs ≤ 64, timeout > 0, a DevTools URL with
+		// a host and a ws, wss, http or https scheme, not beside exec;
+		// 1 ≤ full_per_poll ≤ 1000.
+		{"max_tabs 1", "poller:\n  browser: {max_tabs: 1}\n", ""},
+		{"max_tabs 64", "poller:\n  browser: {max_tabs: 64}\n", ""},
+		{"max_tabs 0", "poller:\n  browser: {max_tabs: 0}\n", "poller.browser.max_tabs"},
+		{"max_tabs 65", "poller:\n  browser: {max_tabs: 65}\n", "poller.browser.max_tabs"},
+		{"browser timeout 1ns", "poller:\n  browser: {timeout: 1ns}\n", ""},
+		{"browser timeout negative", "poller:\n  browser: {timeout: -1s}\n", "poller.browser.timeout"},
+		{"browser url ws", "poller:\n  browser: {url: 'ws://127.0.0.1:9222/devtools/browser/x'}\n", ""},
+		{"browser url wss", "poller:\n  browser: {url: 'wss://pool.example/x'}\n", ""},
+		{"browser url http", "poller:\n  browser: {url: 'http://127.0.0.1:9222'}\n", ""},
+		{"browser url https", "poller:\n  browser: {url: 'https://pool.example'}\n", ""},
+		{"browser url ftp", "poller:\n  browser: {url: 'ftp://pool.example'}\n", "poller.browser.url"},
+		{"browser url without host", "poller:\n  browser: {url: 'ws:///x'}\n", "poller.browser.url"},
+		{"browser url unparsable", "poller:\n  browser: {url: 'ws://[::1'}\n", "poller.browser.url"},
+		{"browser url beside exec", "poller:\n  browser: {url: 'ws://127.0.0.1:9222/x', exec: /usr/bin/chromium}\n", "poller.browser.exec"},
+		{"browser exec alone", "poller:\n  browser: {exec: /usr/bin/chromium}\n", ""},
+		{"full_per_poll 1", "poller:\n  full_per_poll: 1\n", ""},
+		{"full_per_poll 1000", "poller:\n  full_per_poll: 1000\n", ""},
+		{"full_per_poll 1001", "poller:\n  full_per_poll: 1001\n", "poller.full_per_poll"},
+		{"full_per_poll -1", "poller:\n  full_per_poll: -1\n", "poller.full_per_poll"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := Parse([]byte(tc.yaml))

@@ -35,6 +35,10 @@ resources:
 	if !cfg.UsesBrowser() {
 		t.Error("UsesBrowser = false with a fetch: browser resource")
 	}
+	cfg.Resources = cfg.Resources[1:]
+	if cfg.UsesBrowser() {
+		t.Error("UsesBrowser = true without a fetch: browser resource")
+	}
 }
 
 func TestFetchSettingsInvalid(t *testing.T) {
