@@ -3,6 +3,7 @@ package config
 import (
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 )
@@ -103,5 +104,34 @@ func TestResourceBodyMessages(t *testing.T) {
 				t.Errorf("got %v\nwant one problem: %s…", err, tt.want)
 			}
 		})
+	}
+}
+
+// TestUnknownFieldSuggestion: the closest known field is suggested when it
+// is at most max(2, len/3) edits away, the first in the file's order on a
+// tie; farther, the known fields are listed.
+func TestUnknownFieldSuggestion(t *testing.T) {
+	type section struct {
+		Alpha string `yaml:"alpha"`
+		Alphb string `yaml:"alphb"`
+		Wide  string `yaml:"wideness_of_field"`
+	}
+	root := reflect.TypeFor[struct {
+		S section `yaml:"s"`
+	}]()
+	for _, tc := range []struct{ key, meant string }{
+		{"alphx", "alpha"}, // one edit from alpha and from alphb: the first
+		{"alxhx", "alpha"}, // two edits: at the bound for a short key
+		{"xlxhx", ""},      // three: too far
+		{"wxdxnxss_xf_fixld", "wideness_of_field"}, // five edits in 17 characters: at len/3
+		{"wxdxnxss_xf_fxxld", ""},                  // six: too far
+	} {
+		msg, meant := unknownField(root, "$.s."+tc.key)
+		if meant != tc.meant {
+			t.Errorf("%s: meant %q (%s), want %q", tc.key, meant, msg, tc.meant)
+		}
+		if tc.meant == "" && !strings.Contains(msg, "alpha, alphb, wideness_of_field") {
+			t.Errorf("%s: %q, want the known fields listed", tc.key, msg)
+		}
 	}
 }
