@@ -150,12 +150,18 @@ func TestFieldMappingErrors(t *testing.T) {
 		{`{item: li, title: {select: ["h2", "h3 >"]}}`, "select.title.select[1]"},
 		{`{item: li, title: {select: []}}`, "select.title.select"},
 		{`{item: li, title: {selec: "h2"}}`, "selec"},
+		{`{item: li, title: {select: "h3 >"}}`, "select.title.select: "}, // one selector: not select[0]
+		{`{item: li, title: {select: [` + strings.Repeat(`"h2", `, 16) + `"h3"]}}`, "select.title.select: 17 selectors, at most 16"},
 	}
 	for _, tt := range tests {
 		_, err := config.ParseSelect([]byte(tt.block))
 		if err == nil || !strings.Contains(err.Error(), tt.field) {
 			t.Errorf("%s: error %v, want one naming %s", tt.block, err, tt.field)
 		}
+	}
+	// 16 selectors, the most a field takes, are fine.
+	if _, err := config.ParseSelect([]byte(`{item: li, title: {select: [` + strings.Repeat(`"h2", `, 15) + `"h3"]}}`)); err != nil {
+		t.Errorf("16 selectors: %v", err)
 	}
 	// In a configuration file, the field is named with its resource.
 	_, err := config.Parse([]byte("resources:\n  - id: a\n    url: https://example.org/\n  - id: b\n    url: https://example.org/b\n" +
