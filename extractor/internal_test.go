@@ -239,3 +239,17 @@ func TestShorten(t *testing.T) {
 		}
 	}
 }
+
+// TestSelectorLengthBound: a selector of 4096 bytes compiles, with white
+// space around it too (trimmed first); one of 4097 is refused.
+func TestSelectorLengthBound(t *testing.T) {
+	at := "." + strings.Repeat("x", maxSelectorLen-1)
+	for _, src := range []string{at, "  " + at + "\n"} {
+		if _, err := compileSelector(src); err != nil {
+			t.Errorf("%d bytes (%d trimmed): %v", len(src), len(strings.TrimSpace(src)), err)
+		}
+	}
+	if _, err := compileSelector(at + "x"); err == nil || !strings.Contains(err.Error(), "longer than 4096 bytes") {
+		t.Errorf("4097 bytes: %v, want refused", err)
+	}
+}
