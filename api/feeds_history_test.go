@@ -79,3 +79,52 @@ func TestVersionsFeedSaysWhatChanged(t *testing.T) {
 		})
 	}
 }
+
+// TestVersionsFeedBounds: an entry's title names three items and then
+// "…", its content lists fifty and then says how many more, and the
+// fifty newest versions are described, the older ones counted.
+func TestVersionsFeedBounds(t *testing.T) {
+	items := func(n int) []diffItem {
+		out := make([]diffItem, n)
+		for i := range out {
+			out[i] = diffItem{ID: fmt.Sprint(i), Title: fmt.Sprint("T", i), Link: fmt.Sprintf("https://example.org/%d", i)}
+		}
+		return out
+	}
+	if got := namesOf(items(3)); got != ": T0; T1; T2" {
+		t.Errorf("three names: %q", got)
+	}
+	if got := namesOf(items(4)); got != ": T0; T1; T2; …" {
+		t.Errorf("four names: %q", got)
+	}
+	for _, n := range []int{50, 51} {
+		got := itemList("New", items(n), nil)
+		listed := strings.Count(got, "<a href=")
+		more := strings.Contains(got, " more</li>")
+		if more && !strings.Contains(got, "… and 1 more") {
+			t.Errorf("%d items: %s", n, got)
+		}
+		if listed != 50 || more != (n == 51) {
+			t.Errorf("%d items: %d listed, 'and 1 more' %v:\n%s", n, listed, more, got)
+		}
+	}
+
+	store := newFDStore()
+	ch := schema.Channel{Title: "Town Hall", Link: "https://example.org/"}
+	const versions = 52
+	for v := 1; v <= versions; v++ {
+		it := fdItem(1, fmt.Sprint("i", v), fmt.Sprint("Item ", v), fmt.Sprintf("https://example.org/%d.html", v), "")
+		store.save(&schema.Document{URL: "https://example.org/", RSSID: "town", Timestamp: fdT0.Add(time.Duration(v) * time.Hour), Channel: ch, Items: []schema.Item{it}})
+	}
+	s := newFDServer(t, store)
+	feed := parseFeed(t, fdDo(s, http.MethodGet, "/resources/town?type=rss2").Body.Bytes())
+	if len(feed.Items) != versions {
+		t.Fatalf("%d entries, want %d", len(feed.Items), versions)
+	}
+	for i, it := range feed.Items {
+		described := strings.HasPrefix(it.Title, "1 new: ")
+		if want := i < maxDescribedVersions; described != want {
+			t.Errorf("entry %d (version %d) %q: described %v, want %v", i, versions-i, it.Title, described, want)
+		}
+	}
+}
