@@ -1,11 +1,13 @@
 package config
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 )
 
 // TestMessagesForPeople checks the words of configuration problems: each
@@ -133,5 +135,69 @@ func TestUnknownFieldSuggestion(t *testing.T) {
 		if tc.meant == "" && !strings.Contains(msg, "alpha, alphb, wideness_of_field") {
 			t.Errorf("%s: %q, want the known fields listed", tc.key, msg)
 		}
+	}
+}
+
+// TestEditDistance: Levenshtein with an adjacent transposition as one edit.
+func TestEditDistance(t *testing.T) {
+	for _, tc := range []struct {
+		a, b string
+		want int
+	}{
+		{"workers", "workers", 0}, {"wrokers", "workers", 1}, {"ab", "ba", 1}, {"abc", "bca", 2},
+		{"ulr", "url", 1}, {"", "abc", 3}, {"abc", "", 3}, {"kitten", "sitting", 3}, {"ca", "abc", 3},
+	} {
+		if got := editDistance(tc.a, tc.b); got != tc.want {
+			t.Errorf("editDistance(%q, %q) = %d, want %d", tc.a, tc.b, got, tc.want)
+		}
+	}
+}
+
+// TestIndentProblem: well indented YAML, block scalars with lines of any
+// depth and dedents to an enclosing key are not problems; a line deeper
+// than a key whose value is given, or back to a depth no key has, is, at
+// its line and column, also when the whole document is indented.
+func TestIndentProblem(t *testing.T) {
+	for _, tc := range []struct {
+		name, doc string
+		line, col int // 0: no problem
+	}{
+		{"nested and back", "a:\n  b:\n    c: 1\n  d: 2\ne: 3\n", 0, 0},
+		{"sequence items", "r:\n  - id: a\n    url: x\n  - id: b\n    url: y\nz: 1\n", 0, 0},
+		{"block scalar at the top", "d: |\n  one\n    two, deeper\n  three\nn: 1\n", 0, 0},
+		{"block scalar nested", "a:\n  d: >-\n    one\n      two\n  e: 1\n", 0, 0},
+		{"comments and blank lines", "a:\n  # note\n\n  b: 1\n", 0, 0},
+		{"deeper than a given value", "a:\n  b: 1\n    c: 2\n", 3, 5},
+		{"back to no key's depth", "a:\n    b:\n      c: 1\n  d: 2\n", 4, 3},
+		{"a document indented as a whole", "  a:\n    b: 1\n      c: 2\n", 3, 7},
+		{"back out of an indented first line", "  a: 1\nb: 2\n", 0, 0}, // left to the YAML parser's message
+	} {
+		fe := indentProblem(strings.Split(tc.doc, "\n"))
+		switch {
+		case tc.line == 0 && fe != nil:
+			t.Errorf("%s: %v, want no problem", tc.name, fe)
+		case tc.line != 0 && (fe == nil || fe.Line != tc.line || fe.Col != tc.col):
+			t.Errorf("%s: %+v, want a problem at %d:%d", tc.name, fe, tc.line, tc.col)
+		}
+	}
+}
+
+// TestTabIndentColumn: a tab in the indentation is reported where it is.
+func TestTabIndentColumn(t *testing.T) {
+	fe := syntaxProblem([]byte("poller:\n  \tworkers: 1\n"), errors.New("yaml"))
+	if fe.Line != 2 || fe.Col != 3 || !strings.Contains(fe.Err.Error(), "tab") {
+		t.Errorf("%+v, want a tab at 2:3", fe)
+	}
+}
+
+// TestReloaderDebounceDefault: no debounce given is 300 ms.
+func TestReloaderDebounceDefault(t *testing.T) {
+	for _, d := range []time.Duration{0, -time.Second} {
+		if rl := NewReloader("x.yaml", ReloaderOptions{Debounce: d}); rl.opts.Debounce != 300*time.Millisecond {
+			t.Errorf("Debounce %v: %v, want 300ms", d, rl.opts.Debounce)
+		}
+	}
+	if rl := NewReloader("x.yaml", ReloaderOptions{Debounce: time.Nanosecond}); rl.opts.Debounce != time.Nanosecond {
+		t.Errorf("Debounce 1ns: %v", rl.opts.Debounce)
 	}
 }
