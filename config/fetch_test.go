@@ -1,6 +1,7 @@
 package config
 
 import (
+	"encoding/json"
 	"strings"
 	"testing"
 	"time"
@@ -74,5 +75,21 @@ func TestFetchSettingsInvalid(t *testing.T) {
 				t.Errorf("error %q, want %s: …%s", err, tc.path, tc.msg)
 			}
 		})
+	}
+}
+
+// TestWeightJSON: a weight is written and read as a JSON number; anything
+// else is refused in words.
+func TestWeightJSON(t *testing.T) {
+	var w Weight
+	if err := json.Unmarshal([]byte("2.5"), &w); err != nil || w.Value != 2.5 || !w.Set {
+		t.Fatalf("2.5: %+v, %v", w, err)
+	}
+	if b, err := json.Marshal(w); err != nil || string(b) != "2.5" {
+		t.Errorf("Marshal = %s, %v", b, err)
+	}
+	w = Weight{}
+	if err := json.Unmarshal([]byte(`"heavy"`), &w); err == nil || !strings.Contains(err.Error(), "weight must be a positive number") || w.Set {
+		t.Errorf(`"heavy": %+v, %v; want refused`, w, err)
 	}
 }
