@@ -118,6 +118,11 @@ func TestBoundsBothWays(t *testing.T) {
 		{"full_per_poll 1000", "poller:\n  full_per_poll: 1000\n", ""},
 		{"full_per_poll 1001", "poller:\n  full_per_poll: 1001\n", "poller.full_per_poll"},
 		{"full_per_poll -1", "poller:\n  full_per_poll: -1\n", "poller.full_per_poll"},
+		// feeds.subscribe_max: 1 ≤ n ≤ 10000.
+		{"subscribe_max 1", "feeds: {subscribe_max: 1}\n", ""},
+		{"subscribe_max 10000", "feeds: {subscribe_max: 10000}\n", ""},
+		{"subscribe_max 0", "feeds: {subscribe_max: 0}\n", "feeds.subscribe_max"},
+		{"subscribe_max 10001", "feeds: {subscribe_max: 10001}\n", "feeds.subscribe_max"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := Parse([]byte(tc.yaml))
