@@ -173,3 +173,41 @@ func FuzzParseRelative(f *testing.F) {
 		}
 	})
 }
+
+// TestDayFirstDottedBounds: dotted dates with two-digit years (which the
+// lenient parser would read month first) at each end of every field: the
+// first and last month, day, hour, minute and second, and the century
+// turn of the two-digit year (69 is 1969, 68 is 2068), each read by the
+// day-first rule; slashed ones likewise.
+func TestDayFirstDottedBounds(t *testing.T) {
+	for _, tc := range []struct{ in, want string }{
+		{"05.01.26", "2026-01-05T00:00:00Z"},
+		{"05.12.26", "2026-12-05T00:00:00Z"},
+		{"01.11.26", "2026-11-01T00:00:00Z"},
+		{"31.12.26", "2026-12-31T00:00:00Z"},
+		{"12.11.26", "2026-11-12T00:00:00Z"},
+		{"05.11.26 00:00", "2026-11-05T00:00:00Z"},
+		{"05.11.26 23:59:59", "2026-11-05T23:59:59Z"},
+		{"05.11.26 18:59", "2026-11-05T18:59:00Z"},
+		{"05.11.69", "1969-11-05T00:00:00Z"},
+		{"05.11.68", "2068-11-05T00:00:00Z"},
+		{"05.11.00", "2000-11-05T00:00:00Z"},
+	} {
+		// Read by the day-first rule itself (dynamo lint --dates names
+		// it), not by a reader of dates in words that happens to agree.
+		got, rule, ok := schema.DateRules{}.Read(tc.in, time.Time{})
+		if !ok || got.Format(time.RFC3339) != tc.want || rule != "day-first dotted" {
+			t.Errorf("Read(%q) = %v, %q, %v; want %s by the day-first dotted rule", tc.in, got.Format(time.RFC3339), rule, ok, tc.want)
+		}
+	}
+	for _, in := range []string{"05/01/2026", "05/12/2026", "01/11/2026", "31/12/2026 23:59:59", "12/13/2026"} {
+		if _, rule, ok := (schema.DateRules{}).Read(in, time.Time{}); !ok || rule != "day-first numeric" {
+			t.Errorf("Read(%q): %q, %v; want the day-first numeric rule", in, rule, ok)
+		}
+	}
+	for _, in := range []string{"00.11.26", "05.00.26", "32.11.26", "05.11.26 24:00", "05.11.26 18:60", "05.11.26 18:00:60", "31.11.26"} {
+		if got, ok := schema.ParseDate(in); ok {
+			t.Errorf("ParseDate(%q) = %v, want no date", in, got)
+		}
+	}
+}
