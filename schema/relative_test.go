@@ -211,3 +211,26 @@ func TestDayFirstDottedBounds(t *testing.T) {
 		}
 	}
 }
+
+// TestDateZonesAndEdges: zone abbreviations after the time, single- and
+// multi-spaced and in words; an ambiguous month word; dates starting with
+// 9 read by the numeric rules; the first and last years RFC 3339 writes.
+func TestDateZonesAndEdges(t *testing.T) {
+	for _, tc := range []struct{ in, want, rule string }{
+		{"Tue, 10 Jun 2003 04:00:00 EST", "2003-06-10T09:00:00Z", "RFC 1123"},
+		{"Tue,  10 Jun 2003 04:00:00  PDT", "2003-06-10T11:00:00Z", "RFC 1123"},
+		{"Tue, 10 Jun 2003\t04:00:00 EST", "2003-06-10T09:00:00Z", "RFC 1123"},
+		{"14:30 CET, 21 novembre 2026", "2026-11-21T13:30:00Z", "day, month and year in words"},
+		{"21 novembre 2026 14:30 CET", "2026-11-21T13:30:00Z", "day, month and year in words"},
+		{"21 mar 2026", "2026-03-21T00:00:00Z", "day, month and year in words"},
+		{"9 January 2026 15:04", "2026-01-09T15:04:00Z", "day and English month"},
+		{"9.11.2026", "2026-11-09T00:00:00Z", "day-first dotted"},
+		{"0001-01-01T00:00:00Z", "0001-01-01T00:00:00Z", "RFC 3339"},
+		{"9999-12-31T23:59:59Z", "9999-12-31T23:59:59Z", "RFC 3339"},
+	} {
+		got, rule, ok := schema.DateRules{}.Read(tc.in, time.Time{})
+		if !ok || got.Format(time.RFC3339) != tc.want || (tc.rule != "" && rule != tc.rule) {
+			t.Errorf("Read(%q) = %s, %q, %v; want %s, %q", tc.in, got.Format(time.RFC3339), rule, ok, tc.want, tc.rule)
+		}
+	}
+}
