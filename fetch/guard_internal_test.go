@@ -18,6 +18,7 @@ func TestSSRFGuardDecision(t *testing.T) {
 		{"0.0.0.0", true}, {"0.1.2.3", true}, {"224.0.0.1", true}, {"::1", true}, {"::", true},
 		{"fe80::1", true}, {"fc00::1", true}, {"fd12::1", true}, {"::ffff:127.0.0.1", true},
 		{"::ffff:10.0.0.1", true}, {"::ffff:169.254.1.1", true},
+		{"::ffff:100.64.0.1", true}, {"::ffff:0.1.2.3", true}, // the checks netip does not unmap by itself
 		{"93.184.216.34", false}, {"100.128.0.1", false}, {"2606:4700::1111", false}, {"::ffff:8.8.8.8", false},
 	} {
 		t.Run(tc.ip, func(t *testing.T) {
