@@ -266,3 +266,26 @@ func TestPublished(t *testing.T) {
 		t.Errorf("ContentEncoded = %q, %v", html, ok)
 	}
 }
+
+// TestExtensionNamespaceURI: an extension's namespace is a URI reference:
+// every end of the letter, digit and hex-digit ranges is taken, '%' only
+// before two hex digits.
+func TestExtensionNamespaceURI(t *testing.T) {
+	for _, tc := range []struct {
+		uri string
+		ok  bool
+	}{
+		{"urn:azAZ09:x", true},
+		{"urn:x:%0a%9f%AF%Fa%00%99", true},
+		{"urn:x:-._~:/?#[]@!$&'()*+,;=", true},
+		{"urn:x:%g0", false}, {"urn:x:%0g", false}, {"urn:x:%", false}, {"urn:x:%a", false},
+		{"urn:x:%@0", false}, {"urn:x:%`0", false}, {"urn:x:%G0", false}, {"urn:x:%/0", false}, {"urn:x:%:0", false},
+		{"urn:x y", false}, {"urn:é", false},
+	} {
+		d := sampleDoc()
+		d.Items[0].Extensions = append(d.Items[0].Extensions, schema.Extension{URI: tc.uri, Prefix: "x", LocalName: "v", Value: "1"})
+		if err := d.Validate(); (err == nil) != tc.ok {
+			t.Errorf("namespace %q: Validate = %v, want ok %v", tc.uri, err, tc.ok)
+		}
+	}
+}
