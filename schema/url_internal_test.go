@@ -1,0 +1,23 @@
+package schema
+
+import "testing"
+
+// TestPlainURLAgreesWithParse: the fast check of a common URL says yes
+// only to strings url.Parse takes as absolute URIs without white space,
+// and says yes to the common ones.
+func TestPlainURLAgreesWithParse(t *testing.T) {
+	common := []string{"https://example.org/", "http://example.org", "https://a-b.example_x~y:8080/p?q=1#f", "http://h:1/", "http://h:90/", "https://example.org/a/b.html?x=1&y=2"}
+	for _, s := range common {
+		if !plainURL(s) {
+			t.Errorf("plainURL(%q) = false, want true", s)
+		}
+	}
+	for _, s := range append(common,
+		"http://", "https://:80/", "http://h:/", "http://h:x/", "http://h:80x/", "http://h x/", "http://h/a b", "http://h/a\tb",
+		"http://h/\x7f", "http://h/%zz", "http://h/%41", "http://h\x00/", "http://h@x/", "http://[::1]/", "http://h:8080", "http://h?x", "http://h#x",
+		"ftp://h/", "HTTP://h/", "http:/h", "http://h/\x1f", "http://h:99999999999999999999/") {
+		if plainURL(s) && !(absoluteURL(s) && isURI(s)) {
+			t.Errorf("plainURL(%q) = true, but url.Parse does not take it as an absolute URI without white space", s)
+		}
+	}
+}
