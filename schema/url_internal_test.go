@@ -21,3 +21,43 @@ func TestPlainURLAgreesWithParse(t *testing.T) {
 		}
 	}
 }
+
+// TestLegalXMLEveryByte: LegalXML agrees with the rune-by-rune reference
+// for every byte at every place of strings of 7 to 17 bytes (either side
+// of the eight-byte fast path's blocks), in ASCII and after a multi-byte
+// character.
+func TestLegalXMLEveryByte(t *testing.T) {
+	for _, n := range []int{7, 8, 9, 16, 17} {
+		for pos := range n {
+			for c := range 256 {
+				for _, fill := range []byte{'a', ' '} {
+					b := make([]byte, n)
+					for i := range b {
+						b[i] = fill
+					}
+					b[pos] = byte(c)
+					for _, s := range []string{string(b), "é" + string(b)} {
+						if got, want := LegalXML(s), legalXMLReference(s); got != want {
+							t.Fatalf("LegalXML(%q) = %v, reference %v", s, got, want)
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
+// TestPlainHostBytes: every end of the ranges of host bytes a plain URL
+// may have.
+func TestPlainHostBytes(t *testing.T) {
+	for _, host := range []string{"az", "AZ", "09", "a.b", "a-b", "a_b", "a~b"} {
+		if s := "http://" + host + "/"; !plainURL(s) {
+			t.Errorf("plainURL(%q) = false", s)
+		}
+	}
+	for _, c := range []byte{'`', '{', '@', '[', '/', ':', '!', 0x80} {
+		if plainHostByte := isPlainHostByte(c); plainHostByte {
+			t.Errorf("isPlainHostByte(%q) = true", c)
+		}
+	}
+}
