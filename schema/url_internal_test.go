@@ -61,3 +61,17 @@ func TestPlainHostBytes(t *testing.T) {
 		}
 	}
 }
+
+// TestIsXMLCharBounds: each end of each range of XML 1.0's Char, and the
+// code points just outside.
+func TestIsXMLCharBounds(t *testing.T) {
+	for r, want := range map[rune]bool{
+		0x08: false, 0x09: true, 0x0A: true, 0x0B: false, 0x0C: false, 0x0D: true, 0x0E: false,
+		0x1F: false, 0x20: true, 0xD7FF: true, 0xD800: false, 0xDFFF: false, 0xE000: true,
+		0xFFFD: true, 0xFFFE: false, 0xFFFF: false, 0x10000: true, 0x10FFFF: true, 0x110000: false, -1: false,
+	} {
+		if got := IsXMLChar(r); got != want {
+			t.Errorf("IsXMLChar(%#x) = %v, want %v", r, got, want)
+		}
+	}
+}
