@@ -75,3 +75,34 @@ func TestIsXMLCharBounds(t *testing.T) {
 		}
 	}
 }
+
+// TestNCNameAgainstTheGrammar: IsNCName agrees with XML 1.0 fifth
+// edition's NameStartChar and NameChar (less ':'), written here from the
+// Recommendation's production, for every code point as a name's first
+// character and as a later one.
+func TestNCNameAgainstTheGrammar(t *testing.T) {
+	in := func(r rune, ranges [][2]rune) bool {
+		for _, x := range ranges {
+			if r >= x[0] && r <= x[1] {
+				return true
+			}
+		}
+		return false
+	}
+	start := [][2]rune{{'A', 'Z'}, {'_', '_'}, {'a', 'z'}, {0xC0, 0xD6}, {0xD8, 0xF6}, {0xF8, 0x2FF}, {0x370, 0x37D},
+		{0x37F, 0x1FFF}, {0x200C, 0x200D}, {0x2070, 0x218F}, {0x2C00, 0x2FEF}, {0x3001, 0xD7FF}, {0xF900, 0xFDCF},
+		{0xFDF0, 0xFFFD}, {0x10000, 0xEFFFF}}
+	more := [][2]rune{{'-', '-'}, {'.', '.'}, {'0', '9'}, {0xB7, 0xB7}, {0x300, 0x36F}, {0x203F, 0x2040}}
+	for r := rune(0); r <= 0x10FFFF; r++ {
+		if r >= 0xD800 && r <= 0xDFFF {
+			continue // surrogates have no UTF-8
+		}
+		s := string(r)
+		if got, want := IsNCName(s), in(r, start); got != want {
+			t.Fatalf("IsNCName(%q) (U+%04X first) = %v, want %v", s, r, got, want)
+		}
+		if got, want := IsNCName("a"+s), in(r, start) || in(r, more); got != want {
+			t.Fatalf("IsNCName(%q) (U+%04X after a) = %v, want %v", "a"+s, r, got, want)
+		}
+	}
+}
