@@ -65,6 +65,12 @@ func TestParseRelative(t *testing.T) {
 		{"ieri alle 18:00", at(26, 18, 0, 0)},
 		{"oggi, ore 18.30", at(27, 18, 30, 0)},
 		{"oggi, ore 9.05", at(27, 9, 5, 0)},
+		{"l'altro ieri", at(25, 0, 0, 0)},
+		{"L’altro ieri alle 18:00", at(25, 18, 0, 0)},
+		{"l altro ieri", at(25, 0, 0, 0)},
+		{"today 6 pm", at(27, 18, 0, 0)},
+		{"today 12 am", at(27, 0, 0, 0)},
+		{"yesterday 12 pm", at(26, 12, 0, 0)},
 		{"9h ago", ago(9 * time.Hour)},
 		{"19min ago", ago(19 * time.Minute)},
 		{"2 ore fa", ago(2 * time.Hour)},
@@ -111,7 +117,9 @@ func TestParseRelative(t *testing.T) {
 	for _, in := range []string{"", "ago", "2 hours", "hours ago", "two hours ago", "yesterday's news", "what happened yesterday",
 		"vor dem Haus", "il y a", "today 25:00", "in 2 hours", "2 ore", "the meeting of today",
 		// A word for "now" is read only as the whole text, not in prose.
-		"tickets on sale now for the concert", "jetzt neu im Programm"} {
+		"tickets on sale now for the concert", "jetzt neu im Programm",
+		// Two day words, an hour past 12 before pm, an hour with a unit.
+		"oggi ieri", "today 13 pm", "today 6", "altro ieri", "oggi laltro", "oggi l"} {
 		if got, ok := schema.ParseRelative(in, now, rome); ok {
 			t.Errorf("ParseRelative(%q) = %v, want no date", in, got)
 		}
