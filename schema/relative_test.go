@@ -73,6 +73,8 @@ func TestParseRelative(t *testing.T) {
 		{"yesterday 12 pm", at(26, 12, 0, 0)},
 		{"9h ago", ago(9 * time.Hour)},
 		{"19min ago", ago(19 * time.Minute)},
+		{"0 minutes ago", ago(0)},
+		{"100000 seconds ago", ago(100000 * time.Second)},
 		{"2 ore fa", ago(2 * time.Hour)},
 		{"un'ora fa", ago(time.Hour)},
 		{"5 minuti fa", ago(5 * time.Minute)},
@@ -119,7 +121,9 @@ func TestParseRelative(t *testing.T) {
 		// A word for "now" is read only as the whole text, not in prose.
 		"tickets on sale now for the concert", "jetzt neu im Programm",
 		// Two day words, an hour past 12 before pm, an hour with a unit.
-		"oggi ieri", "today 13 pm", "today 6", "altro ieri", "oggi laltro", "oggi l"} {
+		"oggi ieri", "today 13 pm", "today 6", "altro ieri", "oggi laltro", "oggi l",
+		// An amount without its unit; past the largest amount.
+		"5 ago", "vor 5", "100001 seconds ago"} {
 		if got, ok := schema.ParseRelative(in, now, rome); ok {
 			t.Errorf("ParseRelative(%q) = %v, want no date", in, got)
 		}

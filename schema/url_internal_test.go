@@ -106,3 +106,13 @@ func TestNCNameAgainstTheGrammar(t *testing.T) {
 		}
 	}
 }
+
+// TestTermWithoutNewTerm: a Term written as a literal (its folded value
+// not computed) matches as one from NewTerm does.
+func TestTermWithoutNewTerm(t *testing.T) {
+	for _, ts := range []Terms{{{Op: And, Field: FieldTitle, Value: "BUDGET"}}, {NewTerm(And, FieldTitle, "BUDGET")}} {
+		if !ts.Match("The budget passed", "", "") || ts.Match("The tram line", "", "") {
+			t.Errorf("%+v: want a match on the title with budget only", ts)
+		}
+	}
+}
