@@ -171,6 +171,7 @@ func TestIndentProblem(t *testing.T) {
 		{"back to no key's depth", "a:\n    b:\n      c: 1\n  d: 2\n", 4, 3},
 		{"a document indented as a whole", "  a:\n    b: 1\n      c: 2\n", 3, 7},
 		{"back out of an indented first line", "  a: 1\nb: 2\n", 0, 0}, // left to the YAML parser's message
+		{"after a block scalar ends", "d: |\n  one\nn: 1\n  x: 2\n", 4, 3},
 	} {
 		fe := indentProblem(strings.Split(tc.doc, "\n"))
 		switch {
