@@ -1,6 +1,7 @@
 package schema_test
 
 import (
+	"strings"
 	"testing"
 	"time"
 
@@ -74,6 +75,7 @@ func TestParseRelative(t *testing.T) {
 		{"9h ago", ago(9 * time.Hour)},
 		{"19min ago", ago(19 * time.Minute)},
 		{"0 minutes ago", ago(0)},
+		{"0h ago", ago(0)},
 		{"100000 seconds ago", ago(100000 * time.Second)},
 		{"2 ore fa", ago(2 * time.Hour)},
 		{"un'ora fa", ago(time.Hour)},
@@ -121,12 +123,20 @@ func TestParseRelative(t *testing.T) {
 		// A word for "now" is read only as the whole text, not in prose.
 		"tickets on sale now for the concert", "jetzt neu im Programm",
 		// Two day words, an hour past 12 before pm, an hour with a unit.
-		"oggi ieri", "today 13 pm", "today 6", "altro ieri", "oggi laltro", "oggi l",
+		"oggi ieri", "today 13 pm", "today 6", "altro ieri", "oggi laltro", "oggi l", "oggi l altro",
 		// An amount without its unit; past the largest amount.
 		"5 ago", "vor 5", "100001 seconds ago"} {
 		if got, ok := schema.ParseRelative(in, now, rome); ok {
 			t.Errorf("ParseRelative(%q) = %v, want no date", in, got)
 		}
+	}
+	// A text of 128 bytes is read; one longer is not looked at.
+	pad := strings.Repeat("x", 128-len(" 2 hours ago"))
+	if _, ok := schema.ParseRelative(pad+" 2 hours ago", now, rome); !ok {
+		t.Error("a 128-byte text not read")
+	}
+	if _, ok := schema.ParseRelative("x"+pad+" 2 hours ago", now, rome); ok {
+		t.Error("a 129-byte text read")
 	}
 	if _, ok := schema.ParseRelative("2 hours ago", time.Time{}, rome); ok {
 		t.Error("ParseRelative with a zero now read a date")
