@@ -318,3 +318,32 @@ func TestBudgetMaxIntervalBounds(t *testing.T) {
 		}
 	}
 }
+
+// TestBudgetFirstWait: a resource with nothing observed yet starts at the
+// wait its share gives, 24 h ÷ polls a day: the whole budget for a lone
+// member (24 a day: an hour), the mean share for a newcomer beside it.
+func TestBudgetFirstWait(t *testing.T) {
+	b := NewBudget(BudgetSettings{Total: 24, MaxInterval: 48 * time.Hour}, nil)
+	pa, err := b.Policy("a", PolicyConfig{Kind: KindBudget, Weight: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var sa PolicyState
+	if w := pa.Start(&sa); w != time.Hour {
+		t.Errorf("a lone member's first wait %v, want 1h (24 polls a day)", w)
+	}
+	// A lone member whose rate was learned still gets the whole budget,
+	// whatever its share √(w·λ) (here √(4·2)).
+	lone := NewBudget(BudgetSettings{Total: 24, MaxInterval: 48 * time.Hour}, nil)
+	pl, _ := lone.Policy("l", PolicyConfig{Kind: KindBudget, Weight: 4})
+	sl := PolicyState{Rate: learned(2, monday.Add(7*24*time.Hour))}
+	pl.Start(&sl)
+	if r, _ := lone.Share("l"); math.Abs(r-24) > 1e-9 {
+		t.Errorf("a lone learned member's share %v, want the whole 24", r)
+	}
+	pb, _ := b.Policy("b", PolicyConfig{Kind: KindBudget, Weight: 1})
+	var sb PolicyState
+	if w := pb.Start(&sb); w != 2*time.Hour {
+		t.Errorf("the second member's first wait %v, want 2h (half of 24 polls a day)", w)
+	}
+}
