@@ -9,6 +9,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/dynamo-rss/dynamo/config"
 	"github.com/dynamo-rss/dynamo/schema"
 	"github.com/dynamo-rss/dynamo/storage"
 )
@@ -86,6 +87,16 @@ func (o *articleOrigin) setList(names ...string) {
 	o.mu.Unlock()
 }
 
+// teasersConfig is a configuration with one resource, "teasers": o's list
+// page read by selectors, content: full, two articles a poll.
+func (o *articleOrigin) teasersConfig(t *testing.T) *config.Config {
+	t.Helper()
+	return testConfig(t, baseYAML(fmt.Sprintf(`  full_per_poll: 2
+resources:
+  - {id: teasers, url: %q, content: full, select: {item: "div.teaser", title: "h3", link: "h3 a @href", description: "p"}}
+`, o.srv.URL+"/list.html")))
+}
+
 func (o *articleOrigin) hitsOf(path string) int {
 	o.mu.Lock()
 	defer o.mu.Unlock()
@@ -101,10 +112,7 @@ func TestContentFull(t *testing.T) {
 	o := newArticleOrigin(t)
 	clk := newFakeClock(t0)
 	ms := newMemStore()
-	cfg := testConfig(t, baseYAML(fmt.Sprintf(`  full_per_poll: 2
-resources:
-  - {id: teasers, url: %q, content: full, select: {item: "div.teaser", title: "h3", link: "h3 a @href", description: "p"}}
-`, o.srv.URL+"/list.html")))
+	cfg := o.teasersConfig(t)
 	e := newTestEngine(t, cfg, ms, clk)
 	latest := func() *schema.Document {
 		ms.mu.Lock()
@@ -189,10 +197,7 @@ func TestContentFullLeftoversAtNextPoll(t *testing.T) {
 	o := newArticleOrigin(t)
 	clk := newFakeClock(t0)
 	ms := newMemStore()
-	cfg := testConfig(t, baseYAML(fmt.Sprintf(`  full_per_poll: 2
-resources:
-  - {id: teasers, url: %q, content: full, select: {item: "div.teaser", title: "h3", link: "h3 a @href", description: "p"}}
-`, o.srv.URL+"/list.html")))
+	cfg := o.teasersConfig(t)
 	e := newTestEngine(t, cfg, ms, clk)
 	marked := func() int {
 		ms.mu.Lock()
