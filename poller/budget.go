@@ -138,11 +138,11 @@ func (b *Budget) norm() float64 {
 func (b *Budget) normWith(s float64) float64 {
 	den := b.sumFree + float64(b.nNew)*b.meanShare() + s
 	left := b.total() - float64(b.nLow)*b.minRate()
-	switch {
-	case left <= 0:
+	if left <= 0 || den <= 0 {
+		// Nothing left above the held members, or nobody free to share
+		// it (every member held, which a rebuild undoes when budget is
+		// left): each polls at the max_interval rate.
 		return 0
-	case den <= 0:
-		return math.Inf(1)
 	}
 	return left / den
 }
@@ -231,11 +231,7 @@ func (b *Budget) rateLocked(m *budgetMember) float64 {
 	if !m.evidence {
 		s = b.meanShare()
 	}
-	c := b.norm()
-	if math.IsInf(c, 1) {
-		c = b.total() / s // a lone member: the whole budget
-	}
-	return max(c*s, b.minRate())
+	return max(b.norm()*s, b.minRate())
 }
 
 // Leave removes member id (its resource is gone or left the budget).
@@ -245,6 +241,14 @@ func (b *Budget) Leave(id string) {
 	if m := b.members[id]; m != nil {
 		b.sub(m)
 		delete(b.members, id)
+		// The held members' classes are kept between rebuilds; when the
+		// last free one leaves, every evidenced member is held while budget
+		// is left, and each would take all of it (the lone member's rule):
+		// classify them again (and, when the last member leaves, start the
+		// sums from an exact zero).
+		if b.nNew == 0 && b.nLow == b.nEvid {
+			b.rebuild()
+		}
 	}
 }
 

@@ -347,3 +347,75 @@ func TestBudgetFirstWait(t *testing.T) {
 		t.Errorf("the second member's first wait %v, want 2h (half of 24 polls a day)", w)
 	}
 }
+
+// TestBudgetEdges: the allocator at the edges of its classes. A member held
+// at the max_interval rate whose free neighbour leaves shares the whole
+// budget with the other held ones (never the whole budget each); a lone
+// member whose budget is below the max_interval rate polls at that rate; a
+// member that would poll exactly at the max_interval rate gets it, whichever
+// class it is counted in.
+func TestBudgetEdges(t *testing.T) {
+	share := func(b *Budget, id string) float64 { s, _ := b.Share(id); return s }
+	near := func(got, want float64) bool { return math.Abs(got-want) < 1e-9 }
+
+	// 10 polls a day, max_interval 24 h: at least 1 a day each.
+	b := NewBudget(BudgetSettings{Total: 10, MaxInterval: 24 * time.Hour}, nil)
+	b.update("busy", 100, true)
+	b.update("q1", 0.01, true) // 10·0.01/100.01 < 1: held at 1 a day
+	b.update("q2", 0.01, true)
+	if got := share(b, "busy"); !near(got, 8) {
+		t.Errorf("busy beside two held members: %v polls a day, want 8 (10 − 2 held at 1)", got)
+	}
+	b.Leave("busy")
+	q1, q2 := share(b, "q1"), share(b, "q2")
+	if !near(q1, 5) || !near(q2, 5) {
+		t.Errorf("after the only free member left: q1 %v, q2 %v polls a day, want 5 and 5 (the budget of 10 shared)", q1, q2)
+	}
+
+	// PerResource 1 a day, max_interval 24 h: when the free member leaves,
+	// the two left have exactly the max_interval rate's worth.
+	p := NewBudget(BudgetSettings{PerResource: 1, MaxInterval: 24 * time.Hour}, nil)
+	p.update("busy", 10, true)
+	p.update("q1", 0.01, true)
+	p.update("q2", 0.01, true)
+	p.Leave("busy")
+	if q1, q2 := share(p, "q1"), share(p, "q2"); !near(q1, 1) || !near(q2, 1) {
+		t.Errorf("PerResource 1, two held members left: %v and %v polls a day, want 1 and 1", q1, q2)
+	}
+
+	// A lone member whose whole budget (half a poll a day) is below the
+	// max_interval rate (one a day), whatever its share.
+	for _, s := range []float64{0.1, 1, 10} {
+		lone := NewBudget(BudgetSettings{Total: 0.5, MaxInterval: 24 * time.Hour}, nil)
+		lone.update("l", s, true)
+		if got := share(lone, "l"); !near(got, 1) {
+			t.Errorf("lone member of share %v under a budget of 0.5: %v polls a day, want 1 (the max_interval rate)", s, got)
+		}
+	}
+
+	// Exactly at the max_interval rate: 3 a day over shares 1 and 2 gives
+	// 1 and 2; the member at 1 a day gets it, the other the rest.
+	e := NewBudget(BudgetSettings{Total: 3, MaxInterval: 24 * time.Hour}, nil)
+	e.update("two", 2, true)
+	e.update("one", 1, true)
+	if got1, got2 := share(e, "one"), share(e, "two"); !near(got1, 1) || !near(got2, 2) {
+		t.Errorf("at the max_interval rate: %v and %v polls a day, want 1 and 2", got1, got2)
+	}
+	e.rebuild()
+	if got1, got2 := share(e, "one"), share(e, "two"); !near(got1, 1) || !near(got2, 2) {
+		t.Errorf("at the max_interval rate, rebuilt: %v and %v polls a day, want 1 and 2", got1, got2)
+	}
+
+	// A member that joins with a share whose rate, counted free, would be
+	// just under the max_interval rate is held there, and the others share
+	// the rest: 10 a day, busy 10 then s = 1 (10·1/11 < 1): busy gets 9.
+	n := NewBudget(BudgetSettings{Total: 10, MaxInterval: 24 * time.Hour}, nil)
+	n.update("busy", 10, true)
+	n.update("edge", 1, true)
+	if got := share(n, "busy"); !near(got, 9) {
+		t.Errorf("beside a member just under the max_interval rate: busy %v polls a day, want 9", got)
+	}
+	if got := share(n, "edge"); !near(got, 1) {
+		t.Errorf("a member just under the max_interval rate: %v polls a day, want 1", got)
+	}
+}

@@ -910,3 +910,36 @@ func TestVerificationStatusBounds(t *testing.T) {
 		})
 	}
 }
+
+// TestResubscribedDuringDelivery: a subscriber that unsubscribes and
+// subscribes again while a delivery to it is under way has a new
+// subscription with nothing pending; the old delivery's success records
+// what it sent and leaves the new subscription alone.
+func TestResubscribedDuringDelivery(t *testing.T) {
+	th := startHub(t, nil, nil, nil, nil)
+	th.topics.set(topicNews, "a")
+	sub := newSubscriber(t)
+	k := subscribeOK(t, th, topicNews, sub.srv.URL)
+	release := make(chan struct{})
+	sub.mu.Lock()
+	sub.hold = release
+	sub.mu.Unlock()
+	th.topics.set(topicNews, "b")
+	th.Notify("news")
+	nextDelivery(t, sub, th.clock, 0)
+	th.request(t, form(ModeUnsubscribe, topicNews, sub.srv.URL))
+	th.waitEvent(t, ModeUnsubscribe)
+	subscribeOK(t, th, topicNews, sub.srv.URL)
+	if s := mustSub(t, th.store, k); s.Pending != nil {
+		t.Fatalf("a new subscription with something pending: %+v", s.Pending)
+	}
+	close(release)
+	th.waitEvent(t, outcomeDelivered)
+	s := mustSub(t, th.store, k)
+	if s.Pending != nil {
+		t.Errorf("pending after the old delivery ended: %+v", s.Pending)
+	}
+	if want := th.topicHash(context.Background(), topicNews); s.LastHash != want {
+		t.Errorf("last hash %q, want the delivered content's %q", s.LastHash, want)
+	}
+}
