@@ -4,6 +4,7 @@ import (
 	"math/rand/v2"
 	"net/url"
 	"reflect"
+	"strconv"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -29,6 +30,13 @@ func TestParseAnnotation(t *testing.T) {
 		{"<item:title index>", true, false, annotation{}},
 		{"<item:title index=\"1>", true, false, annotation{}},
 		{"<item:title>x", true, false, annotation{}},
+		{"<item:title", true, false, annotation{}},
+		{"<item:title index=>", true, false, annotation{}},
+		{"<item:title index = >", true, false, annotation{}},
+		{"<item:title index >", true, false, annotation{}},
+		{"<item:title index = '3' >", true, true, annotation{name: "item:title", kind: tagItemTitle, attrs: []attr{{"index", "3"}}}},
+		{"<", false, false, annotation{}},
+		{"<i", false, false, annotation{}},
 		{"</item:title/>", true, false, annotation{}},
 		{"<item:title a=\"1\"b=\"2\">", true, false, annotation{}},
 		{"<p>", false, false, annotation{}},
@@ -251,5 +259,80 @@ func TestSelectorLengthBound(t *testing.T) {
 	}
 	if _, err := compileSelector(at + "x"); err == nil || !strings.Contains(err.Error(), "longer than 4096 bytes") {
 		t.Errorf("4097 bytes: %v, want refused", err)
+	}
+}
+
+// TestLowerName: every name byte of every case lowered, in names short
+// enough for the stack buffer (up to 32 bytes) and longer; known names come
+// back as their constants without an allocation.
+func TestLowerName(t *testing.T) {
+	var name []byte
+	for c := 0; c < 256; c++ {
+		if isNameByte(byte(c)) {
+			name = append(name, byte(c))
+		}
+	}
+	for n := 1; n <= 40; n++ {
+		for start := 0; start < len(name); start += n {
+			b := name[start:min(start+n, len(name))]
+			want := strings.ToLower(string(b))
+			for _, tag := range []bool{true, false} {
+				if got := lowerName(b, tag); got != want {
+					t.Errorf("lowerName(%q, %v) = %q, want %q", b, tag, got, want)
+				}
+			}
+		}
+	}
+	for _, tc := range []struct {
+		name string
+		tag  bool
+	}{{"ITEM:Title", true}, {"channel:link", true}, {"Index", false}, {"URI", false}} {
+		b := []byte(tc.name)
+		var got string
+		if n := testing.AllocsPerRun(100, func() { got = lowerName(b, tc.tag) }); n != 0 {
+			t.Errorf("lowerName(%q): %v allocations, want none (a known name is a constant)", tc.name, n)
+		}
+		if got != strings.ToLower(tc.name) {
+			t.Errorf("lowerName(%q) = %q", tc.name, got)
+		}
+	}
+}
+
+// TestNameBytes: the bytes of tag and attribute names are ASCII letters,
+// digits, ':', '-', '_' and '.', each range to its ends.
+func TestNameBytes(t *testing.T) {
+	for c := 0; c < 256; c++ {
+		want := 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || strings.ContainsRune(":-_.", rune(c))
+		if got := isNameByte(byte(c)); got != want {
+			t.Errorf("isNameByte(%q) = %v, want %v", rune(c), got, want)
+		}
+	}
+}
+
+// TestParseAnnotationAllocs: parsing an item's annotation again with its
+// buffer and the page's interner allocates nothing: known names are
+// constants, repeated values (a namespace's uri and prefix) interned, small
+// indexes strconv's own.
+func TestParseAnnotationAllocs(t *testing.T) {
+	body := []byte(`<item:extension index="7" uri="http://purl.org/dc/elements/1.1/" prefix="dc" localName="creator">`)
+	var in interner
+	buf := make([]attr, 0, 8)
+	a, _, ok, reason := parseAnnotation(body, buf, &in)
+	if !ok {
+		t.Fatalf("not parsed: %s", reason)
+	}
+	if n := testing.AllocsPerRun(100, func() { a, _, _, _ = parseAnnotation(body, buf, &in) }); n != 0 {
+		t.Errorf("%v allocations parsing an annotation again, want none", n)
+	}
+	if v, _ := a.attr("uri"); v != "http://purl.org/dc/elements/1.1/" {
+		t.Errorf("uri %q", v)
+	}
+	// Past maxInterned distinct values, a value gets a string of its own
+	// (kept out of the map): the map stays at its bound.
+	for i := range maxInterned + 10 {
+		in.str([]byte("v" + strconv.Itoa(i)))
+	}
+	if len(in.m) != maxInterned {
+		t.Errorf("interner holds %d values, want its bound %d", len(in.m), maxInterned)
 	}
 }
