@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"net/url"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -144,6 +146,54 @@ func TestXPathBounds(t *testing.T) {
 	// Enough matches early: no error however long the page.
 	if rec := fdDo(s, http.MethodGet, "/resources/many?index=1&max=2&xpath=title"); rec.Code != http.StatusOK {
 		t.Errorf("status %d\n%s", rec.Code, rec.Body)
+	}
+	// At the bound: maxXPathItems items evaluated without a match is an
+	// empty answer; one more item is the 400.
+	q, err := parseFeedQuery("xpath=@id='none'")
+	if err != nil {
+		t.Fatal(err)
+	}
+	items := doc.Items[:maxXPathItems+1]
+	if keep, err := q.selectItems(context.Background(), items[:maxXPathItems], true, 0); err != nil || len(keep) != 0 {
+		t.Errorf("%d items, none matching: %v, %v; want none and no error", maxXPathItems, keep, err)
+	}
+	if _, err := q.selectItems(context.Background(), items, true, 0); err == nil {
+		t.Errorf("%d items, none matching: no error, want the evaluation bound's", maxXPathItems+1)
+	}
+}
+
+// TestXPathResultKinds: an expression's result is read as XPath's
+// boolean() reads it: a node-set is true when not empty, a number when
+// neither 0 nor NaN, a string when not empty.
+func TestXPathResultKinds(t *testing.T) {
+	items := []schema.Item{
+		{ID: "a", Title: "First", Description: "words"},
+		{ID: "b", Title: "", Description: "more"},
+		{ID: "c", Title: "Third"},
+	}
+	for _, tc := range []struct {
+		expr string
+		want []int
+	}{
+		{"title", []int{0, 1, 2}},      // node-sets, an empty title included
+		{"string(title)", []int{0, 2}}, // strings: the empty one false
+		{"concat(title, description)", []int{0, 1, 2}},
+		{"string-length(title)", []int{0, 2}},  // numbers: 0 false
+		{"number(title)", nil},                 // NaN false
+		{"count(description)", []int{0, 1, 2}}, // every item has the element
+		{"@id = 'b'", []int{1}},                // a boolean
+	} {
+		q, err := parseFeedQuery("xpath=" + url.QueryEscape(tc.expr))
+		if err != nil {
+			t.Fatalf("%s: %v", tc.expr, err)
+		}
+		got, err := q.selectItems(context.Background(), items, true, 0)
+		if err != nil {
+			t.Fatalf("%s: %v", tc.expr, err)
+		}
+		if !slices.Equal(got, tc.want) {
+			t.Errorf("xpath %s keeps items %v, want %v", tc.expr, got, tc.want)
+		}
 	}
 }
 

@@ -38,6 +38,10 @@ func TestCharset(t *testing.T) {
 		{"undeclared, ASCII start, UTF-8 later", "", pad + strings.Replace(title, "%s", "caf\xc3\xa9 \xe2\x80\x9cq\xe2\x80\x9d", 1), "café “q”", nil},
 		{"undeclared, ASCII start, Latin-1 later", "", pad + strings.Replace(title, "%s", "caf\xe9 \x93q\x94", 1), "café “q”", nil},
 		{"undeclared, ASCII start, both later", "", pad + strings.Replace(title, "%s", "caf\xe9 caf\xc3\xa9", 1), "café café", nil},
+		{"undeclared, ASCII start, 0x80 later", "", pad + strings.Replace(title, "%s", "\x80", 1), "€", nil},
+		// Three-byte characters past the decoder's 4 KiB buffer: some
+		// straddle its end.
+		{"undeclared, ASCII start, many later", "", pad + strings.Replace(title, "%s", strings.Repeat("\x80", 3000), 1), strings.Repeat("€", 3000), nil},
 		{"declared windows-1252, ASCII start", "", `<meta charset="windows-1252">` + pad + strings.Replace(title, "%s", "\xc3\xa9", 1), "Ã©", nil},
 		{"unknown header charset", "text/html; charset=klingon", strings.Replace(title, "%s", "caf\xe9", 1), "café",
 			[]string{`1:1: warning: unknown charset "klingon" in content type`}},
@@ -104,6 +108,11 @@ func TestResultCharset(t *testing.T) {
 		{"", "\xFF\xFE" + title, "utf-16le"},
 		{"", title, "utf-8, else windows-1252"},
 		{"", "\xe9" + title, "windows-1252"},
+		{"", "\x80" + title, "windows-1252"},
+		// 0x80 at the end of the 1024 bytes looked at, past what the
+		// declaration probe reads again: still the evidence it is.
+		{"", strings.Repeat(" ", 1022) + "\x80" + title, "windows-1252"},
+		{"", strings.Repeat(" ", 1024) + "\x80" + title, "utf-8, else windows-1252"},
 	} {
 		res, err := extractor.Extract(strings.NewReader(tc.src), extractor.Options{URL: page, ContentType: tc.contentType})
 		if res == nil {

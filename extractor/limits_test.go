@@ -190,6 +190,10 @@ func TestLimits(t *testing.T) {
 		if len(got) != 11 || !strings.HasSuffix(got[10], "warning: 40 more diagnostics not reported (limit 10)") {
 			t.Errorf("diagnostics %q", got)
 		}
+		// The count comes at the last kept diagnostic's position.
+		if last, more := res.Diagnostics[9], res.Diagnostics[10]; more.Line != last.Line || more.Col != last.Col || last.Line == 1 && last.Col == 1 {
+			t.Errorf("the count at %d:%d, want the last kept one's %d:%d", more.Line, more.Col, last.Line, last.Col)
+		}
 	})
 	t.Run("not annotated past the diagnostics limit", func(t *testing.T) {
 		src := strings.Repeat("<!-- </item:title> -->", 50)

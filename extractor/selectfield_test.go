@@ -237,3 +237,28 @@ func TestSelectSpecWireFields(t *testing.T) {
 		t.Error("Equal ignores From")
 	}
 }
+
+// TestDateFormatYearRange: a date read by a field's format is stored as
+// RFC 3339 for every year RFC 3339 writes, 0001 to 9999 included; a year 0
+// is kept as the page wrote it, with a warning.
+func TestDateFormatYearRange(t *testing.T) {
+	sel, err := config.ParseSelect([]byte(`{item: li, title: b, date: {select: span, format: "2006-01-02"}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct{ page, want string }{
+		{"0001-01-01", "0001-01-01T00:00:00Z"},
+		{"9999-12-31", "9999-12-31T00:00:00Z"},
+		{"2026-11-27", "2026-11-27T00:00:00Z"},
+		{"0000-01-01", "0000-01-01"},
+	} {
+		src := "<ul><li><b>T</b><span>" + tc.page + "</span></li></ul>"
+		res, err := sel.Extract(strings.NewReader(src), extractor.Options{URL: "https://example.org/"})
+		if err != nil {
+			t.Fatalf("%s: %v", tc.page, err)
+		}
+		if got := dateOf(res.Document.Items[0]); got != tc.want {
+			t.Errorf("date %s read by its format: %q, want %q", tc.page, got, tc.want)
+		}
+	}
+}

@@ -1,6 +1,7 @@
 package extractor_test
 
 import (
+	"cmp"
 	"errors"
 	"strings"
 	"testing"
@@ -87,5 +88,30 @@ func TestSeverities(t *testing.T) {
 				t.Errorf("HasErrors() = %v, want %v", res.HasErrors(), wantErr)
 			}
 		})
+	}
+}
+
+// TestRelativeLinkOnOtherBase: a link by absolute path on a page whose URL is
+// not http or https resolves to that scheme and is dropped, however plain
+// the link (the fast path for unreserved characters included).
+func TestRelativeLinkOnOtherBase(t *testing.T) {
+	src := "<!-- <channel:title> -->T<!-- </channel:title> -->" +
+		`<!-- <item:title index="1"> -->a<!-- </item:title> --><!-- <item:link index="1"> -->/news.html<!-- </item:link> -->`
+	for _, tc := range []struct{ base, want string }{
+		{"https://example.org/dir/page.html", "https://example.org/news.html"},
+		{"http://example.org/dir/page.html", "http://example.org/news.html"},
+		{"ftp://example.org/dir/page.html", ""}, // dropped: the item falls back to the page's URL
+		{"file:///srv/dir/page.html", ""},
+	} {
+		res, err := extractor.Extract(strings.NewReader(src), extractor.Options{URL: tc.base})
+		if err != nil {
+			t.Fatalf("%s: %v", tc.base, err)
+		}
+		if got := res.Document.Items[0].Link; tc.want != "" && got != tc.want || tc.want == "" && got != tc.base {
+			t.Errorf("base %s: item link %q, want %q", tc.base, got, cmp.Or(tc.want, tc.base))
+		}
+		if dropped := strings.Contains(strings.Join(diagStrings(res.Diagnostics), "\n"), "only http and https are kept"); dropped != (tc.want == "") {
+			t.Errorf("base %s: diagnostics %q", tc.base, diagStrings(res.Diagnostics))
+		}
 	}
 }
