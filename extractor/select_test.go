@@ -203,3 +203,16 @@ func TestSelectAttributeSpaces(t *testing.T) {
 		t.Errorf("item 2: link %q id %q, want the link trimmed and the id a duplicate of abc", b.Link, b.ID)
 	}
 }
+
+// TestSelectorErrorText: a selector's error names the field and quotes the
+// selector; a missing selector's names the field alone.
+func TestSelectorErrorText(t *testing.T) {
+	_, err := extractor.CompileSelectors(extractor.SelectSpec{})
+	if err == nil || err.Error() != "select.item: required: the selector of the page's items" {
+		t.Errorf("no item selector: %v", err)
+	}
+	_, err = extractor.CompileSelectors(extractor.SelectSpec{Item: "@href"})
+	if err == nil || err.Error() != `select.item "@href": must select elements, not an attribute` {
+		t.Errorf("an attribute as the item selector: %v", err)
+	}
+}
