@@ -46,6 +46,7 @@ func testPrune(t *testing.T, open Opener) {
 		{"max age 2m30s", storage.Retention{MaxAge: 150 * time.Second}, 7, "10,9,8", "v10,v9,late,v8,keep", time.Time{}},
 		{"max age keeps the newest", storage.Retention{MaxAge: time.Nanosecond}, 9, "10", "v10,late,keep", time.Time{}},
 		{"both: the stricter wins", storage.Retention{MaxVersions: 5, MaxAge: 150 * time.Second}, 7, "10,9,8", "v10,v9,late,v8,keep", time.Time{}},
+		{"both: the stricter wins, by count", storage.Retention{MaxVersions: 3, MaxAge: 450 * time.Second}, 7, "10,9,8", "v10,v9,late,v8,keep", time.Time{}},
 		{"max versions at the count", storage.Retention{MaxVersions: 10}, 0, "10,9,8,7,6,5,4,3,2,1", "v10,v9,late,v8,v7,v6,v5,v4,v3,v2,keep,v1,early", time.Time{}},
 		{"max versions one under the count", storage.Retention{MaxVersions: 9}, 1, "10,9,8,7,6,5,4,3,2", "v10,v9,late,v8,v7,v6,v5,v4,v3,v2,keep,early", time.Time{}},
 		// Every version, the latest included, older than max_age: the
