@@ -290,6 +290,9 @@ func testItemsKeywords(t *testing.T, open Opener) {
 		want  string
 	}{
 		{"Max=1", schema.Terms{T(schema.And, schema.FieldTitle, "budget")}, "1"},
+		// The newest items do not match: the limit counts matches only.
+		{"Max=1, the newest not matching", schema.Terms{T(schema.And, schema.FieldDescription, "jazz")}, "3"},
+		{"Max=1, a term text cannot hold, the newest not matching", schema.Terms{T(schema.And, schema.FieldTitle, "\xcf")}, "5"},
 		{"Max=1, a term text cannot hold", schema.Terms{T(schema.And, schema.FieldTitle, "\xcf"), T(schema.Or, schema.FieldTitle, "budget")}, "1"},
 	} {
 		got, err := db.Items(ctx, "news", storage.ItemQuery{Max: 1, Terms: tc.terms})
