@@ -121,7 +121,8 @@ func TestSelectErrors(t *testing.T) {
 		{"item matches nothing", extractor.SelectSpec{Item: "div.none", Title: "a"}, extractor.ErrNoItems, `select.item "div.none" matched nothing`},
 		{"every item dropped", extractor.SelectSpec{Item: "div.a", Title: "h3"}, extractor.ErrNoItems, `select.title "h3" matched nothing in 1 of 1 items (item 1)`},
 		{"field matches nothing", extractor.SelectSpec{Item: "div.a", Title: "a", Description: "p"}, nil, `select.description "p" matched nothing in 1 of 1 items`},
-		{"channel field matches nothing", extractor.SelectSpec{Item: "div.a", Channel: extractor.ChannelSelectSpec{Description: "meta[name=description] @content"}}, nil, `select.channel.description`},
+		{"channel field matches nothing", extractor.SelectSpec{Item: "div.a", Channel: extractor.ChannelSelectSpec{Description: "meta[name=description] @content"}}, nil, `select.channel.description "meta[name=description] @content" matched nothing on the page`},
+		{"channel title matches nothing", extractor.SelectSpec{Item: "div.a", Channel: extractor.ChannelSelectSpec{Title: "h9"}}, nil, `select.channel.title "h9" matched nothing on the page`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -214,5 +215,44 @@ func TestSelectorErrorText(t *testing.T) {
 	_, err = extractor.CompileSelectors(extractor.SelectSpec{Item: "@href"})
 	if err == nil || err.Error() != `select.item "@href": must select elements, not an attribute` {
 		t.Errorf("an attribute as the item selector: %v", err)
+	}
+}
+
+// TestSelectMissList: a field that matches nothing in many items names the
+// first five; the reason there is no document is reported even when the
+// diagnostics are full.
+func TestSelectMissList(t *testing.T) {
+	page := "<ul>" + strings.Repeat("<li><a href=/x>x</a></li>", 7) + "</ul>"
+	sel, err := extractor.CompileSelectors(extractor.SelectSpec{Item: "li", Title: "a", Description: "p"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := sel.Extract(strings.NewReader(page), extractor.Options{URL: "https://example.org/"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := `select.description "p" matched nothing in 7 of 7 items (item 1, 2, 3, 4, 5, …)`; !strings.Contains(string(lintText("p", res.Diagnostics)), want) {
+		t.Errorf("diagnostics %q lack %q", lintText("p", res.Diagnostics), want)
+	}
+	for _, tc := range []struct {
+		name string
+		spec extractor.SelectSpec
+		want string
+	}{
+		{"no item", extractor.SelectSpec{Item: "div.none", Title: "a"}, `select.item "div.none" matched nothing on the page: no document`},
+		{"every item dropped", extractor.SelectSpec{Item: "li", Title: "h3"}, "no item is left (each had neither title nor description): no document"},
+	} {
+		sel, err := extractor.CompileSelectors(tc.spec)
+		if err != nil {
+			t.Fatal(err)
+		}
+		// A malformed content type fills the one diagnostic allowed.
+		res, err := sel.Extract(strings.NewReader(page), extractor.Options{URL: "https://example.org/", ContentType: "text/html; charset", Limits: extractor.Limits{MaxDiagnostics: 1}})
+		if !errors.Is(err, extractor.ErrNoItems) {
+			t.Fatalf("%s: err %v", tc.name, err)
+		}
+		if !strings.Contains(string(lintText("p", res.Diagnostics)), tc.want) {
+			t.Errorf("%s, diagnostics full: %q lack %q", tc.name, lintText("p", res.Diagnostics), tc.want)
+		}
 	}
 }
