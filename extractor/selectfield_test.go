@@ -262,3 +262,110 @@ func TestDateFormatYearRange(t *testing.T) {
 		}
 	}
 }
+
+// TestJoinedFieldPosition: a diagnostic about a joined value points at the
+// element of its first part.
+func TestJoinedFieldPosition(t *testing.T) {
+	sel, err := config.ParseSelect([]byte(`{item: li, title: {select: ["h2", "p"], join: " "}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	page := "<title>T</title><ul>\n<li>\n  <h2>A long enough title</h2>\n  <p>and more words</p>\n</li>\n</ul>"
+	res, err := sel.Extract(strings.NewReader(page), extractor.Options{URL: "https://example.org/", Limits: extractor.Limits{MaxValueBytes: 10}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := diagStrings(res.Diagnostics)
+	if len(got) == 0 || !strings.HasPrefix(got[0], "3:3: error: a selected value is longer than 10 bytes") {
+		t.Errorf("diagnostics %q, want the cut at the h2's 3:3", got)
+	}
+}
+
+// TestSelectLinkElement: a link selector that selects an element takes the
+// href of the first <a> in it (itself included), else its text.
+func TestSelectLinkElement(t *testing.T) {
+	page := `<title>T</title><ul>
+<li><b>One</b><span>see <a name=x>no href</a> <a href="/p">here</a> <a href="/q">there</a></span></li>
+<li><b>Two</b><span>/r</span></li>
+<li><b>Three</b><a class=s href="/s">s</a></li>
+</ul>`
+	for _, tc := range []struct{ link, want string }{
+		{"span", "https://example.org/p,https://example.org/r,"},
+		{"span, a.s", "https://example.org/p,https://example.org/r,https://example.org/s"},
+	} {
+		sel, err := extractor.CompileSelectors(extractor.SelectSpec{Item: "li", Title: "b", Link: tc.link})
+		if err != nil {
+			t.Fatal(err)
+		}
+		res, err := sel.Extract(strings.NewReader(page), extractor.Options{URL: "https://example.org/"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var links []string
+		for _, it := range res.Document.Items {
+			if it.Link == "https://example.org/" { // the page's URL: no link of its own
+				it.Link = ""
+			}
+			links = append(links, it.Link)
+		}
+		if got := strings.Join(links, ","); got != tc.want {
+			t.Errorf("link %q: %s, want %s", tc.link, got, tc.want)
+		}
+	}
+}
+
+// TestXPathNumberText: a number an xpath selector gives is written as
+// XPath's string() writes it: integers without a fraction or an exponent.
+func TestXPathNumberText(t *testing.T) {
+	page := `<title>T</title><ul><li><b>x</b><i>1234567</i></li><li><b>y</b><i>2.5</i></li></ul>`
+	sel, err := extractor.CompileSelectors(extractor.SelectSpec{Item: "li", Title: "b", Description: "xpath:number(i) * 2"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := sel.Extract(strings.NewReader(page), extractor.Options{URL: "https://example.org/"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := res.Document.Items[0].Description + " " + res.Document.Items[1].Description; got != "2469134 5" {
+		t.Errorf("descriptions %q, want %q", got, "2469134 5")
+	}
+}
+
+// TestXPathItemContext: an item's xpath selectors are evaluated with the
+// item in its page, so axes that leave the item, and absolute paths, reach
+// the page around it.
+func TestXPathItemContext(t *testing.T) {
+	page := `<title>T</title><div><h2>First</h2><p class=i>one</p><h2>Second</h2><p class=i>two</p></div>`
+	sel, err := extractor.CompileSelectors(extractor.SelectSpec{Item: "p.i", Title: "xpath:preceding-sibling::h2[1]", Description: "xpath:concat(., ' in ', //title)"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := sel.Extract(strings.NewReader(page), extractor.Options{URL: "https://example.org/"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, it := range res.Document.Items {
+		got = append(got, it.Title+"/"+it.Description)
+	}
+	if strings.Join(got, ",") != "First/one in T,Second/two in T" {
+		t.Errorf("items %q, want First/one in T, Second/two in T", got)
+	}
+}
+
+// TestSelectTextBlocks: an element's text has white space where block
+// elements (a line break among them) begin and end, as a reader sees it.
+func TestSelectTextBlocks(t *testing.T) {
+	page := `<title>T</title><div class=i><div class=t><p>one</p><p>two</p>three<br><b>four</b></div></div>`
+	sel, err := extractor.CompileSelectors(extractor.SelectSpec{Item: "div.i", Title: "div.t"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := sel.Extract(strings.NewReader(page), extractor.Options{URL: "https://example.org/"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := res.Document.Items[0].Title; got != "one two three four" {
+		t.Errorf("title %q, want %q", got, "one two three four")
+	}
+}
