@@ -14,7 +14,8 @@ func TestResolveRef(t *testing.T) {
 	bases := []string{"https://example.org/a/b.html?q=1#f", "http://EXAMPLE.org:8080/", "http://[::1]:80/x/",
 		"https://user:pw@example.org/", "http://example.org", "https://ex%C3%A9mple.org/a/"}
 	refs := []string{"/", "/news/12/story.html", "/a/./b", "/a/../b", "//evil.org/x", "/a//b", "/a.b/c.d.e",
-		"/~user/x-y_z", "/a b", "/a%20b", "/a?b", "/a#b", "story.html", "", "/.", "/..", "/é", "/a/b/", "/A:B"}
+		"/~user/x-y_z", "/a b", "/a%20b", "/a?b", "/a#b", "story.html", "", "/.", "/..", "/é", "/a/b/", "/A:B",
+		"//", "///", "//.", "/./"}
 	for _, bs := range bases {
 		bu, err := url.Parse(bs)
 		if err != nil {
@@ -32,6 +33,10 @@ func TestResolveRef(t *testing.T) {
 			}
 			if !ok || got != want.String() {
 				t.Errorf("%s + %q: got %q %v, want %q", bs, ref, got, ok, want.String())
+			}
+			// The link fields' fast path, where it answers, answers the same.
+			if got, ok := base.fast(ref); ok && got != want.String() {
+				t.Errorf("%s + %q: fast path %q, want %q", bs, ref, got, want.String())
 			}
 		}
 	}

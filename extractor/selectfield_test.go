@@ -369,3 +369,24 @@ func TestSelectTextBlocks(t *testing.T) {
 		t.Errorf("title %q, want %q", got, "one two three four")
 	}
 }
+
+// TestSelectDescriptionOnlyMarkup: a selected description with no text but
+// markup (an image) is kept as the item's HTML; an empty one gives none.
+func TestSelectDescriptionOnlyMarkup(t *testing.T) {
+	page := `<title>T</title><ul><li><b>One</b><div class=d><img src="/a.png" alt=""></div></li><li><b>Two</b><div class=d> </div></li></ul>`
+	sel, err := extractor.CompileSelectors(extractor.SelectSpec{Item: "li", Title: "b", Description: "div.d"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := sel.Extract(strings.NewReader(page), extractor.Options{URL: "https://example.org/"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	items := res.Document.Items
+	if html, _ := items[0].Extensions.Lookup(schema.ContentNamespace, "encoded"); html != `<img src="https://example.org/a.png" alt="">` {
+		t.Errorf("an image alone: HTML %q, want the image", html)
+	}
+	if html, ok := items[1].Extensions.Lookup(schema.ContentNamespace, "encoded"); ok {
+		t.Errorf("an empty description: HTML %q, want none", html)
+	}
+}
