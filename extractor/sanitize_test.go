@@ -49,6 +49,9 @@ func FuzzSanitizeBatch(f *testing.F) {
 	f.Add("The <i>council</i> met <a href=\"/b\">x</a> <img src=x> &amp", "<p>a</p> &no", "</a>b<a>c", "x <")
 	f.Add("<textarea>a", "<b>b", "<a href=javascript:x>y", "</object>")
 	f.Add("<svg><p>a", "<math>b<", "&lt", "<!--")
+	f.Add("<img>a</img>b", "c <b>d</b>", "<IMG/></IMG>e", "f")
+	f.Add("<img alt=x></img>", "<h1>g</h1>", "<h6>h</h6> <i>i", "<z>j</z>")
+	f.Add("<img>a", "b</img>c", "<img>", "d</img>")
 	f.Fuzz(func(t *testing.T, a, b, c, d string) {
 		frags := []string{a, b, c, d}
 		// Descriptions as the builder collects them: whole tokens of a page.

@@ -2,6 +2,7 @@ package extractor_test
 
 import (
 	"encoding/json"
+	"fmt"
 	"io"
 	"reflect"
 	"strings"
@@ -388,5 +389,35 @@ func TestSelectDescriptionOnlyMarkup(t *testing.T) {
 	}
 	if html, ok := items[1].Extensions.Lookup(schema.ContentNamespace, "encoded"); ok {
 		t.Errorf("an empty description: HTML %q, want none", html)
+	}
+}
+
+// TestDescriptionURLsResolved: every URL in a description's HTML, the
+// first included, is made absolute, whether the description is sanitized
+// alone or batched with others.
+func TestDescriptionURLsResolved(t *testing.T) {
+	sel, err := extractor.CompileSelectors(extractor.SelectSpec{Item: "li", Title: "b", Description: "div.d"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	item := `<li><b>%d</b><div class=d>see <a href="/x%d">x</a> and <img src="y%d.png" alt=""></div></li>`
+	for _, n := range []int{1, 3} { // one description alone; three batched
+		var b strings.Builder
+		b.WriteString("<title>T</title><ul>")
+		for i := range n {
+			fmt.Fprintf(&b, item, i, i, i)
+		}
+		b.WriteString("</ul>")
+		res, err := sel.Extract(strings.NewReader(b.String()), extractor.Options{URL: "https://example.org/dir/"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, it := range res.Document.Items {
+			got, _ := it.Extensions.Lookup(schema.ContentNamespace, "encoded")
+			want := fmt.Sprintf(`see <a href="https://example.org/x%d" rel="nofollow">x</a> and <img src="https://example.org/dir/y%d.png" alt="">`, i, i)
+			if got != want {
+				t.Errorf("%d items, item %d: %q, want %q", n, i, got, want)
+			}
+		}
 	}
 }
