@@ -1,0 +1,51 @@
+package extractor
+
+import (
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// TestDescriptionCacheAccounting: the bytes a cache counts are the bytes
+// of what it holds, up to its limit exactly (a cache filled to its limit
+// keeps everything), and a description costing more than an eighth of the
+// limit is not cached, one costing an eighth is.
+func TestDescriptionCacheAccounting(t *testing.T) {
+	const entry = 200
+	cost := int64(entry + descEntryOverhead)
+	c := NewDescriptionCache(10 * cost)
+	held := func() (n int, bytes int64) {
+		for _, e := range c.items {
+			bytes += int64(len(e.Value.(*descEntry).sanitized)) + descEntryOverhead
+		}
+		return len(c.items), bytes
+	}
+	for i := range 10 {
+		c.put(keyOf("b", strconv.Itoa(i), nil), strings.Repeat("x", entry))
+	}
+	if n, b := held(); n != 10 || b != c.size || c.size != c.limit {
+		t.Errorf("filled to its limit: %d entries, %d bytes held, %d counted, limit %d; want 10 entries, all counted, at the limit", n, b, c.size, c.limit)
+	}
+	for i := 10; i < 50; i++ {
+		c.put(keyOf("b", strconv.Itoa(i), nil), strings.Repeat("x", entry))
+	}
+	if n, b := held(); n != 10 || b != c.size || c.size > c.limit {
+		t.Errorf("past its limit: %d entries, %d bytes held, %d counted, limit %d", n, b, c.size, c.limit)
+	}
+	if _, ok := c.get(keyOf("b", "49", nil)); !ok {
+		t.Error("the newest entry was evicted")
+	}
+	if _, ok := c.get(keyOf("b", "39", nil)); ok {
+		t.Error("an entry older than the last ten is still held")
+	}
+
+	big := NewDescriptionCache(8 * cost)
+	big.put(keyOf("b", "eighth", nil), strings.Repeat("x", entry))
+	big.put(keyOf("b", "more", nil), strings.Repeat("x", entry+1))
+	if _, ok := big.get(keyOf("b", "eighth", nil)); !ok {
+		t.Error("a description costing an eighth of the limit was not cached")
+	}
+	if _, ok := big.get(keyOf("b", "more", nil)); ok {
+		t.Error("a description costing more than an eighth of the limit was cached")
+	}
+}
