@@ -421,3 +421,28 @@ func TestDescriptionURLsResolved(t *testing.T) {
 		}
 	}
 }
+
+// TestSelectPositions: a selector's diagnostic points at its element's own
+// start tag when the element has attributes, and a page ending in elements
+// the parser made up (a table's implied rows) still gets positions.
+func TestSelectPositions(t *testing.T) {
+	for _, tc := range []struct {
+		name, page string
+		spec       extractor.SelectSpec
+		want       string
+	}{
+		{"attributes", "<title>T</title>\n<ul>\n<li class=\"a\" id=\"one\">\n  <div class=\"d\" data-x=\"1\">A description far too long</div></li></ul>",
+			extractor.SelectSpec{Item: "li", Title: "div.d"}, "4:3: error: a selected value is longer than 10 bytes"},
+		{"implied rows at the end", "<title>T</title>\n<table>\n<td class=c><i>x</i>",
+			extractor.SelectSpec{Item: "td", Title: "b", Description: "i"}, `3:1: warning: select.title "b" matched nothing in 1 of 1 items`},
+	} {
+		sel, err := extractor.CompileSelectors(tc.spec)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res, _ := sel.Extract(strings.NewReader(tc.page), extractor.Options{URL: "https://example.org/", Limits: extractor.Limits{MaxValueBytes: 10}})
+		if got := diagStrings(res.Diagnostics); len(got) == 0 || !strings.HasPrefix(got[0], tc.want) {
+			t.Errorf("%s: diagnostics %q, want %q first", tc.name, got, tc.want)
+		}
+	}
+}
