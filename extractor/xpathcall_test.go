@@ -100,3 +100,22 @@ func TestXPathCallErrors(t *testing.T) {
 		t.Errorf("comparison gave %q, want true", got)
 	}
 }
+
+// TestXPathCallArguments: a call without arguments takes its context node
+// (normalize-space(), string()), nested or not.
+func TestXPathCallArguments(t *testing.T) {
+	page := `<title>T</title><ul><li>  a   <b>b</b> </li></ul>`
+	for _, expr := range []string{"normalize-space()", "normalize-space(string())", "concat(normalize-space(), '')"} {
+		sel, err := extractor.CompileSelectors(extractor.SelectSpec{Item: "li", Title: "xpath:" + expr})
+		if err != nil {
+			t.Fatalf("%s: %v", expr, err)
+		}
+		res, err := sel.Extract(strings.NewReader(page), extractor.Options{URL: "https://example.org/"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := res.Document.Items[0].Title; got != "a b" {
+			t.Errorf("%s: title %q, want %q", expr, got, "a b")
+		}
+	}
+}
