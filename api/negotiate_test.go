@@ -37,9 +37,27 @@ var acceptSeeds = []string{
 }
 
 func TestParseAcceptMatchesMIME(t *testing.T) {
-	for _, h := range acceptSeeds {
+	heads := slices.Clone(acceptSeeds)
+	// Every ASCII byte in a type, in a subtype, and q at its bounds.
+	for b := range 128 {
+		c := string(rune(b))
+		heads = append(heads, "appl"+c+"cation/rss+xml", "application/rss"+c+"xml;q=0.5", c+"/x", "x/"+c)
+	}
+	heads = append(heads, "a/b;q=0", "a/b;q=1", "a/b;q=0.0", "a/b;q=1.0", "a/b;q=1.001", "a/b; charset=x; q=0", "a/b; charset=x; q=1")
+	for _, h := range heads {
 		if got, want := parseAccept(nil, h), parseAcceptMIME(h); !slices.Equal(got, want) {
 			t.Errorf("%q:\n%v, mime reads\n%v", h, got, want)
+		}
+	}
+	// q=0 keeps a range, as "not acceptable": Atom refused, the rest at
+	// 0.5, gives RSS 1.0 (the RSS 2.0 types refused too) rather than Atom
+	// through */*.
+	for _, h := range []string{
+		"application/rss+xml;q=0, application/xml;q=0, text/xml;q=0, application/atom+xml;q=0, */*;q=0.5",
+		"application/rss+xml;q=0, application/xml;q=0, text/xml;q=0, application/atom+xml; charset=utf-8; q=0, */*;q=0.5",
+	} {
+		if f := negotiateRanges(parseAccept(nil, h)); f != &rss1Format {
+			t.Errorf("%q: %s, want RSS 1.0", h, f.name)
 		}
 	}
 }
