@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -320,7 +321,7 @@ func TestRobotsStatus(t *testing.T) {
 	for _, tc := range []struct {
 		code    int
 		allowed bool
-	}{{http.StatusNotFound, true}, {http.StatusServiceUnavailable, false}} {
+	}{{http.StatusNotFound, true}, {499, true}, {http.StatusInternalServerError, false}, {http.StatusServiceUnavailable, false}} {
 		code.Store(int32(tc.code))
 		f := newFetcher(t, pollerConfig(true), newStepClock())
 		if allowed, err := f.FetchRobots(t.Context(), u); err != nil || allowed != tc.allowed {
@@ -357,4 +358,48 @@ func TestConfigureRestartsTheRenderer(t *testing.T) {
 		t.Fatalf("render after the reload: %q, %v", res.Body, err)
 	}
 	f.Release(&res)
+}
+
+// TestMaxBodyAndRedirectsBounds: a body of exactly max_body bytes is read,
+// one byte more is ErrTooLarge, with a Content-Length and without one; a
+// chain of exactly max_redirects redirects is followed, one more is not.
+func TestMaxBodyAndRedirectsBounds(t *testing.T) {
+	const max = 1000
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		q := r.URL.Query()
+		if hops, _ := strconv.Atoi(q.Get("hops")); hops > 0 {
+			http.Redirect(w, r, "/?hops="+strconv.Itoa(hops-1), http.StatusFound)
+			return
+		}
+		n, _ := strconv.Atoi(q.Get("n"))
+		if q.Get("chunked") == "" {
+			w.Header().Set("Content-Length", strconv.Itoa(n))
+		}
+		w.WriteHeader(http.StatusOK)
+		_, _ = w.Write([]byte(strings.Repeat("x", n)))
+		if f, ok := w.(http.Flusher); ok && q.Get("chunked") != "" {
+			f.Flush()
+		}
+	}))
+	t.Cleanup(srv.Close)
+	p := pollerConfig(true)
+	p.MaxBody = max
+	p.MaxRedirects = 3
+	f := newFetcher(t, p, newStepClock())
+	for _, chunked := range []string{"", "1"} {
+		for _, n := range []int{max, max + 1} {
+			res, err := f.Get(t.Context(), fetch.Request{URL: srv.URL + "/?n=" + strconv.Itoa(n) + "&chunked=" + chunked})
+			if n <= max && (err != nil || len(res.Body) != n) || n > max && !errors.Is(err, fetch.ErrTooLarge) {
+				t.Errorf("a body of %d bytes (chunked %q) under max_body %d: %d bytes, %v", n, chunked, max, len(res.Body), err)
+			}
+			f.Release(&res)
+		}
+	}
+	for _, hops := range []int{3, 4} {
+		res, err := f.Get(t.Context(), fetch.Request{URL: srv.URL + "/?n=1&hops=" + strconv.Itoa(hops)})
+		if hops <= 3 && err != nil || hops > 3 && err == nil {
+			t.Errorf("%d redirects under max_redirects 3: %v", hops, err)
+		}
+		f.Release(&res)
+	}
 }
