@@ -139,9 +139,13 @@ func TestXPathBounds(t *testing.T) {
 	}
 	store.save(doc)
 	s := newFDServer(t, store)
-	p := svcProblem(t, fdDo(s, http.MethodGet, "/resources/many?index=1&xpath=@id='none'"), http.StatusBadRequest)
-	if p.Param != "xpath" {
-		t.Errorf("problem %+v, want the xpath parameter named", p)
+	for _, path := range []string{"/resources/many?index=1&xpath=@id='none'", "/resources/many?max=1&xpath=@id='none'"} {
+		// A version's items, and the items over the history (where storage
+		// must hand over one item more than the evaluation bound).
+		p := svcProblem(t, fdDo(s, http.MethodGet, path), http.StatusBadRequest)
+		if p.Param != "xpath" {
+			t.Errorf("%s: problem %+v, want the xpath parameter named", path, p)
+		}
 	}
 	// Enough matches early: no error however long the page.
 	if rec := fdDo(s, http.MethodGet, "/resources/many?index=1&max=2&xpath=title"); rec.Code != http.StatusOK {
