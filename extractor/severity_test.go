@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/dynamo-rss/dynamo/extractor"
+	"github.com/dynamo-rss/dynamo/schema"
 )
 
 // TestSeverities checks each diagnostic of ANNOTATIONS.md "Diagnostics"
@@ -112,6 +113,27 @@ func TestRelativeLinkOnOtherBase(t *testing.T) {
 		}
 		if dropped := strings.Contains(strings.Join(diagStrings(res.Diagnostics), "\n"), "only http and https are kept"); dropped != (tc.want == "") {
 			t.Errorf("base %s: diagnostics %q", tc.base, diagStrings(res.Diagnostics))
+		}
+	}
+}
+
+// TestDescriptionNUL: a NUL byte in a description's HTML (it marks URL
+// placeholders inside) is dropped wherever it stands, a text's first byte
+// included, and the links after it are resolved.
+func TestDescriptionNUL(t *testing.T) {
+	for _, tc := range []struct{ desc, want string }{
+		{"<i>x</i>\x00y <a href=\"/a\">l</a>", `<i>x</i>y <a href="https://example.org/a" rel="nofollow">l</a>`},
+		{"\x00<i>x</i> <a href=\"/a\">l</a>", `<i>x</i> <a href="https://example.org/a" rel="nofollow">l</a>`},
+		{"<a \x00x=\"b\" href=\"/a\">l</a> <img src=/b.png>", `<a href="https://example.org/a" rel="nofollow">l</a> <img src="https://example.org/b.png">`},
+	} {
+		page := `<!-- <channel:title> -->T<!-- </channel:title> --><!-- <item:title index="1"> -->t<!-- </item:title> -->` +
+			`<!-- <item:description index="1"> -->` + tc.desc + `<!-- </item:description> -->`
+		res, err := extractor.Extract(strings.NewReader(page), extractor.Options{URL: "https://example.org/"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got, _ := res.Document.Items[0].Extensions.Lookup(schema.ContentNamespace, "encoded"); got != tc.want {
+			t.Errorf("%q: HTML %q, want %q", tc.desc, got, tc.want)
 		}
 	}
 }
