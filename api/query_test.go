@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"net/url"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -275,5 +276,33 @@ func TestParseFeedQueryBounds(t *testing.T) {
 				t.Errorf("canonical = %.60q, want %.60q", got, tt.canonical)
 			}
 		})
+	}
+}
+
+// TestUpdateHints: the interval a feed announces is τ for a smart resource
+// that has one, else its interval; /resources announces the shortest of its
+// resources', whatever their order, ignoring those without one.
+func TestUpdateHints(t *testing.T) {
+	for _, tc := range []struct {
+		st   ResourceStatus
+		want time.Duration
+	}{
+		{ResourceStatus{Policy: "smart", Tau: 2 * time.Hour, Interval: 10 * time.Minute}, 2 * time.Hour},
+		{ResourceStatus{Policy: "smart", Interval: 30 * time.Minute}, 30 * time.Minute},
+		{ResourceStatus{Policy: "flat", Tau: 2 * time.Hour, Interval: 10 * time.Minute}, 10 * time.Minute},
+	} {
+		if got := updateHint(tc.st); got != tc.want {
+			t.Errorf("%+v: hint %v, want %v", tc.st, got, tc.want)
+		}
+	}
+	for _, order := range [][]time.Duration{{10 * time.Minute, 0, 30 * time.Minute}, {0, 30 * time.Minute, 10 * time.Minute}, {30 * time.Minute, 10 * time.Minute, 0}} {
+		p := &svcPoller{}
+		for i, iv := range order {
+			p.statuses = append(p.statuses, ResourceStatus{ID: strconv.Itoa(i), Policy: "flat", Interval: iv})
+		}
+		s := &Server{opts: Options{Poller: p}}
+		if _, got := s.listFreshness(); got != 10*time.Minute {
+			t.Errorf("intervals %v: /resources announces %v, want the shortest, 10m", order, got)
+		}
 	}
 }
