@@ -49,3 +49,18 @@ func TestDescriptionCacheAccounting(t *testing.T) {
 		t.Error("a description costing more than an eighth of the limit was cached")
 	}
 }
+
+// TestRegionEntryCost: a cached region counts at least the bytes it holds
+// (its raw bytes, text, href, HTML and URLs) beside its bookkeeping, so the
+// cache's byte bound bounds them.
+func TestRegionEntryCost(t *testing.T) {
+	e := &regionEntry{raw: strings.Repeat("r", 100), res: &regionResult{
+		text: strings.Repeat("t", 50), href: strings.Repeat("h", 30), html: strings.Repeat("m", 70),
+		urls: []string{strings.Repeat("u", 20), strings.Repeat("v", 10)},
+		a:    annotation{attrs: []attr{{"index", "1"}, {"id", "x"}}},
+	}}
+	held := int64(100 + 50 + 30 + 70 + 20 + 10)
+	if got := e.cost(); got < held+2*descEntryOverhead+2*16+2*64 {
+		t.Errorf("cost %d, below the %d bytes held and their bookkeeping", got, held+2*descEntryOverhead+2*16+2*64)
+	}
+}
