@@ -31,6 +31,8 @@ func TestParseAnnotation(t *testing.T) {
 		{"<item:title index=\"1>", true, false, annotation{}},
 		{"<item:title>x", true, false, annotation{}},
 		{"<item:title", true, false, annotation{}},
+		{"<channel:", true, false, annotation{}},
+		{"<item:", true, false, annotation{}},
 		{"<item:title index=>", true, false, annotation{}},
 		{"<item:title index = >", true, false, annotation{}},
 		{"<item:title index >", true, false, annotation{}},
@@ -334,5 +336,30 @@ func TestParseAnnotationAllocs(t *testing.T) {
 	}
 	if len(in.m) != maxInterned {
 		t.Errorf("interner holds %d values, want its bound %d", len(in.m), maxInterned)
+	}
+}
+
+// TestUnknownTagSuggestion: the nearest known tag is suggested, the first
+// of knownTags on a tie, nothing past distance 2; editDistance is
+// Levenshtein's.
+func TestUnknownTagSuggestion(t *testing.T) {
+	for _, tc := range []struct {
+		a, b string
+		d    int
+	}{
+		{"kitten", "sitting", 3}, {"", "abc", 3}, {"abc", "", 3}, {"abc", "abc", 0}, {"item:titel", "item:title", 2}, {"ab", "ba", 2}, {"item:tite", "item:title", 1},
+	} {
+		if got := editDistance(tc.a, tc.b); got != tc.d {
+			t.Errorf("editDistance(%q, %q) = %d, want %d", tc.a, tc.b, got, tc.d)
+		}
+	}
+	for name, want := range map[string]string{
+		"channel:imtle": "did you mean <channel:title>?", // as near to channel:image: the first wins
+		"item:titl":     "did you mean <item:title>?",
+		"item:tixxx":    "known tags are channel:title",
+	} {
+		if got := unknownTag(name, false); !strings.Contains(got, want) {
+			t.Errorf("unknownTag(%q) = %q, want it to say %q", name, got, want)
+		}
 	}
 }
