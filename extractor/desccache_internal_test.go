@@ -4,6 +4,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/cespare/xxhash/v2"
 )
 
 // TestDescriptionCacheAccounting: the bytes a cache counts are the bytes
@@ -62,5 +64,35 @@ func TestRegionEntryCost(t *testing.T) {
 	held := int64(100 + 50 + 30 + 70 + 20 + 10)
 	if got := e.cost(); got < held+2*descEntryOverhead+2*16+2*64 {
 		t.Errorf("cost %d, below the %d bytes held and their bookkeeping", got, held+2*descEntryOverhead+2*16+2*64)
+	}
+}
+
+// TestRegionCache: a region is found again by its raw bytes (a hash
+// collision is not a hit), and one costing more than an eighth of the
+// limit is not kept; regionName reads a name that runs to the end.
+func TestRegionCache(t *testing.T) {
+	raw := []byte(`<!-- <item:title index="1"> -->x<!-- </item:title> -->`)
+	res := &regionResult{text: "x"}
+	cost := (&regionEntry{raw: string(raw), res: res}).cost()
+	c := NewDescriptionCache(8 * cost)
+	c.putRegion(raw, 100, res)
+	if got, ok := c.getRegion(raw, 100); !ok || got != res {
+		t.Errorf("a cached region not found: %v, %v", got, ok)
+	}
+	// The same key with other bytes: a collision, not a hit.
+	e := c.regions[regionKey{xxhash.Sum64(raw), len(raw), 100}]
+	e.Value.(*regionEntry).raw = strings.ToUpper(string(raw))
+	if _, ok := c.getRegion(raw, 100); ok {
+		t.Error("a region with other bytes under the same key was a hit")
+	}
+	big := []byte(string(raw) + "y") // one byte over an eighth
+	c.putRegion(big, 100, res)
+	if _, ok := c.getRegion(big, 100); ok {
+		t.Error("a region costing more than an eighth of the limit was cached")
+	}
+	for body, want := range map[string]string{"<item:title": "item:title", " </item:link> ": "item:link", "<x": "x"} {
+		if name, _, _ := regionName([]byte(body)); string(name) != want {
+			t.Errorf("regionName(%q) = %q, want %q", body, name, want)
+		}
 	}
 }
