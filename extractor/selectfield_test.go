@@ -319,14 +319,7 @@ func TestSelectLinkElement(t *testing.T) {
 // XPath's string() writes it: integers without a fraction or an exponent.
 func TestXPathNumberText(t *testing.T) {
 	page := `<title>T</title><ul><li><b>x</b><i>1234567</i></li><li><b>y</b><i>2.5</i></li></ul>`
-	sel, err := extractor.CompileSelectors(extractor.SelectSpec{Item: "li", Title: "b", Description: "xpath:number(i) * 2"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	res, err := sel.Extract(strings.NewReader(page), extractor.Options{URL: "https://example.org/"})
-	if err != nil {
-		t.Fatal(err)
-	}
+	res := selectPage(t, extractor.SelectSpec{Item: "li", Title: "b", Description: "xpath:number(i) * 2"}, page)
 	if got := res.Document.Items[0].Description + " " + res.Document.Items[1].Description; got != "2469134 5" {
 		t.Errorf("descriptions %q, want %q", got, "2469134 5")
 	}
@@ -337,14 +330,7 @@ func TestXPathNumberText(t *testing.T) {
 // the page around it.
 func TestXPathItemContext(t *testing.T) {
 	page := `<title>T</title><div><h2>First</h2><p class=i>one</p><h2>Second</h2><p class=i>two</p></div>`
-	sel, err := extractor.CompileSelectors(extractor.SelectSpec{Item: "p.i", Title: "xpath:preceding-sibling::h2[1]", Description: "xpath:concat(., ' in ', //title)"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	res, err := sel.Extract(strings.NewReader(page), extractor.Options{URL: "https://example.org/"})
-	if err != nil {
-		t.Fatal(err)
-	}
+	res := selectPage(t, extractor.SelectSpec{Item: "p.i", Title: "xpath:preceding-sibling::h2[1]", Description: "xpath:concat(., ' in ', //title)"}, page)
 	var got []string
 	for _, it := range res.Document.Items {
 		got = append(got, it.Title+"/"+it.Description)
@@ -358,14 +344,7 @@ func TestXPathItemContext(t *testing.T) {
 // elements (a line break among them) begin and end, as a reader sees it.
 func TestSelectTextBlocks(t *testing.T) {
 	page := `<title>T</title><div class=i><div class=t><p>one</p><p>two</p>three<br><b>four</b></div></div>`
-	sel, err := extractor.CompileSelectors(extractor.SelectSpec{Item: "div.i", Title: "div.t"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	res, err := sel.Extract(strings.NewReader(page), extractor.Options{URL: "https://example.org/"})
-	if err != nil {
-		t.Fatal(err)
-	}
+	res := selectPage(t, extractor.SelectSpec{Item: "div.i", Title: "div.t"}, page)
 	if got := res.Document.Items[0].Title; got != "one two three four" {
 		t.Errorf("title %q, want %q", got, "one two three four")
 	}
@@ -375,14 +354,7 @@ func TestSelectTextBlocks(t *testing.T) {
 // markup (an image) is kept as the item's HTML; an empty one gives none.
 func TestSelectDescriptionOnlyMarkup(t *testing.T) {
 	page := `<title>T</title><ul><li><b>One</b><div class=d><img src="/a.png" alt=""></div></li><li><b>Two</b><div class=d> </div></li></ul>`
-	sel, err := extractor.CompileSelectors(extractor.SelectSpec{Item: "li", Title: "b", Description: "div.d"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	res, err := sel.Extract(strings.NewReader(page), extractor.Options{URL: "https://example.org/"})
-	if err != nil {
-		t.Fatal(err)
-	}
+	res := selectPage(t, extractor.SelectSpec{Item: "li", Title: "b", Description: "div.d"}, page)
 	items := res.Document.Items
 	if html, _ := items[0].Extensions.Lookup(schema.ContentNamespace, "encoded"); html != `<img src="https://example.org/a.png" alt="">` {
 		t.Errorf("an image alone: HTML %q, want the image", html)
@@ -445,4 +417,19 @@ func TestSelectPositions(t *testing.T) {
 			t.Errorf("%s: diagnostics %q, want %q first", tc.name, got, tc.want)
 		}
 	}
+}
+
+// selectPage extracts page with the selectors of spec, at
+// https://example.org/, and fails the test on any error.
+func selectPage(t *testing.T, spec extractor.SelectSpec, page string) *extractor.Result {
+	t.Helper()
+	sel, err := extractor.CompileSelectors(spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := sel.Extract(strings.NewReader(page), extractor.Options{URL: "https://example.org/"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res
 }
