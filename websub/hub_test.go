@@ -835,19 +835,7 @@ func TestOptionBounds(t *testing.T) {
 // in flight is delivered after it, whatever the subscriber's answer to the
 // first: the first's success does not count for the newer content.
 func TestChangeDuringDeliveryDelivered(t *testing.T) {
-	th := startHub(t, nil, nil, nil, nil)
-	th.topics.set(topicNews, "a")
-	sub := newSubscriber(t)
-	subscribeOK(t, th, topicNews, sub.srv.URL)
-	release := make(chan struct{})
-	sub.mu.Lock()
-	sub.hold = release
-	sub.mu.Unlock()
-	th.topics.set(topicNews, "b")
-	th.Notify("news")
-	if d := nextDelivery(t, sub, th.clock, 0); string(d.body) != "b" {
-		t.Fatalf("first delivery %q, want b", d.body)
-	}
+	th, sub, _, release := heldDelivery(t)
 	th.topics.set(topicNews, "c") // while b's POST is held
 	th.Notify("news")
 	th.waitEvent(t, "processed")
@@ -870,17 +858,7 @@ func TestChangeDuringDeliveryDelivered(t *testing.T) {
 // during its delivery, is settled by that delivery's success: nothing is
 // left pending, nothing is sent twice.
 func TestSameContentDuringDeliveryNotDeliveredTwice(t *testing.T) {
-	th := startHub(t, nil, nil, nil, nil)
-	th.topics.set(topicNews, "a")
-	sub := newSubscriber(t)
-	k := subscribeOK(t, th, topicNews, sub.srv.URL)
-	release := make(chan struct{})
-	sub.mu.Lock()
-	sub.hold = release
-	sub.mu.Unlock()
-	th.topics.set(topicNews, "b")
-	th.Notify("news")
-	nextDelivery(t, sub, th.clock, 0)
+	th, sub, k, release := heldDelivery(t)
 	th.clock.Advance(time.Second) // a later notification of the same content
 	th.Notify("news")
 	th.waitEvent(t, "processed")
@@ -916,17 +894,7 @@ func TestVerificationStatusBounds(t *testing.T) {
 // subscription with nothing pending; the old delivery's success records
 // what it sent and leaves the new subscription alone.
 func TestResubscribedDuringDelivery(t *testing.T) {
-	th := startHub(t, nil, nil, nil, nil)
-	th.topics.set(topicNews, "a")
-	sub := newSubscriber(t)
-	k := subscribeOK(t, th, topicNews, sub.srv.URL)
-	release := make(chan struct{})
-	sub.mu.Lock()
-	sub.hold = release
-	sub.mu.Unlock()
-	th.topics.set(topicNews, "b")
-	th.Notify("news")
-	nextDelivery(t, sub, th.clock, 0)
+	th, sub, k, release := heldDelivery(t)
 	th.request(t, form(ModeUnsubscribe, topicNews, sub.srv.URL))
 	th.waitEvent(t, ModeUnsubscribe)
 	subscribeOK(t, th, topicNews, sub.srv.URL)
@@ -942,4 +910,25 @@ func TestResubscribedDuringDelivery(t *testing.T) {
 	if want := th.topicHash(context.Background(), topicNews); s.LastHash != want {
 		t.Errorf("last hash %q, want the delivered content's %q", s.LastHash, want)
 	}
+}
+
+// heldDelivery subscribes to topicNews (content "a"), changes it to "b"
+// and returns once the subscriber has received the delivery of "b",
+// which it holds unanswered until release is closed.
+func heldDelivery(t *testing.T) (th *testHub, sub *subscriber, k Key, release chan struct{}) {
+	t.Helper()
+	th = startHub(t, nil, nil, nil, nil)
+	th.topics.set(topicNews, "a")
+	sub = newSubscriber(t)
+	k = subscribeOK(t, th, topicNews, sub.srv.URL)
+	release = make(chan struct{})
+	sub.mu.Lock()
+	sub.hold = release
+	sub.mu.Unlock()
+	th.topics.set(topicNews, "b")
+	th.Notify("news")
+	if d := nextDelivery(t, sub, th.clock, 0); string(d.body) != "b" {
+		t.Fatalf("first delivery %q, want b", d.body)
+	}
+	return th, sub, k, release
 }
