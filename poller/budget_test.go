@@ -419,3 +419,164 @@ func TestBudgetEdges(t *testing.T) {
 		t.Errorf("a member just under the max_interval rate: %v polls a day, want 1", got)
 	}
 }
+
+// readersOf is a fixed count of readers per resource.
+type readersOf map[string]int
+
+func (r readersOf) Readers(id string) int { return r[id] }
+
+// TestBudgetWeightReaders checks weight_readers: the weight is multiplied by
+// the resource's readers, and a resource without readers counts one.
+func TestBudgetWeightReaders(t *testing.T) {
+	now := monday.Add(7 * 24 * time.Hour)
+	b := NewBudget(BudgetSettings{Total: 30, MaxInterval: 48 * time.Hour}, readersOf{"a": 4})
+	pa, _ := b.Policy("a", PolicyConfig{Kind: KindBudget, Weight: 1, WeightReaders: true})
+	pb, _ := b.Policy("b", PolicyConfig{Kind: KindBudget, Weight: 4, WeightReaders: true})
+	pc, _ := b.Policy("c", PolicyConfig{Kind: KindBudget, Weight: 4})
+	// a: 1 × 4 readers × λ 2; b: 4 × (no readers: 1) × λ 2; c: 4 × λ 2,
+	// readers not counted: three equal shares of 30.
+	for _, p := range []Policy{pa, pb, pc} {
+		p.Start(&PolicyState{Rate: learned(2, now)})
+	}
+	for _, id := range []string{"a", "b", "c"} {
+		if r, _ := b.Share(id); math.Abs(r-10) > 1e-6 {
+			t.Errorf("%s: %v polls a day, want 10 (three equal weights × λ)", id, r)
+		}
+	}
+}
+
+// TestBudgetSums checks the allocator's running sums where a member's term
+// is replaced: a member without evidence updated or leaving, a rebuild with
+// one, a member of share 0, and when the sums are rebuilt (once per 64
+// updates here, not at each).
+func TestBudgetSums(t *testing.T) {
+	share := func(b *Budget, id string) float64 { s, _ := b.Share(id); return s }
+	near := func(got, want float64) bool { return math.Abs(got-want) < 1e-9 }
+
+	// 10 a day, max_interval 24 h. "old" has evidence, "new" gets the mean share.
+	b := NewBudget(BudgetSettings{Total: 10, MaxInterval: 24 * time.Hour}, nil)
+	b.update("old", 1, true)
+	b.update("new", 0, false)
+	b.update("new", 0, false) // updated again, still without evidence
+	if o, n := share(b, "old"), share(b, "new"); !near(o, 5) || !near(n, 5) {
+		t.Errorf("a member without evidence updated twice: %v and %v polls a day, want 5 and 5", o, n)
+	}
+	b.Configure(b.Settings()) // rebuilt
+	if o, n := share(b, "old"), share(b, "new"); !near(o, 5) || !near(n, 5) {
+		t.Errorf("rebuilt with a member without evidence: %v and %v polls a day, want 5 and 5", o, n)
+	}
+	b.Leave("new")
+	if o := share(b, "old"); !near(o, 10) {
+		t.Errorf("after the member without evidence left: %v polls a day, want 10", o)
+	}
+
+	// A held member updated again stays counted once at the max_interval
+	// rate: busy keeps 10 − 2.
+	h := NewBudget(BudgetSettings{Total: 10, MaxInterval: 24 * time.Hour}, nil)
+	h.update("busy", 100, true)
+	h.update("q1", 0.01, true)
+	h.update("q2", 0.01, true)
+	h.update("q1", 0.01, true)
+	if got := share(h, "busy"); !near(got, 8) {
+		t.Errorf("beside two held members, one updated again: busy %v polls a day, want 8", got)
+	}
+
+	// A member exactly at the max_interval rate is free ("below" it is
+	// held), when it joins and when the sums are rebuilt: 8 a day,
+	// max_interval 6 h (4 a day), shares 1 and 1 give 4 each; a member of
+	// share 3 joining then gets c over all three shares, 8/5·3.
+	for _, rebuilt := range []bool{false, true} {
+		e := NewBudget(BudgetSettings{Total: 8, MaxInterval: 6 * time.Hour}, nil)
+		e.update("a", 1, true)
+		e.update("b", 1, true)
+		if rebuilt {
+			e.rebuild()
+		}
+		if got := e.update("c", 3, true); !near(got, 8.0/5*3) {
+			t.Errorf("beside two members at the max_interval rate (rebuilt %v): %v polls a day, want 8/5·3", rebuilt, got)
+		}
+	}
+
+	// A member of share 0 is held at the max_interval rate; one without
+	// evidence beside it gets a finite rate within the budget.
+	z := NewBudget(BudgetSettings{Total: 10, MaxInterval: 24 * time.Hour}, nil)
+	z.update("still", 0, true)
+	z.update("new", 0, false)
+	for _, id := range []string{"still", "new"} {
+		if r := share(z, id); !(r >= 1 && r <= 10) {
+			t.Errorf("%s beside a member of share 0: %v polls a day, want 1 to 10", id, r)
+		}
+	}
+
+	// 10 a day, max_interval 6 h (4 a day): "small" joins free, then "big"
+	// makes c·1 fall under 4 a day; "small" is held only from the rebuild,
+	// at the 64th update, and "big" then gets 10 − 4.
+	r := NewBudget(BudgetSettings{Total: 10, MaxInterval: 6 * time.Hour}, nil)
+	r.update("small", 1, true)
+	for u := 2; u <= 64; u++ {
+		got := r.update("big", 100, true)
+		want := 10.0 / 101 * 100
+		if u == 64 {
+			want = 6
+		}
+		if !near(got, want) {
+			t.Fatalf("update %d: big polls %v a day, want %v (the sums rebuilt at the 64th update)", u, got, want)
+		}
+	}
+}
+
+// TestBudgetCountsPostings checks what a budget member's poll adds to its
+// rate evidence: the new items' dates, the new items without one, and one
+// posting for a change that shows no new item.
+func TestBudgetCountsPostings(t *testing.T) {
+	b := NewBudget(BudgetSettings{Total: 10, MaxInterval: 24 * time.Hour}, nil)
+	p, _ := b.Policy("a", PolicyConfig{Kind: KindBudget, Weight: 1})
+	t0 := monday.Add(7 * 24 * time.Hour)
+	for _, c := range []struct {
+		name     string
+		changed  bool
+		dated    int
+		newItems int
+		want     float64
+	}{
+		{"2 dated of 3 new", true, 2, 3, 3},
+		{"2 dated of 2 new", true, 2, 2, 2},
+		{"3 new, none dated", true, 0, 3, 3},
+		{"changed, no new item", true, 0, 0, 1},
+		{"unchanged", false, 0, 0, 0},
+	} {
+		st := PolicyState{}
+		p.Start(&st)
+		p.Observe(&st, Observation{Time: t0, Changed: true}) // the first reading: no postings
+		var dates []time.Time
+		for k := range c.dated {
+			dates = append(dates, t0.Add(time.Duration(10+k)*time.Minute))
+		}
+		p.Observe(&st, Observation{Time: t0.Add(time.Hour), Changed: c.changed, Dates: dates, NewItems: c.newItems})
+		if got := sum(&st.Rate.Posts); math.Abs(got-c.want) > 0.01 { // dated postings decay a little
+			t.Errorf("%s: %.3f postings counted, want %v", c.name, got, c.want)
+		}
+	}
+}
+
+// TestPoliciesCountUnchanged checks the state's count of polls without a
+// change since the last change, under each policy.
+func TestPoliciesCountUnchanged(t *testing.T) {
+	b := NewBudget(BudgetSettings{Total: 10, MaxInterval: 24 * time.Hour}, nil)
+	flatP, _ := NewPolicy(PolicyConfig{Kind: KindFlat, Interval: time.Hour})
+	smartP, _ := NewPolicy(PolicyConfig{Kind: KindSmart, Initial: time.Hour, Min: time.Minute, Max: 24 * time.Hour, Alpha: 0.5})
+	budgetP, _ := b.Policy("b", PolicyConfig{Kind: KindBudget, Weight: 1})
+	for _, p := range []Policy{flatP, smartP, budgetP} {
+		st := PolicyState{}
+		p.Start(&st)
+		at := monday
+		for i, changed := range []bool{true, false, false, false, true, false} {
+			at = at.Add(time.Hour)
+			p.Observe(&st, Observation{Time: at, Changed: changed})
+			want := []int{0, 1, 2, 3, 0, 1}[i]
+			if st.Unchanged != want {
+				t.Errorf("%s, poll %d: %d unchanged, want %d", p.Config().Kind, i+1, st.Unchanged, want)
+			}
+		}
+	}
+}
