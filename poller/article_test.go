@@ -194,42 +194,75 @@ func TestContentFull(t *testing.T) {
 // version); once none is left, the page is asked for conditionally again
 // and an unchanged page stores nothing.
 func TestContentFullLeftoversAtNextPoll(t *testing.T) {
-	o := newArticleOrigin(t)
-	clk := newFakeClock(t0)
-	ms := newMemStore()
-	cfg := o.teasersConfig(t)
-	e := newTestEngine(t, cfg, ms, clk)
-	marked := func() int {
-		ms.mu.Lock()
-		defer ms.mu.Unlock()
-		vs := ms.versions["teasers"]
-		n := 0
-		for _, it := range vs[len(vs)-1].Items {
-			if _, ok := it.Extensions.ArticleMark(); ok {
-				n++
+	// Two articles a poll: five items take three polls, the last with one
+	// left; six take three too, the last with exactly two left (nothing is
+	// left over after it). Then the page is asked for conditionally.
+	for _, list := range [][]string{{"e", "d", "c", "b", "a"}, {"f", "e", "d", "c", "b", "a"}} {
+		o := newArticleOrigin(t)
+		clk := newFakeClock(t0)
+		ms := newMemStore()
+		cfg := o.teasersConfig(t)
+		e := newTestEngine(t, cfg, ms, clk)
+		marked := func() int {
+			ms.mu.Lock()
+			defer ms.mu.Unlock()
+			vs := ms.versions["teasers"]
+			n := 0
+			for _, it := range vs[len(vs)-1].Items {
+				if _, ok := it.Extensions.ArticleMark(); ok {
+					n++
+				}
+			}
+			return n
+		}
+		o.setList(list...)
+		n := len(list)
+		for i, want := range []struct {
+			outcome string
+			marked  int
+		}{{OutcomeChanged, 2}, {OutcomeChanged, 4}, {OutcomeChanged, n}, {OutcomeNotModified, n}} {
+			st, err := e.PollNow(t.Context(), "teasers")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if st.LastOutcome != want.outcome || marked() != want.marked {
+				t.Fatalf("%d items, poll %d: %s (%s), %d items with their article; want %s, %d", n, i+1, st.LastOutcome, st.LastError, marked(), want.outcome, want.marked)
 			}
 		}
-		return n
-	}
-	o.setList("e", "d", "c", "b", "a")
-	for i, want := range []struct {
-		outcome string
-		marked  int
-	}{{OutcomeChanged, 2}, {OutcomeChanged, 4}, {OutcomeChanged, 5}, {OutcomeNotModified, 5}} {
-		st, err := e.PollNow(t.Context(), "teasers")
-		if err != nil {
-			t.Fatal(err)
+		if n := o.hitsOf("304"); n != 1 {
+			t.Errorf("%d conditional answers, want 1 (the last poll's)", n)
 		}
-		if st.LastOutcome != want.outcome || marked() != want.marked {
-			t.Fatalf("poll %d: %s (%s), %d items with their article; want %s, %d", i+1, st.LastOutcome, st.LastError, marked(), want.outcome, want.marked)
+		for _, name := range list {
+			if n := o.hitsOf("/a/" + name); n != 1 {
+				t.Errorf("/a/%s fetched %d times, want once", name, n)
+			}
 		}
 	}
-	if n := o.hitsOf("304"); n != 1 {
-		t.Errorf("%d conditional answers, want 1 (the last poll's)", n)
-	}
-	for _, name := range []string{"a", "b", "c", "d", "e"} {
-		if n := o.hitsOf("/a/" + name); n != 1 {
-			t.Errorf("/a/%s fetched %d times, want once", name, n)
+}
+
+// TestSameHostHeaders checks which article requests carry the page's
+// headers: those on the page's own host and scheme (the host in any case),
+// not another host, port or scheme, and none when the page has none.
+func TestSameHostHeaders(t *testing.T) {
+	h := map[string]string{"Cookie": "consent=1"}
+	entry := &config.ResourceEntry{URL: "https://news.example/list", Headers: h}
+	for _, c := range []struct {
+		entry *config.ResourceEntry
+		link  string
+		want  bool
+	}{
+		{entry, "https://news.example/a/1", true},
+		{entry, "https://NEWS.example/a/1", true},
+		{entry, "http://news.example/a/1", false},
+		{entry, "https://news.example:8443/a/1", false},
+		{entry, "https://other.example/a/1", false},
+		{entry, "https://news.example/%zz", false},
+		{&config.ResourceEntry{URL: "https://news.example/list"}, "https://news.example/a/1", false},
+		{nil, "https://news.example/a/1", false},
+	} {
+		got := sameHostHeaders(c.entry, c.link)
+		if (got != nil) != c.want || (got != nil && got["Cookie"] != "consent=1") {
+			t.Errorf("%s: headers %v, want them: %v", c.link, got, c.want)
 		}
 	}
 }

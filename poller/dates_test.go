@@ -112,3 +112,27 @@ func published(t *testing.T, it schema.Item) time.Time {
 	}
 	return d
 }
+
+// TestKeepDate checks which extensions keep their stored value: those
+// named date or pubDate (in any namespace), each by its own namespace and
+// name, and no other.
+func TestKeepDate(t *testing.T) {
+	const dc, ex = "http://purl.org/dc/elements/1.1/", "http://example.org/x"
+	exts := schema.Extensions{
+		{URI: dc, Prefix: "dc", LocalName: "date", Value: "3 hours ago, read now"},
+		{URI: ex, Prefix: "x", LocalName: "pubDate", Value: "4 hours ago, read now"},
+		{URI: ex, Prefix: "x", LocalName: "date", Value: "no stored value"},
+		{URI: ex, Prefix: "x", LocalName: "place", Value: "town hall, read now"},
+	}
+	old := schema.Extensions{
+		{URI: dc, Prefix: "dc", LocalName: "date", Value: "2026-11-20T10:00:00Z"},
+		{URI: ex, Prefix: "x", LocalName: "pubDate", Value: "2026-11-20T09:00:00Z"},
+		{URI: ex, Prefix: "x", LocalName: "place", Value: "town hall, stored"},
+	}
+	keepDate(exts, old)
+	for i, want := range []string{"2026-11-20T10:00:00Z", "2026-11-20T09:00:00Z", "no stored value", "town hall, read now"} {
+		if exts[i].Value != want {
+			t.Errorf("%s:%s = %q, want %q", exts[i].Prefix, exts[i].LocalName, exts[i].Value, want)
+		}
+	}
+}
