@@ -1,6 +1,8 @@
 package extractor
 
 import (
+	"fmt"
+	"net/url"
 	"strings"
 	"testing"
 
@@ -74,6 +76,24 @@ func TestTreeDepthGuards(t *testing.T) {
 			root.Attr = []html.Attribute{{Key: "itemscope"}}
 			return len(mdProps(root, "name")) == 1
 		}, 1},
+		{"suggester's lists", func(d int) bool {
+			ul := &html.Node{Type: html.ElementNode, Data: "ul", DataAtom: atom.Ul}
+			for i := range 4 {
+				li := &html.Node{Type: html.ElementNode, Data: "li", DataAtom: atom.Li}
+				a := &html.Node{Type: html.ElementNode, Data: "a", DataAtom: atom.A, Attr: []html.Attribute{{Key: "href", Val: fmt.Sprintf("/story/%d-a-long-enough-slug", i)}}}
+				a.AppendChild(&html.Node{Type: html.TextNode, Data: fmt.Sprintf("A story title number %d with words", i)})
+				li.AppendChild(a)
+				ul.AppendChild(li)
+			}
+			doc := &html.Node{Type: html.DocumentNode}
+			root := &html.Node{Type: html.ElementNode, Data: "html", DataAtom: atom.Html}
+			body := &html.Node{Type: html.ElementNode, Data: "body", DataAtom: atom.Body}
+			doc.AppendChild(root)
+			root.AppendChild(body)
+			body.AppendChild(chain(d, ul))
+			page, _ := url.Parse("https://town.example/")
+			return len(newSuggester(doc, page, Options{}).ranked()) == 1
+		}, -1}, // the list's items are one below the <ul>
 	} {
 		bound := maxTreeDepth + tc.past
 		if !tc.reach(bound) {

@@ -3,6 +3,7 @@ package extractor_test
 import (
 	"bytes"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -387,12 +388,20 @@ func TestSuggestLegacyCharset(t *testing.T) {
 
 // TestSuggestSchemaOrgOrder: schema.org items come before a page's
 // structures, unless the structure is a list at least twice as long that
-// holds them (a carousel of marked items on a page of twenty).
+// holds them (4 in 5 of their links: a carousel of marked items on a page
+// of twenty), or they are fewer than three. Under a structure, they come
+// second, scored just below it; "best" names the first proposal only when
+// it is a structure.
 func TestSuggestSchemaOrgOrder(t *testing.T) {
-	page := func(marked int) string {
+	// marked items, of which the last outside link elsewhere than the list.
+	page := func(marked, outside int) string {
 		var ld []string
 		for i := range marked {
-			ld = append(ld, fmt.Sprintf(`{"@type":"ListItem","position":%d,"url":"https://town.example/stories/%d-story","name":%q}`, i+1, i, ptitle(i)))
+			link := fmt.Sprintf("https://town.example/stories/%d-story", i)
+			if i >= marked-outside {
+				link = fmt.Sprintf("https://town.example/elsewhere/%d-page", i)
+			}
+			ld = append(ld, fmt.Sprintf(`{"@type":"ListItem","position":%d,"url":%q,"name":%q}`, i+1, link, ptitle(i)))
 		}
 		var b strings.Builder
 		fmt.Fprintf(&b, `<html><head><title>Town</title><script type="application/ld+json">{"@context":"https://schema.org","@type":"ItemList","itemListElement":[%s]}</script></head><body><main>`, strings.Join(ld, ","))
@@ -403,14 +412,19 @@ func TestSuggestSchemaOrgOrder(t *testing.T) {
 		return b.String()
 	}
 	tests := []struct {
-		marked int
-		first  string
+		marked, outside int
+		first           string
 	}{
-		{3, extractor.KindSelectors},
-		{20, extractor.KindSchemaOrg},
+		{3, 0, extractor.KindSelectors},
+		{10, 0, extractor.KindSelectors}, // the list exactly twice as long
+		{11, 0, extractor.KindSchemaOrg},
+		{20, 0, extractor.KindSchemaOrg},
+		{5, 1, extractor.KindSelectors}, // 4 in 5 in the list
+		{5, 2, extractor.KindSchemaOrg}, // 3 in 5
+		{2, 2, extractor.KindSelectors}, // fewer than three, not in the list
 	}
 	for _, tt := range tests {
-		sugs, err := extractor.Suggest([]byte(page(tt.marked)), extractor.Options{URL: "https://town.example/"})
+		sugs, err := extractor.Suggest([]byte(page(tt.marked, tt.outside)), extractor.Options{URL: "https://town.example/"})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -418,8 +432,22 @@ func TestSuggestSchemaOrgOrder(t *testing.T) {
 		for _, p := range sugs.Proposals {
 			kinds = append(kinds, p.Kind)
 		}
+		name := fmt.Sprintf("%d marked items, %d outside the list", tt.marked, tt.outside)
 		if len(kinds) < 2 || kinds[0] != tt.first || !slices.Contains(kinds, extractor.KindSchemaOrg) {
-			t.Fatalf("%d marked items: proposals %v, want %s first and schema.org among them", tt.marked, kinds, tt.first)
+			t.Fatalf("%s: proposals %v, want %s first and schema.org among them", name, kinds, tt.first)
+		}
+		first, second := sugs.Proposals[0], sugs.Proposals[1]
+		if tt.first == extractor.KindSelectors {
+			if second.Kind != extractor.KindSchemaOrg || second.Score != math.Round(first.Score*0.99*100)/100 {
+				t.Errorf("%s: second proposal %s scored %v, want schema.org at 0.99 × %v", name, second.Kind, second.Score, first.Score)
+			}
+		} else if first.Score != 100 {
+			t.Errorf("%s: schema.org first, scored %v, want 100", name, first.Score)
+		}
+		for i, p := range sugs.Proposals {
+			if best := strings.HasPrefix(p.Reason, "best: "); best != (i == 0 && p.Kind == extractor.KindSelectors) {
+				t.Errorf("%s: proposal %d (%s) reason %q", name, i+1, p.Kind, p.Reason)
+			}
 		}
 	}
 }
@@ -441,5 +469,34 @@ func TestSuggestAnnotated(t *testing.T) {
 	p := sugs.Proposals[0]
 	if p.Kind != extractor.KindAnnotations || p.Select != nil || p.Count != 2 || p.Items[0].Title == "" {
 		t.Fatalf("first proposal %+v", p)
+	}
+}
+
+// TestSuggestListProposedWhole: a list split over two sections, some of
+// its items of another class, is proposed once, whole; its pieces (a
+// section's items, the items of one class) are not proposed after it.
+func TestSuggestListProposedWhole(t *testing.T) {
+	var b strings.Builder
+	b.WriteString(`<html><head><title>Town</title></head><body><main><section class="featured">`)
+	for i := range 20 {
+		if i == 5 {
+			b.WriteString(`</section><section class="latest">`)
+		}
+		cls := ""
+		if i == 4 || (i >= 10 && i < 17) {
+			cls = ` class="sponsored"`
+		}
+		fmt.Fprintf(&b, `<article%s><h2><a href="/stories/%d-story">%s</a></h2><p>What the story says, in a sentence.</p></article>`, cls, i, ptitle(i))
+	}
+	b.WriteString(`</section></main></body></html>`)
+	sugs, err := extractor.Suggest([]byte(b.String()), extractor.Options{URL: "https://town.example/"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(sugs.Proposals) == 0 || sugs.Proposals[0].Count != 20 {
+		t.Fatalf("proposals %+v, want the list of 20 first", sugs.Proposals)
+	}
+	for _, p := range sugs.Proposals[1:] {
+		t.Errorf("a piece of the list proposed after it: %d items (%s)", p.Count, p.Reason)
 	}
 }
