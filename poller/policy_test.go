@@ -405,3 +405,17 @@ func TestUnchangedCounts(t *testing.T) {
 		}
 	}
 }
+
+// TestSmartObserveBeforeStart: a smart state observed before any Start (τ
+// 0, no wait) starts from the initial interval, not from min.
+func TestSmartObserveBeforeStart(t *testing.T) {
+	p, err := NewPolicy(PolicyConfig{Kind: KindSmart, Alpha: 0.5, Initial: 10 * time.Minute, Min: 2 * time.Minute, Max: time.Hour})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var st PolicyState
+	got := p.Observe(&st, Observation{Time: t0})
+	if want := time.Duration(float64(10*time.Minute) * Growth); got != want || st.Tau != 10*time.Minute {
+		t.Errorf("unchanged poll of a fresh state: wait %v, τ %v; want %v from τ = initial 10m", got, st.Tau, want)
+	}
+}

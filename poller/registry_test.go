@@ -1,9 +1,11 @@
 package poller
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"maps"
 	"slices"
 	"strings"
@@ -343,7 +345,9 @@ func TestRegistryChangesReadAfterRest(t *testing.T) {
 func TestRegistryReadRetriedSoonAfterFailure(t *testing.T) {
 	clk := newFakeClock(t0)
 	reg := &slowWatchedRegistry{memRegistry: newMemRegistry(), clk: clk, ch: make(chan struct{})}
-	e := newTestEngineOpts(t, testConfig(t, baseYAML("")), newMemStore(), Options{Clock: clk, Registry: reg})
+	var logs bytes.Buffer // written by syncRegistry, read once it has returned
+	e := newTestEngineOpts(t, testConfig(t, baseYAML("")), newMemStore(), Options{Clock: clk, Registry: reg,
+		Logger: slog.New(slog.NewTextHandler(&logs, nil))})
 	ctx, cancel := context.WithCancel(t.Context())
 	done := make(chan struct{})
 	go func() { defer close(done); e.syncRegistry(ctx) }()
@@ -363,4 +367,44 @@ func TestRegistryReadRetriedSoonAfterFailure(t *testing.T) {
 	waitFor(t, "the periodic timer after a good read", func() bool { return clk.pendingAt(clk.Now().Add(registrySyncInterval)) })
 	reg.changed()
 	waitFor(t, "a change read at once", func() bool { return reg.reads.Load() == reads+3 })
+	cancel()
+	<-done
+	if n := strings.Count(logs.String(), "registry not re-read"); n != 1 {
+		t.Errorf("%d warnings of a failed read, want 1 (the read that failed, none when the context ends):\n%s", n, logs.String())
+	}
+}
+
+// TestUnregisterLeavesTheOrder: a resource unregistered and registered
+// again is listed once, last; the first one registered included.
+func TestUnregisterLeavesTheOrder(t *testing.T) {
+	o := newOrigin(t)
+	clk := newFakeClock(t0)
+	cfg := testConfig(t, baseYAML("resources: []\n"))
+	e, err := New(t.Context(), cfg, newMemStore(), Options{Clock: clk, Registry: newMemRegistry()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = e.Close() })
+	register := func(id string) {
+		entry, err := config.ParseResource([]byte(`{"url": "`+o.url("/"+id)+`"}`), id, cfg.Poller)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := e.Register(t.Context(), entry); err != nil {
+			t.Fatalf("Register %s: %v", id, err)
+		}
+	}
+	register("a")
+	register("b")
+	if err := e.Unregister(t.Context(), "a"); err != nil {
+		t.Fatal(err)
+	}
+	register("a")
+	var ids []string
+	for _, st := range e.Statuses() {
+		ids = append(ids, st.ID)
+	}
+	if !slices.Equal(ids, []string{"b", "a"}) {
+		t.Errorf("statuses of %v, want [b a]", ids)
+	}
 }
