@@ -1102,12 +1102,10 @@ func diagnosticStrings(ds []extractor.Diagnostic) []string {
 // its slot and poll returns done=false. done=false also when ctx ended.
 func (e *Engine) poll(ctx context.Context, r *resource, wait bool) (Status, bool) {
 	e.mu.Lock()
-	cfg, entry, host, val, last, ret, bodyHash := e.cfg, r.entry, r.host, r.st.Validators, r.st.Last, r.retention, r.st.BodyHash
+	cfg, entry, host, ret := e.cfg, r.entry, r.host, r.retention
+	val, last, bodyHash := r.compareWith()
 	rawURL := entry.URL
 	dates, sel := r.dates, r.sel
-	if entry.Content == config.ContentFull && !r.articlesDone {
-		val, bodyHash = validators{}, 0 // articles to fetch: the page is read whatever it says
-	}
 	e.mu.Unlock()
 	// Parsed here rather than kept: a parsed URL per idle resource costs
 	// more memory than a parse per poll costs time.
@@ -1134,8 +1132,16 @@ func (e *Engine) poll(ctx context.Context, r *resource, wait bool) (Status, bool
 	if !e.gate(ctx, r, host, wait) {
 		return Status{}, false
 	}
-	if e.leaser != nil && !e.acquire(ctx, r, cfg, wait) {
-		return Status{}, false
+	if e.leaser != nil {
+		if !e.acquire(ctx, r, cfg, wait) {
+			return Status{}, false
+		}
+		// The lease brought the state of the node that polled last, maybe
+		// not this one: its validators and last version are the ones to
+		// compare with (a conditional request after another node's poll).
+		e.mu.Lock()
+		val, last, bodyHash = r.compareWith()
+		e.mu.Unlock()
 	}
 	start := e.clock.Now()
 	t0 := time.Now() // latency is measured on the wall clock, whatever the engine clock
@@ -1146,6 +1152,17 @@ func (e *Engine) poll(ctx context.Context, r *resource, wait bool) (Status, bool
 		return Status{}, false
 	}
 	return e.finish(ctx, r, start, res), true
+}
+
+// compareWith returns what r's next poll compares the page with: the
+// validators of its conditional request, the last version and the hash of
+// the last body extracted. With articles left to fetch, the page is read
+// whatever it says: no validators, no hash. The caller holds e.mu.
+func (r *resource) compareWith() (validators, *lastVersion, uint64) {
+	if r.entry.Content == config.ContentFull && !r.articlesDone {
+		return validators{}, r.st.Last, 0
+	}
+	return r.st.Validators, r.st.Last, r.st.BodyHash
 }
 
 // gate waits for (wait) or checks for the host's politeness slot; without

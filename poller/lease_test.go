@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -244,5 +245,39 @@ func TestLeasesKeepHostPolitenessAcrossNodes(t *testing.T) {
 	e2.runDue(t.Context())
 	if o.hit("/a") != 1 || o.hit("/b") != 1 {
 		t.Fatalf("after the host's gap: a %d, b %d; want both polled once", o.hit("/a"), o.hit("/b"))
+	}
+}
+
+// TestLeaseAdoptsValidators: a node that polls a page after another node
+// did takes the other's validators with the state: its request is
+// conditional and the 304 ends the poll.
+func TestLeaseAdoptsValidators(t *testing.T) {
+	clk := newFakeClock(t0)
+	o := newOrigin(t)
+	var conditional atomic.Int32
+	o.handle("/p", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("ETag", `"v1"`)
+		if r.Header.Get("If-None-Match") == `"v1"` {
+			conditional.Add(1)
+			w.WriteHeader(http.StatusNotModified)
+			return
+		}
+		w.Header().Set("Content-Type", "text/html")
+		fmt.Fprint(w, page("Site", "one"))
+	})
+	cfg := testConfig(t, baseYAML(fmt.Sprintf("resources:\n  - {id: r, url: %q, policy: {kind: flat, interval: 10m}}\n", o.url("/p"))))
+	db := newFakeDB()
+	a := newTestEngineOpts(t, cfg, db.store, Options{Clock: clk, Leaser: &fakeNode{db: db, name: "a"}})
+	b := newTestEngineOpts(t, cfg, db.store, Options{Clock: clk, Leaser: &fakeNode{db: db, name: "b"}})
+	clk.Set(clk.Now().Add(time.Minute))
+	if n := a.runDue(t.Context()); n != 1 {
+		t.Fatalf("node a polled %d, want 1", n)
+	}
+	clk.Set(clk.Now().Add(11 * time.Minute))
+	if n := b.runDue(t.Context()); n != 1 {
+		t.Fatalf("node b polled %d, want 1", n)
+	}
+	if st, _ := b.Status("r"); st.LastOutcome != OutcomeNotModified || conditional.Load() != 1 {
+		t.Errorf("node b after node a: %s, %d conditional requests; want not_modified after one", st.LastOutcome, conditional.Load())
 	}
 }
