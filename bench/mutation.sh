@@ -27,8 +27,8 @@
 # MUTATION_SELECT=1 has gremlins only list the mutants and bench/mutants run
 # each against the tests that execute the mutated line (learned by running
 # each test alone with coverage first) instead of the whole package: the
-# same verdicts, three to five times faster on poller and api, whose suites
-# take half a minute.
+# same verdicts, about two and a half times faster on poller, whose suite
+# takes half a minute.
 #
 # gremlins is pinned and installed into a temporary GOBIN through the module
 # proxy on each run (the build cache makes that quick after the first), so a
