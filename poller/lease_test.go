@@ -281,3 +281,53 @@ func TestLeaseAdoptsValidators(t *testing.T) {
 		t.Errorf("node b after node a: %s, %d conditional requests; want not_modified after one", st.LastOutcome, conditional.Load())
 	}
 }
+
+// TestLeaseRescheduleAfterReload: a reload that changes a resource's policy
+// re-places its next poll in the store from the last poll any node made
+// (here the other node's, newer than this node's own), keeps the stored
+// history, and this node's queue follows the store.
+func TestLeaseRescheduleAfterReload(t *testing.T) {
+	clk := newFakeClock(t0)
+	o := newOrigin(t)
+	o.set(page("Site", "one"))
+	yaml := func(interval string) string {
+		return baseYAML(fmt.Sprintf("resources:\n  - {id: r, url: %q, policy: {kind: flat, interval: %s}}\n", o.url("/"), interval))
+	}
+	cfg := testConfig(t, yaml("10m"))
+	db := newFakeDB()
+	a := newTestEngineOpts(t, cfg, db.store, Options{Clock: clk, Leaser: &fakeNode{db: db, name: "a"}})
+	b := newTestEngineOpts(t, cfg, db.store, Options{Clock: clk, Leaser: &fakeNode{db: db, name: "b"}})
+	clk.Set(clk.Now().Add(time.Minute))
+	if n := a.runDue(t.Context()); n != 1 {
+		t.Fatalf("node a polled %d, want 1", n)
+	}
+	clk.Set(clk.Now().Add(11 * time.Minute))
+	if n := b.runDue(t.Context()); n != 1 {
+		t.Fatalf("node b polled %d, want 1", n)
+	}
+	bPolled := clk.Now()
+	db.mu.Lock()
+	history, err := rawHistory(db.rows["r"].state)
+	db.mu.Unlock()
+	if err != nil || len(history) == 0 {
+		t.Fatalf("stored history %q (%v), want two polls", history, err)
+	}
+
+	clk.Set(clk.Now().Add(time.Minute))
+	if err := a.Apply(t.Context(), testConfig(t, yaml("30m"))); err != nil {
+		t.Fatal(err)
+	}
+	want := bPolled.Add(30 * time.Minute)
+	db.mu.Lock()
+	row := *db.rows["r"]
+	db.mu.Unlock()
+	if !row.due.Equal(want) {
+		t.Errorf("stored next poll %v, want %v (node b's poll + 30m)", row.due, want)
+	}
+	if got, err := rawHistory(row.state); err != nil || !bytes.Equal(got, history) {
+		t.Errorf("stored history after the reload %q (%v), want %q", got, err, history)
+	}
+	if st, _ := a.Status("r"); !st.NextPoll.Equal(want) {
+		t.Errorf("node a's next poll %v, want the store's %v", st.NextPoll, want)
+	}
+}

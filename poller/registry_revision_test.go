@@ -88,6 +88,14 @@ func TestRegistryReadDoesNotUndoOwnChanges(t *testing.T) {
 		if _, ok := e.Definition("x"); !ok {
 			t.Fatal("a read taken before the PUT deleted the resource this node had just registered")
 		}
+		ownChanges := func() int {
+			e.regMu.Lock()
+			defer e.regMu.Unlock()
+			return len(e.regWrites)
+		}
+		if n := ownChanges(); n != 1 {
+			t.Errorf("%d own changes kept apart after a read older than the PUT, want 1 (a later stale read must leave it alone too)", n)
+		}
 		if _, ok := e.Status("x"); !ok {
 			t.Fatal("the registered resource is no longer polled")
 		}
@@ -98,6 +106,10 @@ func TestRegistryReadDoesNotUndoOwnChanges(t *testing.T) {
 		}
 		if n := e.runDue(t.Context()); n != 0 || o.hit("/reg") != 1 {
 			t.Fatalf("after the re-reads: %d more polls, origin fetched %d times; want one fetch in all", n, o.hit("/reg"))
+		}
+		// The fresh read holds the PUT: the node no longer keeps it apart.
+		if n := ownChanges(); n != 0 {
+			t.Errorf("%d own changes still kept apart after a read that holds them, want 0", n)
 		}
 	})
 

@@ -408,3 +408,43 @@ func TestUnregisterLeavesTheOrder(t *testing.T) {
 		t.Errorf("statuses of %v, want [b a]", ids)
 	}
 }
+
+// TestRegisteredTimeOfAFormerFileResource: a resource the file declared,
+// dropped from it and then registered through the API (its poll state
+// kept in the store), is listed as registered at its registration, not
+// when the file first declared it.
+func TestRegisteredTimeOfAFormerFileResource(t *testing.T) {
+	o := newOrigin(t)
+	o.set(page("Site", "one"))
+	clk := newFakeClock(t0)
+	store := newMemStore()
+	cfg := testConfig(t, baseYAML(fmt.Sprintf("resources:\n  - {id: x, url: %q}\n", o.url("/"))))
+	e, err := New(t.Context(), cfg, store, Options{Clock: clk, Registry: newMemRegistry()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = e.Close() })
+	if _, err := e.PollNow(t.Context(), "x"); err != nil {
+		t.Fatal(err)
+	}
+	clk.Set(t0.Add(time.Hour))
+	empty := testConfig(t, baseYAML("resources: []\n"))
+	if err := e.Apply(t.Context(), empty); err != nil {
+		t.Fatal(err)
+	}
+	entry, err := config.ParseResource([]byte(`{"url": "`+o.url("/")+`"}`), "x", empty.Poller)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.Register(t.Context(), entry); err != nil {
+		t.Fatal(err)
+	}
+	want := t0.Add(time.Hour)
+	d, ok := e.Definition("x")
+	if !ok || d.Source != SourceAPI || !d.Registered.Equal(want) {
+		t.Errorf("Definition: %v, source %s, registered %v; want api, %v", ok, d.Source, d.Registered, want)
+	}
+	if defs := e.Definitions(); len(defs) != 1 || !defs[0].Registered.Equal(want) {
+		t.Errorf("Definitions: %+v, want x registered at %v", defs, want)
+	}
+}
