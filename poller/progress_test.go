@@ -1,6 +1,8 @@
 package poller
 
 import (
+	"bytes"
+	"encoding/binary"
 	"fmt"
 	"math/rand/v2"
 	"reflect"
@@ -101,7 +103,13 @@ func TestProgressLeavesTheRest(t *testing.T) {
 func TestProgressMalformed(t *testing.T) {
 	p := persisted{Polls: 7, LastOutcome: OutcomeChanged}
 	good := appendProgress(nil, &persisted{Polls: 9, LastPoll: time.Unix(5, 6)})
-	for _, b := range [][]byte{nil, {}, {2}, good[:len(good)-1], append(good[:len(good):len(good)], 0), {1, 7}} {
+	// A time whose nanoseconds are a whole second (the encoder never writes one).
+	last := appendProgress(nil, &persisted{Polls: 9, LastPoll: time.Unix(5, 999_999_999)})
+	wholeSecond := bytes.Replace(last, binary.AppendUvarint(nil, 999_999_999), binary.AppendUvarint(nil, 1e9), 1)
+	if bytes.Equal(wholeSecond, last) {
+		t.Fatal("the nanoseconds not found in the encoded progress")
+	}
+	for _, b := range [][]byte{nil, {}, {2}, good[:len(good)-1], append(good[:len(good):len(good)], 0), {1, 7}, wholeSecond} {
 		q := p
 		if err := q.applyProgress(b); err == nil {
 			t.Errorf("progress %v decoded", b)
