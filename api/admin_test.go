@@ -71,7 +71,11 @@ func TestAdminAuth(t *testing.T) {
 		{"wrong", "Bearer tok-124", http.StatusUnauthorized},
 		{"prefix", "Bearer tok-12", http.StatusUnauthorized},
 		{"basic", "Basic dG9rLTEyMw==", http.StatusUnauthorized},
+		{"no scheme", "tok-123", http.StatusUnauthorized},
+		{"two spaces", "Bearer  tok-123", http.StatusUnauthorized},
+		{"trailing space", "Bearer tok-123 ", http.StatusUnauthorized},
 		{"right", "Bearer tok-123", http.StatusOK},
+		{"scheme in any case", "bEARER tok-123", http.StatusOK},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var h []string
@@ -245,5 +249,26 @@ func TestAdminPprof(t *testing.T) {
 	rec = svcDo(s, http.MethodGet, "/admin/debug/pprof/nosuch", nil, "Authorization", "Bearer tok-123")
 	if rec.Code != http.StatusNotFound {
 		t.Errorf("unknown profile: status %d, want 404", rec.Code)
+	}
+}
+
+// TestTokenMatches: the admin token matches itself only, byte for byte;
+// an empty token, sent or configured, matches nothing (not even another
+// empty one).
+func TestTokenMatches(t *testing.T) {
+	for _, tc := range []struct {
+		got, token string
+		want       bool
+	}{
+		{"tok", "tok", true},
+		{"tok ", "tok", false},
+		{"to", "tok", false},
+		{"", "tok", false},
+		{"tok", "", false},
+		{"", "", false},
+	} {
+		if got := tokenMatches(tc.got, tc.token); got != tc.want {
+			t.Errorf("tokenMatches(%q, %q) = %v, want %v", tc.got, tc.token, got, tc.want)
+		}
 	}
 }
