@@ -57,6 +57,38 @@ func TestReopenAfterClose(t *testing.T) {
 	}
 }
 
+// TestSaveFirstAfterReopen: the first save after a reopen, before any read
+// (nothing cached: Save compares with the stored record), stores a changed
+// document and not the same one again.
+func TestSaveFirstAfterReopen(t *testing.T) {
+	dir := t.TempDir()
+	open := func() *badger.DB {
+		db, err := badger.Open(dir, badger.Options{MemTableSize: 8 << 20})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return db
+	}
+	db := open()
+	mustSave(t, db, doc("news", 0, it("a", "A")))
+	for i, tc := range []struct {
+		title   string
+		changed bool
+	}{{"A", false}, {"A2", true}, {"A2", false}} {
+		if err := db.Close(); err != nil {
+			t.Fatal(err)
+		}
+		db = open()
+		res := mustSave(t, db, doc("news", i+1, it("a", tc.title)))
+		if res.Changed != tc.changed {
+			t.Errorf("first save after reopen %d (title %s): changed %v, want %v", i+1, tc.title, res.Changed, tc.changed)
+		}
+	}
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+}
+
 func TestInMemory(t *testing.T) {
 	db, err := badger.Open("", badger.Options{InMemory: true, MemTableSize: 8 << 20})
 	if err != nil {
