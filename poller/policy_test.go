@@ -315,6 +315,16 @@ func TestQueue(t *testing.T) {
 		if q.Len() != len(ref) {
 			t.Fatalf("Len %d, want %d", q.Len(), len(ref))
 		}
+		// The heap's invariant after every operation: no node before its
+		// parent, and every slot knows where its node is.
+		for i, n := range q.heap {
+			if i > 0 && q.less(n, q.heap[(i-1)/queueArity]) {
+				t.Fatalf("node %d (%s) before its parent", i, q.slots[n.slot].id)
+			}
+			if int(q.slots[n.slot].pos) != i {
+				t.Fatalf("node %d's slot says it is at %d", i, q.slots[n.slot].pos)
+			}
+		}
 	}
 	var got []time.Time
 	for q.Len() > 0 {
