@@ -224,3 +224,70 @@ func TestPreviewLimits(t *testing.T) {
 		})
 	}
 }
+
+// TestPreviewLimitBoundary: a request body of exactly MaxPreviewBytes is
+// read, one byte more is a 413, however the page is sent (the body, a form
+// field, a multipart field, an uploaded file: the bound is the body's, so
+// the page in a form is smaller); and the url must be an absolute http or
+// https URL.
+func TestPreviewLimitBoundary(t *testing.T) {
+	const limit = 256
+	s := newSvcServer(t, Options{MaxPreviewBytes: limit})
+	multipartOf := func(file bool) func(p string) (string, string) {
+		return func(p string) (string, string) {
+			var b strings.Builder
+			mw := multipart.NewWriter(&b)
+			_ = mw.SetBoundary("b0undary")
+			if file {
+				fw, _ := mw.CreateFormFile("page", "page.html")
+				_, _ = io.WriteString(fw, p)
+			} else {
+				_ = mw.WriteField("page", p)
+			}
+			_ = mw.Close()
+			return b.String(), mw.FormDataContentType()
+		}
+	}
+	for _, tc := range []struct {
+		name string
+		body func(page string) (string, string)
+	}{
+		{"body", func(p string) (string, string) { return p, "text/html" }},
+		{"form field", func(p string) (string, string) {
+			return url.Values{"page": {p}}.Encode(), "application/x-www-form-urlencoded"
+		}},
+		{"multipart field", multipartOf(false)},
+		{"uploaded file", multipartOf(true)},
+	} {
+		empty, _ := tc.body("")
+		for _, n := range []int{limit, limit + 1} {
+			body, contentType := tc.body(strings.Repeat("x", n-len(empty)))
+			if len(body) != n {
+				t.Fatalf("%s: a body of %d bytes built, want %d", tc.name, len(body), n)
+			}
+			rec := svcDo(s, http.MethodPost, "/preview", strings.NewReader(body), "Content-Type", contentType)
+			if tooLarge := rec.Code == http.StatusRequestEntityTooLarge; tooLarge != (n > limit) {
+				t.Errorf("%s, a body of %d bytes (limit %d): %d %s", tc.name, n, limit, rec.Code, rec.Body)
+			}
+		}
+	}
+	for _, u := range []string{"ftp://news.example/", "http:///news", "news.example/list"} {
+		rec := svcDo(s, http.MethodPost, "/preview?url="+url.QueryEscape(u), strings.NewReader("<p>x</p>"), "Content-Type", "text/html")
+		svcProblem(t, rec, http.StatusBadRequest)
+	}
+	for _, u := range []string{"https://news.example/list", "http://news.example/list"} {
+		rec := svcDo(s, http.MethodPost, "/preview?url="+url.QueryEscape(u), strings.NewReader("<p>x</p>"), "Content-Type", "text/html")
+		if rec.Code == http.StatusBadRequest {
+			t.Errorf("url %s refused: %s", u, rec.Body)
+		}
+	}
+	// A client that takes anything (curl's Accept: */*) gets JSON; a
+	// browser, which prefers HTML, the page.
+	plain := newSvcServer(t, Options{})
+	for accept, want := range map[string]string{"*/*": "application/json", "text/html,application/xhtml+xml,*/*;q=0.8": "text/html"} {
+		rec := svcDo(plain, http.MethodPost, "/preview", strings.NewReader(previewPageHTML), "Content-Type", "text/html", "Accept", accept)
+		if ct := rec.Header().Get("Content-Type"); !strings.HasPrefix(ct, want) {
+			t.Errorf("Accept %q: %d, Content-Type %q, want %s", accept, rec.Code, ct, want)
+		}
+	}
+}
