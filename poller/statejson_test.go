@@ -7,12 +7,13 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 )
 
 // randomText mixes ASCII, markup, quotes, control characters, non-ASCII
 // and invalid UTF-8: what an ETag, an error or a diagnostic may hold.
 func randomText(rng *rand.Rand) string {
-	parts := []string{"", "a", `"q"`, `\`, "\n", "\t", "\x00", "\x1f", "<b>&amp;</b>", "é", "日本", "\u2028", "\xff", "\xe2\x82", "W/\"abc\"", "Mon, 02 Jan 2006 15:04:05 GMT"}
+	parts := []string{"", "a", `"q"`, `\`, "\n", "\t", "\x00", "\x1f", "<b>&amp;</b>", "é", "日本", "\u2028", "\xff", "\xe2\x82", "W/\"abc\"", "Mon, 02 Jan 2006 15:04:05 GMT", "\x80", "\x7f"}
 	var sb strings.Builder
 	for range rng.IntN(5) {
 		sb.WriteString(parts[rng.IntN(len(parts))])
@@ -52,7 +53,9 @@ func randomState(rng *rand.Rand) persisted {
 	for range rng.IntN(3) {
 		p.Diagnostics = append(p.Diagnostics, randomText(rng))
 	}
-	alphas := []float64{0, 0.5, 1e-7, 3e21, -2.5, 0.1 + 0.2, 1e-300}
+	third := 1.0
+	third /= 3 // a variable: constant arithmetic would round 0.1 + 0.2 to 0.3 exactly
+	alphas := []float64{0, 0.5, 1e-7, 3e21, -2.5, 0.1 + 0.2, 1e-300, third, third * 1e-9, third * 1e22, -third}
 	p.Policy = PolicyState{
 		Tau:        time.Duration(rng.Int64N(1e15)),
 		Alpha:      alphas[rng.IntN(len(alphas))],
@@ -93,8 +96,8 @@ func TestAppendStateAsEncodingJSON(t *testing.T) {
 		if err != nil {
 			t.Fatalf("state %d: encoding/json: %v", i, err)
 		}
-		if !json.Valid(ours) {
-			t.Fatalf("state %d: invalid JSON %s", i, ours)
+		if !json.Valid(ours) || !utf8.Valid(ours) {
+			t.Fatalf("state %d: invalid JSON or UTF-8 %q", i, ours)
 		}
 		var a, b persisted
 		if err := json.Unmarshal(ours, &a); err != nil {
@@ -107,10 +110,23 @@ func TestAppendStateAsEncodingJSON(t *testing.T) {
 			t.Fatalf("state %d decodes differently:\nours %s\nref  %s", i, ours, ref)
 		}
 	}
+	// The first and last years JSON times have.
+	for _, y := range []int{0, 9999} {
+		p := persisted{LastPoll: time.Date(y, 1, 1, 0, 0, 0, 0, time.UTC)}
+		ours, err := p.marshalWith(nil)
+		var a persisted
+		if err == nil {
+			err = json.Unmarshal(ours, &a)
+		}
+		if err != nil || !a.LastPoll.Equal(p.LastPoll) {
+			t.Errorf("year %d: %s, %v; decoded %v", y, ours, err, a.LastPoll)
+		}
+	}
 	// What encoding/json refuses, so does the hand-built encoder.
 	for _, p := range []persisted{
 		{Policy: PolicyState{Alpha: nanValue()}},
 		{LastPoll: time.Date(10000, 1, 1, 0, 0, 0, 0, time.UTC)},
+		{LastPoll: time.Date(-1, 12, 31, 0, 0, 0, 0, time.UTC)},
 	} {
 		if _, err := p.marshalWith(nil); err == nil {
 			t.Errorf("%+v encoded; want an error", p)
