@@ -79,6 +79,17 @@ func TestSmoothingMSEByHand(t *testing.T) {
 	if got := Forecast(iv, 0.5); got != 22*time.Minute+30*time.Second {
 		t.Fatalf("forecast = %v, want 22m30s", got)
 	}
+	// Two intervals: one error, τ2 = 10 vs 20, whatever α; Tune finds it.
+	two := mins(10, 20)
+	if got := SmoothingMSE(two, 0.3); math.Abs(got-100*3600) > 1e-6 {
+		t.Errorf("MSE of two intervals = %v, want %v", got, 100*3600)
+	}
+	if _, mse := Tune(two); math.Abs(mse-100*3600) > 1e-6 {
+		t.Errorf("Tune of two intervals: MSE %v, want %v", mse, 100*3600)
+	}
+	if got := SmoothingMSE(mins(10), 0.3); got != 0 {
+		t.Errorf("MSE of one interval = %v, want 0", got)
+	}
 }
 
 func TestSmartPolicy(t *testing.T) {
