@@ -52,6 +52,13 @@ func TestTune(t *testing.T) {
 				t.Fatalf("α = %.4f, want in [%v, %v] (MSE %.3f)", alpha, tc.alphaLo, tc.alpha, mse)
 			}
 			isMinimum(t, tc.iv, alpha, mse)
+			// Finer: the search converges to its tolerance, not to a
+			// coarse grid's (an interior minimum, found to 10⁻⁴).
+			for a := 0.0; a <= 1; a += 1e-4 {
+				if m := SmoothingMSE(tc.iv, a); m < mse*(1-1e-7)-1e-9 {
+					t.Fatalf("Tune gave α=%.5f MSE=%.6f but α=%.5f has MSE=%.6f", alpha, mse, a, m)
+				}
+			}
 			if tc.name == "constant" {
 				for _, a := range []float64{0, 0.3, 0.7, 1} {
 					if m := SmoothingMSE(tc.iv, a); m != 0 {
