@@ -464,3 +464,14 @@ func badgerWithLegacyHistory(t *testing.T, o *origin, cfg *config.Config, clk *f
 	}
 	return db
 }
+
+// TestRecordPollEmptyLegacy: a state whose history was stored in it, but
+// empty ("history":[]), gives the first record its number 1 and keeps the
+// versions the record says.
+func TestRecordPollEmptyLegacy(t *testing.T) {
+	var p persisted
+	first, recs := p.recordPoll([]byte("[]"), PollRecord{Time: t0, Outcome: OutcomeChanged, Versions: 3})
+	if first != 1 || len(recs) != 1 || p.HistorySeq != 1 || p.HistoryVersions != 3 {
+		t.Errorf("first %d, %d records, seq %d, versions %d; want 1, 1, 1, 3", first, len(recs), p.HistorySeq, p.HistoryVersions)
+	}
+}
