@@ -276,13 +276,13 @@ func appendRecord(raw []byte, rec PollRecord) []byte {
 	n := len(starts)
 	if rec.Versions <= 0 && n > 0 {
 		last := raw[starts[n-1] : ends[n-1]-1]
-		v, _ := leadingInt(last[bytes.LastIndexByte(last, ',')+1:])
+		v := leadingInt(last[bytes.LastIndexByte(last, ',')+1:])
 		rec.Versions = int(v)
 	}
 	cut := max(n+1-historyMax, 0)
 	oldest := rec.Time.Add(-historyAge).Unix()
 	for cut < n {
-		if t, _ := leadingInt(raw[starts[cut]+1:]); t >= oldest {
+		if t := leadingInt(raw[starts[cut]+1:]); t >= oldest {
 			break
 		}
 		cut++
@@ -377,7 +377,7 @@ func plainRecord(r []byte) bool {
 
 // leadingInt reads the integer at the start of b: an optional minus sign
 // and up to 18 digits.
-func leadingInt(b []byte) (int64, bool) {
+func leadingInt(b []byte) int64 {
 	neg := len(b) > 0 && b[0] == '-'
 	if neg {
 		b = b[1:]
@@ -390,7 +390,7 @@ func leadingInt(b []byte) (int64, bool) {
 	if neg {
 		v = -v
 	}
-	return v, n > 0
+	return v
 }
 
 // UnmarshalJSON reads what MarshalJSON writes with a small scanner (a

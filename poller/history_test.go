@@ -261,6 +261,9 @@ func TestAppendRecordSameAsAdd(t *testing.T) {
 		{`[[900,"a,b,c,d"]]`, `[[1000,"changed",0,0,0]]`}, // undecodable: a new history
 		{`[[900,"x",a,b,c]]`, `[[1000,"changed",0,0,0]]`},
 		{`[[900, "unchanged", 60, 0, 7]]`, `[[900,"unchanged",60,0,7],[1000,"changed",0,0,7]]`}, // spaced: decoded
+		{`[[900,"unchanged",60,0,]]`, `[[1000,"changed",0,0,0]]`},                               // a number missing at the end
+		{`[[900,"unchanged",60,,7]]`, `[[1000,"changed",0,0,0]]`},                               // or inside
+		{`[[900,"unchanged",60,0,-3]]`, `[[900,"unchanged",60,0,-3],[1000,"changed",0,0,-3]]`},  // a negative count carried as add carries it
 	} {
 		if got := appendRecord([]byte(tc.raw), rec); string(got) != tc.want {
 			t.Errorf("appendRecord(%s) = %s, want %s", tc.raw, got, tc.want)

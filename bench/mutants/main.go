@@ -27,6 +27,8 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"go/ast"
+	"go/parser"
 	"go/scanner"
 	"go/token"
 	"os"
@@ -153,6 +155,8 @@ type runner struct {
 	took    map[string]time.Duration // each one's time alone
 	covers  map[string][]block       // blocks each test executes
 	failing []string                 // tests that fail alone, unmutated: never selected
+	only    *regexp.Regexp           // when set, the only tests considered
+	blocks  []block                  // every block of the package, run or not
 }
 
 func main() {
@@ -160,18 +164,27 @@ func main() {
 	list := flag.String("list", "", "gremlins' dry-run output for the package")
 	workers := flag.Int("workers", 1, "mutants built and run at once")
 	coeff := flag.Float64("timeout-coefficient", 15, "a mutant's tests may take this many times their time unmutated")
+	only := flag.String("run", "", "consider only the top-level tests this regexp matches (a quick check of new tests; the verdicts are then those tests' alone)")
 	flag.Parse()
 	if *pkg == "" || *list == "" {
 		fmt.Fprintln(os.Stderr, "usage: mutants -pkg DIR -list GREMLINS_DRY_RUN_OUTPUT [-workers N]")
 		os.Exit(2)
 	}
-	if err := run(*pkg, *list, *workers, *coeff); err != nil {
+	var onlyRe *regexp.Regexp
+	if *only != "" {
+		var err error
+		if onlyRe, err = regexp.Compile(*only); err != nil {
+			fmt.Fprintln(os.Stderr, "mutants: -run:", err)
+			os.Exit(2)
+		}
+	}
+	if err := run(*pkg, *list, *workers, *coeff, onlyRe); err != nil {
 		fmt.Fprintln(os.Stderr, "mutants:", err)
 		os.Exit(1)
 	}
 }
 
-func run(pkg, list string, workers int, coeff float64) error {
+func run(pkg, list string, workers int, coeff float64, only *regexp.Regexp) error {
 	ms, err := readList(list)
 	if err != nil {
 		return err
@@ -195,7 +208,7 @@ func run(pkg, list string, workers int, coeff float64) error {
 	r := &runner{
 		module: module, pkg: pkg, dir: filepath.Join(module, pkg), importPath: importPath,
 		tmp: tmp, coeff: coeff, minTimeout: 10 * time.Second,
-		took: map[string]time.Duration{}, covers: map[string][]block{},
+		took: map[string]time.Duration{}, covers: map[string][]block{}, only: only,
 	}
 	start := time.Now()
 	if err := r.coverage(workers); err != nil {
@@ -262,7 +275,7 @@ func (r *runner) coverage(workers int) error {
 	}
 	var names []string
 	for _, n := range strings.Fields(string(out)) {
-		if topLevel.MatchString(n) {
+		if topLevel.MatchString(n) && (r.only == nil || r.only.MatchString(n)) {
 			names = append(names, n)
 		}
 	}
@@ -281,11 +294,14 @@ func (r *runner) coverage(workers int) error {
 				cmd.Dir = r.dir
 				err := cmd.Run()
 				took := time.Since(t0)
-				var blocks []block
+				var blocks, all []block
 				if err == nil {
-					blocks, err = r.readProfile(prof)
+					blocks, all, err = r.readProfile(prof)
 				}
 				mu.Lock()
+				if r.blocks == nil {
+					r.blocks = all
+				}
 				if err != nil {
 					r.failing = append(r.failing, n)
 				} else {
@@ -307,15 +323,15 @@ func (r *runner) coverage(workers int) error {
 	return nil
 }
 
-// readProfile returns the blocks of the package's own files that ran.
-func (r *runner) readProfile(path string) ([]block, error) {
+// readProfile returns the blocks of the package's own files that ran, and
+// all of them.
+func (r *runner) readProfile(path string) (ran, all []block, err error) {
 	f, err := os.Open(path)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	defer f.Close()
 	prefix := r.importPath + "/"
-	var bs []block
 	sc := bufio.NewScanner(f)
 	for sc.Scan() {
 		line := sc.Text()
@@ -325,20 +341,26 @@ func (r *runner) readProfile(path string) ([]block, error) {
 		// path/file.go:l0.c0,l1.c1 statements count
 		colon := strings.LastIndex(line, ":")
 		fields := strings.Fields(line[colon+1:])
-		if len(fields) != 3 || fields[2] == "0" {
+		if len(fields) != 3 {
 			continue
 		}
 		var b block
 		if _, err := fmt.Sscanf(fields[0], "%d.%d,%d.%d", &b.line0, &b.col0, &b.line1, &b.col1); err != nil {
-			return nil, fmt.Errorf("%s: %q: %v", path, line, err)
+			return nil, nil, fmt.Errorf("%s: %q: %v", path, line, err)
 		}
 		b.file = line[len(prefix):colon]
-		bs = append(bs, b)
+		all = append(all, b)
+		if fields[2] != "0" {
+			ran = append(ran, b)
+		}
 	}
-	return bs, sc.Err()
+	return ran, all, sc.Err()
 }
 
-// selecting returns the tests that execute the mutant's operator.
+// selecting returns the tests that execute the mutant's operator. An
+// operator outside every block is in a switch's case expression (go's cover
+// counts the statements of a case, not its expression): the tests that run
+// the block ending nearest before it, the switch's own, evaluate it.
 func (r *runner) selecting(m mutant) []string {
 	var sel []string
 	for _, n := range r.tests {
@@ -349,7 +371,59 @@ func (r *runner) selecting(m mutant) []string {
 			}
 		}
 	}
+	if len(sel) > 0 {
+		return sel
+	}
+	fn, inFunc := r.enclosingFunc(m)
+	if !inFunc {
+		// A package-level declaration: initialized before any test runs.
+		return r.tests
+	}
+	before := func(l0, c0, l1, c1 int) bool { return l0 < l1 || l0 == l1 && c0 < c1 }
+	var last block
+	found := false
+	for _, b := range r.blocks {
+		if b.file == m.File && before(b.line1, b.col1, m.Line, m.Col) && !before(b.line0, b.col0, fn[0], fn[1]) &&
+			(!found || before(last.line1, last.col1, b.line1, b.col1)) {
+			last, found = b, true
+		}
+	}
+	if !found {
+		return nil
+	}
+	for _, n := range r.tests {
+		for _, b := range r.covers[n] {
+			if b == last {
+				sel = append(sel, n)
+				break
+			}
+		}
+	}
 	return sel
+}
+
+// enclosingFunc returns where the function (or function literal at package
+// level) around the mutant starts, line and column, and false when the
+// mutant is outside every function.
+func (r *runner) enclosingFunc(m mutant) ([2]int, bool) {
+	fset := token.NewFileSet()
+	f, err := parser.ParseFile(fset, filepath.Join(r.dir, m.File), nil, parser.SkipObjectResolution)
+	if err != nil {
+		return [2]int{}, false
+	}
+	for _, d := range f.Decls {
+		fd, ok := d.(*ast.FuncDecl)
+		if !ok || fd.Body == nil {
+			continue
+		}
+		p0, p1 := fset.Position(fd.Pos()), fset.Position(fd.End())
+		in := (m.Line > p0.Line || m.Line == p0.Line && m.Col >= p0.Column) &&
+			(m.Line < p1.Line || m.Line == p1.Line && m.Col < p1.Column)
+		if in {
+			return [2]int{p0.Line, p0.Column}, true
+		}
+	}
+	return [2]int{}, false
 }
 
 // mutant builds the package's tests with the mutant and runs those that
