@@ -478,3 +478,51 @@ func TestRecordPollEmptyLegacy(t *testing.T) {
 		t.Errorf("first %d, %d records, seq %d, versions %d; want 1, 1, 1, 3", first, len(recs), p.HistorySeq, p.HistoryVersions)
 	}
 }
+
+// TestScanHistoryFastPath checks the small scanner a start-up reads every
+// history with: it takes what MarshalJSON writes, and JSON's whitespace
+// anywhere, giving what encoding/json gives; it refuses (for encoding/json
+// to read, or to refuse) anything else, never reading it wrongly.
+func TestScanHistoryFastPath(t *testing.T) {
+	for _, in := range []string{
+		`[]`, ` [ ] `, "[\n]\t",
+		`[[1000,"changed",60,0,7]]`,
+		`[[1000,"changed",60,0,7],[-5,"error",0,-1,0]]`,
+		" [ [ 1000 , \"unchanged\" , 60 , 30 , 7 ] ,\n\t[\r1060,\"not-modified\",60,30,7]\n] ",
+		`[[1000,"some-new-word",1,2,3]]`,
+		`[[9223372036,"robots-denied",9223372036,9223372036,2147483647]]`,
+	} {
+		got, ok := scanHistory([]byte(in))
+		var want []PollRecord
+		if err := json.Unmarshal([]byte(in), &want); err != nil {
+			t.Fatalf("%s: encoding/json: %v", in, err)
+		}
+		if !ok {
+			t.Errorf("scanHistory(%q) refused what encoding/json reads", in)
+			continue
+		}
+		if len(got) != len(want) {
+			t.Errorf("scanHistory(%q) = %v, want %v", in, got, want)
+			continue
+		}
+		for i := range want {
+			if !got[i].Time.Equal(want[i].Time) || got[i].Outcome != want[i].Outcome || got[i].Wait != want[i].Wait ||
+				got[i].Tau != want[i].Tau || got[i].Versions != want[i].Versions {
+				t.Errorf("scanHistory(%q)[%d] = %+v, want %+v", in, i, got[i], want[i])
+			}
+		}
+	}
+	for _, in := range []string{
+		``, `[`, `]`, `[]x`, `[] ]`, `[[]]`, `{}`,
+		`[[1000,"changed",60,0,7]`, `[[1000,"changed",60,0,7]]]`, `[[1000,"changed",60,0,7],]`, `[[1000,"changed",60,0,7] [1,"x",1,1,1]]`,
+		`[[1000,"changed",60,0]]`, `[[1000,"changed",60,0,7,8]]`, `[[1000;"changed",60,0,7]]`, `[[1000,"changed";60,0,7]]`,
+		`[[1000,"changed",60;0,7]]`, `[[1000,"changed",60,0;7]]`, `[[1000,changed,60,0,7]]`, `[[1000,"changed,60,0,7]]`,
+		`[[1000,"a\"b",60,0,7]]`, "[[1000,\"a\x01b\",60,0,7]]", `[[,"changed",60,0,7]]`, `[[1000,"changed",,0,7]]`,
+		`[[1000,"changed",60,,7]]`, `[[1000,"changed",60,0,]]`, `[[1.5,"changed",60,0,7]]`, `[[1000,"changed",60,0,7)]`,
+		`[[1000,"changed",60,0,99999999999999999999]]`,
+	} {
+		if got, ok := scanHistory([]byte(in)); ok {
+			t.Errorf("scanHistory(%q) = %v, want it refused", in, got)
+		}
+	}
+}
