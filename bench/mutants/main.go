@@ -18,6 +18,17 @@
 // runs the tests that cover the line. It prints one line per mutant in
 // gremlins' words (KILLED, LIVED, TIMED OUT, NOT VIABLE, NOT COVERED), so
 // bench/mutation.sh counts its output as it counts gremlins'.
+//
+// An operator outside every coverage block is in a switch's case
+// expression or in a package-level declaration, which go's cover does not
+// count: the first is run against the tests that run the block before it
+// in its function (the switch's), the second against every test (package
+// initialization runs in all of them). gremlins calls both NOT COVERED.
+//
+// -sample N runs N mutants drawn at random from the list (-seed makes the
+// draw repeatable), for an estimate of a package's efficacy when all of its
+// mutants would take hours; -run keeps only the tests a regexp matches, to
+// check quickly what new tests kill (the verdicts are then theirs alone).
 package main
 
 import (
@@ -31,6 +42,7 @@ import (
 	"go/parser"
 	"go/scanner"
 	"go/token"
+	"math/rand/v2"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -164,6 +176,8 @@ func main() {
 	list := flag.String("list", "", "gremlins' dry-run output for the package")
 	workers := flag.Int("workers", 1, "mutants built and run at once")
 	coeff := flag.Float64("timeout-coefficient", 15, "a mutant's tests may take this many times their time unmutated")
+	sample := flag.Int("sample", 0, "run this many of the listed mutants, drawn at random (0: all of them)")
+	seed := flag.Uint64("seed", 1, "the draw's seed, so that a sample can be run again")
 	only := flag.String("run", "", "consider only the top-level tests this regexp matches (a quick check of new tests; the verdicts are then those tests' alone)")
 	flag.Parse()
 	if *pkg == "" || *list == "" {
@@ -178,19 +192,24 @@ func main() {
 			os.Exit(2)
 		}
 	}
-	if err := run(*pkg, *list, *workers, *coeff, onlyRe); err != nil {
+	if err := run(*pkg, *list, *workers, *coeff, onlyRe, *sample, *seed); err != nil {
 		fmt.Fprintln(os.Stderr, "mutants:", err)
 		os.Exit(1)
 	}
 }
 
-func run(pkg, list string, workers int, coeff float64, only *regexp.Regexp) error {
+func run(pkg, list string, workers int, coeff float64, only *regexp.Regexp, sample int, seed uint64) error {
 	ms, err := readList(list)
 	if err != nil {
 		return err
 	}
 	if len(ms) == 0 {
 		return fmt.Errorf("%s lists no mutants (is it gremlins' --dry-run output?)", list)
+	}
+	if sample > 0 && sample < len(ms) {
+		all := len(ms)
+		ms = draw(ms, sample, seed)
+		fmt.Printf("A sample of %d of the %d mutants listed (seed %d)\n", len(ms), all, seed)
 	}
 	module, err := goOut("", "list", "-m", "-f", "{{.Dir}}")
 	if err != nil {
@@ -242,6 +261,18 @@ func run(pkg, list string, workers int, coeff float64, only *regexp.Regexp) erro
 	wg.Wait()
 	fmt.Printf("Done in %s\n", time.Since(start).Round(time.Second))
 	return nil
+}
+
+// draw returns n of ms at random (a permutation seeded by seed, so the same
+// sample can be run again), in the list's order.
+func draw(ms []mutant, n int, seed uint64) []mutant {
+	idx := rand.New(rand.NewPCG(seed, 0)).Perm(len(ms))[:n]
+	sort.Ints(idx)
+	out := make([]mutant, n)
+	for i, k := range idx {
+		out[i] = ms[k]
+	}
+	return out
 }
 
 func goOut(dir string, args ...string) (string, error) {
