@@ -306,4 +306,10 @@ func TestPollChartContents(t *testing.T) {
 	if !strings.Contains(string(svg), want) {
 		t.Errorf("sparkline: %.200s…, want %s", svg, want)
 	}
+
+	// A resource that has not polled yet has an empty one.
+	svg, err = sparkline(nil)
+	if err != nil || !strings.Contains(string(svg), `aria-label="last 0 polls: 0 changed, 0 failed"`) {
+		t.Errorf("sparkline of no polls: %.200s…, %v", svg, err)
+	}
 }
