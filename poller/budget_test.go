@@ -22,6 +22,7 @@ func TestHourOfWeek(t *testing.T) {
 		{monday.Add(6*24*time.Hour + 23*time.Hour), 167},
 		{monday.Add(7 * 24 * time.Hour), 0},
 		{monday.Add(-time.Hour), 167},
+		{monday.Add(time.Hour + 900*time.Millisecond), 1 + 0.9/3600}, // a poll's instant has nanoseconds
 	} {
 		if got := hourOfWeek(tc.t); math.Abs(got-tc.want) > 1e-9 {
 			t.Errorf("hourOfWeek(%v) = %v, want %v", tc.t, got, tc.want)
