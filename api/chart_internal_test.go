@@ -174,6 +174,22 @@ func TestTimeTicks(t *testing.T) {
 			t.Errorf("%v..%v:\n got %s\nwant %s", c.lo, c.hi, got, c.want)
 		}
 	}
+	// Each step in turn: the span of six of it takes it, a second more the
+	// next one.
+	day := 24 * time.Hour
+	steps := []time.Duration{time.Minute, 2 * time.Minute, 5 * time.Minute, 10 * time.Minute, 15 * time.Minute, 30 * time.Minute,
+		time.Hour, 2 * time.Hour, 3 * time.Hour, 6 * time.Hour, 12 * time.Hour, day, 2 * day, 7 * day, 14 * day, 28 * day, 91 * day, 365 * day}
+	for i, s := range steps {
+		got := tt.Ticks(0, 6*s.Seconds())
+		if len(got) != 7 || got[1].Value != s.Seconds() {
+			t.Errorf("a span of 6×%v: %s, want 7 ticks %v apart", s, labels(got), s)
+		}
+		if i+1 < len(steps) {
+			if got := tt.Ticks(0, 6*s.Seconds()+1); len(got) < 2 || got[1].Value != steps[i+1].Seconds() {
+				t.Errorf("a span of 6×%v + 1 s: %s, want ticks %v apart", s, labels(got), steps[i+1])
+			}
+		}
+	}
 	// Longer than six years: a tick a year, the longest step.
 	year := (365 * 24 * time.Hour).Seconds()
 	if got := tt.Ticks(0, 10*year); len(got) != 11 || got[1].Value != year || got[10].Value != 10*year {
