@@ -264,10 +264,10 @@ func run(pkg, list string, workers int, coeff float64, only *regexp.Regexp, samp
 }
 
 // draw returns n of ms at random (a permutation seeded by seed, so the same
-// sample can be run again), in the list's order.
+// sample can be run again), in the draw's order: a run cut short (by
+// bench/mutation.sh's budget) is still a random sample, only smaller.
 func draw(ms []mutant, n int, seed uint64) []mutant {
 	idx := rand.New(rand.NewPCG(seed, 0)).Perm(len(ms))[:n]
-	sort.Ints(idx)
 	out := make([]mutant, n)
 	for i, k := range idx {
 		out[i] = ms[k]
