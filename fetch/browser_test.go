@@ -421,3 +421,101 @@ func TestRenderMaxTabs(t *testing.T) {
 		t.Errorf("the second page was requested %s after the first, inside the first render's %s: two tabs at once with MaxTabs 1", gap, timeout)
 	}
 }
+
+// boundsPage shows what became of its request for /data: its length, or
+// that it failed.
+const boundsPage = `<!doctype html><html><head><title>t</title></head><body><p id="s">wait</p><script>
+const done = text => {
+  document.getElementById('s').textContent = text;
+  document.body.appendChild(document.createElement('i')).id = 'done';
+};
+fetch('/data' + location.search).then(r => r.text()).then(t => done('got ' + t.length), () => done('failed'));
+</script></body></html>`
+
+// TestRenderBounds checks a render's limits at their edges: the page's
+// status (2xx renders, anything else is a StatusError), a request the page
+// makes of exactly max_body bytes and of one more (with a length or
+// chunked), and a DOM of exactly max_body bytes and of one more.
+func TestRenderBounds(t *testing.T) {
+	const limit = 2000
+	mux := http.NewServeMux()
+	mux.HandleFunc("/p", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		fmt.Fprint(w, boundsPage)
+	})
+	mux.HandleFunc("/data", func(w http.ResponseWriter, r *http.Request) {
+		var n int
+		fmt.Sscan(r.URL.Query().Get("n"), &n) //nolint:errcheck // 0 when absent
+		w.Header().Set("Content-Type", "text/plain")
+		if r.URL.Query().Get("chunked") == "" {
+			w.Header().Set("Content-Length", fmt.Sprint(n))
+		} else {
+			w.(http.Flusher).Flush() // no length: read until the end
+		}
+		fmt.Fprint(w, strings.Repeat("x", n))
+	})
+	mux.HandleFunc("/status/", func(w http.ResponseWriter, r *http.Request) {
+		var code int
+		fmt.Sscan(strings.TrimPrefix(r.URL.Path, "/status/"), &code) //nolint:errcheck // the path is ours
+		w.Header().Set("Content-Type", "text/html")
+		w.WriteHeader(code)
+		fmt.Fprintf(w, "<p>status %d</p>", code)
+	})
+	srv := httptest.NewServer(mux)
+	t.Cleanup(srv.Close)
+
+	r, _ := newRenderer(t, fetch.BrowserOptions{MaxBytes: limit})
+	render := func(r *fetch.Renderer, path string) (string, error) {
+		t.Helper()
+		out, err := r.Render(t.Context(), fetch.RenderRequest{URL: srv.URL + path, WaitFor: "#done"})
+		if err != nil {
+			return "", err
+		}
+		return string(out.HTML), nil
+	}
+	for _, code := range []int{200, 299} {
+		if _, err := r.Render(t.Context(), fetch.RenderRequest{URL: fmt.Sprintf("%s/status/%d", srv.URL, code)}); err != nil {
+			t.Errorf("a page answered with %d: %v, want it rendered", code, err)
+		}
+	}
+	for _, code := range []int{300, 404, 503, 599, 999} {
+		_, err := r.Render(t.Context(), fetch.RenderRequest{URL: fmt.Sprintf("%s/status/%d", srv.URL, code)})
+		var se *fetch.StatusError
+		if !errors.As(err, &se) || se.Code != code {
+			t.Errorf("a page answered with %d: %v, want a StatusError %d", code, err, code)
+		}
+	}
+
+	// What the page fetches: max_body bytes, not one more.
+	for _, c := range []struct {
+		query, want string
+	}{
+		{fmt.Sprintf("?n=%d", limit), fmt.Sprintf("got %d", limit)},
+		{fmt.Sprintf("?n=%d", limit+1), "failed"},
+		{fmt.Sprintf("?n=%d&chunked=1", limit), fmt.Sprintf("got %d", limit)},
+		{fmt.Sprintf("?n=%d&chunked=1", limit+1), "failed"},
+	} {
+		dom, err := render(r, "/p"+c.query)
+		if err != nil {
+			t.Errorf("/p%s: %v", c.query, err)
+			continue
+		}
+		if !strings.Contains(dom, `<p id="s">`+c.want+`</p>`) {
+			t.Errorf("/p%s: the page's request ended %q, want %q", c.query, dom, c.want)
+		}
+	}
+
+	// The DOM: max_body bytes, not one more.
+	dom, err := render(r, "/p?n=10")
+	if err != nil || !strings.Contains(dom, "got 10") {
+		t.Fatalf("/p?n=10: %v\n%s", err, dom)
+	}
+	exact, _ := newRenderer(t, fetch.BrowserOptions{MaxBytes: int64(len(dom))})
+	if got, err := render(exact, "/p?n=10"); err != nil || got != dom {
+		t.Errorf("a DOM of exactly max_body (%d bytes): %v\n%s", len(dom), err, got)
+	}
+	under, _ := newRenderer(t, fetch.BrowserOptions{MaxBytes: int64(len(dom) - 1)})
+	if _, err := render(under, "/p?n=10"); !errors.Is(err, fetch.ErrTooLarge) {
+		t.Errorf("a DOM of max_body + 1 bytes: %v, want ErrTooLarge", err)
+	}
+}

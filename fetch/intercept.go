@@ -8,6 +8,7 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -159,12 +160,40 @@ func (ic *interceptor) serve(ctx context.Context, ev *cdpfetch.EventRequestPause
 	ic.mu.Lock()
 	ic.served++
 	ic.mu.Unlock()
-	_, _ = chromedp.Call(ctx, cdpfetch.FulfillRequest, cdpfetch.FulfillRequestParams{ // tab closing: nothing to do
+	_, err = chromedp.Call(ctx, cdpfetch.FulfillRequest, cdpfetch.FulfillRequestParams{
 		RequestID:       ev.RequestID,
 		ResponseCode:    int64(resp.StatusCode),
+		ResponsePhrase:  reasonPhrase(resp),
 		ResponseHeaders: responseHeaders(resp.Header),
 		Body:            body,
 	})
+	if err != nil && ctx.Err() == nil {
+		// The browser refused the answer: fail the request rather than
+		// leave it paused (the page would wait for it until the timeout).
+		ic.mu.Lock()
+		ic.served--
+		ic.refused++
+		if isMain && ic.main == nil {
+			ic.main = fmt.Errorf("render request %s: the browser refused the answer (HTTP %d): %w", ev.Request.URL, resp.StatusCode, err)
+		}
+		ic.mu.Unlock()
+		_, _ = chromedp.Call(ctx, cdpfetch.FailRequest, cdpfetch.FailRequestParams{RequestID: ev.RequestID, ErrorReason: network.ErrorReasonFailed})
+	}
+}
+
+// reasonPhrase is the status line's text the origin sent (Go's client keeps
+// it in Status), else the standard one: the browser has no phrase of its
+// own for a code outside the standard ones (299, 599) and refuses the
+// answer without one.
+func reasonPhrase(resp *http.Response) string {
+	code := strconv.Itoa(resp.StatusCode)
+	if p := strings.TrimSpace(strings.TrimPrefix(resp.Status, code)); p != "" && p != resp.Status {
+		return p
+	}
+	if p := http.StatusText(resp.StatusCode); p != "" {
+		return p
+	}
+	return "Status " + code
 }
 
 // hopHeaders are never forwarded either way: the connection's business,
