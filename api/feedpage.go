@@ -45,14 +45,14 @@ func prefersHTMLRanges(ranges []acceptRange) bool {
 	if html <= 0 {
 		return false
 	}
-	for _, f := range feedFormats {
+	for _, f := range feedFormats { // application/xml and text/xml are RSS 2.0's
 		for _, mt := range f.accepts {
 			if quality(ranges, mt) >= html {
 				return false
 			}
 		}
 	}
-	return quality(ranges, "application/xml") < html
+	return true
 }
 
 // negotiateFeed picks a feed request's format, type= (explicit) when it

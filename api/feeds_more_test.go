@@ -105,6 +105,14 @@ func TestVersionPermalinks(t *testing.T) {
 		if tc.status != http.StatusOK && !strings.HasPrefix(rec.Header().Get("Content-Type"), "application/problem+json") {
 			t.Errorf("GET %s: Content-Type %q", tc.path, rec.Header().Get("Content-Type"))
 		}
+		// The messages say which versions there are.
+		want := map[int]string{http.StatusGone: "the oldest kept is 3", http.StatusNotFound: "its latest is 4"}[tc.status]
+		if strings.HasSuffix(tc.path, "/5") && !strings.Contains(rec.Body.String(), want) {
+			t.Errorf("GET %s: %s, want it to say %q", tc.path, rec.Body, want)
+		}
+		if tc.status == http.StatusGone && !strings.Contains(rec.Body.String(), want) {
+			t.Errorf("GET %s: %s, want it to say %q", tc.path, rec.Body, want)
+		}
 	}
 }
 

@@ -105,3 +105,28 @@ func TestNegotiateFeedMatchesSeparateDecisions(t *testing.T) {
 		}
 	}
 }
+
+// TestPrefersHTML checks who gets the page: text/html rated strictly above
+// every feed type, application/xml and text/xml. A tie goes to the feed.
+func TestPrefersHTML(t *testing.T) {
+	for accept, want := range map[string]bool{
+		acceptFirefox:                           true,
+		"text/html":                             true,
+		"text/html, application/atom+xml;q=0.5": true,
+		"text/html;q=0.6, text/xml;q=0.5":       true,
+		"":                                      false,
+		"*/*":                                   false,
+		"text/html;q=0":                         false,
+		"application/rss+xml, text/html":        false, // a tie
+		"application/atom+xml;q=0.5, text/html;q=0.5": false,
+		"text/html;q=0.5, application/xml;q=0.5":      false,
+		"text/html;q=0.5, text/xml;q=0.5":             false,
+		"application/feed+json, text/html":            false,
+		"text/html;q=0.5, application/xml":            false,
+		"text/html;q=0.4, */*;q=0.5":                  false,
+	} {
+		if got := prefersHTML(accept); got != want {
+			t.Errorf("prefersHTML(%q) = %v, want %v", accept, got, want)
+		}
+	}
+}
