@@ -265,3 +265,18 @@ func TestRelative(t *testing.T) {
 		}
 	}
 }
+
+// TestHomeHref checks the links between pages of /: page 1 is / itself.
+func TestHomeHref(t *testing.T) {
+	for _, tc := range []struct {
+		q    string
+		n    int
+		want string
+	}{
+		{"", 1, "/"}, {"", 0, "/"}, {"", 2, "/?page=2"}, {"town hall", 1, "/?q=town+hall"}, {"x&y", 3, "/?page=3&q=x%26y"},
+	} {
+		if got := homeHref(tc.q, tc.n); got != tc.want {
+			t.Errorf("homeHref(%q, %d) = %q, want %q", tc.q, tc.n, got, tc.want)
+		}
+	}
+}

@@ -182,6 +182,35 @@ func TestAccessLogFields(t *testing.T) {
 	if _, ok := line["duration"]; !ok {
 		t.Error("no duration")
 	}
+	if line["level"] != "INFO" {
+		t.Errorf("a 200 logged at %v, want INFO", line["level"])
+	}
+	// A client's mistake is a warning (a 500 is an error: TestRecoverAndLog);
+	// a 304 is no mistake.
+	for _, tc := range []struct {
+		path, header string
+		status       int
+		level        string
+	}{
+		{"/resources/news?max=x", "", http.StatusBadRequest, "WARN"},
+		{"/resources/nope", "", http.StatusNotFound, "WARN"},
+		{"/resources/news?max=2&type=atom", rec.Header().Get("ETag"), http.StatusNotModified, "INFO"},
+	} {
+		logs.Reset()
+		req := httptest.NewRequest(http.MethodGet, tc.path, nil)
+		if tc.header != "" {
+			req.Header.Set("If-None-Match", tc.header)
+		}
+		got := httptest.NewRecorder()
+		s.ServeHTTP(got, req)
+		var line map[string]any
+		if err := json.Unmarshal(logs.Bytes(), &line); err != nil {
+			t.Fatalf("log %q: %v", logs.String(), err)
+		}
+		if got.Code != tc.status || line["level"] != tc.level {
+			t.Errorf("GET %s: %d logged at %v, want %d at %s", tc.path, got.Code, line["level"], tc.status, tc.level)
+		}
+	}
 }
 
 // TestFavicon checks GET /favicon.ico: an icon, cacheable, revalidated.

@@ -144,6 +144,14 @@ func TestAddFeedWalk(t *testing.T) {
 	if code := b.Submit(add, "id", "file1"); code != http.StatusUnprocessableEntity || !strings.Contains(b.Body, "already the id of") {
 		t.Errorf("add with a taken id: %d", code)
 	}
+	// The form comes back with what was typed (here the id alone: the
+	// policy left to the server).
+	if code := b.Submit(add, "id", "file1", "policy", ""); code != http.StatusUnprocessableEntity {
+		t.Errorf("add with a taken id and no policy: %d", code)
+	}
+	if f := b.Form("/new/add", "id"); f.Values.Get("id") != "file1" {
+		t.Errorf("the form shown again has id %q, want what was typed, file1", f.Values.Get("id"))
+	}
 	if code := b.Submit(add, "policy", "flat", "interval", "soon"); code != http.StatusUnprocessableEntity || !strings.Contains(b.Body, `interval`) {
 		t.Errorf("add with a bad interval: %d", code)
 	}
@@ -423,5 +431,26 @@ func TestSessionEndsWithToken(t *testing.T) {
 	}
 	if code := b.Get("/login"); code != http.StatusNotFound {
 		t.Errorf("/login with admin off: %d, want 404", code)
+	}
+}
+
+// TestLogoutDeletesTheCookie: logging out tells the browser to delete the
+// session cookie now (Max-Age=0), not to keep it a while.
+func TestLogoutDeletesTheCookie(t *testing.T) {
+	env := newPagesEnv(t)
+	client := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	resp, err := client.Get(env.srv.URL + "/logout")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close() //nolint:errcheck // nothing read
+	var session *http.Cookie
+	for _, c := range resp.Cookies() {
+		if c.Name == sessionCookie {
+			session = c
+		}
+	}
+	if resp.StatusCode != http.StatusSeeOther || session == nil || session.MaxAge >= 0 || session.Value != "" {
+		t.Errorf("GET /logout: %d, session cookie %v; want 303 and the cookie deleted", resp.StatusCode, session)
 	}
 }
