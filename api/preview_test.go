@@ -147,6 +147,23 @@ func TestPreviewMultipart(t *testing.T) {
 		t.Errorf("multipart: %d %s", rec.Code, rec.Body)
 	}
 
+	// An empty file chosen beside the pasted page: the pasted page counts.
+	b.Reset()
+	mw = multipart.NewWriter(&b)
+	if err := mw.WriteField("page", previewPageHTML); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := mw.CreateFormFile("page", "empty.html"); err != nil {
+		t.Fatal(err)
+	}
+	if err := mw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	rec = svcDo(s, http.MethodPost, "/preview", strings.NewReader(b.String()), "Content-Type", mw.FormDataContentType())
+	if rec.Code != http.StatusOK || !strings.Contains(rec.Body.String(), "Budget approved") {
+		t.Errorf("multipart with an empty file: %d %s", rec.Code, rec.Body)
+	}
+
 	// The page as an uploaded Latin-1 file, its charset in the part's header.
 	latin1, err := charmap.ISO8859_1.NewEncoder().String(previewPageHTML)
 	if err != nil {
@@ -288,6 +305,22 @@ func TestPreviewLimitBoundary(t *testing.T) {
 		rec := svcDo(plain, http.MethodPost, "/preview", strings.NewReader(previewPageHTML), "Content-Type", "text/html", "Accept", accept)
 		if ct := rec.Header().Get("Content-Type"); !strings.HasPrefix(ct, want) {
 			t.Errorf("Accept %q: %d, Content-Type %q, want %s", accept, rec.Code, ct, want)
+		}
+	}
+}
+
+// TestPreviewUnreadableForm: a form body that does not parse is the
+// client's mistake (400, saying why), not a page too large.
+func TestPreviewUnreadableForm(t *testing.T) {
+	s := newSvcServer(t, Options{})
+	for _, tc := range []struct{ contentType, body string }{
+		{"application/x-www-form-urlencoded", "page=%zz"},
+		{"multipart/form-data; boundary=x", "--x\r\nContent-Disposition: form-data; name=\"page\"\r\n\r\nunterminated"},
+	} {
+		rec := svcDo(s, http.MethodPost, "/preview", strings.NewReader(tc.body), "Content-Type", tc.contentType)
+		p := svcProblem(t, rec, http.StatusBadRequest)
+		if !strings.Contains(p.Detail, "could not be read") {
+			t.Errorf("%s: detail %q", tc.contentType, p.Detail)
 		}
 	}
 }
