@@ -26,7 +26,8 @@ func TestDeriveID(t *testing.T) {
 		{"https:///", nil, "page"},
 		{"https://e.org/" + long, nil, ("e.org-" + long)[:120]},
 		{"https://e.org/" + long, []string{("e.org-" + long)[:120]}, ("e.org-" + long)[:120] + "-2"},
-		{"https://e.org/" + long[:114], nil, "e.org-" + long[:114]}, // exactly 120
+		{"https://e.org/" + long[:114], nil, "e.org-" + long[:114]},   // exactly 120
+		{"https://e.org/" + long[:115], nil, ("e.org-" + long)[:120]}, // one over
 	} {
 		u, err := url.Parse(tc.raw)
 		if err != nil {
