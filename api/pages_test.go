@@ -2,6 +2,7 @@ package api
 
 import (
 	"crypto/tls"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"net/netip"
@@ -452,5 +453,33 @@ func TestLogoutDeletesTheCookie(t *testing.T) {
 	}
 	if resp.StatusCode != http.StatusSeeOther || session == nil || session.MaxAge >= 0 || session.Value != "" {
 		t.Errorf("GET /logout: %d, session cookie %v; want 303 and the cookie deleted", resp.StatusCode, session)
+	}
+}
+
+// TestPublicOriginTrusted: behind a proxy that rewrites Host, a form sent
+// from the public URL's own pages (Origin: the public URL, no
+// Sec-Fetch-Site) is not taken for another site's; another origin is.
+func TestPublicOriginTrusted(t *testing.T) {
+	env := newPagesEnv(t, func(o *Options) { o.PublicURL = "https://feeds.example.org/dynamo" })
+	for origin, want := range map[string]string{
+		"https://feeds.example.org": "security token", // past the origin check, refused for its missing token
+		"https://evil.example":      "from another site",
+		"http://feeds.example.org":  "from another site",
+	} {
+		req, err := http.NewRequest(http.MethodPost, env.srv.URL+"/login", strings.NewReader("token=x"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+		req.Header.Set("Origin", origin)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close() //nolint:errcheck // read
+		if resp.StatusCode != http.StatusForbidden || !strings.Contains(string(body), want) {
+			t.Errorf("a form from %s: %d %s, want 403 saying %q", origin, resp.StatusCode, body, want)
+		}
 	}
 }

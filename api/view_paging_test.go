@@ -3,8 +3,10 @@ package api
 import (
 	"fmt"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/dynamo-rss/dynamo/schema"
 )
@@ -52,9 +54,57 @@ func TestViewPagesLargeVersions(t *testing.T) {
 	if !strings.Contains(fdDo(s, http.MethodGet, "/view/big?v=1").Body.String(), `href="/view/big?v=1&amp;items=2#v1"`) {
 		t.Error("no link to the next page of items")
 	}
-	for _, bad := range []string{"/view/big?v=2", "/view/big?v=0", "/view/big?v=x"} {
+	// A version that adds, removes and changes: every kind counts in its pages.
+	next := make([]schema.Item, 0, len(items))
+	next = append(next, items[300:]...)
+	for i := range 300 {
+		next = append(next, fdItem(20000+i, fmt.Sprintf("n%05d", i), fmt.Sprintf("New %05d", i), fmt.Sprintf("https://example.org/n%d", i), "text"))
+	}
+	for i := range 100 {
+		next[i].Title += " (updated)"
+	}
+	store.save(&schema.Document{URL: "https://example.org/", RSSID: "big", Timestamp: fdT0.Add(time.Hour), Channel: schema.Channel{Title: "Big"}, Items: next})
+	if body := fdDo(s, http.MethodGet, "/view/big?v=2").Body.String(); !strings.Contains(body, "page 1 of 4") {
+		t.Errorf("/view/big?v=2 (300 added, 300 removed, 100 changed): not page 1 of 4")
+	}
+	for _, bad := range []string{"/view/big?v=3", "/view/big?v=0", "/view/big?v=x"} {
 		if code := fdDo(s, http.MethodGet, bad).Code; code != http.StatusNotFound {
 			t.Errorf("%s = %d, want 404", bad, code)
+		}
+	}
+}
+
+// TestVersionHistory checks the chart's history made of stored versions
+// when the poller keeps none: a changed poll per version, oldest first,
+// each waiting until the next (the newest until now), the count of
+// versions stored after each.
+func TestVersionHistory(t *testing.T) {
+	store := newFDStore()
+	for i := range 3 {
+		store.save(&schema.Document{URL: "https://example.org/", RSSID: "h", Timestamp: fdT0.Add(time.Duration(i) * time.Hour), Channel: schema.Channel{Title: "H"},
+			Items: []schema.Item{fdItem(1, "a", fmt.Sprintf("A %d", i), "https://example.org/a", "text")}})
+	}
+	s := newFDServer(t, store)
+	c := s.e.NewContext(httptest.NewRequest(http.MethodGet, "/view/h", nil), httptest.NewRecorder())
+	info, err := store.Resource(t.Context(), "h")
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, err := s.versionHistory(c, info, fdNow)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(h) != 3 {
+		t.Fatalf("%d records, want 3", len(h))
+	}
+	for i, r := range h {
+		at := fdT0.Add(time.Duration(i) * time.Hour)
+		next := at.Add(time.Hour)
+		if i == 2 {
+			next = fdNow
+		}
+		if !r.Time.Equal(at) || r.Outcome != "changed" || r.Wait != next.Sub(at) || r.Versions != i+1 {
+			t.Errorf("record %d = %+v, want at %v, changed, wait %v, %d versions", i, r, at, next.Sub(at), i+1)
 		}
 	}
 }
