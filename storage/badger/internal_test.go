@@ -234,3 +234,27 @@ func TestCodecRoundTrip(t *testing.T) {
 		}
 	}
 }
+
+// TestUvarintBytesBounds: a journal operation's length-prefixed field that
+// claims more bytes than are left is refused, at one byte over and beyond,
+// and taken at exactly what is left.
+func TestUvarintBytesBounds(t *testing.T) {
+	for _, tc := range []struct {
+		in         []byte
+		field, rest string
+		ok         bool
+	}{
+		{[]byte{2, 'a', 'b'}, "ab", "", true},
+		{[]byte{1, 'a', 'b'}, "a", "b", true},
+		{[]byte{0}, "", "", true},
+		{[]byte{3, 'a', 'b'}, "", "", false},
+		{[]byte{4, 'a', 'b'}, "", "", false},
+		{[]byte{}, "", "", false},
+		{[]byte{0x80}, "", "", false},
+	} {
+		field, rest, err := uvarintBytes(tc.in)
+		if (err == nil) != tc.ok || tc.ok && (string(field) != tc.field || string(rest) != tc.rest) {
+			t.Errorf("uvarintBytes(%v) = %q, %q, %v", tc.in, field, rest, err)
+		}
+	}
+}
