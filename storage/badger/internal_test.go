@@ -240,9 +240,9 @@ func TestCodecRoundTrip(t *testing.T) {
 // and taken at exactly what is left.
 func TestUvarintBytesBounds(t *testing.T) {
 	for _, tc := range []struct {
-		in         []byte
+		in          []byte
 		field, rest string
-		ok         bool
+		ok          bool
 	}{
 		{[]byte{2, 'a', 'b'}, "ab", "", true},
 		{[]byte{1, 'a', 'b'}, "a", "b", true},
