@@ -505,3 +505,46 @@ func FuzzJournalSegment(f *testing.F) {
 		}
 	})
 }
+
+// TestJournalBufferedFallback: where the file system refuses an O_DIRECT
+// write (EINVAL), the journal writes that record through the page cache and
+// fdatasync instead, and keeps doing so for the segment: every record is
+// there, none is lost or refused. The refusal is real: an O_DIRECT write
+// at an offset off the device's block size.
+func TestJournalBufferedFallback(t *testing.T) {
+	dir := t.TempDir()
+	j, err := openJournal(dir, 1, 1, 1<<20, func() error { return nil })
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = j.closeFiles() }()
+	if !j.direct[j.cur] {
+		t.Skip("this file system has no O_DIRECT: every other test runs the buffered path")
+	}
+	rec := func(payload string) []byte { return append(make([]byte, journalHeader), payload...) }
+	if err := j.write(rec("direct")); err != nil {
+		t.Fatal(err)
+	}
+	j.off += 100 // off every block boundary: O_DIRECT refuses the next write
+	at := j.off
+	if err := j.write(rec("refused, then buffered")); err != nil {
+		t.Fatalf("a write O_DIRECT refused: %v, want it written through the page cache", err)
+	}
+	if j.direct[j.cur] {
+		t.Fatal("the segment is still written with O_DIRECT after EINVAL")
+	}
+	next := j.off
+	if err := j.write(rec("buffered")); err != nil {
+		t.Fatalf("the next write, buffered and synced: %v", err)
+	}
+	data, err := os.ReadFile(j.segs[j.cur].Name())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for off, want := range map[int64]string{0: "direct", at: "refused, then buffered", next: "buffered"} {
+		got := readSegment(data[off:])
+		if len(got) == 0 || string(got[0].payload) != want {
+			t.Errorf("at %d: %v, want the record %q", off, got, want)
+		}
+	}
+}
