@@ -2,6 +2,7 @@ package postgres
 
 import (
 	"context"
+	"time"
 
 	"github.com/dynamo-rss/dynamo/storage"
 )
@@ -31,3 +32,6 @@ func Cached(s *Store, id string) bool {
 func ResourceUncached(s *Store, ctx context.Context, id string) (storage.ResourceInfo, error) {
 	return s.resource(ctx, id)
 }
+
+// AddNS is addNS: nanoseconds plus a duration, saturating.
+func AddNS(ns int64, d time.Duration) int64 { return addNS(ns, d) }
