@@ -819,3 +819,31 @@ func TestRetentionAppliedPerField(t *testing.T) {
 		})
 	}
 }
+
+// TestBackoffBounds checks the wait after the n-th error in a row: 30 s
+// doubling from the first error, capped at an hour (from the eighth, and
+// far past the shift's range), each within ±10 % jitter that is stable for
+// an id and an n and differs between ids.
+func TestBackoffBounds(t *testing.T) {
+	for n := range 70 {
+		want := time.Hour
+		if n <= 7 {
+			want = 30 * time.Second << max(n-1, 0)
+		}
+		ids := []string{"a", "news", "forum.example.org-threads"}
+		seen := map[time.Duration]bool{}
+		for _, id := range ids {
+			got := backoff(id, n)
+			if got < want*9/10 || got >= want*11/10 {
+				t.Errorf("backoff(%q, %d) = %v, want %v ±10%%", id, n, got, want)
+			}
+			if again := backoff(id, n); again != got {
+				t.Errorf("backoff(%q, %d) = %v, then %v", id, n, got, again)
+			}
+			seen[got] = true
+		}
+		if len(seen) == 1 {
+			t.Errorf("backoff(·, %d): every id waits %v; the jitter should spread them", n, want)
+		}
+	}
+}
