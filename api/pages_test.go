@@ -153,6 +153,15 @@ func TestAddFeedWalk(t *testing.T) {
 	if f := b.Form("/new/add", "id"); f.Values.Get("id") != "file1" {
 		t.Errorf("the form shown again has id %q, want what was typed, file1", f.Values.Get("id"))
 	}
+	for _, field := range [][2]string{{"weight", "2.5"}, {"policy", "flat"}, {"interval", "2h"}} {
+		values := map[string]string{"id": "", "policy": "", "weight": "", "interval": "", field[0]: field[1]}
+		if code := b.Submit(add, "id", values["id"], "policy", values["policy"], "weight", values["weight"], "interval", values["interval"]); code != http.StatusUnprocessableEntity {
+			t.Errorf("add without an id, with %s: %d", field[0], code)
+		}
+		if f := b.Form("/new/add", field[0]); f.Values.Get(field[0]) != field[1] {
+			t.Errorf("the form shown again has %s %q, want what was typed, %s", field[0], f.Values.Get(field[0]), field[1])
+		}
+	}
 	if code := b.Submit(add, "policy", "flat", "interval", "soon"); code != http.StatusUnprocessableEntity || !strings.Contains(b.Body, `interval`) {
 		t.Errorf("add with a bad interval: %d", code)
 	}

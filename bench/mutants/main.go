@@ -21,9 +21,10 @@
 //
 // An operator outside every coverage block is in a switch's case
 // expression or in a package-level declaration, which go's cover does not
-// count: the first is run against the tests that run the block before it
-// in its function (the switch's), the second against every test (package
-// initialization runs in all of them). gremlins calls both NOT COVERED.
+// count: the first is run against the tests that run the innermost
+// statement around it that a block holds (the switch), the second against
+// every test (package initialization runs in all of them). gremlins calls
+// both NOT COVERED.
 //
 // -sample N runs N mutants drawn at random from the list (-seed makes the
 // draw repeatable), for an estimate of a package's efficacy when all of its
@@ -390,8 +391,7 @@ func (r *runner) readProfile(path string) (ran, all []block, err error) {
 
 // selecting returns the tests that execute the mutant's operator. An
 // operator outside every block is in a switch's case expression (go's cover
-// counts the statements of a case, not its expression): the tests that run
-// the block ending nearest before it, the switch's own, evaluate it.
+// counts the statements of a case, not its expression) or at package level.
 func (r *runner) selecting(m mutant) []string {
 	var sel []string
 	for _, n := range r.tests {
@@ -405,56 +405,68 @@ func (r *runner) selecting(m mutant) []string {
 	if len(sel) > 0 {
 		return sel
 	}
-	fn, inFunc := r.enclosingFunc(m)
+	outer, inFunc := r.enclosing(m)
 	if !inFunc {
 		// A package-level declaration: initialized before any test runs.
 		return r.tests
 	}
-	before := func(l0, c0, l1, c1 int) bool { return l0 < l1 || l0 == l1 && c0 < c1 }
-	var last block
-	found := false
-	for _, b := range r.blocks {
-		if b.file == m.File && before(b.line1, b.col1, m.Line, m.Col) && !before(b.line0, b.col0, fn[0], fn[1]) &&
-			(!found || before(last.line1, last.col1, b.line1, b.col1)) {
-			last, found = b, true
+	// The innermost node around the operator whose start a block holds:
+	// for a case expression, the switch statement (in the block before
+	// its body), whose tests evaluate the case.
+	for _, at := range outer {
+		for _, n := range r.tests {
+			for _, b := range r.covers[n] {
+				if b.file == m.File && b.has(at[0], at[1]) {
+					sel = append(sel, n)
+					break
+				}
+			}
 		}
-	}
-	if !found {
-		return nil
-	}
-	for _, n := range r.tests {
-		for _, b := range r.covers[n] {
-			if b == last {
-				sel = append(sel, n)
-				break
+		if len(sel) > 0 {
+			return sel
+		}
+		for _, b := range r.blocks {
+			if b.file == m.File && b.has(at[0], at[1]) {
+				return nil // a block no test runs
 			}
 		}
 	}
-	return sel
+	return nil
 }
 
-// enclosingFunc returns where the function (or function literal at package
-// level) around the mutant starts, line and column, and false when the
-// mutant is outside every function.
-func (r *runner) enclosingFunc(m mutant) ([2]int, bool) {
+// enclosing returns the starts (line, column) of the nodes around the
+// mutant, innermost first, up to its function; false when the mutant is
+// outside every function.
+func (r *runner) enclosing(m mutant) ([][2]int, bool) {
 	fset := token.NewFileSet()
 	f, err := parser.ParseFile(fset, filepath.Join(r.dir, m.File), nil, parser.SkipObjectResolution)
 	if err != nil {
-		return [2]int{}, false
+		return nil, false
 	}
-	for _, d := range f.Decls {
-		fd, ok := d.(*ast.FuncDecl)
-		if !ok || fd.Body == nil {
-			continue
+	tf := fset.File(f.Pos())
+	if m.Line < 1 || m.Line > tf.LineCount() {
+		return nil, false
+	}
+	pos := tf.LineStart(m.Line) + token.Pos(m.Col-1)
+	var path []ast.Node
+	ast.Inspect(f, func(n ast.Node) bool {
+		if n == nil || pos < n.Pos() || pos >= n.End() {
+			return false
 		}
-		p0, p1 := fset.Position(fd.Pos()), fset.Position(fd.End())
-		in := (m.Line > p0.Line || m.Line == p0.Line && m.Col >= p0.Column) &&
-			(m.Line < p1.Line || m.Line == p1.Line && m.Col < p1.Column)
-		if in {
-			return [2]int{p0.Line, p0.Column}, true
+		path = append(path, n)
+		return true
+	})
+	inFunc := false
+	var out [][2]int
+	for i := len(path) - 1; i >= 0; i-- {
+		p := fset.Position(path[i].Pos())
+		out = append(out, [2]int{p.Line, p.Column})
+		if _, ok := path[i].(*ast.FuncDecl); ok {
+			inFunc = true
+			break
 		}
 	}
-	return [2]int{}, false
+	return out, inFunc
 }
 
 // mutant builds the package's tests with the mutant and runs those that
