@@ -465,9 +465,11 @@ func TestRenderBounds(t *testing.T) {
 	t.Cleanup(srv.Close)
 
 	r, _ := newRenderer(t, fetch.BrowserOptions{MaxBytes: limit})
+	var out fetch.Rendered
 	render := func(r *fetch.Renderer, path string) (string, error) {
 		t.Helper()
-		out, err := r.Render(t.Context(), fetch.RenderRequest{URL: srv.URL + path, WaitFor: "#done"})
+		var err error
+		out, err = r.Render(t.Context(), fetch.RenderRequest{URL: srv.URL + path, WaitFor: "#done"})
 		if err != nil {
 			return "", err
 		}
@@ -503,6 +505,9 @@ func TestRenderBounds(t *testing.T) {
 		if !strings.Contains(dom, `<p id="s">`+c.want+`</p>`) {
 			t.Errorf("/p%s: the page's request ended %q, want %q", c.query, dom, c.want)
 		}
+		if refused := map[bool]int{true: 1, false: 0}[c.want == "failed"]; out.Refused != refused {
+			t.Errorf("/p%s: %d requests refused, want %d", c.query, out.Refused, refused)
+		}
 	}
 
 	// The DOM: max_body bytes, not one more.
@@ -517,5 +522,29 @@ func TestRenderBounds(t *testing.T) {
 	under, _ := newRenderer(t, fetch.BrowserOptions{MaxBytes: int64(len(dom) - 1)})
 	if _, err := render(under, "/p?n=10"); !errors.Is(err, fetch.ErrTooLarge) {
 		t.Errorf("a DOM of max_body + 1 bytes: %v, want ErrTooLarge", err)
+	}
+}
+
+// TestRendererDefaults: a renderer built with no limits set takes the
+// defaults (tabs, time-out, max_body, idle wait), not zeros that would
+// refuse or time out every page.
+func TestRendererDefaults(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/html")
+		fmt.Fprint(w, `<!doctype html><title>t</title><p id="x">hello</p>`)
+	}))
+	t.Cleanup(srv.Close)
+	r, err := fetch.NewRenderer(fetch.BrowserOptions{Exec: chromium(t), Client: &http.Client{Timeout: 10 * time.Second}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := r.Close(); err != nil {
+			t.Error(err)
+		}
+	})
+	out, err := r.Render(t.Context(), fetch.RenderRequest{URL: srv.URL + "/"})
+	if err != nil || !strings.Contains(string(out.HTML), "hello") {
+		t.Fatalf("Render with the default limits: %v\n%s", err, out.HTML)
 	}
 }
