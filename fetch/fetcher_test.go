@@ -86,6 +86,14 @@ func newOrigin(t *testing.T) *origin {
 				return
 			}
 			fmt.Fprint(w, "<p>hello</p>")
+		case "/dated": // Last-Modified only, no ETag
+			w.Header().Set("Content-Type", "text/html")
+			w.Header().Set("Last-Modified", "Wed, 25 Nov 2026 10:00:00 GMT")
+			if r.Header.Get("If-Modified-Since") == "Wed, 25 Nov 2026 10:00:00 GMT" {
+				w.WriteHeader(http.StatusNotModified)
+				return
+			}
+			fmt.Fprint(w, "<p>dated</p>")
 		case "/moved":
 			http.Redirect(w, r, "/page", http.StatusFound)
 		case "/busy":
@@ -136,6 +144,18 @@ func TestGetConditionalAndStatus(t *testing.T) {
 	res, err = f.Get(t.Context(), fetch.Request{URL: o.URL + "/page", Validators: v})
 	if err != nil || !res.NotModified || res.Validators != v {
 		t.Errorf("conditional Get: %+v, %v; want not modified with the same validators", res, err)
+	}
+	f.Release(&res)
+	// An origin that dates its page only: If-Modified-Since.
+	res, err = f.Get(t.Context(), fetch.Request{URL: o.URL + "/dated"})
+	if err != nil || res.Validators.LastModified == "" || res.Validators.ETag != "" {
+		t.Fatalf("Get /dated: %+v, %v", res.Validators, err)
+	}
+	v = res.Validators
+	f.Release(&res)
+	res, err = f.Get(t.Context(), fetch.Request{URL: o.URL + "/dated", Validators: v})
+	if err != nil || !res.NotModified {
+		t.Errorf("conditional Get with Last-Modified only: %+v, %v; want not modified", res, err)
 	}
 	f.Release(&res)
 	_, err = f.Get(t.Context(), fetch.Request{URL: o.URL + "/busy"})
