@@ -302,8 +302,13 @@ func TestRenderRestartsADeadBrowser(t *testing.T) {
 	t.Cleanup(srv.Close)
 	reg := prometheus.NewRegistry()
 	r, _ := newRenderer(t, fetch.BrowserOptions{Registerer: reg})
-	if _, err := r.Render(t.Context(), fetch.RenderRequest{URL: srv.URL + "/"}); err != nil {
-		t.Fatalf("first Render: %v", err)
+	for i := range 2 { // one browser for both
+		if _, err := r.Render(t.Context(), fetch.RenderRequest{URL: srv.URL + "/"}); err != nil {
+			t.Fatalf("Render %d: %v", i+1, err)
+		}
+	}
+	if n := restarts(t, reg); n != 0 {
+		t.Fatalf("%v browser restarts after two renders of a live browser, want 0", n)
 	}
 	if err := fetch.KillBrowser(r); err != nil {
 		t.Fatal(err)
@@ -317,6 +322,25 @@ func TestRenderRestartsADeadBrowser(t *testing.T) {
 	if !strings.Contains(string(out.HTML), "alive") {
 		t.Errorf("DOM after restart: %s", out.HTML)
 	}
+	if n := restarts(t, reg); n != 1 {
+		t.Errorf("%v browser restarts after one died, want 1", n)
+	}
+}
+
+// restarts reads dynamo_fetch_browser_restarts_total from reg.
+func restarts(t *testing.T, reg *prometheus.Registry) float64 {
+	t.Helper()
+	mfs, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, mf := range mfs {
+		if mf.GetName() == "dynamo_fetch_browser_restarts_total" {
+			return mf.GetMetric()[0].GetCounter().GetValue()
+		}
+	}
+	t.Fatal("no dynamo_fetch_browser_restarts_total")
+	return 0
 }
 
 func rendersCounter(t *testing.T, reg *prometheus.Registry, outcome string) prometheus.Collector {

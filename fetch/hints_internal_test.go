@@ -62,3 +62,25 @@ func TestHostGate(t *testing.T) {
 		t.Errorf("a huge Crawl-delay: wait %v, want it capped at MaxHint (%v)", d, MaxHint-time.Minute)
 	}
 }
+
+// TestReasonPhrase checks the phrase a rendered page's answers carry: the
+// origin's own, else the standard one, else "Status N" (the browser
+// refuses an answer without one for a code it has no phrase for).
+func TestReasonPhrase(t *testing.T) {
+	for _, tc := range []struct {
+		code         int
+		status, want string
+	}{
+		{200, "200 OK", "OK"},
+		{299, "299 Custom Thing", "Custom Thing"},
+		{299, "299 status code 299", "status code 299"},
+		{404, "404", "Not Found"},
+		{404, "", "Not Found"},
+		{599, "599", "Status 599"},
+		{599, "Weird", "Status 599"}, // a Status not starting with its code
+	} {
+		if got := reasonPhrase(&http.Response{StatusCode: tc.code, Status: tc.status}); got != tc.want {
+			t.Errorf("reasonPhrase(%d, %q) = %q, want %q", tc.code, tc.status, got, tc.want)
+		}
+	}
+}
