@@ -252,8 +252,10 @@ func TestOnce(t *testing.T) {
 	if _, err := fetch.Once(t.Context(), pollerConfig(false), o.URL+"/page", fetch.Options{}); !errors.Is(err, fetch.ErrForbiddenAddress) {
 		t.Errorf("Once of loopback without allow_private: %v; want ErrForbiddenAddress", err)
 	}
-	if _, err := fetch.Once(t.Context(), pollerConfig(true), "file:///etc/passwd", fetch.Options{}); err == nil {
-		t.Errorf("Once of a file URL: no error")
+	for _, raw := range []string{"file:///etc/passwd", "ftp://example.org/", "example.org/news", "https:///news", "::"} {
+		if _, err := fetch.Once(t.Context(), pollerConfig(true), raw, fetch.Options{}); err == nil || !strings.Contains(err.Error(), "not an http or https URL") {
+			t.Errorf("Once(%q): %v, want it refused as not an http or https URL", raw, err)
+		}
 	}
 }
 
