@@ -329,6 +329,24 @@ func TestHeadersStayOnTheirHost(t *testing.T) {
 	if c, _ := got.Load().(string); c != "" {
 		t.Errorf("the other host got the cookie %q", c)
 	}
+
+	// A redirect on the same host keeps them.
+	same := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch {
+		case r.Header.Get("Cookie") != "s=1":
+			http.Error(w, "no cookie", http.StatusForbidden)
+		case r.URL.Path == "/":
+			http.Redirect(w, r, "/there", http.StatusFound)
+		default:
+			fmt.Fprint(w, "there")
+		}
+	}))
+	t.Cleanup(same.Close)
+	res, err = f.Get(t.Context(), fetch.Request{URL: same.URL + "/", Headers: map[string]string{"Cookie": "s=1"}})
+	if err != nil || string(res.Body) != "there" {
+		t.Errorf("a redirect on the same host: %q, %v; want the headers kept", res.Body, err)
+	}
+	f.Release(&res)
 }
 
 // TestRobotsStatus: per RFC 9309, a robots.txt answered 4xx allows
