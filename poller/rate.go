@@ -184,10 +184,9 @@ func (r *RateState) segments(from, to time.Time, f func(bin int, hours, w float6
 	done := 0.0
 	for done < span {
 		bin := int(pos) % WeekHours
+		// Both are > 0: pos < Floor(pos)+1, and the difference of two
+		// distinct floats is never 0; done < span.
 		step := math.Min(math.Floor(pos)+1-pos, span-done)
-		if step <= 0 { // pos sat exactly on a boundary after rounding
-			step = math.Min(1, span-done)
-		}
 		age := span - done - step/2
 		f(bin, step, math.Exp(-age/RateMemory.Hours()))
 		done += step
@@ -277,10 +276,7 @@ func walk(t time.Time, g *[WeekHours]float64, area float64, limit time.Duration)
 	pos := hourOfWeek(t)
 	for area > 0 && hours < max {
 		bin := int(pos) % WeekHours
-		step := math.Floor(pos) + 1 - pos
-		if step <= 0 {
-			step = 1
-		}
+		step := math.Floor(pos) + 1 - pos // > 0, as in segments
 		if a := g[bin] * step; a >= area {
 			hours += area / g[bin]
 			break

@@ -2,6 +2,7 @@ package poller
 
 import (
 	"math"
+	"math/rand/v2"
 	"testing"
 	"time"
 )
@@ -170,10 +171,13 @@ func TestProfileShape(t *testing.T) {
 // profile as many hours as the area, whole weeks at once, across the end
 // of the week, and never past the limit; nothing on an empty profile.
 func TestWalk(t *testing.T) {
-	var flat, zero, twoLevel [WeekHours]float64
+	var flat, zero, twoLevel, silentNights [WeekHours]float64
 	for i := range WeekHours {
 		flat[i] = 1
 		twoLevel[i] = 1
+		if i%24 >= 6 {
+			silentNights[i] = 1 // nothing from midnight to six
+		}
 		if i%24 >= 12 {
 			twoLevel[i] = 3 // afternoons count three times
 		}
@@ -196,9 +200,183 @@ func TestWalk(t *testing.T) {
 		{"over the limit", monday, &flat, 2000, limit},
 		{"empty profile", monday, &zero, 5, 0},
 		{"no area", monday, &flat, 0, 0},
+		{"whole weeks from a silent hour", monday.Add(3 * time.Hour), &silentNights, 2 * 18 * 7, 2 * WeekHours * time.Hour},
 	} {
 		if got := walk(tc.t, tc.g, tc.area, limit); (got - tc.want).Abs() > time.Millisecond {
 			t.Errorf("%s: %v, want %v", tc.name, got, tc.want)
 		}
+	}
+}
+
+// TestObserveSpreadsUndated: postings a poll reveals without a date are
+// spread over the time since the last poll, hour by hour, in proportion to
+// each hour's exposure times the profile learned before the poll; they add
+// up to exactly their number. The last hour, cut short by the poll, counts
+// only its part.
+func TestObserveSpreadsUndated(t *testing.T) {
+	M := RateMemory.Hours()
+	var r RateState
+	r.Observe(monday.Add(10*time.Hour+30*time.Minute), nil, 0)
+	r.Observe(monday.Add(12*time.Hour+15*time.Minute), nil, 3)
+	for bin, want := range map[int]float64{
+		10: 0.5 * math.Exp(-1.5/M),
+		11: math.Exp(-0.75 / M),
+		12: 0.25 * math.Exp(-0.125/M),
+	} {
+		if got := r.Hours[bin]; math.Abs(got-want) > 1e-12 {
+			t.Errorf("hour %d: %v of exposure, want %v", bin, got, want)
+		}
+	}
+	exposure := sum(&r.Hours)
+	if math.Abs(exposure-r.Hours[10]-r.Hours[11]-r.Hours[12]) > 1e-12 {
+		t.Errorf("exposure outside hours 10–12: %v in all", exposure)
+	}
+	// No profile learned yet (flat): the postings follow the exposure.
+	for bin := range WeekHours {
+		if want := 3 * r.Hours[bin] / exposure; math.Abs(r.Posts[bin]-want) > 1e-12 {
+			t.Errorf("flat profile: %v postings in hour %d, want %v", r.Posts[bin], bin, want)
+		}
+	}
+
+	// A learned profile: each hour's share is its exposure times its
+	// profile, the profile being the one before this poll (after decay).
+	var s RateState
+	for i := range WeekHours {
+		s.Hours[i] = 2
+	}
+	for d := range 7 {
+		s.Posts[d*24+13] = 10 // every day at 13:00
+	}
+	s.At = monday.Add(11 * time.Hour)
+	now := monday.Add(15*time.Hour + 40*time.Minute)
+	before := s
+	decay := math.Exp(-now.Sub(s.At).Hours() / M)
+	for i := range WeekHours {
+		before.Posts[i] *= decay
+		before.Hours[i] *= decay
+	}
+	var prof [WeekHours]float64
+	before.Profile(&prof)
+	s.Observe(now, nil, 5)
+	weights := 0.0
+	added := [WeekHours]float64{}
+	for i := range WeekHours {
+		added[i] = s.Hours[i] - before.Hours[i]
+		weights += added[i] * prof[i]
+	}
+	got := 0.0
+	for i := range WeekHours {
+		inc := s.Posts[i] - before.Posts[i]
+		got += inc
+		if want := 5 * added[i] * prof[i] / weights; math.Abs(inc-want) > 1e-9 {
+			t.Errorf("learned profile: %v postings added in hour %d, want %v", inc, i, want)
+		}
+	}
+	if math.Abs(got-5) > 1e-9 {
+		t.Errorf("5 undated postings added up to %v", got)
+	}
+	if prof[13] <= prof[11] {
+		t.Fatalf("the test needs a profile that favours 13:00: %v at 11, %v at 13", prof[11], prof[13])
+	}
+}
+
+// profileByDefinition is RateState.Profile written out as its comment and
+// docs/ define it, by day and hour: [1 2 1]/4 smoothing over the week's
+// hours; hour-of-day factors (observed + 3) / (expected + 3) from the
+// week's days pooled and smoothed again over the day; day-of-week factors
+// (observed + 5) / (expected + 5) against what the hour factors expect; a
+// per-hour correction (observed + 20) / (expected + 20); scaled to a mean
+// of 1, each hour at least 0.02.
+func profileByDefinition(r *RateState) [WeekHours]float64 {
+	var out [WeekHours]float64
+	at := func(b *weekBins, d, k int) float64 { return b[((d*24+k)%WeekHours+WeekHours)%WeekHours] }
+	smoothed := func(b *weekBins, d, k int) float64 {
+		return (at(b, d, k-1) + 2*at(b, d, k) + at(b, d, k+1)) / 4
+	}
+	n, h := sum(&r.Posts), sum(&r.Hours)
+	if n == 0 || h == 0 {
+		for i := range out {
+			out[i] = 1
+		}
+		return out
+	}
+	rate := n / h
+	var byHourPosts, byHourHours [24]float64
+	for k := range 24 {
+		for d := range 7 {
+			byHourPosts[k] += smoothed(&r.Posts, d, k)
+			byHourHours[k] += smoothed(&r.Hours, d, k)
+		}
+	}
+	var hourFactor [24]float64
+	for k := range 24 {
+		prev, next := (k+23)%24, (k+1)%24
+		obs := (byHourPosts[prev] + 2*byHourPosts[k] + byHourPosts[next]) / 4
+		exp := rate * (byHourHours[prev] + 2*byHourHours[k] + byHourHours[next]) / 4
+		hourFactor[k] = (obs + 3) / (exp + 3)
+	}
+	var dayFactor [7]float64
+	for d := range 7 {
+		obs, exp := 0.0, 0.0
+		for k := range 24 {
+			obs += smoothed(&r.Posts, d, k)
+			exp += rate * hourFactor[k] * smoothed(&r.Hours, d, k)
+		}
+		dayFactor[d] = (obs + 5) / (exp + 5)
+	}
+	total := 0.0
+	for d := range 7 {
+		for k := range 24 {
+			base := hourFactor[k] * dayFactor[d]
+			obs := smoothed(&r.Posts, d, k)
+			exp := rate * base * smoothed(&r.Hours, d, k)
+			out[d*24+k] = base * (obs + 20) / (exp + 20)
+			total += out[d*24+k]
+		}
+	}
+	for i := range out {
+		out[i] = max(out[i]/total*WeekHours, 0.02)
+	}
+	return out
+}
+
+// TestProfileByDefinition: on random states, sparse and dense, and on ones
+// whose hours fall to the floor, the profile is the one its definition
+// gives, to rounding.
+func TestProfileByDefinition(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 31))
+	states := []RateState{}
+	for n := range 12 {
+		var r RateState
+		for i := range WeekHours {
+			if n%3 == 0 || rng.IntN(4) == 0 {
+				r.Posts[i] = rng.Float64() * float64(1+n*n)
+			}
+			r.Hours[i] = rng.Float64() * 3
+		}
+		states = append(states, r)
+	}
+	var spike RateState // one hour far above the others: the rest at the floor
+	for i := range WeekHours {
+		spike.Hours[i] = 2
+	}
+	spike.Posts[37] = 5000
+	states = append(states, spike)
+	floored := 0
+	for si, r := range states {
+		var got [WeekHours]float64
+		r.Profile(&got)
+		want := profileByDefinition(&r)
+		for i := range WeekHours {
+			if math.Abs(got[i]-want[i]) > 1e-9*max(1, want[i]) {
+				t.Fatalf("state %d: profile %v at hour %d, by definition %v", si, got[i], i, want[i])
+			}
+			if want[i] == 0.02 {
+				floored++
+			}
+		}
+	}
+	if floored == 0 {
+		t.Error("no hour at the floor: the test does not reach it")
 	}
 }
