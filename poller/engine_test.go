@@ -846,4 +846,17 @@ func TestBackoffBounds(t *testing.T) {
 			t.Errorf("backoff(·, %d): every id waits %v; the jitter should spread them", n, want)
 		}
 	}
+	// Over many ids the jitter spans the whole ±10 %, evenly.
+	lo, hi, below := 2.0, 0.0, 0
+	const ids = 400
+	for i := range ids {
+		r := float64(backoff(fmt.Sprint("feed-", i), 3)) / float64(2*time.Minute)
+		lo, hi = min(lo, r), max(hi, r)
+		if r < 1 {
+			below++
+		}
+	}
+	if lo > 0.91 || hi < 1.09 || below < ids/3 || below > 2*ids/3 {
+		t.Errorf("jitter over %d ids: from %.3f to %.3f, %d below 1; want 0.9–1.1 covered, about half below", ids, lo, hi, below)
+	}
 }

@@ -307,14 +307,20 @@ func TestHistoryKeptWhenUnreadable(t *testing.T) {
 }
 
 // Many resources start from their stored states read in one pass (a store
-// with PollStates), as they would one by one.
+// with PollStates), as they would one by one: from bulkLoadMin resources
+// on, and one by one below.
 func TestStatesLoadedInOnePass(t *testing.T) {
+	for _, n := range []int{bulkLoadMin, bulkLoadMin - 1, bulkLoadMin + 44} {
+		t.Run(fmt.Sprint(n), func(t *testing.T) { statesLoadedInOnePass(t, n) })
+	}
+}
+
+func statesLoadedInOnePass(t *testing.T, n int) {
 	db, err := badger.Open(t.TempDir(), badger.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer db.Close()
-	const n = bulkLoadMin + 44
 	var sb strings.Builder
 	sb.WriteString("resources:\n")
 	for i := range n {
@@ -333,8 +339,12 @@ func TestStatesLoadedInOnePass(t *testing.T) {
 	clk := newFakeClock(t0)
 	cs := &countingStates{DB: db}
 	e := newTestEngine(t, testConfig(t, baseYAML(sb.String())), cs, clk)
-	if r := cs.reads.Load(); r != 0 {
-		t.Errorf("%d states read one by one at start-up, want one pass", r)
+	want := int64(0)
+	if n < bulkLoadMin {
+		want = int64(n)
+	}
+	if r := cs.reads.Load(); r != want {
+		t.Errorf("%d resources: %d states read one by one at start-up, want %d", n, r, want)
 	}
 	for i := range n {
 		s, ok := e.Status(fmt.Sprint("r", i))
@@ -356,6 +366,13 @@ type countingStates struct {
 func (c *countingStates) PollState(ctx context.Context, id string) ([]byte, error) {
 	c.reads.Add(1)
 	return c.DB.PollState(ctx, id)
+}
+
+// PollStateProgress is how an engine on a store that keeps histories of
+// their own (Badger) reads a state one by one.
+func (c *countingStates) PollStateProgress(ctx context.Context, id string) (state, progress []byte, err error) {
+	c.reads.Add(1)
+	return c.DB.PollStateProgress(ctx, id)
 }
 
 // With Badger (a historyStore) each poll appends its own record, written
