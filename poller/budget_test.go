@@ -581,3 +581,43 @@ func TestPoliciesCountUnchanged(t *testing.T) {
 		}
 	}
 }
+
+// TestStatusTau: a budget resource's status tells the mean time between
+// postings its rate has learned (24 h / λ) once there is a day of evidence,
+// nothing before; a smart resource's, its own τ.
+func TestStatusTau(t *testing.T) {
+	o := newOrigin(t)
+	yaml := func(kind string) string {
+		return baseYAML(`  budget: {polls_per_day: 48, max_interval: 24h}
+resources:
+  - {id: a, url: ` + o.url("/a") + `, policy: {kind: ` + kind + `}}
+`)
+	}
+	clk := newFakeClock(t0)
+	e := newTestEngine(t, testConfig(t, yaml("budget")), newMemStore(), clk)
+	setRate := func(posts, hours float64) {
+		e.mu.Lock()
+		defer e.mu.Unlock()
+		r := &RateState{At: t0}
+		r.Posts[3], r.Hours[3] = posts, hours
+		e.resources["a"].st.Policy.Rate = r
+	}
+	setRate(5.5, 23)
+	if st, _ := e.Status("a"); st.Tau != 0 {
+		t.Errorf("under a day of evidence: τ %v, want none", st.Tau)
+	}
+	setRate(5.5, 48) // λ = 24·6/48 = 3 a day
+	if st, _ := e.Status("a"); st.Tau != 8*time.Hour {
+		t.Errorf("6 postings over 2 days: τ %v, want 8h", st.Tau)
+	}
+	if err := e.Apply(t.Context(), testConfig(t, yaml("smart"))); err != nil {
+		t.Fatal(err)
+	}
+	setRate(5.5, 48)
+	e.mu.Lock()
+	e.resources["a"].st.Policy.Tau = 7 * time.Minute
+	e.mu.Unlock()
+	if st, _ := e.Status("a"); st.Tau != 7*time.Minute {
+		t.Errorf("smart: τ %v, want its own 7m", st.Tau)
+	}
+}

@@ -860,3 +860,79 @@ func TestBackoffBounds(t *testing.T) {
 		t.Errorf("jitter over %d ids: from %.3f to %.3f, %d below 1; want 0.9–1.1 covered, about half below", ids, lo, hi, below)
 	}
 }
+
+// TestRobotsUnreachable: a robots.txt that cannot be read (the connection
+// drops) fails the poll as an error that names robots.txt, counted and
+// retried after the error back-off; the page is not fetched.
+func TestRobotsUnreachable(t *testing.T) {
+	o := newOrigin(t)
+	o.handle("/robots.txt", func(w http.ResponseWriter, r *http.Request) {
+		conn, _, err := w.(http.Hijacker).Hijack()
+		if err == nil {
+			_ = conn.Close()
+		}
+	})
+	clk := newFakeClock(t0)
+	yaml := strings.Replace(baseYAML(fmt.Sprintf("resources:\n  - {id: a, url: %q, policy: {kind: flat, interval: 10m}}\n", o.url("/a.html"))), "robots: false", "robots: true", 1)
+	e := newTestEngine(t, testConfig(t, yaml), newMemStore(), clk)
+	st := pollAtNext(t, e, clk, "a")
+	if st.LastOutcome != OutcomeError || st.Errors != 1 || st.Polls != 1 {
+		t.Fatalf("after an unreadable robots.txt: outcome %q, %d errors, %d polls; want an error, counted", st.LastOutcome, st.Errors, st.Polls)
+	}
+	if !strings.Contains(st.LastError, "robots.txt") {
+		t.Errorf("error %q does not say it was robots.txt", st.LastError)
+	}
+	if n := o.hit("/a.html"); n != 0 {
+		t.Errorf("the page was fetched %d times without its robots.txt", n)
+	}
+	if got, want := st.NextPoll.Sub(st.LastPoll), backoff("a", 1); got != want {
+		t.Errorf("next poll %v after the error, want the back-off's %v", got, want)
+	}
+}
+
+// TestRobotsCancelled: an engine stopped while a robots.txt is being read
+// does not count the poll as an error; the resource stays queued at the
+// poll it was due for.
+func TestRobotsCancelled(t *testing.T) {
+	o := newOrigin(t)
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	o.handle("/robots.txt", func(w http.ResponseWriter, r *http.Request) {
+		cancel()
+		<-r.Context().Done()
+	})
+	clk := newFakeClock(t0)
+	yaml := strings.Replace(baseYAML(fmt.Sprintf("resources:\n  - {id: a, url: %q, policy: {kind: flat, interval: 10m}}\n", o.url("/a.html"))), "robots: false", "robots: true", 1)
+	e := newTestEngine(t, testConfig(t, yaml), newMemStore(), clk)
+	before, _ := e.Status("a")
+	clk.Set(before.NextPoll)
+	r, _ := e.due()
+	if r == nil {
+		t.Fatal("a not due at its next poll")
+	}
+	e.work(ctx, r) // once: runDue would take it again, due still
+	st, _ := e.Status("a")
+	if st.Polls != 0 || st.Errors != 0 || st.LastOutcome != "" {
+		t.Errorf("a poll cancelled while reading robots.txt: %d polls, %d errors, outcome %q; want none", st.Polls, st.Errors, st.LastOutcome)
+	}
+	if at, ok := e.queue.At("a"); !ok || !at.Equal(before.NextPoll) {
+		t.Errorf("after the cancelled poll: queued %v at %v, want at %v", ok, at, before.NextPoll)
+	}
+}
+
+// TestDueWait: with nothing queued the scheduler is told to wait for a
+// wake-up only (a negative wait: no timer, no spinning); with a resource
+// queued, until its poll.
+func TestDueWait(t *testing.T) {
+	clk := newFakeClock(t0)
+	e := newTestEngine(t, testConfig(t, baseYAML("resources: []\n")), newMemStore(), clk)
+	if r, wait := e.due(); r != nil || wait >= 0 {
+		t.Errorf("nothing queued: %v, wait %v; want none and a negative wait", r, wait)
+	}
+	e.mu.Lock()
+	e.queue.Push("x", t0.Add(90*time.Second))
+	e.mu.Unlock()
+	if r, wait := e.due(); r != nil || wait != 90*time.Second {
+		t.Errorf("one resource in 90s: %v, wait %v", r, wait)
+	}
+}
