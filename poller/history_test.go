@@ -543,3 +543,32 @@ func TestScanHistoryFastPath(t *testing.T) {
 		}
 	}
 }
+
+// TestPollsDoNotReadTheirState: on Badger a poll appends its own history
+// record, so from the second poll on it never reads its stored state back
+// (the first moves a history that an older version kept in the state).
+func TestPollsDoNotReadTheirState(t *testing.T) {
+	db, err := badger.Open(t.TempDir(), badger.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	o := newOrigin(t)
+	clk := newFakeClock(t0)
+	cs := &countingStates{DB: db}
+	e := newTestEngine(t, testConfig(t, baseYAML(fmt.Sprintf("resources:\n  - {id: news, url: %q}\n", o.url("/news.html")))), cs, clk)
+	pollAtNext(t, e, clk, "news")
+	before := cs.reads.Load()
+	for i := range 3 {
+		o.set(page("Site", fmt.Sprint("item ", i)))
+		if st := pollAtNext(t, e, clk, "news"); st.LastOutcome != OutcomeChanged {
+			t.Fatalf("poll %d: %q (%s)", i+2, st.LastOutcome, st.LastError)
+		}
+	}
+	if n := cs.reads.Load() - before; n != 0 {
+		t.Errorf("%d stored states read back by 3 polls, want none", n)
+	}
+	if h, _ := e.History(t.Context(), "news"); len(h) != 4 {
+		t.Errorf("history of %d polls, want 4", len(h))
+	}
+}
