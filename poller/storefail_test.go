@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net/http"
 	"strings"
 	"testing"
 	"time"
@@ -61,6 +62,58 @@ func TestStoreFailuresLogged(t *testing.T) {
 			}
 			if !fail && strings.Contains(logs.String(), "level=WARN") {
 				t.Errorf("warnings from a healthy store:\n%s", logs.String())
+			}
+		})
+	}
+}
+
+// fullStore is a memStore whose disk is full while full is set.
+type fullStore struct {
+	*memStore
+	full bool
+}
+
+func (s *fullStore) Save(ctx context.Context, doc *schema.Document) (storage.SaveResult, error) {
+	if s.full {
+		return storage.SaveResult{}, fmt.Errorf("save: %w", storage.ErrDiskFull)
+	}
+	return s.memStore.Save(ctx, doc)
+}
+
+// TestOutcomeWaits: after a poll that could not store for lack of disk
+// space the page is retried at its policy's wait, but within 5 minutes;
+// after a poll that robots.txt denies, at the policy's wait.
+func TestOutcomeWaits(t *testing.T) {
+	for _, tc := range []struct {
+		name, policy, robots string
+		full                 bool
+		first, second        time.Duration // waits after the first and the second poll
+	}{
+		{"disk full at once", "{kind: flat, interval: 2m}", "", true, 2 * time.Minute, 2 * time.Minute},
+		{"disk full at once, long interval", "{kind: flat, interval: 1h}", "", true, diskFullRetry, diskFullRetry},
+		{"disk full, short interval", "{kind: flat, interval: 2m}", "", false, 2 * time.Minute, 2 * time.Minute},
+		{"disk full, long interval", "{kind: flat, interval: 1h}", "", false, time.Hour, diskFullRetry},
+		{"robots denied at once", "{kind: flat, interval: 7m}", "Disallow: /", false, 7 * time.Minute, 7 * time.Minute},
+		{"robots denied, smart", "{kind: smart, initial: 9m, min: 1m, max: 1h}", "Disallow: /", false, 9 * time.Minute, 9 * time.Minute},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			o := newOrigin(t)
+			o.handle("/robots.txt", func(w http.ResponseWriter, r *http.Request) {
+				fmt.Fprintf(w, "User-agent: *\n%s\n", tc.robots)
+			})
+			clk := newFakeClock(t0)
+			yaml := strings.Replace(baseYAML(fmt.Sprintf("resources:\n  - {id: r, url: %q, policy: %s}\n", o.url("/r.html"), tc.policy)), "robots: false", "robots: true", 1)
+			store := &fullStore{memStore: newMemStore(), full: tc.full}
+			e := newTestEngine(t, testConfig(t, yaml), store, clk)
+			st := pollAtNext(t, e, clk, "r")
+			if got := st.NextPoll.Sub(st.LastPoll); got != tc.first {
+				t.Errorf("after the first poll (%s): next in %v, want %v", st.LastOutcome, got, tc.first)
+			}
+			store.full = true
+			o.set(page("Site", "second"))
+			st = pollAtNext(t, e, clk, "r")
+			if got := st.NextPoll.Sub(st.LastPoll); got != tc.second {
+				t.Errorf("after the second poll (%s): next in %v, want %v", st.LastOutcome, got, tc.second)
 			}
 		})
 	}
