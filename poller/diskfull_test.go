@@ -98,6 +98,11 @@ func TestSameBodySkipsExtraction(t *testing.T) {
 		{page("Site", "a") + "<!-- x -->", OutcomeUnchanged, 2}, // other bytes, same content
 		{page("Site", "a") + "<!-- x -->", OutcomeUnchanged, 2},
 		{page("Site", "b"), OutcomeChanged, 3},
+		// A page without a document: its diagnostics are read at every poll,
+		// and the stored document's page, back, is read again for its own.
+		{"<html><body>no annotations</body></html>", OutcomeNotAnnotated, 4},
+		{"<html><body>no annotations</body></html>", OutcomeNotAnnotated, 5},
+		{page("Site", "b"), OutcomeUnchanged, 6},
 	} {
 		o.set(want.body)
 		st := pollAtNext(t, e, clk, "r")
