@@ -363,6 +363,12 @@ func TestReloadURLChangeDuringPollDropsOldPageValidators(t *testing.T) {
 	e := newTestEngine(t, cfgOld, db, clk)
 
 	applyDuringPoll(t, e, o, "r", "/old", cfgNew)
+	e.mu.Lock()
+	last := e.resources["r"].st.Last
+	e.mu.Unlock()
+	if last != nil {
+		t.Error("the old page's version is what the new page will be compared with")
+	}
 	st, err := e.PollNow(t.Context(), "r")
 	if err != nil {
 		t.Fatal(err)
@@ -388,10 +394,13 @@ func TestReloadExtractionChangeDuringPollExtractsAgain(t *testing.T) {
 
 	applyDuringPoll(t, e, o, "r", "/p", cfgB)
 	e.mu.Lock()
-	bodyHash := e.resources["r"].st.BodyHash
+	bodyHash, last := e.resources["r"].st.BodyHash, e.resources["r"].st.Last
 	e.mu.Unlock()
 	if bodyHash != 0 {
 		t.Fatal("the body extracted under the old settings is remembered: the next poll will not extract it under the new ones")
+	}
+	if last == nil {
+		t.Error("the version stored from the same page is forgotten")
 	}
 }
 
