@@ -266,3 +266,33 @@ func TestSameHostHeaders(t *testing.T) {
 		}
 	}
 }
+
+// TestContentFullAfterRestart: after a restart the engine does not know
+// whether the stored version still waits for articles, so its first poll
+// reads the page whole; finding none waiting, it asks conditionally again
+// from the next poll on.
+func TestContentFullAfterRestart(t *testing.T) {
+	o := newArticleOrigin(t)
+	clk := newFakeClock(t0)
+	ms := newMemStore()
+	cfg := o.teasersConfig(t)
+	o.setList("b", "a")
+	e := newTestEngine(t, cfg, ms, clk)
+	for i, want := range []string{OutcomeChanged, OutcomeNotModified} {
+		if st, err := e.PollNow(t.Context(), "teasers"); err != nil || st.LastOutcome != want {
+			t.Fatalf("poll %d: %s (%v), want %s", i+1, st.LastOutcome, err, want)
+		}
+	}
+	_ = e.Close()
+	e2 := newTestEngine(t, cfg, ms, clk)
+	for i, want := range []string{OutcomeUnchanged, OutcomeNotModified, OutcomeNotModified} {
+		if st, err := e2.PollNow(t.Context(), "teasers"); err != nil || st.LastOutcome != want {
+			t.Fatalf("after the restart, poll %d: %s (%v), want %s", i+1, st.LastOutcome, err, want)
+		}
+	}
+	for _, name := range []string{"a", "b"} {
+		if n := o.hitsOf("/a/" + name); n != 1 {
+			t.Errorf("/a/%s fetched %d times, want once", name, n)
+		}
+	}
+}
