@@ -10,7 +10,9 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -264,8 +266,21 @@ func TestJournalReplaysEveryWrite(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	want := reopenDump(t, dir, opts)
-	got := reopenDump(t, snap, opts)
+	var cleanLog, crashLog bytes.Buffer
+	logTo := func(b *bytes.Buffer) Options {
+		o := opts
+		o.Logger = slog.New(slog.NewTextHandler(b, &slog.HandlerOptions{Level: slog.LevelInfo}))
+		return o
+	}
+	want := reopenDump(t, dir, logTo(&cleanLog))
+	got := reopenDump(t, snap, logTo(&crashLog))
+	// The operator is told of a replay, and of none after a clean close.
+	if strings.Contains(cleanLog.String(), "journal replayed") {
+		t.Errorf("a replay logged after a clean close:\n%s", cleanLog.String())
+	}
+	if !regexp.MustCompile(`msg="journal replayed" records=[1-9]`).MatchString(crashLog.String()) {
+		t.Errorf("no replay logged after a power loss:\n%s", crashLog.String())
+	}
 	if len(want) < 30 {
 		t.Fatalf("only %d keys: the exercise wrote little", len(want))
 	}
