@@ -1,11 +1,15 @@
 package postgres_test
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"math/rand/v2"
 	"reflect"
+	"regexp"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -200,15 +204,18 @@ func TestConcurrentSavesFromSeveralNodes(t *testing.T) {
 	mustCheck(t, nodes[2])
 }
 
-// Nodes starting together on an empty database migrate it once.
+// Nodes starting together on an empty database migrate it once, and say
+// so once; a node opening it later has nothing to migrate and says nothing.
 func TestConcurrentOpensMigrateOnce(t *testing.T) {
 	dsn := pgtest.DSN(t)
+	var logs lockedBuffer
+	logger := slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelInfo}))
 	var wg sync.WaitGroup
 	stores := make([]*postgres.Store, 4)
 	errs := make([]error, len(stores))
 	for i := range stores {
 		wg.Go(func() {
-			stores[i], errs[i] = postgres.Open(context.Background(), dsn, postgres.Options{})
+			stores[i], errs[i] = postgres.Open(context.Background(), dsn, postgres.Options{Logger: logger})
 		})
 	}
 	wg.Wait()
@@ -222,4 +229,34 @@ func TestConcurrentOpensMigrateOnce(t *testing.T) {
 	if _, err := stores[3].Resource(context.Background(), "r"); err != nil {
 		t.Fatal(err)
 	}
+	migrated := regexp.MustCompile(`msg="database schema migrated" from=0 to=[1-9]`)
+	if n := len(migrated.FindAllString(logs.String(), -1)); n != 1 || strings.Count(logs.String(), "schema migrated") != 1 {
+		t.Errorf("%d migrations from an empty database logged, want 1:\n%s", n, logs.String())
+	}
+	later, err := postgres.Open(context.Background(), dsn, postgres.Options{Logger: logger})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_ = later.Close()
+	if n := strings.Count(logs.String(), "schema migrated"); n != 1 {
+		t.Errorf("a later open logged a migration (%d in all):\n%s", n, logs.String())
+	}
+}
+
+// lockedBuffer is a bytes.Buffer several loggers write to at once.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
 }
