@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+
 	"github.com/dynamo-rss/dynamo/schema"
 	"github.com/dynamo-rss/dynamo/storage"
 )
@@ -116,5 +118,39 @@ func TestOutcomeWaits(t *testing.T) {
 				t.Errorf("after the second poll (%s): next in %v, want %v", st.LastOutcome, got, tc.second)
 			}
 		})
+	}
+}
+
+// TestResourceSeriesBound: the per-resource τ and interval series are
+// exported up to maxResourceSeries resources, none past it; the count per
+// policy always.
+func TestResourceSeriesBound(t *testing.T) {
+	e := newTestEngine(t, testConfig(t, baseYAML("resources: []\n")), newMemStore(), newFakeClock(t0))
+	count := func() (perResource, kinds int) {
+		ch := make(chan prometheus.Metric, 1024)
+		go func() { estimates{e}.Collect(ch); close(ch) }()
+		for m := range ch {
+			if strings.Contains(m.Desc().String(), "dynamo_poller_resources") {
+				kinds++
+			} else {
+				perResource++
+			}
+		}
+		return
+	}
+	e.mu.Lock()
+	for i := range maxResourceSeries {
+		id := fmt.Sprint("r", i)
+		e.resources[id] = &resource{id: id, st: persisted{Kind: KindFlat}}
+	}
+	e.mu.Unlock()
+	if per, kinds := count(); per != 2*maxResourceSeries || kinds != 1 {
+		t.Errorf("%d resources: %d per-resource series and %d policy counts, want %d and 1", maxResourceSeries, per, kinds, 2*maxResourceSeries)
+	}
+	e.mu.Lock()
+	e.resources["one-more"] = &resource{id: "one-more", st: persisted{Kind: KindSmart}}
+	e.mu.Unlock()
+	if per, kinds := count(); per != 0 || kinds != 2 {
+		t.Errorf("%d resources: %d per-resource series and %d policy counts, want none and 2", maxResourceSeries+1, per, kinds)
 	}
 }
