@@ -154,3 +154,30 @@ func TestResourceSeriesBound(t *testing.T) {
 		t.Errorf("%d resources: %d per-resource series and %d policy counts, want none and 2", maxResourceSeries+1, per, kinds)
 	}
 }
+
+// TestHistoryUndecodableLogged: a stored state whose history cannot be
+// cut out is told once, and the history starts again from the poll; a
+// readable one is read without a word.
+func TestHistoryUndecodableLogged(t *testing.T) {
+	o := newOrigin(t)
+	var logs bytes.Buffer
+	clk := newFakeClock(t0)
+	ms := newMemStore()
+	cfg := testConfig(t, baseYAML(fmt.Sprintf("resources:\n  - {id: news, url: %q, policy: {kind: flat, interval: 1h}}\n", o.url("/news.html"))))
+	e := newTestEngineOpts(t, cfg, ms, Options{Clock: clk, Logger: slog.New(slog.NewTextHandler(&logs, nil))})
+	pollAtNext(t, e, clk, "news")
+	pollAtNext(t, e, clk, "news")
+	if h, _ := e.History(t.Context(), "news"); len(h) != 2 || strings.Contains(logs.String(), "level=WARN") {
+		t.Fatalf("two healthy polls: a history of %d, logs:\n%s", len(h), logs.String())
+	}
+	ms.mu.Lock()
+	ms.states["news"] = bytes.TrimSuffix(bytes.TrimSpace(ms.states["news"]), []byte("}"))
+	ms.mu.Unlock()
+	pollAtNext(t, e, clk, "news")
+	if n := strings.Count(logs.String(), `msg="poll history undecodable; starting a new one" resource=news`); n != 1 {
+		t.Errorf("an undecodable history logged %d times, want once:\n%s", n, logs.String())
+	}
+	if h, _ := e.History(t.Context(), "news"); len(h) != 1 {
+		t.Errorf("after an undecodable history: %d polls in it, want the last one", len(h))
+	}
+}
