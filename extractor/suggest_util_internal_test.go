@@ -1,0 +1,196 @@
+package extractor
+
+import (
+	"net/url"
+	"strings"
+	"testing"
+
+	"golang.org/x/net/html"
+)
+
+// parseFragment parses body as a page's body and returns its first
+// element.
+func parseFragment(t *testing.T, body string) *html.Node {
+	t.Helper()
+	doc, err := html.Parse(strings.NewReader("<html><body>" + body + "</body></html>"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var first *html.Node
+	walkElements(doc, func(e *html.Node) {
+		if first == nil && e.Data != "html" && e.Data != "head" && e.Data != "body" {
+			first = e
+		}
+	})
+	if first == nil {
+		t.Fatalf("no element in %q", body)
+	}
+	return first
+}
+
+func testSuggester(t *testing.T) *suggester {
+	t.Helper()
+	page, err := url.Parse("https://news.example/list/")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return newSuggester(nil, page, Options{})
+}
+
+// TestLinkKind: which links read as an article's, a site section's or
+// another site's, at each bound of the path rules.
+func TestLinkKind(t *testing.T) {
+	sg := testSuggester(t)
+	for _, tc := range []struct {
+		href string
+		want linkKind
+	}{
+		{"https://other.example/2024/budget-approved", linkForeign},
+		{"https://NEWS.example/a-long-article-title-here", linkArticle}, // the host in any case
+		{"https://news.example:8443/x", linkForeign},                   // another port is another site
+		{"/search?q=budget", linkArticle},                              // a query
+		{"/n/7", linkArticle},                                          // a digit
+		{"/", linkSection},
+		{"", linkSection},
+		{"%zz", linkSection}, // unparseable
+		{"/sport/", linkSection},
+		{"/abcdefghijklmno", linkSection},   // one segment of 15
+		{"/abcdefghijklmnop", linkArticle},  // of 16
+		{"/abcdefghijklmnop/", linkSection}, // a folder
+		{"/sport/abcdefghijk", linkSection}, // two segments, the last of 11
+		{"/sport/abcdefghijkl", linkArticle},
+		{"/a/b/c", linkArticle}, // three segments
+	} {
+		if got := sg.linkKind(tc.href); got != tc.want {
+			t.Errorf("linkKind(%q) = %d, want %d", tc.href, got, tc.want)
+		}
+	}
+}
+
+// TestBoilerplate: navigation words and page numbers, trimmed of arrows
+// and bars, in any case; item titles are not.
+func TestBoilerplate(t *testing.T) {
+	for s, want := range map[string]bool{
+		"Home": true, " » Next ": true, "| Impressum |": true, "12": true, "Read more ›": true,
+		"Next steps for the budget": false, "12 angry men": false, "": false,
+	} {
+		if got := boilerplate(s); got != want {
+			t.Errorf("boilerplate(%q) = %v, want %v", s, got, want)
+		}
+	}
+}
+
+// TestNavAncestor: an element inside page furniture names it: a <nav>,
+// <header>, <aside>, <footer> or <menu>, or an id, class or role word of
+// navigation between any of the separators; a wrapper that holds the
+// page's content (a <main>, an <h1>, three <article>s) is none whatever
+// its class.
+func TestNavAncestor(t *testing.T) {
+	for _, tc := range []struct {
+		body, want string
+	}{
+		{`<nav><ul><li><a id="x" href="/a">A</a></li></ul></nav>`, "<nav>"},
+		{`<aside><p><a id="x" href="/a">A</a></p></aside>`, "<aside>"},
+		{`<div class="site-footer"><a id="x" href="/a">A</a></div>`, `<div class="site-footer">`},
+		{`<div class="top_menu"><a id="x" href="/a">A</a></div>`, `<div class="top_menu">`},
+		{"<div class=\"big\tsidebar\"><a id=\"x\" href=\"/a\">A</a></div>", "<div class=\"big\\tsidebar\">"},
+		{"<div class=\"x\nwidget\"><a id=\"x\" href=\"/a\">A</a></div>", "<div class=\"x\\nwidget\">"},
+		{`<div role="navigation"><a id="x" href="/a">A</a></div>`, `<div role="navigation">`},
+		{`<div role="contentinfo"><a id="x" href="/a">A</a></div>`, `<div role="contentinfo">`},
+		{`<div id="Menu"><a id="x" href="/a">A</a></div>`, `<div id="Menu">`},
+		{`<div title="menu"><a id="x" href="/a">A</a></div>`, ""},
+		{`<div class="navigator"><a id="x" href="/a">A</a></div>`, ""},
+		{`<div class="nav"><main><a id="x" href="/a">A</a></main></div>`, ""},
+		{`<div class="nav"><h1>News</h1><a id="x" href="/a">A</a></div>`, ""},
+		{`<div class="nav"><article></article><article></article><article><a id="x" href="/a">A</a></article></div>`, ""},
+		{`<div class="nav"><article></article><article><a id="x" href="/a">A</a></article></div>`, `<div class="nav">`},
+		{`<div class="list"><a id="x" href="/a">A</a></div>`, ""},
+	} {
+		root := parseFragment(t, tc.body)
+		var link *html.Node
+		walkElements(root, func(e *html.Node) {
+			if attrMatch(e, "id").s == "x" {
+				link = e
+			}
+		})
+		if got := testSuggester(t).navAncestor(link); got != tc.want {
+			t.Errorf("%s: navAncestor %q, want %q", tc.body, got, tc.want)
+		}
+	}
+}
+
+// TestShortText: an element's text counts when it has at most limit
+// characters (runes), and the walk gives up on a text four times longer.
+func TestShortText(t *testing.T) {
+	for _, tc := range []struct {
+		body  string
+		limit int
+		want  string
+		ok    bool
+	}{
+		{`<span>12 May 2024</span>`, 11, "12 May 2024", true},
+		{`<span>12 May 2024</span>`, 10, "12 May 2024", false},
+		{`<span>Mär 2024</span>`, 8, "Mär 2024", true},
+		{`<span><b>12</b> <i>May</i><script>x()</script></span>`, 6, "12 May", true},
+		{`<span>` + strings.Repeat("a", 41) + `</span>`, 10, "", false},
+	} {
+		got, ok := shortText(parseFragment(t, tc.body), tc.limit)
+		if got != tc.want || ok != tc.ok {
+			t.Errorf("shortText(%s, %d) = %q, %v; want %q, %v", tc.body, tc.limit, got, ok, tc.want, tc.ok)
+		}
+	}
+}
+
+// TestCSSIdent: what a selector may hold unescaped.
+func TestCSSIdent(t *testing.T) {
+	for s, want := range map[string]bool{
+		"teaser": true, "post_title-2": true, "-x": true, "_a": true, "Z9": true,
+		"": false, "9a": false, "-": false, "-9": false, "a.b": false, "a:b": false, "é": false, "a b": false,
+	} {
+		if got := cssIdent(s); got != want {
+			t.Errorf("cssIdent(%q) = %v, want %v", s, got, want)
+		}
+	}
+}
+
+// TestDescriptors: the relative selectors that may name an element, and
+// the XPath of each.
+func TestDescriptors(t *testing.T) {
+	cell := parseFragment(t, `<table><tr><td>a</td><td class="when x">b</td></tr></table>`)
+	var td *html.Node
+	walkElements(cell, func(e *html.Node) {
+		if attrMatch(e, "class").s == "when x" {
+			td = e
+		}
+	})
+	got := strings.Join(descriptors(td), " | ")
+	if want := "td.when | td:nth-child(2) | td"; got != want {
+		t.Errorf("descriptors of the second cell: %q, want %q", got, want)
+	}
+	if got := strings.Join(descriptors(parseFragment(t, `<span class="9lives">x</span>`)), " | "); got != "span" {
+		t.Errorf("descriptors of a class that is no identifier: %q", got)
+	}
+	for k, want := range map[string]string{
+		"td:nth-child(2)": "./td[2]",
+		"td.when":         "(.//td[contains(concat(' ', normalize-space(@class), ' '), ' when ')])[1]",
+		"time":            "(.//time)[1]",
+	} {
+		if got := descriptorXPath(k); got != want {
+			t.Errorf("descriptorXPath(%q) = %q, want %q", k, got, want)
+		}
+	}
+}
+
+// TestReadsAsDate: a short text is a date when the rules read it, whole or
+// after its first word, brackets and bars aside; none without a digit.
+func TestReadsAsDate(t *testing.T) {
+	sg := testSuggester(t)
+	for s, want := range map[string]bool{
+		"2024-05-12": true, "(12 May 2024)": true, "| 2024-05-12 |": true, "on 2024-05-12": true,
+		"May": false, "": false, "room 12": false, "posted on 2024-05-12": false,
+	} {
+		if got := sg.readsAsDate(s); got != want {
+			t.Errorf("readsAsDate(%q) = %v, want %v", s, got, want)
+		}
+	}
+}
