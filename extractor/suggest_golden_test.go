@@ -17,8 +17,11 @@ import (
 const suggestGoldenDir = "testdata/suggest/golden"
 
 // TestSuggestWhole: what Suggest proposes for the pattern pages, the
-// project's own recorded select pages, its annotated pages and its
-// schema.org pages is what the golden files say, proposal by proposal,
+// project's own recorded select pages, its annotated pages, its schema.org
+// pages and the synthetic pages of testdata/suggest/pages (a table with a
+// date column, a definition list, <relative-time>, a blog beside a sidebar,
+// an aggregator, cards wrapped in links, two competing lists) is what the
+// golden files say, proposal by proposal,
 // scores included (to six significant digits). The other suggest tests
 // check the first proposal's items; this one also sees a change of rank,
 // score or reason among the alternatives, which a person choosing between
@@ -40,6 +43,7 @@ func TestSuggestWhole(t *testing.T) {
 	for _, dir := range []struct{ prefix, glob string }{
 		{"annotated-", filepath.Join(goldenDir, "*.html")},
 		{"schemaorg-", filepath.Join("testdata", "schemaorg", "*.html")},
+		{"synthetic-", filepath.Join("testdata", "suggest", "pages", "*.html")},
 	} {
 		files, err := filepath.Glob(dir.glob)
 		if err != nil || len(files) == 0 {
