@@ -48,6 +48,10 @@ func TestTreeDepthGuards(t *testing.T) {
 			nodeHTML(&r, chain(d, text()), 1<<20, 0)
 			return strings.Contains(string(r.html), "deep")
 		}, 0},
+		{"shortText", func(d int) bool {
+			got, _ := shortText(chain(d, text()), 10)
+			return got == "deep"
+		}, 0},
 		{"findElement", func(d int) bool {
 			return findElement(chain(d, link()), atom.A, "href") != nil
 		}, 0},

@@ -133,6 +133,9 @@ func TestShortText(t *testing.T) {
 		{`<span>Mär 2024</span>`, 8, "Mär 2024", true},
 		{`<span><b>12</b> <i>May</i><script>x()</script></span>`, 6, "12 May", true},
 		{`<span>` + strings.Repeat("a", 41) + `</span>`, 10, "", false},
+		{`<span>` + strings.Repeat("a", 40) + `</span>`, 10, strings.Repeat("a", 40), false}, // read whole, too long
+		{`<span>` + strings.Repeat("a", 38) + `<b>b</b></span>`, 10, strings.Repeat("a", 38) + " b", false},
+		{`<span>` + strings.Repeat("a", 39) + `<b>b</b></span>`, 10, "", false}, // 41 with the space between
 	} {
 		got, ok := shortText(parseFragment(t, tc.body), tc.limit)
 		if got != tc.want || ok != tc.ok {
@@ -144,7 +147,8 @@ func TestShortText(t *testing.T) {
 // TestCSSIdent: what a selector may hold unescaped.
 func TestCSSIdent(t *testing.T) {
 	for s, want := range map[string]bool{
-		"teaser": true, "post_title-2": true, "-x": true, "_a": true, "Z9": true,
+		"teaser": true, "post_title-2": true, "-x": true, "_a": true, "Z9": true, "a0": true, "az": true, "aZ": true, "A": true, "x-": true,
+		"a@": false, "a`": false, "a{": false, "a[": false, "a/": false, "a:": false,
 		"": false, "9a": false, "-": false, "-9": false, "a.b": false, "a:b": false, "é": false, "a b": false,
 	} {
 		if got := cssIdent(s); got != want {
@@ -191,6 +195,45 @@ func TestReadsAsDate(t *testing.T) {
 	} {
 		if got := sg.readsAsDate(s); got != want {
 			t.Errorf("readsAsDate(%q) = %v, want %v", s, got, want)
+		}
+	}
+}
+
+// TestDateSelector: the selector of the items' dates: <time datetime> in
+// half of them or more; else a custom element with a datetime, the one
+// most items have; else the first descriptor (in page order) of a short
+// text that reads as a date in half of them or more.
+func TestDateSelector(t *testing.T) {
+	items := func(bodies ...string) []*html.Node {
+		root := parseFragment(t, "<ul><li>"+strings.Join(bodies, "</li><li>")+"</li></ul>")
+		var out []*html.Node
+		walkElements(root, func(e *html.Node) {
+			if e.Data == "li" {
+				out = append(out, e)
+			}
+		})
+		return out
+	}
+	sg := testSuggester(t)
+	for _, tc := range []struct {
+		name  string
+		items []*html.Node
+		want  string
+	}{
+		{"time in half", items(`<time datetime="2024-05-01">May 1</time>`, `<time datetime="2024-05-02">May 2</time>`, `x`, `y`), "time @datetime"},
+		{"time in fewer than half", items(`<time datetime="2024-05-01">May 1</time>`, `x`, `y`, `z`), ""},
+		{"the custom element most items have", items(
+			`<local-time datetime="2024-05-01">1</local-time><relative-time datetime="2024-05-01">1</relative-time>`,
+			`<relative-time datetime="2024-05-02">2</relative-time>`,
+			`<local-time datetime="2024-05-03">3</local-time><relative-time datetime="2024-05-03">3</relative-time>`,
+			`<relative-time datetime="2024-05-04">4</relative-time>`), "relative-time @datetime"},
+		{"the first seen of two", items(
+			`<span class="a">2024-05-01</span>`, `<em class="b">2024-05-02</em>`,
+			`<em class="b">2024-05-03</em>`, `<span class="a">2024-05-04</span>`), "span.a"},
+		{"after a word", items(`<span class="d">on 2024-05-01</span>`, `<span class="d">on 2024-05-02</span>`), "xpath:translate(normalize-space((.//span[contains(concat(' ', normalize-space(@class), ' '), ' d ')])[1]), '()[]', '')"},
+	} {
+		if got := sg.dateSelector(tc.items); got != tc.want {
+			t.Errorf("%s: %q, want %q", tc.name, got, tc.want)
 		}
 	}
 }
