@@ -237,3 +237,91 @@ func TestDateSelector(t *testing.T) {
 		}
 	}
 }
+
+// TestStripLabel: a label that 4 in 5 titles or more start with, as an
+// element of its own ending in a colon (at most 20 characters, no
+// apostrophe), is left out of the title selector; text before the
+// element, fewer titles, a longer label or a selector that cannot be
+// wrapped keep the title as it is.
+func TestStripLabel(t *testing.T) {
+	titles := func(bodies ...string) []*html.Node {
+		root := parseFragment(t, "<div><h2>"+strings.Join(bodies, "</h2><h2>")+"</h2></div>")
+		var out []*html.Node
+		walkElements(root, func(e *html.Node) {
+			if e.Data == "h2" {
+				out = append(out, e)
+			}
+		})
+		return out
+	}
+	rep := func(n int, s string, rest ...string) []string {
+		out := make([]string, 0, n+len(rest))
+		for range n {
+			out = append(out, s)
+		}
+		return append(out, rest...)
+	}
+	const wrapped = "xpath:normalize-space(substring-after((.//h2)[1], '%s'))"
+	label20 := strings.Repeat("x", 19) + ":"
+	label21 := strings.Repeat("x", 20) + ":"
+	for _, tc := range []struct {
+		name, title string
+		titles      []*html.Node
+		want        string
+	}{
+		{"4 in 5", "h2", titles(rep(4, "<span>Update:</span> Roads", "Plain")...), strings.ReplaceAll(wrapped, "%s", "Update:")},
+		{"3 in 5", "h2", titles(rep(3, "<span>Update:</span> Roads", "Plain", "Other")...), "h2"},
+		{"text before it", "h2", titles(rep(5, "News <span>Update:</span> Roads")...), "h2"},
+		{"blank text before it", "h2", titles(rep(5, "  <span>Update:</span> Roads")...), strings.ReplaceAll(wrapped, "%s", "Update:")},
+		{"20 characters", "h2", titles(rep(5, "<b>"+label20+"</b> Roads")...), strings.ReplaceAll(wrapped, "%s", label20)},
+		{"21 characters", "h2", titles(rep(5, "<b>"+label21+"</b> Roads")...), "h2"},
+		{"an apostrophe", "h2", titles(rep(5, "<b>Editor's:</b> Roads")...), "h2"},
+		{"no colon", "h2", titles(rep(5, "<b>Update</b> Roads")...), "h2"},
+		{"an XPath title", "xpath:(.//h2)[1]", titles(rep(5, "<i>New:</i> Roads")...), strings.ReplaceAll(wrapped, "%s", "New:")},
+		{"a compound selector", "div > h2", titles(rep(5, "<i>New:</i> Roads")...), "div > h2"},
+	} {
+		if got := stripLabel(tc.title, tc.titles); got != tc.want {
+			t.Errorf("%s: %q, want %q", tc.name, got, tc.want)
+		}
+	}
+}
+
+// TestFirstIs: a selector is taken when its first match is the element
+// wanted in 4 items of 5 or more (the same element or the same text; with
+// href, the same link).
+func TestFirstIs(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		items []string
+		want  bool
+	}{
+		{"5 of 5", []string{`<b>1</b>`, `<b>2</b>`, `<b>3</b>`, `<b>4</b>`, `<b>5</b>`}, true},
+		{"4 of 5", []string{`<b>1</b>`, `<b>2</b>`, `<b>3</b>`, `<b>4</b>`, `<i>5</i>`}, true},
+		{"3 of 5", []string{`<b>1</b>`, `<b>2</b>`, `<b>3</b>`, `<i>4</i>`, `<i>5</i>`}, false},
+		{"another element first", []string{`<b>0</b><b>1</b>`, `<b>0</b><b>2</b>`, `<b>0</b><b>3</b>`, `<b>0</b><b>4</b>`, `<b>0</b><b>5</b>`}, false},
+	} {
+		root := parseFragment(t, "<ul><li>"+strings.Join(tc.items, "</li><li>")+"</li></ul>")
+		doc := root
+		for doc.Parent != nil {
+			doc = doc.Parent
+		}
+		var items, wanted []*html.Node
+		walkElements(root, func(e *html.Node) {
+			if e.Data == "li" {
+				items = append(items, e)
+				var last *html.Node // the last element of the item is the one wanted
+				for c := e.FirstChild; c != nil; c = c.NextSibling {
+					if c.Type == html.ElementNode {
+						last = c
+					}
+				}
+				wanted = append(wanted, last)
+			}
+		})
+		sg := testSuggester(t)
+		sg.doc = doc
+		if got := sg.firstIs("b", items, wanted, false); got != tc.want {
+			t.Errorf("%s: firstIs = %v, want %v", tc.name, got, tc.want)
+		}
+	}
+}
