@@ -325,3 +325,31 @@ func TestFirstIs(t *testing.T) {
 		}
 	}
 }
+
+// TestCardTitle: in a link that wraps a whole card (80 characters or more,
+// with block elements, a <br> not being one) the title is its first
+// element of 8 characters or more, under 80 % of the card's text, with no
+// block inside; otherwise the link itself.
+func TestCardTitle(t *testing.T) {
+	long := strings.Repeat("word ", 16) // 80 characters with the spaces, 79 trimmed
+	for _, tc := range []struct {
+		name, card, want string
+	}{
+		{"a card", `<a href="/s"><div><h3>Council approves the budget</h3><p>` + long + `</p></div></a>`, "h3"},
+		{"a short kicker first", `<a href="/s"><div><span>Town</span><h3>Council approves the budget</h3><p>` + long + `</p></div></a>`, "h3"},
+		{"8 characters", `<a href="/s"><div><h3>Council!</h3><p>` + long + `</p></div></a>`, "h3"},
+		{"7 characters", `<a href="/s"><div><h3>Council</h3><p>` + long + `</p></div></a>`, "a"},
+		{"79 characters", `<a href="/s"><div><h3>Council!</h3><p>` + strings.Repeat("w", 70) + `</p></div></a>`, "a"},
+		{"80 characters", `<a href="/s"><div><h3>Council!</h3><p>` + strings.Repeat("w", 71) + `</p></div></a>`, "h3"},
+		{"no block", `<a href="/s"><span>Council approves the budget</span><span>` + long + `</span></a>`, "a"},
+		{"only a <br>", `<a href="/s"><span>Council approves the budget</span><br><span>` + long + `</span></a>`, "a"},
+		{"80 % of the text", `<a href="/s"><div><h3>` + strings.Repeat("h", 80) + `</h3><p>` + strings.Repeat("p", 19) + `</p></div></a>`, "p"},
+		{"under 80 % of the text", `<a href="/s"><div><h3>` + strings.Repeat("h", 79) + `</h3><p>` + strings.Repeat("p", 20) + `</p></div></a>`, "h3"},
+		{"the text in one element", `<a href="/s"><div><p>` + long + long + `</p></div></a>`, "a"},
+	} {
+		a := parseFragment(t, tc.card)
+		if got := cardTitle(a); got.Data != tc.want {
+			t.Errorf("%s: <%s> %q, want <%s>", tc.name, got.Data, textOf(got), tc.want)
+		}
+	}
+}
