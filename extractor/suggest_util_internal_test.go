@@ -345,11 +345,26 @@ func TestCardTitle(t *testing.T) {
 		{"only a <br>", `<a href="/s"><span>Council approves the budget</span><br><span>` + long + `</span></a>`, "a"},
 		{"80 % of the text", `<a href="/s"><div><h3>` + strings.Repeat("h", 80) + `</h3><p>` + strings.Repeat("p", 19) + `</p></div></a>`, "p"},
 		{"under 80 % of the text", `<a href="/s"><div><h3>` + strings.Repeat("h", 79) + `</h3><p>` + strings.Repeat("p", 20) + `</p></div></a>`, "h3"},
+		{"a heading in a div", `<a href="/s"><div><div class="head"><h3>Council approves</h3></div><p>` + long + `</p></div></a>`, "h3"},
 		{"the text in one element", `<a href="/s"><div><p>` + long + long + `</p></div></a>`, "a"},
 	} {
 		a := parseFragment(t, tc.card)
 		if got := cardTitle(a); got.Data != tc.want {
 			t.Errorf("%s: <%s> %q, want <%s>", tc.name, got.Data, textOf(got), tc.want)
+		}
+	}
+}
+
+// TestStableClass: a class that can name a list: an identifier of two
+// characters or more, no digit, none of the per-item prefixes and states.
+func TestStableClass(t *testing.T) {
+	for c, want := range map[string]bool{
+		"teaser": true, "ab": true, "news-item": true,
+		"a": false, "x2": false, "category-news": false, "post-12": false, "is-open": false, "active": false,
+		"Current": false, "odd": false, "9a": false, "a.b": false,
+	} {
+		if got := stableClass(c); got != want {
+			t.Errorf("stableClass(%q) = %v, want %v", c, got, want)
 		}
 	}
 }
