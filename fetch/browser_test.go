@@ -327,6 +327,17 @@ func TestRenderRestartsADeadBrowser(t *testing.T) {
 	}
 }
 
+// TestRenderRefusesOtherSchemes: only http and https pages are rendered;
+// a file: or another scheme's page is refused before any tab opens.
+func TestRenderRefusesOtherSchemes(t *testing.T) {
+	r, _ := newRenderer(t, fetch.BrowserOptions{})
+	for _, page := range []string{"file:///etc/passwd", "ftp://example.org/", "data:text/html,<p>x</p>", "chrome://version"} {
+		if _, err := r.Render(t.Context(), fetch.RenderRequest{URL: page}); err == nil || !strings.Contains(err.Error(), "only http and https pages are rendered") {
+			t.Errorf("Render(%q): %v; want it refused", page, err)
+		}
+	}
+}
+
 // restarts reads dynamo_fetch_browser_restarts_total from reg.
 func restarts(t *testing.T, reg *prometheus.Registry) float64 {
 	t.Helper()

@@ -294,8 +294,10 @@ func TestArticle(t *testing.T) {
 	if _, err := f.Article(t.Context(), o.URL+"/private/article", nil); !errors.Is(err, fetch.ErrRobotsDenied) {
 		t.Errorf("a disallowed article: %v; want ErrRobotsDenied", err)
 	}
-	if _, err := f.Article(t.Context(), "mailto:someone@example.com", nil); err == nil {
-		t.Errorf("a mailto link: no error")
+	for _, link := range []string{"mailto:someone@example.com", "https:///article", "ftp://example.org/a", "file:///etc/passwd", "::"} {
+		if _, err := f.Article(t.Context(), link, nil); err == nil || !strings.Contains(err.Error(), "is not an http(s) URL") {
+			t.Errorf("article link %q: %v; want it refused as no http(s) URL", link, err)
+		}
 	}
 	if n := o.hit("/private/article"); n != 0 {
 		t.Errorf("the disallowed article was fetched %d times", n)
