@@ -583,3 +583,21 @@ func TestRendererDefaults(t *testing.T) {
 		t.Fatalf("Render with the default limits: %v\n%s", err, out.HTML)
 	}
 }
+
+// TestRenderedURLIsTheDocuments: the URL a render reports, against which
+// the page's relative links resolve, is the document's own at the end: a
+// script that moves it (history.replaceState) is followed.
+func TestRenderedURLIsTheDocuments(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		fmt.Fprint(w, `<p id=a>here</p><script>history.replaceState(null, "", "/moved/index.html")</script>`)
+	}))
+	t.Cleanup(srv.Close)
+	r, _ := newRenderer(t, fetch.BrowserOptions{})
+	out, err := r.Render(t.Context(), fetch.RenderRequest{URL: srv.URL + "/start", WaitFor: "#a"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := srv.URL + "/moved/index.html"; out.URL != want {
+		t.Errorf("rendered URL %q, want the document's %q", out.URL, want)
+	}
+}
