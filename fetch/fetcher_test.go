@@ -445,3 +445,31 @@ func TestMaxBodyAndRedirectsBounds(t *testing.T) {
 		f.Release(&res)
 	}
 }
+
+// TestRenderedGetSendsHeaders: a resource's headers go with a rendered
+// page's request too (and with none, none is added).
+func TestRenderedGetSendsHeaders(t *testing.T) {
+	chromium(t)
+	var cookies []string
+	var mu sync.Mutex
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		cookies = append(cookies, r.Header.Get("Cookie"))
+		mu.Unlock()
+		fmt.Fprint(w, "<html><body><p>rendered</p></body></html>")
+	}))
+	t.Cleanup(srv.Close)
+	f := newFetcher(t, pollerConfig(true), newStepClock())
+	for _, h := range []map[string]string{{"Cookie": "consent=1"}, nil} {
+		res, err := f.Get(t.Context(), fetch.Request{URL: srv.URL + "/", Browser: true, Headers: h})
+		if err != nil || !strings.Contains(string(res.Body), "<p>rendered</p>") {
+			t.Fatalf("render with headers %v: %q, %v", h, res.Body, err)
+		}
+		f.Release(&res)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(cookies) < 2 || cookies[0] != "consent=1" || cookies[len(cookies)-1] != "" {
+		t.Errorf("cookies the origin saw: %q; want consent=1, then none", cookies)
+	}
+}
