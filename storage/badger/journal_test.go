@@ -3,6 +3,7 @@ package badger
 import (
 	"bytes"
 	"context"
+	"errors"
 	"encoding/binary"
 	"fmt"
 	"hash/crc32"
@@ -560,6 +561,42 @@ func TestJournalBufferedFallback(t *testing.T) {
 		got := readSegment(data[off:])
 		if len(got) == 0 || string(got[0].payload) != want {
 			t.Errorf("at %d: %v, want the record %q", off, got, want)
+		}
+	}
+}
+
+// TestJournalGoesWithNoSyncWrites: a store that journaled, opened again
+// with NoSyncWrites, replays what the journal holds, then removes the
+// journal (nothing will write to it), and keeps every write.
+func TestJournalGoesWithNoSyncWrites(t *testing.T) {
+	dir, snap := t.TempDir(), t.TempDir()
+	opts := Options{MemTableSize: 4 << 20, valueLogFileSize: 4 << 20}
+	db, err := Open(dir, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	copyDir(t, dir, snap) // a power loss just after Open
+	exercise(t, db)
+	copyDir(t, filepath.Join(dir, journalDir), filepath.Join(snap, journalDir))
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	want := reopenDump(t, dir, opts)
+	noSync := opts
+	noSync.NoSyncWrites = true
+	fresh := t.TempDir() // a store that never journaled
+	if got := reopenDump(t, fresh, noSync); len(got) != 0 {
+		t.Errorf("a new store without syncs: %d keys", len(got))
+	}
+	for _, d := range []string{dir, snap} { // after a clean close, and with records to replay
+		got := reopenDump(t, d, noSync)
+		if len(got) != len(want) {
+			t.Errorf("%s: %d keys after reopening without syncs, want %d", d, len(got), len(want))
+		}
+		for _, name := range []string{journalDir, journalDir + ".old"} {
+			if _, err := os.Stat(filepath.Join(d, name)); !errors.Is(err, os.ErrNotExist) {
+				t.Errorf("%s: %s still there (%v)", d, name, err)
+			}
 		}
 	}
 }
