@@ -3,8 +3,8 @@ package badger
 import (
 	"bytes"
 	"context"
-	"errors"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"hash/crc32"
 	"io"
