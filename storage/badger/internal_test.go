@@ -129,6 +129,15 @@ func TestCheckFindsDamage(t *testing.T) {
 			return txn.Set(goneKey("x"), gone{Gone: true}.encode())
 		}, `"x" is unregistered but has a registration`},
 		{"undecodable registration", func(txn *bdg.Txn) error { return txn.Set(regKey("x"), []byte{1, 2}) }, "decode registration"},
+		{"present items out of order", func(txn *bdg.Txn) error {
+			m, err := getMeta(txn, "r")
+			if err != nil {
+				return err
+			}
+			m.Present[0], m.Present[1] = m.Present[1], m.Present[0]
+			rec, _, _ := m.encode()
+			return txn.Set(metaKey("r"), rec)
+		}, "metadata's present items are not the latest version's"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
