@@ -18,11 +18,11 @@ const suggestGoldenDir = "testdata/suggest/golden"
 
 // TestSuggestWhole: what Suggest proposes for the pattern pages, the
 // project's own recorded select pages, its annotated pages, its schema.org
-// pages and the synthetic pages of testdata/suggest/pages (a table with a
-// date column, a definition list, <relative-time>, a blog beside a sidebar,
-// an aggregator, cards wrapped in links, two competing lists) is what the
-// golden files say, proposal by proposal,
-// scores included (to six significant digits). The other suggest tests
+// pages and the synthetic pages of testdata/suggest/pages (real shapes:
+// a table with a date column, a definition list, <relative-time>, a blog
+// beside a sidebar, an aggregator, cards wrapped in links, two competing
+// lists; and pages at the heuristics' thresholds) is what the golden files
+// say, proposal by proposal, scores included (to six significant digits). The other suggest tests
 // check the first proposal's items; this one also sees a change of rank,
 // score or reason among the alternatives, which a person choosing between
 // them reads. A deliberate change of the heuristics is reviewed by running
