@@ -34,6 +34,13 @@ func (sg *suggester) spec(g *group) (SelectSpec, bool) {
 			spec.Date = "xpath:preceding-sibling::dt[1]"
 		}
 	}
+	if spec.Date == "" && g.linked[0].DataAtom == atom.Dt && !isAncestor(g.linked[0], g.facts[0].title) {
+		// A changelog's <dt> date with its <dd> entry: the item's own text,
+		// which the title does not come from, is the date.
+		if countIf(g.linked, func(m *html.Node) bool { return sg.readsAsDate(textOf(m)) })*2 >= len(g.linked) {
+			spec.Date = "xpath:."
+		}
+	}
 	if imgs := countIf(g.linked, func(m *html.Node) bool { return picture(findElement(m, atom.Img, "src")) }); imgs*2 >= len(g.linked) {
 		spec.Image = "img @src"
 	}
