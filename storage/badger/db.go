@@ -93,24 +93,34 @@ func (db *DB) runGC(interval time.Duration, stop <-chan struct{}) {
 			return
 		case <-t.C:
 		}
-		if db.space.check() != nil {
-			continue // GC writes a new value-log file before it frees the old one
+		if !db.collect(db.valueLogGC, stop) {
+			return
 		}
-		for { // one call rewrites at most one file: repeat while it finds garbage
-			err := db.valueLogGC()
-			if err == nil {
-				select {
-				case <-stop:
-					return
-				default:
-					continue
-				}
+	}
+}
+
+// collect is one round of the value-log GC: gc (one file rewritten at
+// most) is called again while it finds garbage. A full disk skips the
+// round; an error other than "nothing to rewrite" is logged. It reports
+// false when stop was closed during the round.
+func (db *DB) collect(gc func() error, stop <-chan struct{}) bool {
+	if db.space.check() != nil {
+		return true // GC writes a new value-log file before it frees the old one
+	}
+	for {
+		err := gc()
+		if err == nil {
+			select {
+			case <-stop:
+				return false
+			default:
+				continue
 			}
-			if !errors.Is(err, bdg.ErrNoRewrite) && !errors.Is(err, bdg.ErrRejected) {
-				db.log.Warn("value log gc", slog.Any("error", err))
-			}
-			break
 		}
+		if !errors.Is(err, bdg.ErrNoRewrite) && !errors.Is(err, bdg.ErrRejected) {
+			db.log.Warn("value log gc", slog.Any("error", err))
+		}
+		return true
 	}
 }
 

@@ -387,11 +387,10 @@ func vlogFiles(t *testing.T, dir string) []string {
 	return files
 }
 
-// The value-log GC moves live values to the current file and deletes the
-// old one: with the journal, the deletion waits for a checkpoint, since the
-// moved values are not synced and the journal no longer holds them.
-func TestValueLogGCDeletesAfterCheckpoint(t *testing.T) {
-	dir := t.TempDir()
+// storeWithGarbage is a journaled store in dir whose value log is mostly
+// garbage: 200 values of 8 KiB written six times over, compacted.
+func storeWithGarbage(t *testing.T, dir string) *DB {
+	t.Helper()
 	opts := Options{MemTableSize: 1 << 20, valueLogFileSize: 1 << 20, GCInterval: time.Hour}
 	db, err := Open(dir, opts)
 	if err != nil {
@@ -416,18 +415,49 @@ func TestValueLogGCDeletesAfterCheckpoint(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	defer db.Close()
 	if err := db.bdb.Flatten(1); err != nil { // compaction counts the garbage
+		db.Close()
 		t.Fatal(err)
 	}
+	return db
+}
+
+// A checkpoint that fails after a rewrite is the GC's error: the old file
+// must not be deleted as if the moved values were durable.
+func TestValueLogGCCheckpointFails(t *testing.T) {
+	db := storeWithGarbage(t, t.TempDir())
+	defer db.Close()
+	errSync := errors.New("fsync: input/output error")
+	db.checkpoint = func() error { return errSync }
+	err := db.valueLogGC()
+	if errors.Is(err, bdg.ErrNoRewrite) {
+		t.Skipf("badger found nothing to rewrite (%v): the test's sizes are off", err)
+	}
+	if !errors.Is(err, errSync) || !strings.Contains(err.Error(), "checkpoint after value-log gc") {
+		t.Fatalf("valueLogGC = %v, want the checkpoint's error", err)
+	}
+}
+
+// The value-log GC moves live values to the current file and deletes the
+// old one: with the journal, the deletion waits for a checkpoint, since the
+// moved values are not synced and the journal no longer holds them.
+func TestValueLogGCDeletesAfterCheckpoint(t *testing.T) {
+	dir := t.TempDir()
+	db := storeWithGarbage(t, dir)
+	defer db.Close()
+	ctx := context.Background()
+	value := bytes.Repeat([]byte("v"), 8<<10)
 	before := vlogFiles(t, dir)
 	var atCheckpoint []string
 	db.checkpoint = func() error {
 		atCheckpoint = vlogFiles(t, dir)
 		return syncFiles(dir)
 	}
-	if err := db.valueLogGC(); err != nil {
+	switch err := db.valueLogGC(); {
+	case errors.Is(err, bdg.ErrNoRewrite):
 		t.Skipf("badger found nothing to rewrite (%v): the test's sizes are off", err)
+	case err != nil:
+		t.Fatalf("valueLogGC: %v", err)
 	}
 	after := vlogFiles(t, dir)
 	if atCheckpoint == nil {
