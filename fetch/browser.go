@@ -431,10 +431,20 @@ func waitSelector(ctx context.Context, sel string) error {
 		return err
 	}
 	expr := `document.querySelector(` + string(q) + `) !== null`
+	return waitUntil(ctx, func(ctx context.Context) (bool, error) {
+		return chromedp.Run(ctx, chromedp.Evaluate[bool](expr))
+	})
+}
+
+// waitUntil evaluates matched every waitPoll until it reports true. A
+// JavaScript exception ends the wait (the page refuses the selector);
+// another error (no document to evaluate in while one replaces another)
+// is tried again, until ctx ends.
+func waitUntil(ctx context.Context, matched func(context.Context) (bool, error)) error {
 	tick := time.NewTicker(waitPoll)
 	defer tick.Stop()
 	for {
-		ok, err := chromedp.Run(ctx, chromedp.Evaluate[bool](expr))
+		ok, err := matched(ctx)
 		if err != nil {
 			var ex *chromedp.ExceptionError
 			if errors.As(err, &ex) {

@@ -15,3 +15,11 @@ func KillBrowser(r *Renderer) error {
 	<-r.browser.LostConnection // chromedp reaps the process and notices
 	return nil
 }
+
+// RendererOf is the renderer f has started for its rendered pages (nil
+// before the first).
+func RendererOf(f *Fetcher) *Renderer {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.renderer
+}

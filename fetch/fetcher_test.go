@@ -3,6 +3,7 @@ package fetch_test
 import (
 	"errors"
 	"fmt"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -471,5 +472,59 @@ func TestRenderedGetSendsHeaders(t *testing.T) {
 	defer mu.Unlock()
 	if len(cookies) < 2 || cookies[0] != "consent=1" || cookies[len(cookies)-1] != "" {
 		t.Errorf("cookies the origin saw: %q; want consent=1, then none", cookies)
+	}
+}
+
+// lockedLog is a log's text, written by the fetcher's goroutines and read
+// by the test.
+type lockedLog struct {
+	mu  sync.Mutex
+	buf strings.Builder
+}
+
+func (l *lockedLog) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.buf.Write(p)
+}
+
+func (l *lockedLog) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.buf.String()
+}
+
+// TestFetcherLogsBrowserRestart: the operator's log (the Fetcher's) says
+// when a browser that died is started again for a rendered page.
+func TestFetcherLogsBrowserRestart(t *testing.T) {
+	chromium(t)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		fmt.Fprint(w, "<html><body><p>rendered</p></body></html>")
+	}))
+	t.Cleanup(srv.Close)
+	var logged lockedLog
+	f, err := fetch.New(pollerConfig(true), fetch.Options{Clock: newStepClock(), Logger: slog.New(slog.NewTextHandler(&logged, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = f.Close() })
+	render := func() {
+		t.Helper()
+		res, err := f.Get(t.Context(), fetch.Request{URL: srv.URL + "/", Browser: true})
+		if err != nil || !strings.Contains(string(res.Body), "<p>rendered</p>") {
+			t.Fatalf("render: %q, %v", res.Body, err)
+		}
+		f.Release(&res)
+	}
+	render()
+	if strings.Contains(logged.String(), "browser died") {
+		t.Fatalf("a restart logged before the browser died:\n%s", logged.String())
+	}
+	if err := fetch.KillBrowser(fetch.RendererOf(f)); err != nil {
+		t.Fatal(err)
+	}
+	render()
+	if n := strings.Count(logged.String(), "browser died; starting it again"); n != 1 {
+		t.Errorf("%d restart lines after the browser died once, want 1:\n%s", n, logged.String())
 	}
 }

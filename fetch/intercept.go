@@ -149,12 +149,8 @@ func (ic *interceptor) serve(ctx context.Context, ev *cdpfetch.EventRequestPause
 			ic.main = err
 		}
 		ic.mu.Unlock()
-		reason := network.ErrorReasonAccessDenied
-		if ctx.Err() != nil {
-			reason = network.ErrorReasonAborted
-		}
 		// The tab may be closing; a failure to answer changes nothing.
-		_, _ = chromedp.Call(ctx, cdpfetch.FailRequest, cdpfetch.FailRequestParams{RequestID: ev.RequestID, ErrorReason: reason})
+		_, _ = chromedp.Call(ctx, cdpfetch.FailRequest, cdpfetch.FailRequestParams{RequestID: ev.RequestID, ErrorReason: failReason(ctx)})
 		return
 	}
 	ic.mu.Lock()
@@ -276,4 +272,14 @@ func responseHeaders(h http.Header) []*cdpfetch.HeaderEntry {
 		}
 	}
 	return out
+}
+
+// failReason is what the browser is told of a request dynamo did not
+// make: refused (the guard, a scheme, a size), or aborted when the render
+// itself ended (its timeout, a cancelled poll), which is no refusal.
+func failReason(ctx context.Context) network.ErrorReason {
+	if ctx.Err() != nil {
+		return network.ErrorReasonAborted
+	}
+	return network.ErrorReasonAccessDenied
 }
