@@ -178,9 +178,9 @@ func (f *Fetcher) Robots(u *url.URL) (allowed, known bool) {
 	if !ok {
 		return false, false
 	}
-	if rules.group.CrawlDelay > 0 {
-		f.gate.setCrawlDelay(strings.ToLower(u.Host), rules.group.CrawlDelay)
-	}
+	// Every read sets it: a site that drops its Crawl-delay (or its
+	// robots.txt) is back at per_host_interval.
+	f.gate.setCrawlDelay(strings.ToLower(u.Host), rules.group.CrawlDelay)
 	return rules.allows(u), true
 }
 
@@ -193,9 +193,9 @@ func (f *Fetcher) FetchRobots(ctx context.Context, u *url.URL) (allowed bool, er
 	if err != nil {
 		return false, classify(err)
 	}
-	if rules.group.CrawlDelay > 0 {
-		f.gate.setCrawlDelay(strings.ToLower(u.Host), rules.group.CrawlDelay)
-	}
+	// Every read sets it: a site that drops its Crawl-delay (or its
+	// robots.txt) is back at per_host_interval.
+	f.gate.setCrawlDelay(strings.ToLower(u.Host), rules.group.CrawlDelay)
 	return rules.allows(u), nil
 }
 

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -97,6 +98,11 @@ func newOrigin(t *testing.T) *origin {
 			fmt.Fprint(w, "<p>dated</p>")
 		case "/moved":
 			http.Redirect(w, r, "/page", http.StatusFound)
+		case "/story": // an article moved into a folder, with a relative link
+			http.Redirect(w, r, "/2026/11/story", http.StatusMovedPermanently)
+		case "/2026/11/story":
+			w.Header().Set("Content-Type", "text/html; charset=utf-8")
+			fmt.Fprint(w, strings.Replace(article, "<p>A third paragraph", `<p>See <a href="notes">the notes</a>. A third paragraph`, 1))
 		case "/busy":
 			w.Header().Set("Retry-After", "120")
 			w.WriteHeader(http.StatusServiceUnavailable)
@@ -292,6 +298,11 @@ func TestArticle(t *testing.T) {
 	if waited := clk.Now().Sub(t0); waited != 30*time.Second {
 		t.Errorf("Article waited %v, want 30s", waited)
 	}
+	// Its links resolve against where the article was read, after a redirect.
+	html, err = f.Article(t.Context(), o.URL+"/story", nil)
+	if err != nil || !strings.Contains(html, `href="`+o.URL+`/2026/11/notes"`) {
+		t.Errorf("Article through a redirect: %q, %v; want its link resolved in /2026/11/", html, err)
+	}
 	if _, err := f.Article(t.Context(), o.URL+"/private/article", nil); !errors.Is(err, fetch.ErrRobotsDenied) {
 		t.Errorf("a disallowed article: %v; want ErrRobotsDenied", err)
 	}
@@ -310,12 +321,12 @@ func TestArticle(t *testing.T) {
 func TestHeadersStayOnTheirHost(t *testing.T) {
 	var got atomic.Value
 	other := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		got.Store(r.Header.Get("Cookie"))
+		got.Store(r.Header.Get("Cookie") + "|" + r.Header.Get("X-Api-Key"))
 		fmt.Fprint(w, "elsewhere")
 	}))
 	t.Cleanup(other.Close)
 	first := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Header.Get("Cookie") != "s=1" {
+		if r.Header.Get("Cookie") != "s=1" || r.Header.Get("X-Api-Key") != "secret" {
 			http.Error(w, "no cookie", http.StatusForbidden)
 			return
 		}
@@ -324,13 +335,15 @@ func TestHeadersStayOnTheirHost(t *testing.T) {
 	}))
 	t.Cleanup(first.Close)
 	f := newFetcher(t, pollerConfig(true), newStepClock())
-	res, err := f.Get(t.Context(), fetch.Request{URL: first.URL, Headers: map[string]string{"Cookie": "s=1"}})
+	// Go's client drops a cookie on its way to another host by itself; a
+	// header of the site's own (an API key) only dynamo drops.
+	res, err := f.Get(t.Context(), fetch.Request{URL: first.URL, Headers: map[string]string{"Cookie": "s=1", "X-Api-Key": "secret"}})
 	if err != nil || string(res.Body) != "elsewhere" {
 		t.Fatalf("Get: %q, %v", res.Body, err)
 	}
 	f.Release(&res)
-	if c, _ := got.Load().(string); c != "" {
-		t.Errorf("the other host got the cookie %q", c)
+	if h, _ := got.Load().(string); h != "|" {
+		t.Errorf("the other host got the headers %q (cookie|key)", h)
 	}
 
 	// A redirect on the same host keeps them.
@@ -527,4 +540,93 @@ func TestFetcherLogsBrowserRestart(t *testing.T) {
 	if n := strings.Count(logged.String(), "browser died; starting it again"); n != 1 {
 		t.Errorf("%d restart lines after the browser died once, want 1:\n%s", n, logged.String())
 	}
+}
+
+// TestCrawlDelayDropped: a site that removes its Crawl-delay (or its
+// robots.txt) is polled at per_host_interval again once robots.txt is read
+// again, not at the delay it once asked for.
+func TestCrawlDelayDropped(t *testing.T) {
+	var robots atomic.Value
+	robots.Store("User-agent: *\nCrawl-delay: 30\n")
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/robots.txt" {
+			if s := robots.Load().(string); s != "" {
+				fmt.Fprint(w, s)
+				return
+			}
+		}
+		http.NotFound(w, r)
+	}))
+	t.Cleanup(srv.Close)
+	clk := newStepClock()
+	p := pollerConfig(true)
+	f := newFetcher(t, p, clk)
+	u, _ := url.Parse(srv.URL + "/page")
+	host := strings.ToLower(u.Host)
+	interval := p.PerHostInterval.D()
+	for _, step := range []struct {
+		robots string
+		want   time.Duration
+	}{
+		{"User-agent: *\nCrawl-delay: 30\n", 30 * time.Second},
+		{"User-agent: *\nDisallow: /private/\n", interval},
+		{"User-agent: *\nCrawl-delay: 30\n", 30 * time.Second},
+		{"", interval}, // robots.txt gone: 404
+	} {
+		robots.Store(step.robots)
+		clk.NewTimer(2 * time.Hour) // past the cached robots.txt and every slot
+		if allowed, err := f.FetchRobots(t.Context(), u); err != nil || !allowed {
+			t.Fatalf("FetchRobots with %q: %v, %v", step.robots, allowed, err)
+		}
+		if d := f.Reserve(host); d != 0 {
+			t.Fatalf("with %q, the first Reserve waits %v", step.robots, d)
+		}
+		if d := f.Reserve(host); d != step.want {
+			t.Errorf("with robots.txt %q, the next slot is %v away, want %v", step.robots, d, step.want)
+		}
+	}
+}
+
+// TestIdleConnectionsClosed: a reload that changes the client's settings
+// closes the old client's idle connections, and so does Close: an origin
+// is not left holding connections dynamo will never use again.
+func TestIdleConnectionsClosed(t *testing.T) {
+	closed := make(chan struct{}, 8)
+	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		fmt.Fprint(w, "<p>hello</p>")
+	}))
+	srv.Config.ConnState = func(_ net.Conn, s http.ConnState) {
+		if s == http.StateClosed {
+			closed <- struct{}{}
+		}
+	}
+	srv.Start()
+	t.Cleanup(srv.Close)
+	p := pollerConfig(true)
+	f := newFetcher(t, p, newStepClock())
+	get := func() {
+		t.Helper()
+		res, err := f.Get(t.Context(), fetch.Request{URL: srv.URL + "/"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		f.Release(&res)
+	}
+	waitClosed := func(what string) {
+		t.Helper()
+		select {
+		case <-closed:
+		case <-time.After(10 * time.Second):
+			t.Fatalf("%s: the idle connection is still open after 10 s", what)
+		}
+	}
+	get()
+	p.UserAgent = "dynamo-test/2" // another client
+	f.Configure(p)
+	waitClosed("a reload with another user agent")
+	get()
+	if err := f.Close(); err != nil {
+		t.Fatal(err)
+	}
+	waitClosed("Close")
 }

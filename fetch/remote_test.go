@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"fmt"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -77,5 +78,27 @@ func TestRenderRemoteBrowser(t *testing.T) {
 	}
 	if !strings.Contains(string(out.HTML), "Remote story") || !rec.saw("/items.json") {
 		t.Errorf("remote render: JSON through the client %v, DOM:\n%s", rec.saw("/items.json"), out.HTML)
+	}
+}
+
+// TestRenderRemoteBrowserUnreachable: a browser pool that does not answer
+// at poller.browser.url is named as such, not taken for a local start.
+func TestRenderRemoteBrowserUnreachable(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := l.Addr().String()
+	l.Close() // nothing listens there now
+	r, err := fetch.NewRenderer(fetch.BrowserOptions{URL: "ws://" + addr + "/devtools/browser/gone", Client: http.DefaultClient, Timeout: 30 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = r.Close() })
+	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
+	defer cancel()
+	_, err = r.Render(ctx, fetch.RenderRequest{URL: "http://127.0.0.1:1/"})
+	if err == nil || !strings.Contains(err.Error(), "attach to the browser at poller.browser.url") {
+		t.Fatalf("Render with no browser at the URL: %v, want an error naming poller.browser.url", err)
 	}
 }

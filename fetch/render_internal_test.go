@@ -116,3 +116,21 @@ func TestSubrequestSchemes(t *testing.T) {
 type roundTripFunc func(*http.Request) (*http.Response, error)
 
 func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
+
+// TestTextOf: an article's text is its HTML without the tags; wrappers with
+// nothing in them have none. (Readability itself returns no article for
+// the pages tried, so ExtractArticle's own check is tested here.)
+func TestTextOf(t *testing.T) {
+	for in, want := range map[string]string{
+		"":                                      "",
+		"<div><p></p><p> </p></div>":            " ",
+		`<p class="a">The <b>budget</b></p>`:    "The budget",
+		"<figure><img src=\"/a.png\"></figure>": "",
+		"no tags":                               "no tags",
+		"3 &lt; 4<br>":                          "3 &lt; 4",
+	} {
+		if got := textOf(in); got != want {
+			t.Errorf("textOf(%q) = %q, want %q", in, got, want)
+		}
+	}
+}

@@ -144,7 +144,8 @@ func (g *hostGate) reserve(host string, now time.Time, interval time.Duration) t
 	return 0
 }
 
-// setCrawlDelay raises host's interval to a robots.txt Crawl-delay.
+// setCrawlDelay sets host's robots.txt Crawl-delay (0: none), which raises
+// its interval when longer.
 func (g *hostGate) setCrawlDelay(host string, d time.Duration) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
