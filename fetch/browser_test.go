@@ -1,9 +1,11 @@
 package fetch_test
 
 import (
+	"bufio"
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -599,5 +601,77 @@ func TestRenderedURLIsTheDocuments(t *testing.T) {
 	}
 	if want := srv.URL + "/moved/index.html"; out.URL != want {
 		t.Errorf("rendered URL %q, want the document's %q", out.URL, want)
+	}
+}
+
+// rawOrigin answers every request with the response head of its path in
+// heads (the status line and headers, which Go's server would not write),
+// the body after it.
+func rawOrigin(t *testing.T, heads map[string]string, bodies map[string]string) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { l.Close() })
+	go func() {
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			go func() {
+				defer c.Close()
+				br := bufio.NewReader(c)
+				line, err := br.ReadString('\n')
+				if err != nil {
+					return
+				}
+				for {
+					h, err := br.ReadString('\n')
+					if err != nil || h == "\r\n" {
+						break
+					}
+				}
+				path := strings.Fields(line + " /")[1]
+				head, ok := heads[path]
+				if !ok {
+					head = "HTTP/1.1 404 Not Found\r\n"
+				}
+				body := bodies[path]
+				fmt.Fprintf(c, "%sContent-Length: %d\r\nConnection: close\r\n\r\n%s", head, len(body), body)
+			}()
+		}
+	}()
+	return "http://" + l.Addr().String()
+}
+
+// TestRenderBrowserRefusesAnAnswer: Chromium refuses an answer whose
+// header it cannot take (a name with a space, which Go's client reads).
+// A script's such answer fails at once, so the page goes on (its onerror
+// runs) and the render ends well before its timeout; the page's own such
+// answer is the render's error, saying so.
+func TestRenderBrowserRefusesAnAnswer(t *testing.T) {
+	html := "HTTP/1.1 200 OK\r\nContent-Type: text/html\r\n"
+	odd := "HTTP/1.1 200 OK\r\nContent-Type: text/javascript\r\nX Odd: yes\r\n"
+	origin := rawOrigin(t, map[string]string{"/": html, "/odd.js": odd, "/odd.html": "HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nX Odd: yes\r\n"},
+		map[string]string{
+			"/":         `<!doctype html><p id=a>page</p><script src="/odd.js" onerror="document.body.insertAdjacentHTML('beforeend', '<p id=failed>script failed</p>')"></script>`,
+			"/odd.js":   `document.body.insertAdjacentHTML('beforeend', '<p id=ran>script ran</p>')`,
+			"/odd.html": `<p>odd</p>`,
+		})
+	const timeout = 20 * time.Second
+	r, _ := newRenderer(t, fetch.BrowserOptions{Timeout: timeout})
+	t0 := time.Now()
+	out, err := r.Render(t.Context(), fetch.RenderRequest{URL: origin + "/", WaitFor: "#failed, #ran"})
+	if err != nil {
+		t.Fatalf("Render: %v (after %v)", err, time.Since(t0))
+	}
+	if !strings.Contains(string(out.HTML), "script failed") || out.Refused != 1 || out.Requests != 1 {
+		t.Errorf("DOM %s; %d requests served, %d refused; want the script failed, 1 and 1", out.HTML, out.Requests, out.Refused)
+	}
+	_, err = r.Render(t.Context(), fetch.RenderRequest{URL: origin + "/odd.html"})
+	if err == nil || !strings.Contains(err.Error(), "the browser refused the answer (HTTP 200)") || !strings.Contains(err.Error(), "X Odd") {
+		t.Errorf("Render of a page whose header the browser refuses: %v", err)
 	}
 }
