@@ -675,3 +675,28 @@ func TestRenderBrowserRefusesAnAnswer(t *testing.T) {
 		t.Errorf("Render of a page whose header the browser refuses: %v", err)
 	}
 }
+
+// TestRenderWaitsForTheNetworksQuiet: without wait_for, the DOM is read
+// once no request has been in flight for Idle, so data a script asks for
+// a moment after the load is in it.
+func TestRenderWaitsForTheNetworksQuiet(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/data" {
+			fmt.Fprint(w, "<li>From the data</li>")
+			return
+		}
+		w.Header().Set("Content-Type", "text/html")
+		fmt.Fprint(w, `<!doctype html><ul id=news></ul><script>
+addEventListener('load', () => setTimeout(() => fetch('/data').then(r => r.text()).then(t => { document.getElementById('news').innerHTML = t }), 100))
+</script>`)
+	}))
+	t.Cleanup(srv.Close)
+	r, _ := newRenderer(t, fetch.BrowserOptions{Idle: 2 * time.Second})
+	out, err := r.Render(t.Context(), fetch.RenderRequest{URL: srv.URL + "/"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(out.HTML), "<li>From the data</li>") {
+		t.Errorf("the DOM was read before the network's quiet: %s", out.HTML)
+	}
+}

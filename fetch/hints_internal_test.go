@@ -2,8 +2,11 @@ package fetch
 
 import (
 	"net/http"
+	"net/url"
 	"testing"
 	"time"
+
+	"github.com/temoto/robotstxt"
 )
 
 func TestServerHints(t *testing.T) {
@@ -81,6 +84,40 @@ func TestReasonPhrase(t *testing.T) {
 	} {
 		if got := reasonPhrase(&http.Response{StatusCode: tc.code, Status: tc.status}); got != tc.want {
 			t.Errorf("reasonPhrase(%d, %q) = %q, want %q", tc.code, tc.status, got, tc.want)
+		}
+	}
+}
+
+// TestRobotsPath: a URL is tested against robots.txt by its path and query,
+// as RFC 9309 says: a rule on a query disallows that query only.
+func TestRobotsPath(t *testing.T) {
+	data, err := robotstxt.FromString("User-agent: *\nDisallow: /search?\nDisallow: /*?print=\nDisallow: /admin\n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	rules := robotsRules{group: data.FindGroup("dynamo")}
+	for raw, want := range map[string]bool{
+		"https://news.example":                 true, // the root, "/"
+		"https://news.example/search":          true,
+		"https://news.example/search?q=budget": false,
+		"https://news.example/story?print=1":   false,
+		"https://news.example/story":           true,
+		"https://news.example/story?page=2":    true,
+		"https://news.example/admin/":          false,
+		"https://news.example/a%20b?x=1":       true,
+	} {
+		u, err := url.Parse(raw)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := rules.allows(u); got != want {
+			t.Errorf("allows(%s) = %v, want %v (tested as %q)", raw, got, want, robotsPath(u))
+		}
+	}
+	for raw, want := range map[string]string{"https://a.example": "/", "https://a.example/x": "/x", "https://a.example/x?": "/x", "https://a.example/?q=1": "/?q=1", "https://a.example/a%2Fb": "/a%2Fb"} {
+		u, _ := url.Parse(raw)
+		if got := robotsPath(u); got != want {
+			t.Errorf("robotsPath(%s) = %q, want %q", raw, got, want)
 		}
 	}
 }
