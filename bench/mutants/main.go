@@ -111,8 +111,8 @@ func readList(path string) ([]mutant, error) {
 	return ms, sc.Err()
 }
 
-// replacements are gremlins' default mutators (v0.6.0's mappings), by kind
-// and original operator.
+// replacements are gremlins' mutators (v0.6.0's mappings), by kind and
+// original operator.
 var replacements = map[string]map[token.Token]token.Token{
 	"ARITHMETIC_BASE": {
 		token.ADD: token.SUB, token.SUB: token.ADD, token.MUL: token.QUO,
@@ -127,6 +127,20 @@ var replacements = map[string]map[token.Token]token.Token{
 	},
 	"INCREMENT_DECREMENT": {token.INC: token.DEC, token.DEC: token.INC},
 	"INVERT_NEGATIVES":    {token.SUB: token.ADD},
+	// Not on by default in gremlins (--invert-logical and the others):
+	// one side of a condition, a loop's exit, an accumulation.
+	"INVERT_LOGICAL":  {token.LAND: token.LOR, token.LOR: token.LAND},
+	"INVERT_LOOPCTRL": {token.BREAK: token.CONTINUE, token.CONTINUE: token.BREAK},
+	"INVERT_ASSIGNMENTS": {
+		token.ADD_ASSIGN: token.SUB_ASSIGN, token.SUB_ASSIGN: token.ADD_ASSIGN,
+		token.MUL_ASSIGN: token.QUO_ASSIGN, token.QUO_ASSIGN: token.MUL_ASSIGN,
+	},
+	"REMOVE_SELF_ASSIGNMENTS": {
+		token.ADD_ASSIGN: token.ASSIGN, token.SUB_ASSIGN: token.ASSIGN, token.MUL_ASSIGN: token.ASSIGN,
+		token.QUO_ASSIGN: token.ASSIGN, token.REM_ASSIGN: token.ASSIGN, token.AND_ASSIGN: token.ASSIGN,
+		token.OR_ASSIGN: token.ASSIGN, token.XOR_ASSIGN: token.ASSIGN, token.SHL_ASSIGN: token.ASSIGN,
+		token.SHR_ASSIGN: token.ASSIGN, token.AND_NOT_ASSIGN: token.ASSIGN,
+	},
 }
 
 // apply returns src with the mutant's operator replaced.
