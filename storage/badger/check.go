@@ -303,12 +303,10 @@ func scanPrefix(ctx context.Context, txn *bdg.Txn, prefix []byte, fn func(k, v [
 	opts.Prefix = prefix
 	it := txn.NewIterator(opts)
 	defer it.Close()
-	n := 0
+	var scan scanCheck
 	for it.Rewind(); it.Valid(); it.Next() {
-		if n++; n%ctxCheckEvery == 0 {
-			if err := ctx.Err(); err != nil {
-				return err
-			}
+		if err := scan.step(ctx); err != nil {
+			return err
 		}
 		k := it.Item().Key()
 		if err := it.Item().Value(func(v []byte) error { return fn(k, v) }); err != nil {

@@ -172,3 +172,25 @@ func TestItemsBelowLongWalk(t *testing.T) {
 		t.Fatalf("after the prune, itemsBelow = %d items, %v; want none", len(gone), err)
 	}
 }
+
+// TestScanCheck: a scan looks at its context at every ctxCheckEvery-th key,
+// and only then: a cancelled query stops within that many keys.
+func TestScanCheck(t *testing.T) {
+	ctx, cancel := context.WithCancel(t.Context())
+	cancel()
+	var scan scanCheck
+	for round := range 3 {
+		for i := 1; i <= ctxCheckEvery; i++ {
+			err := scan.step(ctx)
+			if want := i == ctxCheckEvery; (err != nil) != want || (want && !errors.Is(err, context.Canceled)) {
+				t.Fatalf("round %d, key %d: step = %v", round+1, i, err)
+			}
+		}
+	}
+	var live scanCheck
+	for i := range 3 * ctxCheckEvery {
+		if err := live.step(t.Context()); err != nil {
+			t.Fatalf("key %d of a live scan: %v", i+1, err)
+		}
+	}
+}

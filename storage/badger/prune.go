@@ -114,12 +114,10 @@ func (db *DB) itemsBelow(ctx context.Context, id string, seq uint64) ([]unindexe
 		opts.Prefix = familyPrefix(prefixItem, id)
 		it := txn.NewIterator(opts)
 		defer it.Close()
-		n := 0
+		var scan scanCheck
 		for it.Rewind(); it.Valid(); it.Next() {
-			if n++; n%ctxCheckEvery == 0 {
-				if err := ctx.Err(); err != nil {
-					return err
-				}
+			if err := scan.step(ctx); err != nil {
+				return err
 			}
 			err := it.Item().Value(func(v []byte) error {
 				x, err := decodeItemEntry(v)

@@ -17,6 +17,20 @@ import (
 // ctxCheckEvery is how many keys a scan reads between two ctx.Err() checks.
 const ctxCheckEvery = 1024
 
+// scanCheck tells a long scan when to look at its context: a cancelled
+// query stops within ctxCheckEvery keys, and the keys between cost no
+// ctx.Err() (a lock in a cancellable context).
+type scanCheck struct{ n int }
+
+// step counts a key and, at every ctxCheckEvery-th, returns ctx's error.
+func (c *scanCheck) step(ctx context.Context) error {
+	if c.n++; c.n < ctxCheckEvery {
+		return nil
+	}
+	c.n = 0
+	return ctx.Err()
+}
+
 func (db *DB) resources(ctx context.Context) ([]storage.ResourceInfo, error) {
 	var out []storage.ResourceInfo
 	err := db.view(ctx, func(txn *bdg.Txn) error {
@@ -24,12 +38,10 @@ func (db *DB) resources(ctx context.Context) ([]storage.ResourceInfo, error) {
 		opts.Prefix = []byte{prefixMeta}
 		it := txn.NewIterator(opts)
 		defer it.Close()
-		n := 0
+		var scan scanCheck
 		for it.Rewind(); it.Valid(); it.Next() {
-			if n++; n%ctxCheckEvery == 0 {
-				if err := ctx.Err(); err != nil {
-					return err
-				}
+			if err := scan.step(ctx); err != nil {
+				return err
 			}
 			id := string(it.Item().Key()[1:])
 			err := it.Item().Value(func(v []byte) error {
@@ -196,12 +208,10 @@ func newestFirst(txn *bdg.Txn, p byte, id string, prefetch int) (*bdg.Iterator, 
 func scanContent(ctx context.Context, txn *bdg.Txn, id string, m *meta, max int, out *[]storage.Item) error {
 	it, plen := newestFirst(txn, prefixContent, id, max)
 	defer it.Close()
-	n := 0
+	var scan scanCheck
 	for it.Rewind(); it.Valid() && (max <= 0 || len(*out) < max); it.Next() {
-		if n++; n%ctxCheckEvery == 0 {
-			if err := ctx.Err(); err != nil {
-				return err
-			}
+		if err := scan.step(ctx); err != nil {
+			return err
 		}
 		item, err := readItem(txn, id, m, it.Item().Key()[plen:], it.Item())
 		if err != nil {
@@ -219,12 +229,10 @@ func scanSearch(ctx context.Context, txn *bdg.Txn, id string, m *meta, q storage
 	defer it.Close()
 	var matches []uint32 // positions matched in the current page
 	pre := newPrefilter(q.Terms)
-	n := 0
+	var scan scanCheck
 	for it.Rewind(); it.Valid() && (q.Max <= 0 || len(*out) < q.Max); it.Next() {
-		if n++; n%ctxCheckEvery == 0 {
-			if err := ctx.Err(); err != nil {
-				return err
-			}
+		if err := scan.step(ctx); err != nil {
+			return err
 		}
 		matches = matches[:0]
 		err := it.Item().Value(func(v []byte) error {

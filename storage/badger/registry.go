@@ -228,13 +228,11 @@ func (db *DB) purge(ctx context.Context, id string) error {
 			opts.Prefix = familyPrefix(p, id)
 			opts.PrefetchValues = false
 			it := txn.NewIterator(opts)
-			n := 0
+			var scan scanCheck
 			for it.Rewind(); it.Valid(); it.Next() {
-				if n++; n%ctxCheckEvery == 0 {
-					if err := ctx.Err(); err != nil {
-						it.Close()
-						return err
-					}
+				if err := scan.step(ctx); err != nil {
+					it.Close()
+					return err
 				}
 				dels = append(dels, kv{key: it.Item().KeyCopy(nil)})
 				if len(dels) == opsChunk {
