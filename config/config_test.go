@@ -124,6 +124,8 @@ func TestParseFieldErrors(t *testing.T) {
 		{"zero weight", "resources:\n  - id: a\n    url: http://x/\n    policy: {kind: budget}\n    weight: 0\n", 5, "resources[0].weight"},
 		{"negative weight", "resources:\n  - id: a\n    url: http://x/\n    weight: -2\n", 4, "resources[0].weight"},
 		{"text weight", "resources:\n  - id: a\n    url: http://x/\n    weight: heavy\n", 4, "resources[0].weight"},
+		{"text weight quoted", "resources:\n  - id: a\n    url: http://x/\n    weight: heavy\n", 4, `weight must be a positive number, got "heavy"`},
+		{"NaN weight", "resources:\n  - id: a\n    url: http://x/\n    policy: {kind: budget}\n    weight: NaN\n", 5, `weight must be a positive number, got "NaN"`},
 		{"negative budget", "poller:\n  budget: {polls_per_day: -1}\n", 2, "poller.budget.polls_per_day"},
 		{"short max_interval", "poller:\n  budget:\n    max_interval: 5m\n", 3, "poller.budget.max_interval"},
 	} {
