@@ -3,6 +3,7 @@ package websub
 import (
 	"context"
 	"errors"
+	"strings"
 	"testing"
 	"time"
 
@@ -170,5 +171,73 @@ func TestCatchUpAtStart(t *testing.T) {
 	startHub(t, st, topics, clock, nil)
 	if d := nextDelivery(t, sub, clock, 0); string(d.body) != "b" {
 		t.Errorf("body = %q", d.body)
+	}
+}
+
+// TestBadgerStoreRefusesNUL: a key whose resource, topic or callback holds
+// a NUL byte (the separator of the store's keys) is refused, whichever
+// part holds it: it could otherwise read or overwrite another key's
+// subscription.
+func TestBadgerStoreRefusesNUL(t *testing.T) {
+	st := openBadger(t, t.TempDir())
+	t.Cleanup(func() { _ = st.Close() })
+	ctx := t.Context()
+	ok := Key{Resource: "news", Topic: "https://feeds.example/feeds/news.atom", Callback: "https://reader.example/cb"}
+	for name, k := range map[string]Key{
+		"resource": {Resource: "news\x00x", Topic: ok.Topic, Callback: ok.Callback},
+		"topic":    {Resource: ok.Resource, Topic: ok.Topic + "\x00", Callback: ok.Callback},
+		"callback": {Resource: ok.Resource, Topic: ok.Topic, Callback: "https://reader.example/\x00cb"},
+	} {
+		if _, err := st.Subscription(ctx, k); err == nil || !strings.Contains(err.Error(), "NUL") {
+			t.Errorf("Subscription with a NUL in the %s: %v, want it refused", name, err)
+		}
+		err := st.Update(ctx, k, func(*Subscription) (*Subscription, error) { return &Subscription{Key: k}, nil })
+		if err == nil || !strings.Contains(err.Error(), "NUL") {
+			t.Errorf("Update with a NUL in the %s: %v, want it refused", name, err)
+		}
+	}
+	if _, err := st.Subscription(ctx, ok); err != nil && !errors.Is(err, ErrNotFound) {
+		t.Errorf("Subscription of a plain key: %v", err)
+	}
+}
+
+// TestBadgerStoreUpdateRetriesAConflict: an Update whose subscription was
+// changed by another one meanwhile (a delivery's outcome and a renewal at
+// once) runs again on the new value: neither change is lost.
+func TestBadgerStoreUpdateRetriesAConflict(t *testing.T) {
+	st := openBadger(t, t.TempDir())
+	t.Cleanup(func() { _ = st.Close() })
+	ctx := t.Context()
+	k := Key{Resource: "news", Topic: "https://feeds.example/feeds/news.atom", Callback: "https://reader.example/cb"}
+	if err := st.Update(ctx, k, func(*Subscription) (*Subscription, error) { return &Subscription{Key: k, Lease: time.Hour}, nil }); err != nil {
+		t.Fatal(err)
+	}
+	calls := 0
+	err := st.Update(ctx, k, func(cur *Subscription) (*Subscription, error) {
+		calls++
+		if calls == 1 {
+			// Another update commits between this one's read and its commit.
+			err := st.Update(ctx, k, func(cur *Subscription) (*Subscription, error) {
+				next := *cur
+				next.Lease = 2 * time.Hour
+				return &next, nil
+			})
+			if err != nil {
+				return nil, err
+			}
+		}
+		next := *cur
+		next.Failures++
+		return &next, nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := st.Subscription(ctx, k)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if calls != 2 || got.Lease != 2*time.Hour || got.Failures != 1 {
+		t.Errorf("after a conflict: fn called %d times, lease %v, failures %d; want 2 calls, the other update's 2h and this one's 1", calls, got.Lease, got.Failures)
 	}
 }
