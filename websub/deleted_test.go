@@ -172,6 +172,10 @@ func TestUnsubscribeFromDeletedTopicBeforeDenial(t *testing.T) {
 	subscribeOK(t, th, topicNews, sub.srv.URL)
 	nextVerification(t, sub)
 	th.topics.deleteResource("news") // not notified yet
+	// A subscription to it is refused, the stored one notwithstanding.
+	if err := th.Request(context.Background(), form(ModeSubscribe, topicNews, sub.srv.URL)); !errors.Is(err, ErrUnknownTopic) {
+		t.Errorf("subscribe to the deleted topic: %v, want ErrUnknownTopic", err)
+	}
 	th.request(t, form(ModeUnsubscribe, topicNews, sub.srv.URL))
 	if q := nextVerification(t, sub); q.Get("hub.mode") != ModeUnsubscribe {
 		t.Fatalf("verification = %v", q)

@@ -816,6 +816,14 @@ func TestOptionBounds(t *testing.T) {
 	if _, err := New(o); err == nil {
 		t.Error("LeaseMin > LeaseMax accepted")
 	}
+	// The hub's own URL, which subscribers are told: absolute, and a URL.
+	for _, u := range []string{"/websub", "hub.example/websub", "https://hub.example/%zz", ""} {
+		o := base()
+		o.URL = u
+		if _, err := New(o); err == nil || !strings.Contains(err.Error(), "is not an absolute URL") {
+			t.Errorf("Options.URL %q: %v, want it refused", u, err)
+		}
+	}
 	for _, ua := range []string{"", "reader-hub/2"} {
 		th := startHub(t, nil, nil, nil, func(o *Options) { o.UserAgent = ua })
 		th.topics.set(topicNews, "a")
