@@ -24,7 +24,11 @@
 # it counts as TIMED OUT (the mutant made the tests hang, or the machine was
 # too busy: each mutant compiles its package's tests again, which the first
 # run may have found in the build cache; 5 gave false time-outs at load 20).
-# MUTATION_SELECT=1 has gremlins only list the mutants and bench/mutants run
+# MUTATION_EXTRA=1 runs gremlins' optional mutators instead of its
+# defaults: `&&` and `||` swapped, `break` and `continue` swapped, `+=` made
+# `-=` or `=` (a bound checked on one side only, one bad item ending a loop
+# for the others, a count that no longer adds up); BENCHMARKS.md has their
+# own figures. MUTATION_SELECT=1 has gremlins only list the mutants and bench/mutants run
 # each against the tests that execute the mutated line (learned by running
 # each test alone with coverage first) instead of the whole package: the
 # same verdicts, about two and a half times faster on poller, whose suite
@@ -80,13 +84,20 @@ exclude_for() {
 summary=$out/summary.txt
 {
   echo "# bench/mutation.sh, gremlins $gremlins_version, $(date -u +%Y-%m-%dT%H:%MZ)"
-  echo "# $(nproc) CPUs, $(go version | cut -d' ' -f3), budget ${budget}s a package, $workers worker(s), timeout coefficient $coeff${MUTATION_FILES:+, files $MUTATION_FILES}${MUTATION_SAMPLE:+, a sample of $MUTATION_SAMPLE (seed ${MUTATION_SEED:-1})}"
+  echo "# $(nproc) CPUs, $(go version | cut -d' ' -f3), budget ${budget}s a package, $workers worker(s), timeout coefficient $coeff${MUTATION_FILES:+, files $MUTATION_FILES}${MUTATION_SAMPLE:+, a sample of $MUTATION_SAMPLE (seed ${MUTATION_SEED:-1})}${MUTATION_EXTRA:+, the optional mutators}"
   printf '%-18s %7s %6s %6s %9s %10s %9s  %s\n' package killed lived timeout notviable notcovered efficacy run
 } >"$summary"
 
 for pkg in "${pkgs[@]}"; do
   log=$out/${pkg//\//_}.log
   args=(unleash --workers "$workers" --timeout-coefficient "$coeff" -E "$(exclude_for "$pkg")")
+  if [ "${MUTATION_EXTRA:-0}" = 1 ]; then
+    # gremlins' optional mutators alone: one side of a condition (&& ↔ ||),
+    # a loop's exit (break ↔ continue), an accumulation (+= ↔ -=, += → =).
+    args+=(--invert-logical --invert-loopctrl --invert-assignments --remove-self-assignments
+      --arithmetic-base=false --conditionals-boundary=false --conditionals-negation=false
+      --increment-decrement=false --invert-negatives=false)
+  fi
   if [ -n "${MUTATION_FILES:-}" ]; then
     # gremlins only excludes: keep the files named by excluding every other.
     while IFS= read -r f; do
