@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -127,6 +128,8 @@ func TestParseFieldErrors(t *testing.T) {
 		{"text weight quoted", "resources:\n  - id: a\n    url: http://x/\n    weight: heavy\n", 4, `weight must be a positive number, got "heavy"`},
 		{"NaN weight", "resources:\n  - id: a\n    url: http://x/\n    policy: {kind: budget}\n    weight: NaN\n", 5, `weight must be a positive number, got "NaN"`},
 		{"negative budget", "poller:\n  budget: {polls_per_day: -1}\n", 2, "poller.budget.polls_per_day"},
+		{"infinite budget", "poller:\n  budget: {polls_per_day: .inf}\n", 2, "poller.budget.polls_per_day: must be a non-negative number (0: 24 per budget resource), got +Inf"},
+		{"NaN budget", "poller:\n  budget: {polls_per_day: .nan}\n", 2, "poller.budget.polls_per_day: must be a non-negative number (0: 24 per budget resource), got NaN"},
 		{"short max_interval", "poller:\n  budget:\n    max_interval: 5m\n", 3, "poller.budget.max_interval"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -200,6 +203,11 @@ func TestParseProblemsEdgeCases(t *testing.T) {
 			slices.Repeat([]string{"line "}, maxProblems)},
 		{"as many problems as are reported", manyUnknown(maxProblems),
 			slices.Repeat([]string{"line "}, maxProblems)},
+		// A selector of the wrong shape is refused by the extractor, whose
+		// error carries no place: it is reported as it is (no line), and
+		// ends the list.
+		{"a selector that is a mapping", "resources:\n  - id: a\n    url: \"https://example.org/\"\n    select: {item: li, title: {select: {h2: 1}}}\n  - id: b\n    url: /relative\n",
+			[]string{"select: want a selector or a list of selectors"}},
 		{"token and token_file beside an unknown key", "admin:\n  token: x\n  token_file: /y\nlisten: ':1'\nbogus: 1\n",
 			[]string{"line 5, column 1: bogus: unknown field", "line 1, column 1: admin: set token or token_file, not both"}},
 	} {
@@ -495,5 +503,26 @@ func TestDecodeStoredResource(t *testing.T) {
 	}
 	if _, err := DecodeStoredResource([]byte(`{"url": "https://example.org/a", "colour": "red"}`)); err == nil {
 		t.Error("an unknown field was accepted")
+	}
+}
+
+// TestDecodeStoredResourceAlpha: a stored registration's alpha outside
+// [0,1] (written by hand, or by an older version) is refused as the admin
+// API refuses it, naming the field; one inside is read as written.
+func TestDecodeStoredResourceAlpha(t *testing.T) {
+	for _, tc := range []struct {
+		alpha string
+		want  float64 // read as; NaN: refused
+	}{
+		{"0.25", 0.25}, {"0", 0}, {"1", 1},
+		{"1.5", math.NaN()}, {"-0.5", math.NaN()},
+	} {
+		r, err := DecodeStoredResource([]byte(`{"id": "a", "url": "https://example.org/a", "policy": {"kind": "smart", "alpha": ` + tc.alpha + `}}`))
+		switch {
+		case math.IsNaN(tc.want) && (err == nil || !strings.Contains(err.Error(), "policy.alpha: alpha must be a number in [0,1] or auto")):
+			t.Errorf("alpha %s: %+v, %v; want it refused at policy.alpha", tc.alpha, r.Policy.Alpha, err)
+		case !math.IsNaN(tc.want) && (err != nil || r.Policy.Alpha != (Alpha{Value: tc.want, Set: true})):
+			t.Errorf("alpha %s: %+v, %v; want %v", tc.alpha, r.Policy.Alpha, err, tc.want)
+		}
 	}
 }

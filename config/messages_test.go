@@ -38,6 +38,40 @@ func TestMessagesForPeople(t *testing.T) {
 		{"a sequence lines up after its dash", "resources:\n  - id: a\n    url: \"https://example.org/\"\n     policy: {kind: flat}\n", []string{
 			"FILE:4:6: the indentation does not line up",
 		}},
+		// A blank line or a comment line is no level of indentation: the
+		// problem after it is still worded.
+		{"a blank line before the problem", "listen: ':8080'\n\npoller:\n  workers: 4\n   timeout: 10s\n", []string{
+			"FILE:5:4: the indentation does not line up: this line is indented 3 spaces, more than the line above (2)",
+		}},
+		// A document marker is no key: a document indented as a whole
+		// after it lines up.
+		{"a document under ---", "---\n  listen: ':8080'\n  poller:\n    workers: 4\n     timeout: 10s\n", []string{
+			"FILE:5:6: the indentation does not line up: this line is indented 5 spaces, more than the line above (4)",
+		}},
+		// The lines of a folded block scalar (>) are the value's text, at
+		// any depth: the problem named is the one after it.
+		{"a folded dsn", "storage:\n  driver: postgres\n  dsn: >\n    host=db user=dynamo\n    dbname=dynamo\npoller:\n  workers: 4\n   timeout: 10s\n", []string{
+			"FILE:8:4: the indentation does not line up: this line is indented 3 spaces, more than the line above (2)",
+		}},
+		// A flow collection ({...} or [...]) over several lines is not
+		// judged by its indentation: the parser's problem is worded.
+		{"a flow mapping over lines", "poller:\n  policy: {\n      kind: smart, alpha: 0.5 }\n  user_agent: \"dynamo/1.0\n", []string{
+			"FILE:4:15: YAML syntax error: could not find end character of double-quoted text",
+		}},
+		{"a flow sequence over lines", "trusted_proxies: [\n    10.0.0.0/8,\n    192.168.0.0/16,\n  ]\nlisten: \"abc\n", []string{
+			"FILE:5:9: YAML syntax error: could not find end character of double-quoted text",
+		}},
+		// A comment after a key leaves it a key whose value is the block
+		// below it.
+		{"a comment after a key", "poller:  # the engine\n  workers: 4\nlisten: \"abc\n", []string{
+			"FILE:3:9: YAML syntax error: could not find end character of double-quoted text",
+		}},
+		// The field a typo was meant to be raises no knock-on problem
+		// (storage.dsn missing), and the problems after it are still there.
+		{"a knock-on before another problem", "storage:\n  driver: postgres\n  dns: \"host=db\"\npoller:\n  workers: 0\n", []string{
+			"FILE:3:3: storage.dns: unknown field; did you mean dsn?",
+			"FILE:5:12: poller.workers: must be between 1 and 1024, got 0",
+		}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -104,6 +138,41 @@ func TestResourceBodyMessages(t *testing.T) {
 			}
 			if got := unjoin(err); len(got) != 1 || !strings.HasPrefix(got[0].Error(), tt.want) {
 				t.Errorf("got %v\nwant one problem: %s…", err, tt.want)
+			}
+		})
+	}
+}
+
+// TestResourceBodyProblems checks admin API bodies with several problems or
+// none written: the problems in body order, those with no place in the body
+// (a url left out) last; an empty body is a resource with no url, not a
+// crash.
+func TestResourceBodyProblems(t *testing.T) {
+	p := Default().Poller
+	missingURL := `url: "" is not an absolute http(s) URL`
+	tests := []struct {
+		name, body string
+		want       []string
+	}{
+		{"a typo and no url", `{"policy": {"kind": "smrt"}}`, []string{
+			`line 1, column 21: policy.kind: unknown policy kind "smrt"`,
+			missingURL,
+		}},
+		{"an empty body", "", []string{missingURL}},
+		{"a comment only", "# to be filled in\n", []string{missingURL}},
+		{"a document marker only", "---\n", []string{missingURL}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := ParseResource([]byte(tt.body), "news", p)
+			got := unjoin(err)
+			if err == nil || len(got) != len(tt.want) {
+				t.Fatalf("%d problems, want %d:\n%v", len(got), len(tt.want), err)
+			}
+			for i, w := range tt.want {
+				if !strings.HasPrefix(got[i].Error(), w) {
+					t.Errorf("problem %d:\n got %s\nwant %s…", i, got[i], w)
+				}
 			}
 		})
 	}
