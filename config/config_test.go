@@ -1,16 +1,19 @@
 package config
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"math"
 	"os"
 	"path/filepath"
 	"reflect"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 )
@@ -285,9 +288,13 @@ type reloadHarness struct {
 }
 
 func newReloadHarness(t *testing.T, initial string) *reloadHarness {
+	return newReloadHarnessWith(t, initial, ReloaderOptions{Debounce: 20 * time.Millisecond})
+}
+
+func newReloadHarnessWith(t *testing.T, initial string, opts ReloaderOptions) *reloadHarness {
 	h := &reloadHarness{path: filepath.Join(t.TempDir(), "dynamo.yaml"), applied: make(chan *Config, 10), done: make(chan error, 1), hup: make(chan os.Signal, 1)}
 	h.write(t, initial)
-	h.rl = NewReloader(h.path, ReloaderOptions{Debounce: 20 * time.Millisecond}, func(_ context.Context, c *Config) error {
+	h.rl = NewReloader(h.path, opts, func(_ context.Context, c *Config) error {
 		h.applied <- c
 		return nil
 	})
@@ -323,6 +330,100 @@ func (h *reloadHarness) next(t *testing.T) *Config {
 	case <-time.After(10 * time.Second):
 		t.Fatal("no reload applied")
 		return nil
+	}
+}
+
+// sync reloads on request and takes the configuration applied: once it
+// returns, Run is watching the file.
+func (h *reloadHarness) sync(t *testing.T) *Config {
+	t.Helper()
+	if err := h.rl.Reload(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	return h.next(t)
+}
+
+// noReload checks that nothing is applied for a while. A file event the
+// Reloader ignores leaves no trace to wait for, so this waits: the correct
+// Reloader passes however slow the machine, a wrong one fails unless the
+// machine is slower than the wait.
+func (h *reloadHarness) noReload(t *testing.T, why string) {
+	t.Helper()
+	select {
+	case c := <-h.applied:
+		t.Fatalf("%s: a reload applied workers %d", why, c.Poller.Workers)
+	case <-time.After(500 * time.Millisecond):
+	}
+}
+
+// lockedBuffer collects a Reloader's log lines.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+// TestReloaderWatchesOnlyItsFile: other files of the configuration's
+// directory (a backup, a note) and a change of the file's mode alone
+// reload nothing; a change of the file still does.
+func TestReloaderWatchesOnlyItsFile(t *testing.T) {
+	h := newReloadHarnessWith(t, "poller:\n  workers: 3\n", ReloaderOptions{Debounce: time.Millisecond})
+	h.sync(t)
+	if err := os.WriteFile(filepath.Join(filepath.Dir(h.path), "dynamo.yaml.bak"), []byte("poller:\n  workers: 4\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(h.path, 0o640); err != nil {
+		t.Fatal(err)
+	}
+	h.noReload(t, "another file written, the file's mode changed")
+	h.write(t, "poller:\n  workers: 5\n")
+	if c := h.next(t); c.Poller.Workers != 5 {
+		t.Fatalf("file change: workers %d", c.Poller.Workers)
+	}
+}
+
+// TestReloaderWaitsForQuiet: a change of the file is applied once the file
+// has been quiet for the debounce, not at its first event (an editor's save
+// is several events, a file written in place is empty for a moment).
+func TestReloaderWaitsForQuiet(t *testing.T) {
+	h := newReloadHarnessWith(t, "poller:\n  workers: 3\n", ReloaderOptions{Debounce: time.Hour})
+	h.sync(t)
+	h.write(t, "poller:\n  workers: 5\n")
+	h.noReload(t, "within the debounce")
+	if c := h.sync(t); c.Poller.Workers != 5 {
+		t.Fatalf("on request: workers %d", c.Poller.Workers)
+	}
+}
+
+// TestReloaderWaitsForAReplacedFile: a file removed to be replaced (some
+// editors and deployment tools do) is not reported as a refused
+// configuration while it is missing; the new file is applied when it
+// comes.
+func TestReloaderWaitsForAReplacedFile(t *testing.T) {
+	var logs lockedBuffer
+	h := newReloadHarnessWith(t, "poller:\n  workers: 3\n", ReloaderOptions{Debounce: time.Millisecond, Logger: slog.New(slog.NewTextHandler(&logs, nil))})
+	h.sync(t)
+	if err := os.Remove(h.path); err != nil {
+		t.Fatal(err)
+	}
+	h.noReload(t, "the file removed")
+	h.write(t, "poller:\n  workers: 5\n")
+	if c := h.next(t); c.Poller.Workers != 5 {
+		t.Fatalf("new file: workers %d", c.Poller.Workers)
+	}
+	if strings.Contains(logs.String(), "refused") {
+		t.Errorf("the missing file was reported:\n%s", logs.String())
 	}
 }
 
