@@ -3,6 +3,7 @@ package websub
 import (
 	"context"
 	"errors"
+	"log/slog"
 	"net/http"
 	"net/url"
 	"strings"
@@ -100,9 +101,14 @@ func TestDeletedResourceDeniesSubscriptions(t *testing.T) {
 // TestReRegisteredBeforeDenialKeepsSubscriptions: a resource deleted and
 // registered again under the same id before the hub sends the denial keeps
 // its subscriptions: the topic is checked again at the time of the denial,
-// and deliveries go on.
+// and deliveries go on. The operator is told so (info), not warned of a
+// failure to check the topic: nothing failed.
 func TestReRegisteredBeforeDenialKeepsSubscriptions(t *testing.T) {
-	th := startHub(t, nil, nil, nil, func(o *Options) { o.Workers = 1 })
+	var logs *logRecords
+	th := startHub(t, nil, nil, nil, func(o *Options) {
+		o.Workers = 1
+		logs = recordLogs(o)
+	})
 	forum := topicBase + "/resources/forum"
 	th.topics.set(topicNews, "a")
 	th.topics.set(forum, "f")
@@ -128,6 +134,12 @@ func TestReRegisteredBeforeDenialKeepsSubscriptions(t *testing.T) {
 	th.waitEvent(t, "kept")
 	noMore(t, sub, "registered again before the denial")
 	mustSub(t, th.store, k)
+	if w := logs.find("not checked"); len(w) != 0 {
+		t.Errorf("warned that the topic could not be checked: %v", w)
+	}
+	if again := logs.find("registered again"); len(again) != 1 || again[0].Level != slog.LevelInfo {
+		t.Errorf("notes that the resource was registered again: %v, want one, at info", again)
+	}
 
 	th.Notify("news")
 	if d := nextDelivery(t, sub, th.clock, 0); string(d.body) != "b" {

@@ -172,6 +172,7 @@ func (f *fakeTopics) RenderTopic(_ context.Context, topic string) ([]byte, strin
 // verification is one verification request a subscriber received.
 type verification struct {
 	query url.Values
+	raw   string // the query as sent
 }
 
 // delivery is one content distribution request a subscriber received.
@@ -206,7 +207,7 @@ func (s *subscriber) serve(w http.ResponseWriter, r *http.Request) {
 	switch r.Method {
 	case http.MethodGet:
 		q := r.URL.Query()
-		s.verifs <- verification{query: q}
+		s.verifs <- verification{query: q, raw: r.URL.RawQuery}
 		s.mu.Lock()
 		fn := s.verify
 		s.mu.Unlock()

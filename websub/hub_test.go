@@ -137,6 +137,33 @@ func TestChangeDuringVerificationDelivered(t *testing.T) {
 	}
 }
 
+// TestVerificationQueryJoinsCallbackQuery: the hub's parameters follow
+// the callback's own query with a single "&" (§5.1.1): a callback ending
+// in "?" or "&" gets none added, so the subscriber gets no empty parameter
+// ("?&", "&&"), which strict query parsers refuse.
+func TestVerificationQueryJoinsCallbackQuery(t *testing.T) {
+	th := startHub(t, nil, nil, nil, nil)
+	th.topics.set(topicNews, "a")
+	sub := newSubscriber(t)
+	for _, tc := range []struct{ path, before string }{
+		{"/cb", ""},
+		{"/cb?", ""},
+		{"/cb?id=7", "id=7&"},
+		{"/cb?id=7&", "id=7&"},
+	} {
+		th.request(t, form(ModeSubscribe, topicNews, sub.srv.URL+tc.path))
+		select {
+		case v := <-sub.verifs:
+			if rest, ok := strings.CutPrefix(v.raw, tc.before); !ok || !strings.HasPrefix(rest, "hub.") || strings.Contains(v.raw, "&&") {
+				t.Errorf("callback %s: verification query %q, want %q then the hub's parameters", tc.path, v.raw, tc.before)
+			}
+		case <-time.After(wait):
+			t.Fatalf("callback %s: no verification", tc.path)
+		}
+		th.waitEvent(t, ModeSubscribe)
+	}
+}
+
 func TestUnsignedWithoutSecret(t *testing.T) {
 	th := startHub(t, nil, nil, nil, nil)
 	th.topics.set(topicNews, "a")
@@ -527,6 +554,14 @@ func TestRequestRefusedSynchronously(t *testing.T) {
 		{"relative callback", form(ModeSubscribe, topicNews, "/cb"), ErrInvalidRequest},
 		{"ftp callback", form(ModeSubscribe, topicNews, "ftp://reader.example/cb"), ErrInvalidRequest},
 		{"callback with fragment", form(ModeSubscribe, topicNews, cb+"#x"), ErrInvalidRequest},
+		// An empty fragment is still a fragment (url.Parse drops it): the
+		// hub would call another URL than the one it was given.
+		{"callback with an empty fragment", form(ModeSubscribe, topicNews, cb+"#"), ErrInvalidRequest},
+		// http with no host (not opaque either: "http:cb" is) names no
+		// server to call back.
+		{"http callback without a host", form(ModeSubscribe, topicNews, "http:///cb"), ErrInvalidRequest},
+		{"http callback with a path and no host", form(ModeSubscribe, topicNews, "http:/cb"), ErrInvalidRequest},
+		{"opaque callback", form(ModeSubscribe, topicNews, "http:cb"), ErrInvalidRequest},
 		{"lease not a number", form(ModeSubscribe, topicNews, cb, "hub.lease_seconds", "soon"), ErrInvalidRequest},
 		{"lease zero", form(ModeSubscribe, topicNews, cb, "hub.lease_seconds", "0"), ErrInvalidRequest},
 		{"lease negative", form(ModeSubscribe, topicNews, cb, "hub.lease_seconds", "-5"), ErrInvalidRequest},
