@@ -3,8 +3,11 @@ package badger
 import (
 	"bytes"
 	"context"
+	"encoding/binary"
 	"errors"
+	"fmt"
 	"log/slog"
+	"math"
 	"runtime"
 	"strings"
 	"testing"
@@ -138,12 +141,50 @@ func TestCheckFindsDamage(t *testing.T) {
 			rec, _, _ := m.encode()
 			return txn.Set(metaKey("r"), rec)
 		}, "metadata's present items are not the latest version's"},
+		// Each condition of a damage check alone: one field wrong, the others right.
+		{"count off by one", rewriteMeta(func(m *meta) { m.Count = 3 }), "count 3 does not match seq range 1..2"},
+		{"version of another resource", rewriteVersion(1, func(_, body *schema.Document) { body.RSSID = "s" }), "version 1 header disagrees with its document"},
+		{"version header time a nanosecond off", rewriteVersion(1, func(hdr, _ *schema.Document) { hdr.Timestamp = hdr.Timestamp.Add(time.Nanosecond) }), "version 1 header disagrees with its document"},
+		{"version header item count off", rewriteVersion(1, func(hdr, _ *schema.Document) { hdr.Items = append(hdr.Items, schema.Item{}) }), "version 1 header disagrees with its document"},
+		{"version header title", rewriteVersion(1, func(hdr, _ *schema.Document) { hdr.Channel.Title = "C2" }), "version 1 header disagrees with its document"},
+		{"version header description", rewriteVersion(1, func(hdr, _ *schema.Document) { hdr.Channel.Description = "D" }), "version 1 header disagrees with its document"},
+		{"metadata title", rewriteMeta(func(m *meta) { m.Title = "C2" }), "metadata channel or updated time is not the latest version's"},
+		{"metadata description", rewriteMeta(func(m *meta) { m.Description = "D" }), "metadata channel or updated time is not the latest version's"},
+		{"metadata updated a nanosecond off", rewriteMeta(func(m *meta) { m.Updated = m.Updated.Add(time.Nanosecond) }), "metadata channel or updated time is not the latest version's"},
+		{"gone item last seq", rewriteItem("c", func(x *itemEntry) { x.LastSeq = 2 }), `item "c": last seen`},
+		{"gone item index", rewriteItem("c", func(x *itemEntry) { x.Index = 3 }), `item "c": last seen`},
+		{"gone item last seen a second off", rewriteItem("c", func(x *itemEntry) { x.LastSeen = x.LastSeen.Add(time.Second) }), `item "c": last seen`},
+		{"gone item last seen a nanosecond off", rewriteItem("c", func(x *itemEntry) { x.LastSeen = x.LastSeen.Add(time.Nanosecond) }), `item "c": last seen`},
+		{"content bytes differ, digest right", func(txn *bdg.Txn) error {
+			x, ok, err := getItemEntry(txn, itemKey("r", "b"))
+			if !ok || err != nil {
+				return fmt.Errorf("item entry of b: %v, %v", ok, err)
+			}
+			edited := schema.Item{ID: "b", Title: "B", Link: "https://example.org/b"}
+			return txn.Set(slotKey(prefixContent, "r", x.Slot), encodeContent(&edited))
+		}, `item "b": stored content is not its latest version's`},
+		{"present item digest wrong, content right", rewriteMeta(func(m *meta) { m.Present[1].Digest[0] ^= 1 }), `item "b": stored content is not its latest version's`},
+		{"gone item digest wrong, content right", rewriteItem("c", func(x *itemEntry) { x.Digest[0] ^= 1 }), `item "c": stored content is not its latest version's`},
+		{"search entry differs", func(txn *bdg.Txn) error {
+			key := pageKey("r", slotPage(makeSlot(ts.Add(time.Minute), 2, 1)))
+			v, err := getValue(txn, key)
+			if err != nil {
+				return err
+			}
+			got, err := decodePage(v)
+			if err != nil || len(got) != 1 {
+				return fmt.Errorf("page of version 2 = %v, %v", got, err)
+			}
+			got[0].title = "b edited"
+			return txn.Set(key, encodePage(got))
+		}, "is not its item's latest content"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			db := openInternal(t)
 			ctx := context.Background()
-			for i, titles := range [][]string{{"a"}, {"a", "b"}} {
+			// "a" is in both versions, "b" only in the latest, "c" only in the first.
+			for i, titles := range [][]string{{"a", "c"}, {"a", "b"}} {
 				if _, err := db.Save(ctx, testDoc("r", ts.Add(time.Duration(i)*time.Minute), titles...)); err != nil {
 					t.Fatal(err)
 				}
@@ -159,6 +200,54 @@ func TestCheckFindsDamage(t *testing.T) {
 				t.Fatalf("Check = %v, want storage.ErrInconsistent mentioning %q", err, tt.want)
 			}
 		})
+	}
+}
+
+// rewriteMeta damages the metadata of "r".
+func rewriteMeta(damage func(m *meta)) func(txn *bdg.Txn) error {
+	return func(txn *bdg.Txn) error {
+		m, err := getMeta(txn, "r")
+		if err != nil {
+			return err
+		}
+		damage(&m)
+		rec, _, _ := m.encode()
+		return txn.Set(metaKey("r"), rec)
+	}
+}
+
+// rewriteVersion damages version seq of "r": its header is written from hdr
+// and its document from body, both what was stored until damage changes them.
+func rewriteVersion(seq uint64, damage func(hdr, body *schema.Document)) func(txn *bdg.Txn) error {
+	return func(txn *bdg.Txn) error {
+		v, err := getValue(txn, versionKey("r", seq))
+		if err != nil {
+			return err
+		}
+		body, vi, err := decodeVersion(seq, v)
+		if err != nil {
+			return err
+		}
+		hdr := &schema.Document{Timestamp: vi.Timestamp, Items: make([]schema.Item, vi.Items),
+			Channel: schema.Channel{Title: vi.Title, Description: vi.Description}}
+		damage(hdr, body)
+		xmlData, err := schema.Marshal(body)
+		if err != nil {
+			return err
+		}
+		return txn.Set(versionKey("r", seq), encodeVersion(hdr, xmlData))
+	}
+}
+
+// rewriteItem damages the item entry of "r"'s item itemID.
+func rewriteItem(itemID string, damage func(x *itemEntry)) func(txn *bdg.Txn) error {
+	return func(txn *bdg.Txn) error {
+		x, ok, err := getItemEntry(txn, itemKey("r", itemID))
+		if !ok || err != nil {
+			return fmt.Errorf("item entry of %s: %v, %v", itemID, ok, err)
+		}
+		damage(&x)
+		return txn.Set(itemKey("r", itemID), x.encode())
 	}
 }
 
@@ -242,6 +331,39 @@ func TestCodecRoundTrip(t *testing.T) {
 			t.Fatalf("truncated record of %d bytes decoded without error", n)
 		}
 	}
+}
+
+// TestDecodeContentExtensionCountBeyondRecord: a damaged f record claiming
+// more extensions than it has bytes left is refused, without allocating for
+// the claim (2^62 extensions would not fit in any memory).
+func TestDecodeContentExtensionCountBeyondRecord(t *testing.T) {
+	head := encodeContent(&schema.Item{ID: "id", Title: "T"})
+	head = head[:len(head)-1] // its extension count, 0, cut off
+	for _, n := range []uint64{2, 1 << 62, math.MaxUint64} {
+		b := append(binary.AppendUvarint(bytes.Clone(head), n), 0) // one byte left: an empty URI
+		func() {
+			defer func() {
+				if r := recover(); r != nil {
+					t.Errorf("decoding a record claiming %d extensions panicked: %v", n, r)
+				}
+			}()
+			if it, err := decodeContent(b); err == nil {
+				t.Errorf("record claiming %d extensions decoded as %+v", n, it)
+			}
+		}()
+	}
+}
+
+// TestEncodeContentAllocatesOnce: encodeContent sizes an f record up front,
+// its extensions included, so that a save allocates each once.
+func TestEncodeContentAllocatesOnce(t *testing.T) {
+	it := schema.Item{ID: "id", Title: strings.Repeat("t", 100), Link: "https://example.org/a", Description: strings.Repeat("d", 100),
+		Extensions: schema.Extensions{{URI: "urn:x", Prefix: "x", LocalName: "y", Value: "v"}, {URI: "urn:z", Prefix: "z", LocalName: "w", Value: "u"}}}
+	var sink []byte
+	if n := testing.AllocsPerRun(100, func() { sink = encodeContent(&it) }); n != 1 {
+		t.Errorf("encodeContent allocated %v times, want 1", n)
+	}
+	_ = sink
 }
 
 // TestUvarintBytesBounds: a journal operation's length-prefixed field that
