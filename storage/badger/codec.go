@@ -550,6 +550,9 @@ func decodeItemEntry(b []byte) (itemEntry, error) {
 // so that moving does not rewrite the content).
 func encodeContent(it *schema.Item) []byte {
 	n := 32 + len(it.ID) + len(it.Title) + len(it.Link) + len(it.Description)
+	if im := it.Image; im != nil {
+		n += 3 + len(im.Title) + len(im.Link) + len(im.URL)
+	}
 	for _, x := range it.Extensions {
 		n += 4 + len(x.URI) + len(x.Prefix) + len(x.LocalName) + len(x.Value)
 	}

@@ -1,0 +1,5 @@
+//go:build !race
+
+package badger
+
+const raceEnabled = false
