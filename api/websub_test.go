@@ -83,6 +83,10 @@ func TestTopicResource(t *testing.T) {
 		{fdBase + "/resources/news/versions/9", "news", false}, // past the history
 		{fdBase + "/resources/news?index=abc", "news", false},  // 400
 		{fdBase + "/resources/news/items", "", false},
+		{fdBase + "/resources/news/versions", "", false},        // no seq
+		{fdBase + "/resources/news/versions/3/atom", "", false}, // past a feed's path
+		{fdBase + "/resources/news/history/3", "", false},       // not /versions
+		{fdBase + "/resources//versions/3", "", false},          // no id
 		{fdBase + "/", "", false},
 		{"https://elsewhere.example/resources/news", "", false},
 		{"http://feeds.example.org/resources/news", "", false}, // not the public scheme
