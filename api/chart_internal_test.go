@@ -329,3 +329,39 @@ func TestPollChartContents(t *testing.T) {
 		t.Errorf("sparkline of no polls: %.200s…, %v", svg, err)
 	}
 }
+
+// TestSparklineCache: a resource's cached sparkline is drawn again when
+// its poll history changed, by one poll more or by a window that moved on
+// (as long, ending later): the home page never shows an old chart.
+func TestSparklineCache(t *testing.T) {
+	p := &people{sparks: sparkCache{m: map[string]sparkEntry{}}}
+	t0 := time.Date(2026, 11, 27, 8, 0, 0, 0, time.UTC)
+	polls := func(from, n int, outcome string) []PollRecord {
+		var h []PollRecord
+		for i := from; i < from+n; i++ {
+			h = append(h, PollRecord{Time: t0.Add(time.Duration(i) * time.Hour), Outcome: outcome, Wait: time.Hour, Versions: i})
+		}
+		return h
+	}
+	for _, step := range []struct {
+		name string
+		h    []PollRecord
+	}{
+		{"first", polls(0, 10, "unchanged")},
+		{"the same history", polls(0, 10, "unchanged")},
+		{"one poll more", append(polls(0, 10, "unchanged"), PollRecord{Time: t0.Add(10 * time.Hour), Outcome: "changed", Wait: time.Hour, Versions: 11})},
+		{"the window moved on", polls(5, 11, "changed")},
+	} {
+		got, err := p.sparkline("news", step.h)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, err := sparkline(step.h)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got != want {
+			t.Errorf("%s: the cached sparkline is another history's", step.name)
+		}
+	}
+}
