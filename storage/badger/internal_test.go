@@ -393,3 +393,56 @@ func TestUvarintBytesBounds(t *testing.T) {
 		}
 	}
 }
+
+// TestSaveFailingMidPlanWritesNothing: a save whose planning fails after it
+// has listed some writes (here at a damaged item entry, after a new item's
+// writes) fails and commits none of them: no item of the refused version
+// appears, and the store keeps its two versions.
+func TestSaveFailingMidPlanWritesNothing(t *testing.T) {
+	db := openInternal(t)
+	ctx := context.Background()
+	ts := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	// "a" is in the first version only: its entry is read again when it returns.
+	for i, titles := range [][]string{{"a", "b"}, {"b"}} {
+		if _, err := db.Save(ctx, testDoc("r", ts.Add(time.Duration(i)*time.Minute), titles...)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := db.bdb.Update(func(txn *bdg.Txn) error { return txn.Set(itemKey("r", "a"), []byte{0xff}) }); err != nil {
+		t.Fatal(err)
+	}
+	res, err := db.Save(ctx, testDoc("r", ts.Add(2*time.Minute), "c", "a"))
+	if err == nil {
+		t.Fatalf("save reading a damaged item entry: %+v, nil error; want an error", res)
+	}
+	if info, err := db.Resource(ctx, "r"); err != nil || info.Versions != 2 || info.LatestSeq != 2 {
+		t.Errorf("after the failed save: %+v, %v; want versions 1 and 2 only", info, err)
+	}
+	err = db.view(ctx, func(txn *bdg.Txn) error {
+		if _, found, err := getItemEntry(txn, itemKey("r", "c")); found || err != nil {
+			return fmt.Errorf("item entry of c: found %v, %v; want none", found, err)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Error(err)
+	}
+}
+
+// TestEncodePageAllocatesOnce: encodePage sizes a search page for all its
+// entries up front, so that writing a page of many items allocates once.
+func TestEncodePageAllocatesOnce(t *testing.T) {
+	var entries []folded
+	for i := range 20 {
+		entries = append(entries, folded{pos: uint32(i), title: strings.Repeat("t", 80), link: "https://example.org/" + strings.Repeat("l", 40),
+			desc: strings.Repeat("d", 300)})
+	}
+	if raceEnabled {
+		t.Skip("the race detector allocates")
+	}
+	var sink []byte
+	if n := testing.AllocsPerRun(100, func() { sink = encodePage(entries) }); n != 1 {
+		t.Errorf("encodePage allocated %v times, want 1", n)
+	}
+	_ = sink
+}

@@ -630,3 +630,134 @@ func TestJournalGoesWithNoSyncWrites(t *testing.T) {
 		}
 	}
 }
+
+// writeAll halves its transactions while Badger finds them too big, down
+// to one write each, and a single write too big for any transaction fails
+// with ErrTxnTooBig instead of being retried for ever. With a memtable of
+// 20,000 bytes a transaction holds 3,000 (values under the value-log
+// threshold count in full): two 2,000-byte values need one each, and one
+// with a 1,100-byte key fits in none.
+func TestWriteAllSplitsDownToOneWrite(t *testing.T) {
+	db, err := Open(t.TempDir(), Options{MemTableSize: 20000, valueLogFileSize: 4 << 20})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	// A bound on the wait, should writeAll loop: its error is then the deadline's.
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	value := bytes.Repeat([]byte("v"), 2000)
+	pair := []kv{{key: []byte("pair/1"), value: value}, {key: []byte("pair/2"), value: value}}
+	if err := db.writeAll(ctx, pair); err != nil {
+		t.Fatalf("two writes that fit one transaction each: %v", err)
+	}
+	for _, o := range pair {
+		if v, ok := readKey(t, db, string(o.key)); !ok || !bytes.Equal(v, value) {
+			t.Errorf("%s not stored", o.key)
+		}
+	}
+	huge := []kv{{key: bytes.Repeat([]byte("k"), 1100), value: value}}
+	if err := db.writeAll(ctx, huge); !errors.Is(err, bdg.ErrTxnTooBig) {
+		t.Fatalf("a write too big for any transaction: %v, want ErrTxnTooBig", err)
+	}
+}
+
+// Each segment is read on its own: with 0.journal missing (lost, removed by
+// hand), the records of 1.journal are still replayed, and the epoch they
+// carry is still found, so that the next one is above it and never mixed
+// with them.
+func TestJournalReplaysSecondSegmentAlone(t *testing.T) {
+	dir := t.TempDir()
+	jdir := filepath.Join(dir, journalDir)
+	if err := os.MkdirAll(jdir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	seg := append(encodeRecord(7, 1, setOp("k", "one")), encodeRecord(7, 2, setOp("k", "two"))...)
+	if err := os.WriteFile(filepath.Join(jdir, segmentNames[1]), seg, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	log := slog.New(slog.DiscardHandler)
+	bdb, err := openBadger(dir, Options{}, log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer bdb.Close()
+	epoch, lastSeg, replayed, err := replayJournal(jdir, bdb, log)
+	if err != nil || epoch != 7 || lastSeg != 1 || replayed != 2 {
+		t.Fatalf("replay: epoch %d, last segment %d, %d records, %v; want epoch 7, segment 1, 2 records", epoch, lastSeg, replayed, err)
+	}
+	var got []byte
+	err = bdb.View(func(txn *bdg.Txn) error {
+		v, err := getValue(txn, []byte("k"))
+		got = v
+		return err
+	})
+	if err != nil || string(got) != "two" {
+		t.Errorf("k = %q, %v after the replay; want two", got, err)
+	}
+}
+
+// Open checkpoints the store (syncs Badger's files) before it relies on
+// the journal: a store written without syncs, opened with them, has every
+// earlier write made durable before the first journaled one, which the
+// journal alone could not restore; and a journal replayed into a store
+// opened without syncs is made durable before the journal goes.
+func TestOpenCheckpointsBeforeJournaling(t *testing.T) {
+	ctx := context.Background()
+	ts := time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC)
+	var syncs int
+	counting := func(o Options) Options {
+		o.syncStore = func(dir string) error { syncs++; return syncFiles(dir) }
+		return o
+	}
+	opts := Options{MemTableSize: 4 << 20, valueLogFileSize: 4 << 20}
+	noSync := opts
+	noSync.NoSyncWrites = true
+
+	// Written without syncs, then opened with them.
+	dir := t.TempDir()
+	db, err := Open(dir, noSync)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.Save(ctx, testDoc("r", ts, "a")); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if db, err = Open(dir, counting(opts)); err != nil {
+		t.Fatal(err)
+	}
+	if syncs != 1 {
+		t.Errorf("%d checkpoints on opening an unsynced store with syncs, want 1", syncs)
+	}
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+
+	// A journal to replay (a power loss right after Open), opened without syncs.
+	dir, snap := t.TempDir(), t.TempDir()
+	if db, err = Open(dir, opts); err != nil {
+		t.Fatal(err)
+	}
+	copyDir(t, dir, snap)
+	if _, err := db.Save(ctx, testDoc("r", ts, "a")); err != nil {
+		t.Fatal(err)
+	}
+	copyDir(t, filepath.Join(dir, journalDir), filepath.Join(snap, journalDir))
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	syncs = 0
+	if db, err = Open(snap, counting(noSync)); err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if syncs != 1 {
+		t.Errorf("%d checkpoints on replaying a journal into a store without syncs, want 1", syncs)
+	}
+	if info, err := db.Resource(ctx, "r"); err != nil || info.Versions != 1 {
+		t.Errorf("after the replay: %+v, %v; want the saved version", info, err)
+	}
+}

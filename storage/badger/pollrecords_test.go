@@ -140,3 +140,31 @@ func TestPollRecordsStartAgain(t *testing.T) {
 		t.Fatalf("records %s, %v; want only the new ones", recs, err)
 	}
 }
+
+// PollStates pairs each state with its own progress, walking the progress
+// values beside the states: an id without progress between two with one
+// (a, then b without, then c) takes none of c's, and a's does not carry
+// the walk past b's or c's.
+func TestPollStatesProgressBesideGaps(t *testing.T) {
+	db, ctx := registeredStore(t, "a", "b", "c", "d")
+	for _, s := range []struct{ id, progress string }{{"a", "pa"}, {"b", ""}, {"c", "pc"}, {"d", "pd"}} {
+		var p []byte
+		if s.progress != "" {
+			p = []byte(s.progress)
+		}
+		if err := db.SavePollStateRecords(ctx, s.id, []byte("s"+s.id), p, 1, [][]byte{[]byte("r")}, 5); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var got []string
+	err := db.PollStates(ctx, func(id string, state, progress []byte) error {
+		got = append(got, fmt.Sprintf("%s:%s/%s", id, state, progress))
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := fmt.Sprint(got), "[a:sa/pa b:sb/ c:sc/pc d:sd/pd]"; got != want {
+		t.Errorf("PollStates %s, want %s", got, want)
+	}
+}

@@ -186,3 +186,24 @@ func TestRegistryAfterReopen(t *testing.T) {
 	}
 	mustCheck(t, db)
 }
+
+// Prune by age drops the oldest versions while they are older than the
+// cutoff and stops at the first that is not: a version saved with an
+// earlier timestamp than the one before it (a feed's clock going back) does
+// not make Prune count past that one and drop a version newer than the cutoff.
+func TestPruneByAgeStopsAtFirstRecentVersion(t *testing.T) {
+	db, _ := openTest(t)
+	ctx := context.Background()
+	for i, minutes := range []int{0, 100, 10, 200} { // version 3 goes back in time
+		mustSave(t, db, doc("r", minutes, it("i"+strconv.Itoa(i), "Item")))
+	}
+	n, err := db.Prune(ctx, "r", storage.Retention{MaxAge: 50 * time.Minute}, t0.Add(100*time.Minute))
+	if err != nil || n != 1 {
+		t.Fatalf("Prune = %d, %v; want 1 (version 1, older than the cutoff)", n, err)
+	}
+	vs, err := db.Versions(ctx, "r", 0, 0)
+	if err != nil || len(vs) != 3 || vs[len(vs)-1].Seq != 2 {
+		t.Fatalf("Versions = %+v, %v; want 4, 3 and 2", vs, err)
+	}
+	mustCheck(t, db)
+}

@@ -165,3 +165,20 @@ func smallFilesystem(t *testing.T, size int) string {
 	})
 	return dir
 }
+
+// An in-memory store has no disk to fill: MinFree is ignored there, and
+// saves go on whatever the free-space function says.
+func TestInMemoryIgnoresMinFree(t *testing.T) {
+	db, err := badger.Open("", badger.Options{InMemory: true, MemTableSize: 8 << 20, MinFree: 64 << 20,
+		FreeSpace: func(string) (uint64, error) { return 0, nil }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if res := mustSave(t, db, doc("news", 0, it("a", "Alpha"))); !res.Changed || res.Seq != 1 {
+		t.Fatalf("save in memory: %+v", res)
+	}
+	if sp := db.Space(); sp != (badger.Space{}) {
+		t.Errorf("space %+v, want no guard", sp)
+	}
+}

@@ -42,6 +42,9 @@ type Options struct {
 
 	journalSegment   int64 // journal segment size; 0: defaultJournalSeg (tests set it)
 	valueLogFileSize int64 // 0: 64 MiB (tests copying a store set less)
+	// syncStore is the checkpoint of the store's directory that startJournal
+	// makes and gives the journal; nil: syncFiles (tests count the calls).
+	syncStore func(dir string) error
 }
 
 // DB is the Badger-backed store. Safe for concurrent use.
