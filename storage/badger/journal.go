@@ -481,12 +481,12 @@ func startJournal(dir string, bdb *bdg.DB, opts Options, log *slog.Logger) (*jou
 	if err != nil {
 		return nil, err
 	}
-	sync := opts.syncStore
-	if sync == nil {
-		sync = syncFiles
+	syncStore := opts.syncStore
+	if syncStore == nil {
+		syncStore = syncFiles
 	}
 	if replayed > 0 || !opts.NoSyncWrites {
-		if err := sync(dir); err != nil {
+		if err := syncStore(dir); err != nil {
 			return nil, fmt.Errorf("journal: checkpoint: %w", err)
 		}
 	}
@@ -514,7 +514,7 @@ func startJournal(dir string, bdb *bdg.DB, opts Options, log *slog.Logger) (*jou
 	if size <= 0 {
 		size = defaultJournalSeg
 	}
-	return openJournal(jdir, epoch+1, lastSeg, size, func() error { return sync(dir) })
+	return openJournal(jdir, epoch+1, lastSeg, size, func() error { return syncStore(dir) })
 }
 
 // closeIfAny closes j, if there is one, without marking a clean close.
