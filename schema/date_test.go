@@ -32,6 +32,8 @@ func TestParseDate(t *testing.T) {
 		"( 21.11.2026 ),":                    "2026-11-21T00:00:00Z",
 		"([21.11.2026])":                     "2026-11-21T00:00:00Z",
 		"(21.11.2026]":                       "",
+		"21.11.2026@":                        "2026-11-21T00:00:00Z", // an @ left at an end becomes a space there
+		"@21.11.2026":                        "2026-11-21T00:00:00Z",
 		"[21.11.2026)":                       "",
 		"()":                                 "",
 		"(":                                  "",
@@ -109,6 +111,17 @@ func TestParseDateWords(t *testing.T) {
 		{"novembre 2026", ""},
 		{"21 novembre dicembre 2026", ""},
 		{"21 novembre 2026 14:30 15:00", ""},
+		{"14:30 CET, 21 novembre 2026", "2026-11-21T13:30:00Z"}, // the zone before the date
+		{"14:30 +01:00, 21 novembre 2026", "2026-11-21T13:30:00Z"},
+		{"21 novembre 2026 14:30 +0545", "2026-11-21T08:45:00Z"},
+		{"21 novembre 2026 14:30 +14", "2026-11-21T00:30:00Z"}, // the largest offset, two digits
+		{"21 novembre 2026 14:30 +1400", "2026-11-21T00:30:00Z"},
+		{"21 novembre 2026 14:30 +15", ""},
+		{"21 novembre 2026 14:30 +1500", ""},
+		{"21 novembre 2026 14:30 +0160", ""}, // minutes of an offset below 60
+		{"31 dicembre 2026", "2026-12-31T00:00:00Z"},
+		{"32 dicembre 2026", ""},
+		{"0 dicembre 2026", ""},
 	} {
 		t.Run(tc.in, func(t *testing.T) {
 			tm, ok := schema.ParseDate(tc.in)

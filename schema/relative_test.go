@@ -69,6 +69,8 @@ func TestParseRelative(t *testing.T) {
 		{"l'altro ieri", at(25, 0, 0, 0)},
 		{"L’altro ieri alle 18:00", at(25, 18, 0, 0)},
 		{"l altro ieri", at(25, 0, 0, 0)},
+		{"ieri.", at(26, 0, 0, 0)},           // a sentence's full stop is no clock
+		{"oggi alle 7.30", at(27, 7, 30, 0)}, // one digit before the dot
 		{"today 6 pm", at(27, 18, 0, 0)},
 		{"today 12 am", at(27, 0, 0, 0)},
 		{"yesterday 12 pm", at(26, 12, 0, 0)},
@@ -124,6 +126,10 @@ func TestParseRelative(t *testing.T) {
 		"tickets on sale now for the concert", "jetzt neu im Programm",
 		// Two day words, an hour past 12 before pm, an hour with a unit.
 		"oggi ieri", "today 13 pm", "today 6", "altro ieri", "oggi laltro", "oggi l", "oggi l altro",
+		// "un altro ieri" is another yesterday, not the day before it.
+		"un altro ieri",
+		// Dotted numbers that are no clock: three digits before the dot, none, one after it.
+		"oggi 123.45", "oggi .30", "oggi 18.3",
 		// An amount without its unit; past the largest amount.
 		"5 ago", "vor 5", "100001 seconds ago"} {
 		if got, ok := schema.ParseRelative(in, now, rome); ok {
