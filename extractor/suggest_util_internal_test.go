@@ -231,9 +231,44 @@ func TestDateSelector(t *testing.T) {
 			`<span class="a">2024-05-01</span>`, `<em class="b">2024-05-02</em>`,
 			`<em class="b">2024-05-03</em>`, `<span class="a">2024-05-04</span>`), "span.a"},
 		{"after a word", items(`<span class="d">on 2024-05-01</span>`, `<span class="d">on 2024-05-02</span>`), "xpath:translate(normalize-space((.//span[contains(concat(' ', normalize-space(@class), ' '), ' d ')])[1]), '()[]', '')"},
+		{"two custom elements in every item: the first by name", items(
+			`<relative-time datetime="2024-05-01">1</relative-time><local-time datetime="2024-05-01">1</local-time>`,
+			`<relative-time datetime="2024-05-02">2</relative-time><local-time datetime="2024-05-02">2</local-time>`), "local-time @datetime"},
+		{"a custom element's blank datetime", items(
+			`<relative-time datetime=" ">1</relative-time>`, `<relative-time datetime="">2</relative-time>`), ""},
+		// A known element with a datetime attribute is no custom element:
+		// its text is read as any other's.
+		{"a span with a datetime", items(
+			`<span class="when" datetime="2024-05-01">someday</span>`, `<span class="when" datetime="2024-05-02">another day</span>`), ""},
 	} {
-		if got := sg.dateSelector(tc.items); got != tc.want {
-			t.Errorf("%s: %q, want %q", tc.name, got, tc.want)
+		// The custom elements are counted in a map: ask often enough that
+		// its order cannot decide.
+		for range 20 {
+			if got := sg.dateSelector(tc.items); got != tc.want {
+				t.Errorf("%s: %q, want %q", tc.name, got, tc.want)
+				break
+			}
+		}
+	}
+}
+
+// TestStableSelector: an element without id or class is named by an
+// attribute that names it, whose value can be quoted simply: present, not
+// empty, without a quote, backslash or line break, under 40 bytes.
+func TestStableSelector(t *testing.T) {
+	for _, tc := range []struct{ in, want string }{
+		{`<div role="feed">x</div>`, `div[role="feed"]`},
+		{`<div role="" aria-label="News">x</div>`, `div[aria-label="News"]`},
+		{`<div role='a"b' aria-label="News">x</div>`, `div[aria-label="News"]`},
+		{`<div role="a\b" aria-label="News">x</div>`, `div[aria-label="News"]`},
+		{"<div role=\"a\nb\" aria-label=\"News\">x</div>", `div[aria-label="News"]`},
+		{`<table summary="` + strings.Repeat("s", 39) + `">x</table>`, `table[summary="` + strings.Repeat("s", 39) + `"]`},
+		{`<table summary="` + strings.Repeat("s", 40) + `" width="600">x</table>`, `table[width="600"]`},
+		{`<div>x</div>`, ""},
+	} {
+		n := parseFragment(t, tc.in)
+		if got := stableSelector(n); got != tc.want {
+			t.Errorf("stableSelector(%s) = %q, want %q", tc.in, got, tc.want)
 		}
 	}
 }
