@@ -83,3 +83,21 @@ func TestMetricsMethodsBounded(t *testing.T) {
 		t.Errorf("%d request series after 50 made-up methods, want at most 3", n)
 	}
 }
+
+// TestMetricsRouteOf404: a 404 on a real route (a feed reader asking for a
+// resource that does not exist) is counted under that route, not under
+// "unmatched", which is for requests no route matched.
+func TestMetricsRouteOf404(t *testing.T) {
+	reg := prometheus.NewRegistry()
+	s := newFDServer(t, fdFixture(), func(o *Options) { o.Registerer, o.Gatherer = reg, reg })
+	if rec := fdDo(s, http.MethodGet, "/resources/nope"); rec.Code != http.StatusNotFound {
+		t.Fatalf("GET /resources/nope = %d", rec.Code)
+	}
+	fdDo(s, http.MethodGet, "/no/such/route")
+	if got := testutil.ToFloat64(s.metrics.requests.WithLabelValues("/resources/:rssId", "GET", "404")); got != 1 {
+		t.Errorf("requests{/resources/:rssId,GET,404} = %v, want 1", got)
+	}
+	if got := testutil.ToFloat64(s.metrics.requests.WithLabelValues("unmatched", "GET", "404")); got != 1 {
+		t.Errorf("requests{unmatched,GET,404} = %v, want 1 (the unrouted request only)", got)
+	}
+}

@@ -130,3 +130,30 @@ func TestPrefersHTML(t *testing.T) {
 		}
 	}
 }
+
+// TestAcceptOddRanges checks what a feed reader gets for Accept headers
+// with an empty element (",," or a leading comma, which some clients send
+// when they join lists) and a parameter that is a bare number rather than
+// q=: the empty element is skipped and the ranges after it still count;
+// the bare number is a malformed range, dropped as mime drops it, not read
+// as a q.
+func TestAcceptOddRanges(t *testing.T) {
+	s := newFDServer(t, fdFixture())
+	for _, tc := range []struct{ accept, want string }{
+		{"application/rss+xml;q=0.1,,application/atom+xml", "application/atom+xml"},
+		{", application/atom+xml", "application/atom+xml"},
+		{"application/rss+xml;q=0.1, , application/feed+json;q=0.5", "application/feed+json"},
+		{"application/atom+xml;0.5, application/rss+xml;q=0.1", "application/rss+xml"},
+		{"application/feed+json; 1, application/atom+xml;q=0.2", "application/atom+xml"},
+	} {
+		rec := fdDo(s, http.MethodGet, "/resources/news", "Accept", tc.accept)
+		if ct := rec.Header().Get("Content-Type"); rec.Code != http.StatusOK || !strings.HasPrefix(ct, tc.want) {
+			t.Errorf("Accept %q: %d %s, want %s", tc.accept, rec.Code, ct, tc.want)
+		}
+	}
+	for _, h := range []string{"a/b;q=0.1,,c/d", "a/b;0.5", "a/b; 1, c/d;q=0.2"} {
+		if got, want := parseAccept(nil, h), parseAcceptMIME(h); !slices.Equal(got, want) {
+			t.Errorf("%q:\n%v, mime reads\n%v", h, got, want)
+		}
+	}
+}

@@ -324,3 +324,45 @@ func TestPreviewUnreadableForm(t *testing.T) {
 		}
 	}
 }
+
+// TestPreviewUploadWithoutCharset: a page uploaded as a file whose part
+// says only its type (text/html, or a browser's application/octet-stream)
+// is decoded by its own <meta charset>, and its diagnostics say nothing
+// about a content type the person never wrote.
+func TestPreviewUploadWithoutCharset(t *testing.T) {
+	s := newSvcServer(t, Options{})
+	page, err := charmap.Windows1252.NewEncoder().String(strings.Replace(previewPageHTML, "<head>", `<head><meta charset="windows-1252">`, 1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, ct := range []string{"text/html", "application/octet-stream"} {
+		var b strings.Builder
+		mw := multipart.NewWriter(&b)
+		part, err := mw.CreatePart(textproto.MIMEHeader{
+			"Content-Disposition": {`form-data; name="page"; filename="news.html"`},
+			"Content-Type":        {ct},
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := io.WriteString(part, page); err != nil {
+			t.Fatal(err)
+		}
+		if err := mw.Close(); err != nil {
+			t.Fatal(err)
+		}
+		rec := svcDo(s, http.MethodPost, "/preview", strings.NewReader(b.String()), "Content-Type", mw.FormDataContentType())
+		var res previewResult
+		if err := json.Unmarshal(rec.Body.Bytes(), &res); err != nil || rec.Code != http.StatusOK {
+			t.Fatalf("%s: %d %v\n%s", ct, rec.Code, err, rec.Body)
+		}
+		if !strings.Contains(res.Document, "Our Città News") {
+			t.Errorf("%s: the page is not decoded by its <meta charset>:\n%s", ct, res.Document)
+		}
+		for _, d := range res.Diagnostics {
+			if strings.Contains(d.Message, "content type") {
+				t.Errorf("%s: diagnostic %q", ct, d.Message)
+			}
+		}
+	}
+}

@@ -306,3 +306,24 @@ func TestUpdateHints(t *testing.T) {
 		}
 	}
 }
+
+// TestXPathRenderDeadline: when the feed's own render bound (renderTimeout,
+// the context selectItems gets) has passed, say after slow storage reads,
+// evaluation stops with that context's error, which the request answers
+// as a 503, not with the 400 that blames the client's expression for
+// taking longer than the xpath budget: that 400 is for xpath's own
+// deadline only.
+func TestXPathRenderDeadline(t *testing.T) {
+	q, err := parseFeedQuery("xpath=title")
+	if err != nil {
+		t.Fatal(err)
+	}
+	items := benchDoc("x", fdT0, 0, 3).Items
+	ctx, cancel := context.WithDeadline(context.Background(), time.Now().Add(-time.Second))
+	defer cancel()
+	_, err = q.selectItems(ctx, items, true, 0)
+	var p *Problem
+	if !errors.Is(err, context.DeadlineExceeded) || errors.As(err, &p) {
+		t.Errorf("selectItems past the render deadline = %v, want context.DeadlineExceeded and no 400", err)
+	}
+}

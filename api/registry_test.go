@@ -271,3 +271,24 @@ func TestAdminHeadersRedacted(t *testing.T) {
 		t.Errorf("the log shows a header's value:\n%s", logs.String())
 	}
 }
+
+// TestRegistrationNeedsRegistryAndFetcher: registration: open on a server
+// without a page fetcher, or without a registry, cannot register anything,
+// so webmasters are told it is off (403 on POST /resources, 404 on the
+// form) rather than shown a form or a registration that cannot work.
+func TestRegistrationNeedsRegistryAndFetcher(t *testing.T) {
+	fetch := fakeFetcher{"https://example.org/news.html": `<html><body><h1><!-- <channel:title> -->Town<!-- </channel:title> --></h1></body></html>`}
+	for name, opts := range map[string]Options{
+		"no fetcher":  {Registry: newFakeRegistry(), OpenRegistration: true},
+		"no registry": {Fetch: fetch, OpenRegistration: true},
+	} {
+		t.Run(name, func(t *testing.T) {
+			s := newSvcServer(t, opts)
+			rec := svcDo(s, http.MethodPost, "/resources", strings.NewReader(`{"url": "https://example.org/news.html"}`), "Content-Type", "application/json")
+			if p := svcProblem(t, rec, http.StatusForbidden); !strings.Contains(p.Detail, "self-registration is off") {
+				t.Errorf("POST /resources: %q", p.Detail)
+			}
+			svcProblem(t, svcDo(s, http.MethodGet, "/register", nil), http.StatusNotFound)
+		})
+	}
+}
