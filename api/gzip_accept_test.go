@@ -32,6 +32,9 @@ func TestAcceptEncodingQualities(t *testing.T) {
 		{"gzip, *;q=0", true},
 		{"gzip;q=0, *", false},
 		{"*, gzip;q=0", false},
+		// A parameter other than q is no quality, whatever its value.
+		{"gzip;level=0", true},
+		{"*;v=0", true},
 	}
 	for _, target := range []string{"/resources/news", "/"} {
 		for _, tt := range tests {

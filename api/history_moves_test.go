@@ -17,12 +17,16 @@ import (
 // (the kept ones do not renumber), and afterInfo, when set, runs once just
 // after a Resource call has read the catalog, so that a save or a prune
 // falls deterministically between a handler's catalog read and its history
-// reads.
+// reads; beforeInfo, when set, runs before each Resource call with its
+// number (1, 2, …), so that the history can move just before a handler
+// checks it again.
 type movingStore struct {
 	*fdStore
-	mu        sync.Mutex
-	gone      map[string]uint64 // versions pruned per resource
-	afterInfo func()
+	mu         sync.Mutex
+	gone       map[string]uint64 // versions pruned per resource
+	afterInfo  func()
+	beforeInfo func(call int)
+	infoCalls  int
 }
 
 func newMovingStore(f *fdStore) *movingStore {
@@ -54,6 +58,13 @@ func (m *movingStore) Resources(ctx context.Context) ([]storage.ResourceInfo, er
 }
 
 func (m *movingStore) Resource(ctx context.Context, id string) (storage.ResourceInfo, error) {
+	m.mu.Lock()
+	m.infoCalls++
+	call, before := m.infoCalls, m.beforeInfo
+	m.mu.Unlock()
+	if before != nil {
+		before(call)
+	}
 	info, err := m.fdStore.Resource(ctx, id)
 	if err == nil {
 		info.LatestSeq += m.offset(id)
@@ -187,5 +198,33 @@ func TestViewListPrunedMeanwhile(t *testing.T) {
 	}
 	if !strings.Contains(body, "removed by the retention policy") {
 		t.Error("v2 lacks the retention note")
+	}
+}
+
+// TestNewestVersionSavedDuringBuild: a reader asks for the newest version
+// (?index=1) of news, which keeps 3 versions; the build reads v3, and a
+// poll then stores v4 while retention removes v1 (the version count stays
+// 3, the latest seq moves). The history moved, so the feed is built again:
+// the reader gets v4, with its new item, and the ETag that names v4, not
+// v3 under a tag that a fresh request would no longer give.
+func TestNewestVersionSavedDuringBuild(t *testing.T) {
+	store := newMovingStore(fdFixture())
+	s := newFDServer(t, store)
+	store.beforeInfo = func(call int) {
+		if call == 2 { // historyMoved's check, after the build's reads
+			store.save(newsVersion4())
+			store.prune("news")
+		}
+	}
+	rec := fdDo(s, http.MethodGet, "/resources/news?index=1&type=rss2")
+	if rec.Code != http.StatusOK {
+		t.Fatalf("GET ?index=1 = %d\n%s", rec.Code, rec.Body)
+	}
+	if !strings.Contains(rec.Body.String(), "Tram line 4 opens") {
+		t.Errorf("?index=1 with v4 stored during the build serves v3:\n%s", rec.Body)
+	}
+	again := fdDo(s, http.MethodGet, "/resources/news?index=1&type=rss2")
+	if tag := rec.Header().Get("ETag"); tag == "" || tag != again.Header().Get("ETag") {
+		t.Errorf("ETag %q, a fresh request's %q: want the same", tag, again.Header().Get("ETag"))
 	}
 }

@@ -492,3 +492,36 @@ func TestPublicOriginTrusted(t *testing.T) {
 		}
 	}
 }
+
+// TestAddAfterFetchExpired: the add form carries the whole definition (the
+// URL too), so a person who submits it after the fetched page expired
+// (fetchedTTL) still registers the page they chose, polled at once, and
+// lands on its view: only the previews need the kept bytes. A form without
+// its URL then has nothing to take it from: 410, fetch the page again.
+func TestAddAfterFetchExpired(t *testing.T) {
+	env := newPagesEnv(t)
+	b := formclient.New(t, env.srv.URL)
+	b.Get("/login")
+	if b.Submit(b.Form("/login", "token"), "token", pagesToken); b.Last.Request.URL.Path != "/new" {
+		t.Fatalf("login: at %s", b.Last.Request.URL)
+	}
+	list := env.origin.URL + "/list.html"
+	if code := b.Submit(b.Form("/new", "url"), "url", list); code != http.StatusOK {
+		t.Fatalf("fetch: %d\n%s", code, b.Body)
+	}
+	add := b.Form("/new/add", "id", "select")
+	id := add.Values.Get("id")
+	env.clock.Advance(fetchedTTL + time.Second)
+	if code := b.Submit(add, "url", ""); code != http.StatusGone || !strings.Contains(b.Body, "fetch it again") {
+		t.Errorf("add without its URL after the fetched page expired: %d, want 410 saying to fetch it again\n%s", code, b.Body)
+	}
+	if _, ok := env.reg.Definition(id); ok {
+		t.Fatalf("a form without a URL registered %q", id)
+	}
+	if code := b.Submit(add); code != http.StatusOK || b.Last.Request.URL.Path != "/view/"+id {
+		t.Fatalf("add after the fetched page expired: %d at %s, want /view/%s\n%s", code, b.Last.Request.URL, id, b.Body)
+	}
+	if d, ok := env.reg.Definition(id); !ok || d.Resource.URL != list {
+		t.Errorf("registered %+v (%v), want the list page", d.Resource, ok)
+	}
+}
