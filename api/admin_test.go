@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
 	"strings"
 	"testing"
@@ -123,6 +124,14 @@ func TestAdminReload(t *testing.T) {
 			return errors.New("config line 4: resources[0].url: not an absolute URL")
 		}, http.StatusUnprocessableEntity, "resources[0].url: not an absolute URL"},
 		{"no reloader", nil, http.StatusNotImplemented, "no configuration file"},
+		// A reload cut short (the request's deadline, a client gone) is
+		// no verdict on the configuration: 503, try again.
+		{"timed out", func(context.Context) error {
+			return fmt.Errorf("wait for the poller: %w", context.DeadlineExceeded)
+		}, http.StatusServiceUnavailable, "did not complete"},
+		{"canceled", func(context.Context) error {
+			return fmt.Errorf("wait for the poller: %w", context.Canceled)
+		}, http.StatusServiceUnavailable, "did not complete"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			s := newSvcServer(t, Options{Store: store, Poller: poller, AdminToken: "t", Reload: tc.reload})

@@ -70,3 +70,24 @@ func TestFeedPageValidators(t *testing.T) {
 		t.Errorf("feed: ETag %q, Content-Encoding %q", feed.Header().Get("ETag"), feed.Header().Values("Content-Encoding"))
 	}
 }
+
+// TestVersionPageSubscribesToItems: the page of a version's permalink,
+// even with ?max= (which a version's feed takes), offers the resource's
+// items feed to subscribe to, not the snapshot of that version in each
+// format.
+func TestVersionPageSubscribesToItems(t *testing.T) {
+	s := newFDServer(t, fdFixture())
+	rec := fdDo(s, http.MethodGet, "/resources/news/versions/2?max=2", "Accept", acceptFirefox)
+	body := rec.Body.String()
+	if rec.Code != http.StatusOK || !strings.HasPrefix(rec.Header().Get("Content-Type"), "text/html") {
+		t.Fatalf("version page = %d %s", rec.Code, rec.Header().Get("Content-Type"))
+	}
+	for _, f := range feedFormats {
+		if href := s.feedHref("news", f.name, false); !strings.Contains(body, `href="`+strings.ReplaceAll(href, "&", "&amp;")+`"`) {
+			t.Errorf("no subscribe link %s", href)
+		}
+	}
+	if strings.Contains(body, "versions/2?max=2&amp;type=") {
+		t.Error("the page offers the version's snapshot to subscribe to")
+	}
+}

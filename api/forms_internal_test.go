@@ -69,3 +69,49 @@ func TestPageURL(t *testing.T) {
 		}
 	}
 }
+
+// TestSelectBlockShapes: the select field takes a bare block, whatever its
+// number of keys (one: item alone), or a document whose only key is select
+// (as `dynamo suggest` prints it), which is unwrapped; a document with more
+// than select is kept whole, so that registering it reports the extra keys
+// instead of dropping them silently.
+func TestSelectBlockShapes(t *testing.T) {
+	for _, tc := range []struct{ text, want string }{
+		{"item: li\n", `{"item":"li"}`},
+		{"item: li\ntitle: a\n", `{"item":"li","title":"a"}`},
+		{"select:\n  item: li\n  title: a\n", `{"item":"li","title":"a"}`},
+		{"select:\n  item: li\nweight: 2\n", `{"select":{"item":"li"},"weight":2}`},
+	} {
+		block, err := selectBlock(tc.text)
+		if err != nil {
+			t.Errorf("%q: %v", tc.text, err)
+			continue
+		}
+		got := string(mustJSON(block))
+		if got != tc.want {
+			t.Errorf("%q: %s, want %s", tc.text, got, tc.want)
+		}
+		_, err = config.ParseResource([]byte(`{"url":"https://x/","select":`+got+`}`), "a", config.Default().Poller)
+		if extra := strings.Contains(tc.text, "weight"); (err != nil) != extra {
+			t.Errorf("%q: registering it: %v", tc.text, err)
+		}
+	}
+}
+
+// TestDefinitionPolicy: a policy kind without an interval, or an interval
+// without a kind, is still sent (the registry fills in the other), so the
+// person's choice is not replaced by the default policy.
+func TestDefinitionPolicy(t *testing.T) {
+	for _, tc := range []struct {
+		f    addForm
+		want string
+	}{
+		{addForm{URL: "https://x/", ID: "a", Policy: "flat", Errors: fieldErrors{}}, `{"policy":{"kind":"flat"},"url":"https://x/"}`},
+		{addForm{URL: "https://x/", ID: "a", Interval: "2h", Errors: fieldErrors{}}, `{"policy":{"interval":"2h"},"url":"https://x/"}`},
+		{addForm{URL: "https://x/", ID: "a", Errors: fieldErrors{}}, `{"url":"https://x/"}`},
+	} {
+		if got := strings.TrimSpace(string(tc.f.definition())); got != tc.want {
+			t.Errorf("%+v: %s, want %s", tc.f, got, tc.want)
+		}
+	}
+}

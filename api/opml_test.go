@@ -5,6 +5,8 @@ import (
 	"errors"
 	"net/http"
 	"testing"
+
+	"github.com/dynamo-rss/dynamo/schema"
 )
 
 // TestOPMLCatalogDown: when the store cannot list its catalog, the OPML
@@ -44,5 +46,30 @@ func TestOPMLCatalogDown(t *testing.T) {
 	}
 	if n := store.readCount(); n != 0 {
 		t.Errorf("%d version reads on a store whose catalog is down, want 0", n)
+	}
+}
+
+// TestOPMLHTMLURLOnlyHTTP: htmlUrl, which a reader opens as the site, is
+// the channel's link only when it is an http(s) URL with a host: a page
+// whose annotations give a javascript: or ftp: link with a host, or an
+// http link without one, gets its page URL instead.
+func TestOPMLHTMLURLOnlyHTTP(t *testing.T) {
+	for _, link := range []string{"javascript://example.org/%0Aalert(1)", "ftp://example.org/pub/", "http:///news/", "https:news"} {
+		store := newFDStore()
+		store.save(&schema.Document{URL: "https://example.org/news.html", RSSID: "news", Timestamp: fdT0,
+			Channel: schema.Channel{Title: "News", Link: link}, Items: []schema.Item{fdItem(1, "a", "A", "https://example.org/a", "")}})
+		s := newFDServer(t, store)
+		rec := fdDo(s, http.MethodGet, "/resources.opml")
+		var doc struct {
+			Outline []struct {
+				HTMLURL string `xml:"htmlUrl,attr"`
+			} `xml:"body>outline"`
+		}
+		if err := xml.Unmarshal(rec.Body.Bytes(), &doc); err != nil || len(doc.Outline) != 1 {
+			t.Fatalf("%s: parse OPML: %v\n%s", link, err, rec.Body)
+		}
+		if got := doc.Outline[0].HTMLURL; got != "https://example.org/news.html" {
+			t.Errorf("channel link %s: htmlUrl %q, want the page URL", link, got)
+		}
 	}
 }

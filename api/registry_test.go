@@ -217,6 +217,10 @@ func TestSelfRegistration(t *testing.T) {
 	}
 	svcProblem(t, post(`{"url": "https://other.org/news.html", "id": "example.org-news.html"}`, "application/json", "192.0.2.4"), http.StatusConflict)
 	svcProblem(t, post(`{"url": "/relative"}`, "application/json", "192.0.2.5"), http.StatusBadRequest)
+	// A URL that does not parse is the same 400 on its field.
+	if p := svcProblem(t, post(`{"url": "https://example.org/%zz"}`, "application/json", "192.0.2.5"), http.StatusBadRequest); p.Param != "url" {
+		t.Errorf("unparsable url: param %q, want url", p.Param)
+	}
 	if p := svcProblem(t, post(`{"url":`, "application/json", "192.0.2.5"), http.StatusBadRequest); strings.Contains(p.Detail, "code=") || strings.Contains(p.Detail, "internal=") {
 		t.Errorf("malformed JSON: the detail carries echo's wrapping: %q", p.Detail)
 	}

@@ -108,3 +108,30 @@ func TestVersionHistory(t *testing.T) {
 		}
 	}
 }
+
+// TestViewOutOfRangeNumbers: ?items= too large to read as a number is no
+// page number, like any unreadable one: the version's first page of
+// changes, not its last. ?v= past the latest version is one the resource
+// never had: the 404 says so and points at the list of versions, rather
+// than saying it is "no longer stored".
+func TestViewOutOfRangeNumbers(t *testing.T) {
+	store := newFDStore()
+	items := make([]schema.Item, 450)
+	for i := range items {
+		items[i] = fdItem(i+1, fmt.Sprintf("i%05d", i), fmt.Sprintf("Item %05d", i), fmt.Sprintf("https://example.org/%d", i), "text")
+	}
+	store.save(&schema.Document{URL: "https://example.org/", RSSID: "big", Timestamp: fdT0, Channel: schema.Channel{Title: "Big"}, Items: items})
+	s := newFDServer(t, store)
+	for _, n := range []string{"99999999999999999999", "x", "0", "-99999999999999999999"} {
+		body := fdDo(s, http.MethodGet, "/view/big?v=1&items="+n).Body.String()
+		if !strings.Contains(body, "page 1 of 3") || !strings.Contains(body, ">Item 00000<") {
+			t.Errorf("?items=%s: not the first page of 3", n)
+		}
+	}
+	for _, v := range []string{"2", "99", "99999999999999999999"} {
+		rec := fdDo(s, http.MethodGet, "/view/big?v="+v)
+		if p := svcProblem(t, rec, http.StatusNotFound); !strings.Contains(p.Detail, "has no stored version") || !strings.Contains(p.Detail, "/view/big") {
+			t.Errorf("?v=%s: detail %q", v, p.Detail)
+		}
+	}
+}

@@ -260,3 +260,15 @@ func TestWebSubRequestWhenStoreFails(t *testing.T) {
 func svcDoForm(s *Server, body string) *httptest.ResponseRecorder {
 	return svcDo(s, http.MethodPost, "/websub", strings.NewReader(body), "Content-Type", "application/x-www-form-urlencoded")
 }
+
+// TestRenderTopicOnlyFeeds: a topic whose GET answers a page for people
+// (/, /view/…) or a problem is no feed: ErrUnknownTopic, nothing a hub
+// would deliver to subscribers as content.
+func TestRenderTopicOnlyFeeds(t *testing.T) {
+	s := newFDServer(t, fdFixture(), withHub)
+	for _, target := range []string{"/", "/view/news", "/no/such/route"} {
+		if body, _, err := s.RenderTopic(context.Background(), fdBase+target); !errors.Is(err, websub.ErrUnknownTopic) {
+			t.Errorf("%s: %v (%d bytes), want ErrUnknownTopic", target, err, len(body))
+		}
+	}
+}
