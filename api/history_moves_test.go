@@ -1,7 +1,10 @@
 package api
 
 import (
+	"bytes"
 	"context"
+	"errors"
+	"log/slog"
 	"net/http"
 	"strings"
 	"sync"
@@ -226,5 +229,34 @@ func TestNewestVersionSavedDuringBuild(t *testing.T) {
 	again := fdDo(s, http.MethodGet, "/resources/news?index=1&type=rss2")
 	if tag := rec.Header().Get("ETag"); tag == "" || tag != again.Header().Get("ETag") {
 		t.Errorf("ETag %q, a fresh request's %q: want the same", tag, again.Header().Get("ETag"))
+	}
+}
+
+// failVersionStore is an fdStore whose reads of the version at index n
+// fail with err.
+type failVersionStore struct {
+	*fdStore
+	n   int
+	err error
+}
+
+func (f *failVersionStore) Version(ctx context.Context, id string, n int) (*schema.Document, storage.VersionInfo, error) {
+	if n == f.n {
+		return nil, storage.VersionInfo{}, f.err
+	}
+	return f.fdStore.Version(ctx, id, n)
+}
+
+// TestVersionsFeedReadFailureLogged: when the store fails to read the
+// version a versions feed compares the newest with, the answer is a 500
+// and the operator's log line says which resource's read failed, as for
+// every other read of a feed's build ("read \"news\": …").
+func TestVersionsFeedReadFailureLogged(t *testing.T) {
+	var logs bytes.Buffer
+	store := &failVersionStore{fdStore: fdFixture(), n: 2, err: errors.New("checksum mismatch")}
+	s := newFDServer(t, store, func(o *Options) { o.Logger = slog.New(slog.NewTextHandler(&logs, nil)) })
+	svcProblem(t, fdDo(s, http.MethodGet, "/resources/news?type=rss2"), http.StatusInternalServerError)
+	if !strings.Contains(logs.String(), `read \"news\": checksum mismatch`) {
+		t.Errorf("the log does not name the resource whose read failed:\n%s", logs.String())
 	}
 }
