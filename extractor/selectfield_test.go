@@ -407,6 +407,14 @@ func TestSelectPositions(t *testing.T) {
 			extractor.SelectSpec{Item: "li", Title: "div.d"}, "4:3: error: a selected value is longer than 10 bytes"},
 		{"implied rows at the end", "<title>T</title>\n<table>\n<td class=c><i>x</i>",
 			extractor.SelectSpec{Item: "td", Title: "b", Description: "i"}, `3:1: warning: select.title "b" matched nothing in 1 of 1 items`},
+		// Start tags the parser drops (a <body> inside the body) between an
+		// element and its own: found across 7 of them, the alignment window
+		// less one; past it, the element is not matched to a tag, and its
+		// diagnostic has the item's position.
+		{"7 dropped tags before an element", "<title>T</title>\n<ul>\n<li>" + strings.Repeat("<body>", 7) + "\n<div class=\"d\">A description far too long</div></li></ul>",
+			extractor.SelectSpec{Item: "li", Title: "div.d"}, "4:1: error: a selected value is longer than 10 bytes"},
+		{"8 dropped tags before an element", "<title>T</title>\n<ul>\n<li>" + strings.Repeat("<body>", 8) + "\n<div class=\"d\">A description far too long</div></li></ul>",
+			extractor.SelectSpec{Item: "li", Title: "div.d"}, "3:1: error: a selected value is longer than 10 bytes"}, // the item's
 	} {
 		sel, err := extractor.CompileSelectors(tc.spec)
 		if err != nil {
