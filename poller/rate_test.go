@@ -194,6 +194,8 @@ func TestWalk(t *testing.T) {
 		{"flat, within an hour", monday.Add(10*time.Hour + 15*time.Minute), &flat, 0.5, 30 * time.Minute},
 		{"flat, across hours", monday.Add(10*time.Hour + 15*time.Minute), &flat, 2.5, 150 * time.Minute},
 		{"flat, across the week's end", sunday, &flat, 3, 3 * time.Hour},
+		// Sunday 22:30 to midnight, Monday's silent night, then an hour.
+		{"silent nights, across the week's end", sunday, &silentNights, 2.5, 8*time.Hour + 30*time.Minute},
 		{"flat, two weeks and a half", monday, &flat, 2.5 * WeekHours, 420 * time.Hour},
 		{"two levels: a morning hour", monday.Add(11 * time.Hour), &twoLevel, 1 + 3*2, 3 * time.Hour},
 		{"two levels from half past", monday.Add(11*time.Hour + 30*time.Minute), &twoLevel, 0.5 + 3, 90 * time.Minute},
@@ -378,5 +380,47 @@ func TestProfileByDefinition(t *testing.T) {
 	}
 	if floored == 0 {
 		t.Error("no hour at the floor: the test does not reach it")
+	}
+}
+
+// TestSegmentsAcrossTheWeek: a poll from Sunday night to Monday morning
+// spreads its exposure over the last hour of the week and the first hours
+// of the next, each by its overlap, not all into Monday's first.
+func TestSegmentsAcrossTheWeek(t *testing.T) {
+	var r RateState
+	type seg struct {
+		bin   int
+		hours float64
+	}
+	var got []seg
+	r.segments(monday.Add(-30*time.Minute), monday.Add(2*time.Hour+15*time.Minute), func(bin int, hours, _ float64) {
+		got = append(got, seg{bin, hours})
+	})
+	want := []seg{{WeekHours - 1, 0.5}, {0, 1}, {1, 1}, {2, 0.25}}
+	if len(got) != len(want) {
+		t.Fatalf("segments %v, want %v", got, want)
+	}
+	for i := range want {
+		if got[i].bin != want[i].bin || math.Abs(got[i].hours-want[i].hours) > 1e-12 {
+			t.Errorf("segments %v, want %v", got, want)
+			break
+		}
+	}
+}
+
+// TestObserveLookback: on the first observation, a page's dates older than
+// the lookback (eight weeks) do not stretch the exposure back to them.
+func TestObserveLookback(t *testing.T) {
+	now := monday.Add(100 * 24 * time.Hour)
+	var withOld, without RateState
+	withOld.Observe(now, []time.Time{now.Add(-7 * 24 * time.Hour), now.Add(-10 * 7 * 24 * time.Hour), now.Add(-24 * time.Hour)}, 0)
+	without.Observe(now, []time.Time{now.Add(-7 * 24 * time.Hour)}, 0)
+	for bin := range WeekHours {
+		if math.Abs(withOld.Hours[bin]-without.Hours[bin]) > 1e-12 {
+			t.Fatalf("hour %d: %v of exposure with a 10-week-old date, %v without it", bin, withOld.Hours[bin], without.Hours[bin])
+		}
+	}
+	if e := sum(&without.Hours); e <= 0 {
+		t.Fatalf("no exposure over the week the page dates: %v", e)
 	}
 }
