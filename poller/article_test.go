@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/dynamo-rss/dynamo/config"
 	"github.com/dynamo-rss/dynamo/schema"
@@ -294,5 +295,62 @@ func TestContentFullAfterRestart(t *testing.T) {
 		if n := o.hitsOf("/a/" + name); n != 1 {
 			t.Errorf("/a/%s fetched %d times, want once", name, n)
 		}
+	}
+}
+
+// TestMarkArticle: marking an item's article replaces its content:encoded
+// and its earlier mark, and keeps every other extension, another
+// namespace's "encoded" included; without an article's HTML, the item's
+// own content:encoded stays.
+func TestMarkArticle(t *testing.T) {
+	other := schema.Extension{URI: "http://example.org/ns", Prefix: "ex", LocalName: "encoded", Value: "theirs"}
+	creator := schema.Extension{URI: "http://purl.org/dc/elements/1.1/", Prefix: "dc", LocalName: "creator", Value: "Ann"}
+	encoded := schema.Extension{URI: schema.ContentNamespace, Prefix: "content", LocalName: "encoded", Value: "<p>old</p>"}
+	oldMark := schema.Extension{URI: schema.ArticleNamespace, Prefix: "dynamo", LocalName: "article", Value: "error"}
+	describe := func(ext schema.Extensions) string {
+		var parts []string
+		for _, x := range ext {
+			parts = append(parts, x.Prefix+":"+x.LocalName+"="+x.Value)
+		}
+		return strings.Join(parts, " ")
+	}
+	for _, tc := range []struct {
+		name, html string
+		want       string
+	}{
+		{"with the article", "<p>new</p>", "ex:encoded=theirs dc:creator=Ann content:encoded=<p>new</p> dynamo:article=full"},
+		{"without it", "", "ex:encoded=theirs content:encoded=<p>old</p> dc:creator=Ann dynamo:article=full"},
+	} {
+		it := schema.Item{Extensions: schema.Extensions{other, encoded, creator, oldMark}}
+		markArticle(&it, "full", tc.html)
+		if got := describe(it.Extensions); got != tc.want {
+			t.Errorf("%s: %s\nwant %s", tc.name, got, tc.want)
+		}
+	}
+}
+
+// TestNewestPublished: the newest publication date of a page is the latest
+// of its channel's and its items', whatever order the items come in and
+// whichever of them have no date.
+func TestNewestPublished(t *testing.T) {
+	date := func(s string) schema.Extensions {
+		return schema.Extensions{{URI: "http://purl.org/dc/elements/1.1/", Prefix: "dc", LocalName: "date", Value: s}}
+	}
+	doc := &schema.Document{
+		Channel: schema.Channel{Extensions: date("2026-11-20T08:00:00Z")},
+		Items: []schema.Item{
+			{ID: "a", Extensions: date("2026-11-21T08:00:00Z")},
+			{ID: "b", Extensions: date("2026-11-23T08:00:00Z")},
+			{ID: "c"}, // no date
+			{ID: "d", Extensions: date("2026-11-22T08:00:00Z")},
+		},
+	}
+	want := time.Date(2026, 11, 23, 8, 0, 0, 0, time.UTC)
+	if got := newestPublished(doc, schema.DateRules{}); !got.Equal(want) {
+		t.Errorf("newestPublished = %v, want %v", got, want)
+	}
+	doc.Items = doc.Items[2:3]
+	if got := newestPublished(doc, schema.DateRules{}); !got.Equal(time.Date(2026, 11, 20, 8, 0, 0, 0, time.UTC)) {
+		t.Errorf("newestPublished with one undated item = %v, want the channel's date", got)
 	}
 }

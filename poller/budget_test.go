@@ -280,6 +280,9 @@ resources:
 	if _, ok := e.BudgetShare("a"); ok || e.budget.Len() != 0 {
 		t.Error("a smart resource still in the budget")
 	}
+	if _, ok := e.BudgetShare("no-such-resource"); ok {
+		t.Error("a budget share for an id that is not configured")
+	}
 	if err := e.Apply(ctx, testConfig(t, yaml("budget"))); err != nil {
 		t.Fatal(err)
 	}
