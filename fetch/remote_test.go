@@ -79,6 +79,17 @@ func TestRenderRemoteBrowser(t *testing.T) {
 	if !strings.Contains(string(out.HTML), "Remote story") || !rec.saw("/items.json") {
 		t.Errorf("remote render: JSON through the client %v, DOM:\n%s", rec.saw("/items.json"), out.HTML)
 	}
+
+	// The pool's browser goes away: the next render sees the connection
+	// lost and attaches again, which fails here, saying where.
+	cancel()
+	_ = cmd.Wait() // killed: its exit status says so
+	ctx2, cancel2 := context.WithTimeout(t.Context(), time.Minute)
+	defer cancel2()
+	_, err = r.Render(ctx2, fetch.RenderRequest{URL: srv.URL + "/", WaitFor: "ul#news li"})
+	if err == nil || !strings.Contains(err.Error(), "attach to the browser at poller.browser.url") {
+		t.Errorf("Render after the remote browser went away: %v, want an error naming poller.browser.url", err)
+	}
 }
 
 // TestRenderRemoteBrowserUnreachable: a browser pool that does not answer
