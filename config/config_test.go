@@ -1,7 +1,6 @@
 package config
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -13,9 +12,10 @@ import (
 	"reflect"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
+
+	"github.com/dynamo-rss/dynamo/internal/syncbuf"
 )
 
 const fullYAML = `listen: ":9090"
@@ -356,24 +356,6 @@ func (h *reloadHarness) noReload(t *testing.T, why string) {
 	}
 }
 
-// lockedBuffer collects a Reloader's log lines.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
-
 // TestReloaderWatchesOnlyItsFile: other files of the configuration's
 // directory (a backup, a note) and a change of the file's mode alone
 // reload nothing; a change of the file still does.
@@ -411,7 +393,7 @@ func TestReloaderWaitsForQuiet(t *testing.T) {
 // configuration while it is missing; the new file is applied when it
 // comes.
 func TestReloaderWaitsForAReplacedFile(t *testing.T) {
-	var logs lockedBuffer
+	var logs syncbuf.Buffer
 	h := newReloadHarnessWith(t, "poller:\n  workers: 3\n", ReloaderOptions{Debounce: time.Millisecond, Logger: slog.New(slog.NewTextHandler(&logs, nil))})
 	h.sync(t)
 	if err := os.Remove(h.path); err != nil {

@@ -17,6 +17,7 @@ import (
 
 	"github.com/dynamo-rss/dynamo/config"
 	"github.com/dynamo-rss/dynamo/fetch"
+	"github.com/dynamo-rss/dynamo/internal/syncbuf"
 )
 
 // stepClock is a manual fetch.Clock whose timers fire at once, moving the
@@ -488,25 +489,6 @@ func TestRenderedGetSendsHeaders(t *testing.T) {
 	}
 }
 
-// lockedLog is a log's text, written by the fetcher's goroutines and read
-// by the test.
-type lockedLog struct {
-	mu  sync.Mutex
-	buf strings.Builder
-}
-
-func (l *lockedLog) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.buf.Write(p)
-}
-
-func (l *lockedLog) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.buf.String()
-}
-
 // TestFetcherLogsBrowserRestart: the operator's log (the Fetcher's) says
 // when a browser that died is started again for a rendered page.
 func TestFetcherLogsBrowserRestart(t *testing.T) {
@@ -515,7 +497,7 @@ func TestFetcherLogsBrowserRestart(t *testing.T) {
 		fmt.Fprint(w, "<html><body><p>rendered</p></body></html>")
 	}))
 	t.Cleanup(srv.Close)
-	var logged lockedLog
+	var logged syncbuf.Buffer
 	f, err := fetch.New(pollerConfig(true), fetch.Options{Clock: newStepClock(), Logger: slog.New(slog.NewTextHandler(&logged, nil))})
 	if err != nil {
 		t.Fatal(err)

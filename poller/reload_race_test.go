@@ -1,7 +1,6 @@
 package poller
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -19,6 +18,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
 	"github.com/dynamo-rss/dynamo/config"
+	"github.com/dynamo-rss/dynamo/internal/syncbuf"
 	"github.com/dynamo-rss/dynamo/schema"
 	"github.com/dynamo-rss/dynamo/storage"
 	"github.com/dynamo-rss/dynamo/storage/badger"
@@ -762,7 +762,7 @@ func TestDiscardedPollLoggedAndCounted(t *testing.T) {
 	clk := newFakeClock(t0)
 	with := testConfig(t, raceYAML(fmt.Sprintf("  - {id: r, url: %q}\n", o.url("/r"))))
 	without := testConfig(t, raceYAML(""))
-	var logs lockedBuffer
+	var logs syncbuf.Buffer
 	e := newTestEngineOpts(t, with, newMemStore(), Options{Clock: clk, Logger: slog.New(slog.NewTextHandler(&logs, nil))})
 	discarded := func(reason string) float64 { return testutil.ToFloat64(e.m.discarded.WithLabelValues(reason)) }
 	if n := discarded(DiscardRemoved); n != 0 {
@@ -778,24 +778,6 @@ func TestDiscardedPollLoggedAndCounted(t *testing.T) {
 	if line := logs.String(); !strings.Contains(line, `msg="poll result discarded" resource=r reason=removed`) {
 		t.Errorf("log %q does not tell of the discarded poll", line)
 	}
-}
-
-// lockedBuffer is a bytes.Buffer safe for a logger on other goroutines.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
 }
 
 // FirstPoll after a registration whose first poll ran (the /new page adds,

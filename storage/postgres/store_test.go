@@ -1,7 +1,6 @@
 package postgres_test
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -14,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/dynamo-rss/dynamo/internal/syncbuf"
 	"github.com/dynamo-rss/dynamo/schema"
 	"github.com/dynamo-rss/dynamo/storage"
 	"github.com/dynamo-rss/dynamo/storage/badger"
@@ -208,7 +208,7 @@ func TestConcurrentSavesFromSeveralNodes(t *testing.T) {
 // so once; a node opening it later has nothing to migrate and says nothing.
 func TestConcurrentOpensMigrateOnce(t *testing.T) {
 	dsn := pgtest.DSN(t)
-	var logs lockedBuffer
+	var logs syncbuf.Buffer
 	logger := slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelInfo}))
 	var wg sync.WaitGroup
 	stores := make([]*postgres.Store, 4)
@@ -241,22 +241,4 @@ func TestConcurrentOpensMigrateOnce(t *testing.T) {
 	if n := strings.Count(logs.String(), "schema migrated"); n != 1 {
 		t.Errorf("a later open logged a migration (%d in all):\n%s", n, logs.String())
 	}
-}
-
-// lockedBuffer is a bytes.Buffer several loggers write to at once.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
 }
