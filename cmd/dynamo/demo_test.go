@@ -16,6 +16,7 @@ import (
 
 	"golang.org/x/net/html"
 
+	"github.com/dynamo-rss/dynamo/internal/syncbuf"
 	"github.com/dynamo-rss/dynamo/schema/schematest"
 )
 
@@ -29,7 +30,7 @@ func TestDemo(t *testing.T) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	var stdout, stderr serveBuffer
+	var stdout, stderr syncbuf.Buffer
 	done := make(chan error, 1)
 	go func() {
 		done <- run(ctx, []string{"demo", "--listen", "127.0.0.1:0", "--seed", "4"}, strings.NewReader(""), &stdout, &stderr)

@@ -11,16 +11,18 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/dynamo-rss/dynamo/internal/syncbuf"
 )
 
 // runServe starts `dynamo serve --config cfgPath [args…]` and returns a
 // client, a stop function that cancels it and waits for it to exit (failing
 // the test if it does not within 30 s or returns an error), and its log.
-func runServe(t *testing.T, cfgPath, token string, args ...string) (*e2eClient, func(), *serveBuffer) {
+func runServe(t *testing.T, cfgPath, token string, args ...string) (*e2eClient, func(), *syncbuf.Buffer) {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
-	var stdout serveBuffer
-	stderr := new(serveBuffer)
+	var stdout syncbuf.Buffer
+	stderr := new(syncbuf.Buffer)
 	done := make(chan error, 1)
 	go func() {
 		done <- run(ctx, append([]string{"serve", "--config", cfgPath}, args...), strings.NewReader(""), &stdout, stderr)

@@ -16,7 +16,6 @@ import (
 	"runtime/debug"
 	"strconv"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -27,24 +26,6 @@ import (
 	"github.com/dynamo-rss/dynamo/config"
 	"github.com/dynamo-rss/dynamo/storage/badger"
 )
-
-// serveBuffer is a bytes.Buffer safe for a writer and a reader at once.
-type serveBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *serveBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *serveBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
 
 // e2ePage is an annotated page with the given item titles.
 func e2ePage(titles ...string) string {
