@@ -12,15 +12,7 @@ import (
 // for reading) fails that write alone, as any failed write before its sync,
 // and the segment stays direct; the next write goes to the same place.
 func TestJournalOtherWriteErrorKeepsDirect(t *testing.T) {
-	dir := t.TempDir()
-	j, err := openJournal(dir, 1, 1, 1<<20, func() error { return nil })
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func() { _ = j.closeFiles() }()
-	if !j.direct[j.cur] {
-		t.Skip("this file system has no O_DIRECT")
-	}
+	j := directJournal(t, "nothing to keep direct")
 	rec := func(payload string) []byte { return append(make([]byte, journalHeader), payload...) }
 	good := j.segs[j.cur]
 	bad, err := os.OpenFile(good.Name(), os.O_RDONLY|syscall.O_DIRECT, 0)

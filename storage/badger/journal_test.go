@@ -552,21 +552,29 @@ func FuzzJournalSegment(f *testing.F) {
 	})
 }
 
+// directJournal opens a journal in a new directory whose segment is
+// written with O_DIRECT, and skips the test (saying why) where the file
+// system has none.
+func directJournal(t *testing.T, why string) *journal {
+	t.Helper()
+	j, err := openJournal(t.TempDir(), 1, 1, 1<<20, func() error { return nil })
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = j.closeFiles() })
+	if !j.direct[j.cur] {
+		t.Skip("this file system has no O_DIRECT: " + why)
+	}
+	return j
+}
+
 // TestJournalBufferedFallback: where the file system refuses an O_DIRECT
 // write (EINVAL), the journal writes that record through the page cache and
 // fdatasync instead, and keeps doing so for the segment: every record is
 // there, none is lost or refused. The refusal is real: an O_DIRECT write
 // at an offset off the device's block size.
 func TestJournalBufferedFallback(t *testing.T) {
-	dir := t.TempDir()
-	j, err := openJournal(dir, 1, 1, 1<<20, func() error { return nil })
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func() { _ = j.closeFiles() }()
-	if !j.direct[j.cur] {
-		t.Skip("this file system has no O_DIRECT: every other test runs the buffered path")
-	}
+	j := directJournal(t, "every other test runs the buffered path")
 	rec := func(payload string) []byte { return append(make([]byte, journalHeader), payload...) }
 	if err := j.write(rec("direct")); err != nil {
 		t.Fatal(err)
