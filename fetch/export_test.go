@@ -23,3 +23,14 @@ func RendererOf(f *Fetcher) *Renderer {
 	defer f.mu.Unlock()
 	return f.renderer
 }
+
+// LostConnection is closed once r's browser connection is lost (nil
+// before a browser was started).
+func LostConnection(r *Renderer) <-chan struct{} {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.browser == nil {
+		return nil
+	}
+	return r.browser.LostConnection
+}

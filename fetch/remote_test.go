@@ -82,8 +82,14 @@ func TestRenderRemoteBrowser(t *testing.T) {
 
 	// The pool's browser goes away: the next render sees the connection
 	// lost and attaches again, which fails here, saying where.
+	lost := fetch.LostConnection(r)
 	cancel()
 	_ = cmd.Wait() // killed: its exit status says so
+	select { // chromedp notices the closed connection on its own goroutine
+	case <-lost:
+	case <-time.After(time.Minute):
+		t.Fatal("the connection to the killed browser was never seen lost")
+	}
 	ctx2, cancel2 := context.WithTimeout(t.Context(), time.Minute)
 	defer cancel2()
 	_, err = r.Render(ctx2, fetch.RenderRequest{URL: srv.URL + "/", WaitFor: "ul#news li"})
