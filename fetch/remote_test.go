@@ -85,7 +85,7 @@ func TestRenderRemoteBrowser(t *testing.T) {
 	lost := fetch.LostConnection(r)
 	cancel()
 	_ = cmd.Wait() // killed: its exit status says so
-	select { // chromedp notices the closed connection on its own goroutine
+	select {       // chromedp notices the closed connection on its own goroutine
 	case <-lost:
 	case <-time.After(time.Minute):
 		t.Fatal("the connection to the killed browser was never seen lost")
