@@ -81,6 +81,10 @@
 //	                                (SavePollStateRecords), in the same store,
 //	                                written with the state; the one keep
 //	                                records older goes in the same write
+//	e | session id                  a browser session ended by a logout
+//	                                (storage.Sessions): the time until which
+//	                                it stays revoked; each revocation deletes
+//	                                those whose time has passed
 //
 // An item's slot is ^firstSeen(12) | ^firstSeq(8) | position(4): when it
 // was first seen and the version it was first seen in, both with every bit

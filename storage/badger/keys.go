@@ -21,6 +21,7 @@ const (
 	prefixGone    byte = 'g'
 	prefixRecord  byte = 'c' // records of other features: c | kind | 0 | key
 	prefixRegRev  byte = 'R' // the registry's revision: R alone, a uint64 BE
+	prefixSession byte = 'e' // sessions ended by a logout: e | session id
 )
 
 // familiesOfMeta are the families of a resource's keys that only its

@@ -37,6 +37,9 @@
 //	                      and description for keyword queries
 //	dynamo_registrations  resources registered at run time
 //	dynamo_hosts          per host, when it may next be requested
+//	dynamo_revoked_sessions  browser sessions ended by a logout, until
+//	                      their cookie would have expired
+//	                      (storage.Sessions)
 //
 // Times are int64 nanoseconds since the Unix epoch (exact, like the Badger
 // store's; storage.MinTime to storage.MaxTime, the years 1678–2262, others

@@ -54,12 +54,18 @@
 //     storage.MaxItemIDLen bytes; record kinds and
 //     keys as storage.ValidateRecordKey says, prefixes as bytes, empty
 //     values kept as empty.
+//   - Sessions (storage.Sessions, which a driver must implement beside
+//     Store): a revoked session id is revoked on every read until a later
+//     RevokeSession's now reaches its until (then it is forgotten);
+//     revoking again keeps the later until; concurrent revocations are
+//     all kept; ids refused by storage.ValidateSessionID are ErrInvalid
+//     (and never revoked); a cancelled context.
 //   - Ordering: ids byte-wise (Resources, Registrations, record keys);
 //     keyword terms with punctuation taken literally, and terms PostgreSQL
 //     text cannot hold (a split UTF-8 sequence) matched as bytes, with Max.
 //
 // It assumes nothing of a driver's layout: it uses the [storage.Store]
-// methods only, compares times with time.Time.Equal and their Location
+// and [storage.Sessions] methods only, compares times with time.Time.Equal and their Location
 // with time.UTC, and uses whole-second timestamps except where precision is
 // the point. What only one
 // driver has (Badger's reopen, crash durability and free-space guard;

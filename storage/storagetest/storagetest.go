@@ -60,6 +60,8 @@ func Run(t *testing.T, open Opener) {
 		{"Records", testRecords},
 		{"RecordsConcurrent", testRecordsConcurrent},
 		{"RecordKeys", testRecordKeys},
+		{"Sessions", testSessions},
+		{"SessionsConcurrent", testSessionsConcurrent},
 		{"Close", testClose},
 	}
 	for _, tt := range tests {
