@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"net/netip"
 	"net/url"
 	"strings"
 	"sync"
@@ -20,8 +21,14 @@ type Options struct {
 	// Transport replaces the guarded transport (tests). The SSRF guard
 	// lives in the default transport's dialer, so a replacement must
 	// provide its own.
-	Transport  http.RoundTripper
-	Resolver   Resolver              // nil: the system resolver
+	Transport http.RoundTripper
+	Resolver  Resolver // nil: the system resolver
+	// HostAddrs gives this host's own addresses, which the SSRF guard
+	// refuses like private ones (read again when older than 30 s on
+	// Clock, so that a new interface is covered); nil: the addresses of
+	// the host's interfaces (net.InterfaceAddrs). Tests say "this host
+	// has address X" with it.
+	HostAddrs  func() ([]netip.Addr, error)
 	Clock      Clock                 // nil: the real clock
 	Logger     *slog.Logger          // nil: discard
 	Registerer prometheus.Registerer // nil: metrics not registered
@@ -42,7 +49,8 @@ type Fetcher struct {
 	rm     *RenderMetrics
 	robots robotsCache
 	gate   hostGate
-	bufs   sync.Pool // *bytes.Buffer for bodies: a poll reads one without growing it
+	host   *hostAddrs // this host's addresses, refused by the guard
+	bufs   sync.Pool  // *bytes.Buffer for bodies: a poll reads one without growing it
 
 	mu       sync.Mutex
 	c        *client
@@ -66,6 +74,7 @@ func New(p config.PollerConfig, opts Options) (*Fetcher, error) {
 	if f.clock == nil {
 		f.clock = realClock{}
 	}
+	f.host = newHostAddrs(opts.HostAddrs, f.clock)
 	if f.log == nil {
 		f.log = slog.New(slog.DiscardHandler)
 	}
@@ -89,7 +98,7 @@ func (f *Fetcher) Configure(p config.PollerConfig) {
 	f.robotsOn, f.interval = p.Robots, p.PerHostInterval.D()
 	changed := f.c == nil || f.c.set != set
 	if changed {
-		old, f.c = f.c, newClient(set, f.opts.Transport, f.opts.Resolver)
+		old, f.c = f.c, newClient(set, f.opts.Transport, f.opts.Resolver, f.host)
 	}
 	if changed || f.browser != p.Browser {
 		ended, f.renderer = f.renderer, nil

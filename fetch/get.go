@@ -107,12 +107,14 @@ type client struct {
 	set       clientSettings
 	http      *http.Client
 	transport *http.Transport // nil when a test injected its own RoundTripper
+	dialer    *Dialer         // the transport's; nil with an injected RoundTripper
 }
 
-func newClient(set clientSettings, rt http.RoundTripper, res Resolver) *client {
+func newClient(set clientSettings, rt http.RoundTripper, res Resolver, host *hostAddrs) *client {
 	c := &client{set: set}
 	if rt == nil {
-		dl := NewDialer(set.AllowPrivate, set.ConnectTimeout, res)
+		dl := newDialer(set.AllowPrivate, set.ConnectTimeout, res, host)
+		c.dialer = dl
 		c.transport = &http.Transport{
 			Proxy:                 nil, // a proxy would dial for us and bypass the SSRF guard
 			DialContext:           dl.DialContext,
