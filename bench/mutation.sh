@@ -4,9 +4,9 @@
 # an increment made a decrement, a sign dropped) is applied to a copy of the
 # module, the mutant's package's tests are run, and the mutant is KILLED when
 # they fail and LIVED when they pass. Efficacy is killed / (killed + lived);
-# the figure to keep is 90 % or more in every core package (BENCHMARKS.md,
-# "Mutation testing", has the last run and the living mutants named as
-# equivalent).
+# the figure to keep is 90 % or more in every core package
+# (docs/mutation-testing.md has the current figures and the living mutants
+# named as equivalent).
 #
 #   bash bench/mutation.sh                  # every core package
 #   bash bench/mutation.sh config poller    # some of them
@@ -27,8 +27,8 @@
 # MUTATION_EXTRA=1 runs gremlins' optional mutators instead of its
 # defaults: `&&` and `||` swapped, `break` and `continue` swapped, `+=` made
 # `-=` or `=` (a bound checked on one side only, one bad item ending a loop
-# for the others, a count that no longer adds up); BENCHMARKS.md has their
-# own figures. MUTATION_SELECT=1 has gremlins only list the mutants and bench/mutants run
+# for the others, a count that no longer adds up); docs/mutation-testing.md
+# has their own figures. MUTATION_SELECT=1 has gremlins only list the mutants and bench/mutants run
 # each against the tests that execute the mutated line (learned by running
 # each test alone with coverage first) instead of the whole package: the
 # same verdicts, about two and a half times faster on poller, whose suite
@@ -143,7 +143,7 @@ for pkg in "${pkgs[@]}"; do
 done
 
 echo
-echo "== living mutants (each: a test to write, or an equivalent mutant to name in BENCHMARKS.md)"
+echo "== living mutants (each: a test to write, or an equivalent mutant to name in docs/mutation-testing.md)"
 for pkg in "${pkgs[@]}"; do
   grep -H '^ *LIVED ' "$out/${pkg//\//_}.log" 2>/dev/null | sed "s|^$out/||; s|\.log: *| |" || true
 done | tee -a "$summary"
