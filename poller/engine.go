@@ -15,7 +15,6 @@ import (
 	"math"
 	"net/http"
 	"net/url"
-	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -128,7 +127,8 @@ type Status struct {
 // use; Run owns the scheduler and worker goroutines.
 type Engine struct {
 	store   Store
-	hist    historyStore // nil: the history is kept in the stored state
+	hist    *histories   // the poll histories in the store
+	states  *stateReader // reads the stored states of resources being added
 	clock   Clock
 	log     *slog.Logger
 	m       *metrics
@@ -209,10 +209,8 @@ func New(ctx context.Context, cfg *config.Config, store Store, opts Options) (*E
 	if err != nil {
 		return nil, err
 	}
-	hist, _ := store.(historyStore)
 	e := &Engine{
 		store:      store,
-		hist:       hist,
 		clock:      opts.Clock,
 		log:        opts.Logger,
 		m:          m,
@@ -230,6 +228,14 @@ func New(ctx context.Context, cfg *config.Config, store Store, opts Options) (*E
 			return nil, fmt.Errorf("register poller metrics: %w", err)
 		}
 	}
+	if e.clock == nil {
+		e.clock = realClock{}
+	}
+	if e.log == nil {
+		e.log = slog.New(slog.DiscardHandler)
+	}
+	e.hist = newHistories(store, e.log)
+	e.states = newStateReader(store, e.log)
 	e.leaser = opts.Leaser
 	e.budget = NewBudget(BudgetSettingsOf(cfg.Poller.Budget), opts.Readers)
 	e.budgetSet = BudgetSettingsOf(cfg.Poller.Budget)
@@ -238,12 +244,6 @@ func New(ctx context.Context, cfg *config.Config, store Store, opts Options) (*E
 		if err := e.loadRegistered(ctx); err != nil {
 			return nil, err
 		}
-	}
-	if e.clock == nil {
-		e.clock = realClock{}
-	}
-	if e.log == nil {
-		e.log = slog.New(slog.DiscardHandler)
 	}
 	if e.extract == nil {
 		e.extract = extractor.Extract
@@ -357,7 +357,7 @@ func (e *Engine) apply(ctx context.Context, cfg *config.Config, registered map[s
 	}
 	e.mu.Unlock()
 	loaded := make(map[string]persisted, len(fresh))
-	e.loadStates(ctx, fresh, loaded)
+	e.states.loadAll(ctx, fresh, loaded)
 
 	var (
 		restart []string        // ids whose policy changed
@@ -637,112 +637,6 @@ func (e *Engine) scheduleFirst(r *resource, now time.Time) {
 	e.queue.Push(r.id, at)
 }
 
-// bulkStates is a store that reads every poll state in one pass (Badger's
-// iterator), which a start-up with many resources uses instead of a read
-// per resource.
-type bulkStates interface {
-	PollStates(ctx context.Context, fn func(id string, state, progress []byte) error) error
-}
-
-// bulkLoadMin is the number of resources from which loadStates reads every
-// state in one pass rather than one by one.
-const bulkLoadMin = 256
-
-// loadStates reads the stored states of ids into loaded.
-func (e *Engine) loadStates(ctx context.Context, ids []string, loaded map[string]persisted) {
-	if bulk, ok := e.store.(bulkStates); ok && len(ids) >= bulkLoadMin {
-		err := e.loadStatesBulk(ctx, bulk, ids, loaded)
-		if err == nil {
-			return
-		}
-		e.log.WarnContext(ctx, "poll states unreadable in one pass; reading them one by one", slog.Any("error", err))
-		clear(loaded)
-	}
-	for _, id := range ids {
-		if st, ok := e.loadState(ctx, id); ok {
-			loaded[id] = st
-		}
-	}
-}
-
-// loadStatesBulk reads the stored states of ids into loaded in one pass.
-// Decoding (≈ 13 µs a state, most of a start-up with 100,000 resources) is
-// spread over the cores while the pass reads on.
-func (e *Engine) loadStatesBulk(ctx context.Context, bulk bulkStates, ids []string, loaded map[string]persisted) error {
-	want := make(map[string]bool, len(ids))
-	for _, id := range ids {
-		want[id] = true
-	}
-	type stored struct {
-		id          string
-		b, progress []byte
-	}
-	in := make(chan stored, 256)
-	var (
-		mu sync.Mutex
-		wg sync.WaitGroup
-	)
-	for range max(1, runtime.GOMAXPROCS(0)) {
-		wg.Go(func() {
-			for s := range in {
-				st, err := unmarshalState(s.b)
-				if err == nil {
-					err = st.loadSplit(s.b, s.progress)
-				}
-				if err != nil {
-					e.log.Warn("poll state undecodable; starting afresh", slog.String("resource", s.id), slog.Any("error", err))
-					continue
-				}
-				mu.Lock()
-				loaded[s.id] = st
-				mu.Unlock()
-			}
-		})
-	}
-	err := bulk.PollStates(ctx, func(id string, b, progress []byte) error {
-		if !want[id] {
-			return nil
-		}
-		select {
-		case in <- stored{id: id, b: bytes.Clone(b), progress: bytes.Clone(progress)}: // only valid during the call
-			return nil
-		case <-ctx.Done():
-			return ctx.Err()
-		}
-	})
-	close(in)
-	wg.Wait()
-	return err
-}
-
-func (e *Engine) loadState(ctx context.Context, id string) (persisted, bool) {
-	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-	defer cancel()
-	var b, progress []byte
-	var err error
-	if e.hist != nil {
-		b, progress, err = e.hist.PollStateProgress(ctx, id)
-	} else {
-		b, err = e.store.PollState(ctx, id)
-	}
-	if errors.Is(err, storage.ErrNotFound) {
-		return persisted{}, false
-	}
-	if err != nil {
-		e.log.WarnContext(ctx, "poll state unreadable; starting afresh", slog.String("resource", id), slog.Any("error", err))
-		return persisted{}, false
-	}
-	st, err := unmarshalState(b)
-	if err == nil {
-		err = st.loadSplit(b, progress)
-	}
-	if err != nil {
-		e.log.Warn("poll state undecodable; starting afresh", slog.String("resource", id), slog.Any("error", err))
-		return persisted{}, false
-	}
-	return st, true
-}
-
 // spread is a stable offset of id within d.
 // firstPollWindow bounds the spread of first polls (new resources, and
 // overdue ones after a restart).
@@ -1017,6 +911,20 @@ func (e *Engine) Status(id string) (Status, bool) {
 		return Status{}, false
 	}
 	return e.statusLocked(r), true
+}
+
+// History returns the recent polls of resource id, oldest first (at most
+// the last 200, none older than four weeks), and false for an unknown id.
+// The history is read from the store: the engine does not keep it in
+// memory.
+func (e *Engine) History(ctx context.Context, id string) ([]PollRecord, bool) {
+	e.mu.Lock()
+	known := e.resources[id] != nil
+	e.mu.Unlock()
+	if !known {
+		return nil, false
+	}
+	return e.hist.read(ctx, id), true
 }
 
 func (e *Engine) statusLocked(r *resource) Status {
@@ -1359,11 +1267,11 @@ func (e *Engine) finish(ctx context.Context, r *resource, start time.Time, res p
 	defer cancel()
 	var readErr error
 	e.mu.Lock()
-	recorded := e.hist != nil && r.st.HistorySeq > 0
+	recorded := e.hist.ownRecords() && r.st.HistorySeq > 0
 	e.mu.Unlock()
 	if !recorded {
 		// The history is in the stored state (or, once, is moved out of it).
-		res.history, readErr = e.storedRawHistory(sctx, r.id)
+		res.history, readErr = e.hist.raw(sctx, r.id)
 		res.historyUnread = readErr != nil
 	}
 	status, data, ok, err := e.decide(r, start, &res)
@@ -1379,7 +1287,7 @@ func (e *Engine) finish(ctx context.Context, r *resource, start time.Time, res p
 	switch {
 	case res.records != nil:
 		if err == nil {
-			err = e.hist.SavePollStateRecords(sctx, r.id, data, res.progress, res.firstRecord, res.records, historyMax)
+			err = e.hist.save(sctx, r.id, data, res.progress, res.firstRecord, res.records)
 		}
 		e.mu.Lock()
 		if err != nil {
@@ -1503,7 +1411,7 @@ func (e *Engine) decide(r *resource, start time.Time, res *pollResult) (status S
 		Versions: res.versions,
 	}
 	e.queue.Push(r.id, next)
-	if e.hist != nil && e.leaser == nil && !res.historyUnread {
+	if e.hist.ownRecords() && e.leaser == nil && !res.historyUnread {
 		res.prevHistorySeq, res.prevHistoryVersions = st.HistorySeq, st.HistoryVersions
 		res.firstRecord, res.records = st.recordPoll(res.history, rec)
 		// The state is stored in two parts (progress.go): the rest only

@@ -142,83 +142,106 @@ func (p *persisted) recordPoll(legacy []byte, rec PollRecord) (first uint64, rec
 	return first, recs
 }
 
-// History returns the recent polls of resource id, oldest first (at most
-// the last 200, none older than four weeks), and false for an unknown id.
-// The history is read from the stored poll state: the engine does not keep
-// it in memory.
-func (e *Engine) History(ctx context.Context, id string) ([]PollRecord, bool) {
-	e.mu.Lock()
-	known := e.resources[id] != nil
-	e.mu.Unlock()
-	if !known {
-		return nil, false
-	}
-	if e.hist != nil {
-		if h, ok := e.recordedHistory(ctx, id); ok {
-			return h, true
-		}
-	}
-	return e.storedHistory(ctx, id), true
+// histories reads and writes the poll histories of resources in the store:
+// the part of the engine that knows where a history is kept. With a store
+// that keeps records (a [historyStore]: Badger), each poll appends its
+// record under a key of its own; otherwise the history is the last member
+// of the stored poll state, which a poll reads back and extends
+// ([appendRecord]). It keeps nothing in memory; its methods are safe for
+// concurrent use.
+type histories struct {
+	states  StateStore
+	records historyStore // nil: the history is kept in the stored state
+	log     *slog.Logger
 }
 
-// recordedHistory reads id's poll records (a historyStore's); false when
-// there are none (a history not yet moved out of the state) or they cannot
-// be read.
-func (e *Engine) recordedHistory(ctx context.Context, id string) (pollHistory, bool) {
-	recs, err := e.hist.PollRecords(ctx, id)
+// newHistories returns the histories of the resources whose states states
+// keeps; log gets what cannot be read.
+func newHistories(states StateStore, log *slog.Logger) *histories {
+	h := &histories{states: states, log: log}
+	h.records, _ = states.(historyStore)
+	return h
+}
+
+// ownRecords reports whether the store keeps each poll's record under a
+// key of its own ([historyStore]).
+func (h *histories) ownRecords() bool { return h.records != nil }
+
+// save writes id's state, its progress and the records to append, numbered
+// from first, keeping the newest historyMax; ownRecords only.
+func (h *histories) save(ctx context.Context, id string, state, progress []byte, first uint64, recs [][]byte) error {
+	return h.records.SavePollStateRecords(ctx, id, state, progress, first, recs, historyMax)
+}
+
+// read returns the recent polls of resource id, oldest first (at most the
+// last 200, none older than four weeks): its records when the store keeps
+// them, else the history in its stored state; nil when there is none or it
+// cannot be read.
+func (h *histories) read(ctx context.Context, id string) pollHistory {
+	if h.records != nil {
+		if recs, ok := h.recorded(ctx, id); ok {
+			return recs
+		}
+	}
+	return h.stored(ctx, id)
+}
+
+// recorded reads id's poll records (a historyStore's); false when there are
+// none (a history not yet moved out of the state) or they cannot be read.
+func (h *histories) recorded(ctx context.Context, id string) (pollHistory, bool) {
+	recs, err := h.records.PollRecords(ctx, id)
 	if err != nil {
-		e.log.WarnContext(ctx, "poll history unreadable", slog.String("resource", id), slog.Any("error", err))
+		h.log.WarnContext(ctx, "poll history unreadable", slog.String("resource", id), slog.Any("error", err))
 		return nil, false
 	}
 	if len(recs) == 0 {
 		return nil, false
 	}
-	h := make(pollHistory, 0, len(recs))
+	out := make(pollHistory, 0, len(recs))
 	for _, b := range recs {
 		var r PollRecord
 		if err := r.UnmarshalJSON(b); err != nil {
-			e.log.WarnContext(ctx, "poll record undecodable", slog.String("resource", id), slog.Any("error", err))
+			h.log.WarnContext(ctx, "poll record undecodable", slog.String("resource", id), slog.Any("error", err))
 			continue
 		}
-		h = append(h, r)
+		out = append(out, r)
 	}
-	if len(h) == 0 {
+	if len(out) == 0 {
 		return nil, false
 	}
-	return h.recent(), true
+	return out.recent(), true
 }
 
-// storedHistory reads id's poll history from its stored state; nil when
-// there is none or it cannot be read.
-func (e *Engine) storedHistory(ctx context.Context, id string) pollHistory {
-	raw, err := e.storedRawHistory(ctx, id)
+// stored reads id's poll history from its stored state; nil when there is
+// none or it cannot be read.
+func (h *histories) stored(ctx context.Context, id string) pollHistory {
+	raw, err := h.raw(ctx, id)
 	if raw == nil || err != nil {
 		return nil
 	}
-	var h pollHistory
-	if err := h.UnmarshalJSON(raw); err != nil {
-		e.log.WarnContext(ctx, "poll history undecodable", slog.String("resource", id), slog.Any("error", err))
+	var out pollHistory
+	if err := out.UnmarshalJSON(raw); err != nil {
+		h.log.WarnContext(ctx, "poll history undecodable", slog.String("resource", id), slog.Any("error", err))
 		return nil
 	}
-	return h
+	return out
 }
 
-// storedRawHistory reads id's encoded poll history from its stored state,
-// for a poll to extend (see appendRecord): nil when there is none (or it is
-// undecodable: a poll then starts a new one); an error when the state could
-// not be read.
-func (e *Engine) storedRawHistory(ctx context.Context, id string) ([]byte, error) {
-	b, err := e.store.PollState(ctx, id)
+// raw reads id's encoded poll history from its stored state, for a poll to
+// extend (see appendRecord): nil when there is none (or it is undecodable:
+// a poll then starts a new one); an error when the state could not be read.
+func (h *histories) raw(ctx context.Context, id string) ([]byte, error) {
+	b, err := h.states.PollState(ctx, id)
 	switch {
 	case errors.Is(err, storage.ErrNotFound), errors.Is(err, storage.ErrGone):
 		return nil, nil
 	case err != nil:
-		e.log.WarnContext(ctx, "poll history unreadable", slog.String("resource", id), slog.Any("error", err))
+		h.log.WarnContext(ctx, "poll history unreadable", slog.String("resource", id), slog.Any("error", err))
 		return nil, fmt.Errorf("read poll history: %w", err)
 	}
 	raw, err := rawHistory(b)
 	if err != nil {
-		e.log.WarnContext(ctx, "poll history undecodable; starting a new one", slog.String("resource", id), slog.Any("error", err))
+		h.log.WarnContext(ctx, "poll history undecodable; starting a new one", slog.String("resource", id), slog.Any("error", err))
 	}
 	return raw, nil
 }

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"math/rand/v2"
 	"reflect"
 	"strings"
@@ -570,5 +571,109 @@ func TestPollsDoNotReadTheirState(t *testing.T) {
 	}
 	if h, _ := e.History(t.Context(), "news"); len(h) != 4 {
 		t.Errorf("history of %d polls, want 4", len(h))
+	}
+}
+
+// recordStore is a state store that keeps records of their own (a
+// historyStore), for the histories part alone.
+type recordStore struct {
+	*memStore
+	recs  map[string][][]byte
+	err   error // PollRecords fails with it
+	saved []uint64
+}
+
+func (r *recordStore) SavePollStateRecords(_ context.Context, id string, state, _ []byte, first uint64, recs [][]byte, keep uint64) error {
+	r.saved = append(r.saved, first, keep)
+	r.states[id] = state
+	r.recs[id] = append(r.recs[id], recs...)
+	return nil
+}
+
+func (r *recordStore) PollRecords(_ context.Context, id string) ([][]byte, error) {
+	return r.recs[id], r.err
+}
+
+func (r *recordStore) PollStateProgress(ctx context.Context, id string) (state, progress []byte, err error) {
+	b, err := r.PollState(ctx, id)
+	return b, nil, err
+}
+
+// stateWithHistory is a stored flat state whose history is rec.
+func stateWithHistory(t *testing.T, rec PollRecord) []byte {
+	t.Helper()
+	st := persisted{V: stateVersion, Kind: KindFlat}
+	b, err := st.marshalWith(appendRecord(nil, rec))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// The history part reads a history from the stored state, without an engine.
+func TestHistoriesInTheState(t *testing.T) {
+	ctx := t.Context()
+	store := newMemStore()
+	h := newHistories(store, slog.New(slog.DiscardHandler))
+	if h.ownRecords() {
+		t.Fatal("a plain state store keeps records of their own")
+	}
+	if got := h.read(ctx, "none"); got != nil {
+		t.Errorf("history of an unknown id: %v", got)
+	}
+	if raw, err := h.raw(ctx, "none"); raw != nil || err != nil {
+		t.Errorf("raw history of an unknown id: %q, %v", raw, err)
+	}
+	rec := PollRecord{Time: t0, Outcome: OutcomeChanged, Wait: time.Hour, Versions: 1}
+	store.states["a"] = stateWithHistory(t, rec)
+	if got := h.read(ctx, "a"); !reflect.DeepEqual(got, pollHistory{rec}) {
+		t.Errorf("history %v, want %v", got, pollHistory{rec})
+	}
+	raw, err := h.raw(ctx, "a")
+	if err != nil || string(raw) != string(appendRecord(nil, rec)) {
+		t.Errorf("raw history %q, %v", raw, err)
+	}
+
+	fs := &flakyStates{memStore: store}
+	fs.fail.Store(true)
+	h = newHistories(fs, slog.New(slog.DiscardHandler))
+	if raw, err := h.raw(ctx, "a"); raw != nil || err == nil {
+		t.Errorf("unreadable state: raw history %q, error %v; want an error", raw, err)
+	}
+	if got := h.read(ctx, "a"); got != nil {
+		t.Errorf("unreadable state: history %v, want none", got)
+	}
+}
+
+// With a store that keeps records, the history part reads them (the newest
+// four weeks), falls back to the state's history while there are none, and
+// saves records with the bound.
+func TestHistoriesOfTheirOwn(t *testing.T) {
+	ctx := t.Context()
+	store := &recordStore{memStore: newMemStore(), recs: map[string][][]byte{}}
+	h := newHistories(store, slog.New(slog.DiscardHandler))
+	if !h.ownRecords() {
+		t.Fatal("a historyStore does not keep records of their own")
+	}
+	legacy := PollRecord{Time: t0, Outcome: OutcomeUnchanged, Wait: time.Hour}
+	b := stateWithHistory(t, legacy)
+	store.states["a"] = b
+	if got := h.read(ctx, "a"); !reflect.DeepEqual(got, pollHistory{legacy}) {
+		t.Errorf("before any record: %v, want the state's %v", got, pollHistory{legacy})
+	}
+	old := PollRecord{Time: t0.Add(-historyAge - time.Hour), Outcome: OutcomeError}
+	recs := [][]byte{appendRecordJSON(nil, old), []byte("not a record"), appendRecordJSON(nil, legacy)}
+	if err := h.save(ctx, "a", b, nil, 1, recs); err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(store.saved, []uint64{1, historyMax}) {
+		t.Errorf("saved from %v, want record 1 and the bound %d", store.saved, historyMax)
+	}
+	if got := h.read(ctx, "a"); !reflect.DeepEqual(got, pollHistory{legacy}) {
+		t.Errorf("records: %v, want %v (the old one and the undecodable one left out)", got, pollHistory{legacy})
+	}
+	store.err = errors.New("disk hiccup")
+	if got := h.read(ctx, "a"); !reflect.DeepEqual(got, pollHistory{legacy}) {
+		t.Errorf("records unreadable: %v, want the state's %v", got, pollHistory{legacy})
 	}
 }

@@ -198,7 +198,7 @@ func (e *Engine) finishLeased(ctx context.Context, r *resource, start time.Time,
 	defer cancel()
 	// A history that cannot be read is started anew rather than failing
 	// the poll: its version and the lease must be committed now.
-	res.history, _ = e.storedRawHistory(cctx, r.id)
+	res.history, _ = e.hist.raw(cctx, r.id)
 	sr, err := e.leaser.Complete(cctx, r.id, res.doc, func(sr storage.SaveResult) ([]byte, time.Time, error) {
 		if res.doc != nil && sr.Changed {
 			res.outcome, res.changed = OutcomeChanged, true

@@ -202,7 +202,7 @@ func TestUnchangedPollWritesProgressOnly(t *testing.T) {
 		t.Errorf("restarted with\n%+v\nwant\n%+v", got, want)
 	}
 	loaded := map[string]persisted{}
-	if err := e2.loadStatesBulk(ctx, db, []string{"news"}, loaded); err != nil {
+	if err := newStateReader(db, e2.log).loadBulk(ctx, []string{"news"}, loaded); err != nil {
 		t.Fatal(err)
 	}
 	if !reflect.DeepEqual(loaded["news"], want) {

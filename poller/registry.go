@@ -199,7 +199,7 @@ func (e *Engine) applyRegistered(ctx context.Context, cfg *config.Config, id str
 	var st persisted
 	var stored bool
 	if !exists {
-		st, stored = e.loadState(ctx, id) // outside the lock: a store read
+		st, stored = e.states.load(ctx, id) // outside the lock: a store read
 	}
 	var restarted, added bool
 	e.mu.Lock()

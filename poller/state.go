@@ -2,12 +2,18 @@ package poller
 
 import (
 	"bytes"
+	"context"
 	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
+	"runtime"
 	"slices"
+	"sync"
 	"time"
+
+	"github.com/dynamo-rss/dynamo/storage"
 )
 
 // stateVersion is the version of the persisted poll-state encoding.
@@ -205,4 +211,131 @@ func kindString(k string) string {
 		}
 	}
 	return k
+}
+
+// bulkStates is a store that reads every poll state in one pass (Badger's
+// iterator), which a start-up with many resources uses instead of a read
+// per resource.
+type bulkStates interface {
+	PollStates(ctx context.Context, fn func(id string, state, progress []byte) error) error
+}
+
+// bulkLoadMin is the number of resources from which loadAll reads every
+// state in one pass rather than one by one.
+const bulkLoadMin = 256
+
+// stateReader reads the stored poll states of resources being added (at
+// start-up, by a reload or a registration): one by one, or, for many, all
+// in one pass when the store can. It keeps nothing; safe for concurrent use.
+type stateReader struct {
+	states StateStore
+	split  historyStore // nil: a state is read whole (PollState)
+	bulk   bulkStates   // nil: no reading in one pass
+	log    *slog.Logger
+}
+
+// newStateReader reads states from states; log gets what cannot be read.
+func newStateReader(states StateStore, log *slog.Logger) *stateReader {
+	r := &stateReader{states: states, log: log}
+	r.split, _ = states.(historyStore)
+	r.bulk, _ = states.(bulkStates)
+	return r
+}
+
+// loadAll reads the stored states of ids into loaded; a state that cannot
+// be read or decoded is left out (the resource starts afresh).
+func (sr *stateReader) loadAll(ctx context.Context, ids []string, loaded map[string]persisted) {
+	if sr.bulk != nil && len(ids) >= bulkLoadMin {
+		err := sr.loadBulk(ctx, ids, loaded)
+		if err == nil {
+			return
+		}
+		sr.log.WarnContext(ctx, "poll states unreadable in one pass; reading them one by one", slog.Any("error", err))
+		clear(loaded)
+	}
+	for _, id := range ids {
+		if st, ok := sr.load(ctx, id); ok {
+			loaded[id] = st
+		}
+	}
+}
+
+// loadBulk reads the stored states of ids into loaded in one pass.
+// Decoding (≈ 13 µs a state, most of a start-up with 100,000 resources) is
+// spread over the cores while the pass reads on.
+func (sr *stateReader) loadBulk(ctx context.Context, ids []string, loaded map[string]persisted) error {
+	want := make(map[string]bool, len(ids))
+	for _, id := range ids {
+		want[id] = true
+	}
+	type stored struct {
+		id          string
+		b, progress []byte
+	}
+	in := make(chan stored, 256)
+	var (
+		mu sync.Mutex
+		wg sync.WaitGroup
+	)
+	for range max(1, runtime.GOMAXPROCS(0)) {
+		wg.Go(func() {
+			for s := range in {
+				st, err := unmarshalState(s.b)
+				if err == nil {
+					err = st.loadSplit(s.b, s.progress)
+				}
+				if err != nil {
+					sr.log.Warn("poll state undecodable; starting afresh", slog.String("resource", s.id), slog.Any("error", err))
+					continue
+				}
+				mu.Lock()
+				loaded[s.id] = st
+				mu.Unlock()
+			}
+		})
+	}
+	err := sr.bulk.PollStates(ctx, func(id string, b, progress []byte) error {
+		if !want[id] {
+			return nil
+		}
+		select {
+		case in <- stored{id: id, b: bytes.Clone(b), progress: bytes.Clone(progress)}: // only valid during the call
+			return nil
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	})
+	close(in)
+	wg.Wait()
+	return err
+}
+
+// load reads id's stored state; false when there is none or it cannot be
+// read or decoded (logged).
+func (sr *stateReader) load(ctx context.Context, id string) (persisted, bool) {
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	var b, progress []byte
+	var err error
+	if sr.split != nil {
+		b, progress, err = sr.split.PollStateProgress(ctx, id)
+	} else {
+		b, err = sr.states.PollState(ctx, id)
+	}
+	if errors.Is(err, storage.ErrNotFound) {
+		return persisted{}, false
+	}
+	if err != nil {
+		sr.log.WarnContext(ctx, "poll state unreadable; starting afresh", slog.String("resource", id), slog.Any("error", err))
+		return persisted{}, false
+	}
+	st, err := unmarshalState(b)
+	if err == nil {
+		err = st.loadSplit(b, progress)
+	}
+	if err != nil {
+		sr.log.Warn("poll state undecodable; starting afresh", slog.String("resource", id), slog.Any("error", err))
+		return persisted{}, false
+	}
+	return st, true
 }
