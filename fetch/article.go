@@ -33,22 +33,22 @@ type Article struct {
 func ExtractArticle(body []byte, pageURL string) (Article, error) {
 	u, err := url.Parse(pageURL)
 	if err != nil {
-		return Article{}, fmt.Errorf("article URL %q: %w", pageURL, err)
+		return Article{}, fmt.Errorf("article URL %q: %w", shown(pageURL), err)
 	}
 	a, err := readability.FromReader(bytes.NewReader(body), u)
 	if err != nil {
-		return Article{}, fmt.Errorf("article %s: %w", pageURL, err)
+		return Article{}, fmt.Errorf("article %s: %w", shown(pageURL), err)
 	}
 	if a.Node == nil {
-		return Article{}, fmt.Errorf("article %s: %w", pageURL, ErrNoArticle)
+		return Article{}, fmt.Errorf("article %s: %w", shown(pageURL), ErrNoArticle)
 	}
 	var raw strings.Builder
 	if err := a.RenderHTML(&raw); err != nil {
-		return Article{}, fmt.Errorf("article %s: render: %w", pageURL, err)
+		return Article{}, fmt.Errorf("article %s: render: %w", shown(pageURL), err)
 	}
 	clean := extractor.SanitizeHTML(raw.String())
 	if strings.TrimSpace(textOf(clean)) == "" {
-		return Article{}, fmt.Errorf("article %s: %w", pageURL, ErrNoArticle)
+		return Article{}, fmt.Errorf("article %s: %w", shown(pageURL), ErrNoArticle)
 	}
 	return Article{Title: strings.TrimSpace(a.Title()), HTML: clean}, nil
 }

@@ -323,10 +323,10 @@ func (r *Renderer) Render(ctx context.Context, req RenderRequest) (out Rendered,
 func (r *Renderer) render(ctx context.Context, req RenderRequest, t0 *time.Time) (Rendered, error) {
 	page, err := url.Parse(req.URL)
 	if err != nil {
-		return Rendered{}, fmt.Errorf("render %q: %w", req.URL, err)
+		return Rendered{}, fmt.Errorf("render %q: %w", shown(req.URL), err)
 	}
 	if page.Scheme != "http" && page.Scheme != "https" {
-		return Rendered{}, fmt.Errorf("render %s: only http and https pages are rendered", req.URL)
+		return Rendered{}, fmt.Errorf("render %s: only http and https pages are rendered", shown(req.URL))
 	}
 	select {
 	case r.tabs <- struct{}{}:
@@ -345,7 +345,7 @@ func (r *Renderer) render(ctx context.Context, req RenderRequest, t0 *time.Time)
 	defer cancel()
 	out, err := r.renderTab(dctx, root, page, req)
 	if err != nil && errors.Is(dctx.Err(), context.DeadlineExceeded) && ctx.Err() == nil {
-		return out, fmt.Errorf("render %s: still going after poller.browser.timeout %s: %w", req.URL, r.opts.Timeout, ErrRenderTimeout)
+		return out, fmt.Errorf("render %s: still going after poller.browser.timeout %s: %w", shown(req.URL), r.opts.Timeout, ErrRenderTimeout)
 	}
 	return out, err
 }
@@ -373,23 +373,23 @@ func (r *Renderer) renderTab(ctx, root context.Context, page *url.URL, req Rende
 	}()
 
 	if err := chromedp.Do(run); err != nil { // opens the tab
-		return Rendered{}, fmt.Errorf("render %s: open a tab: %w", page, r.ctxErr(ctx, err))
+		return Rendered{}, fmt.Errorf("render %s: open a tab: %w", shown(page.String()), r.ctxErr(ctx, err))
 	}
 	bcID := chromedp.FromContext(run).BrowserContextID
 	if _, err := chromedp.CallBrowser(run, browser.SetDownloadBehavior, browser.SetDownloadBehaviorParams{
 		Behavior: browser.SetDownloadBehaviorBehaviorDeny, BrowserContextID: bcID,
 	}); err != nil {
-		return Rendered{}, fmt.Errorf("render %s: deny downloads: %w", page, r.ctxErr(ctx, err))
+		return Rendered{}, fmt.Errorf("render %s: deny downloads: %w", shown(page.String()), r.ctxErr(ctx, err))
 	}
 	if err := ic.start(run, &wg); err != nil {
-		return Rendered{}, fmt.Errorf("render %s: intercept requests: %w", page, r.ctxErr(ctx, err))
+		return Rendered{}, fmt.Errorf("render %s: intercept requests: %w", shown(page.String()), r.ctxErr(ctx, err))
 	}
 	resp, err := chromedp.Run(run, chromedp.NavigateResponse(page.String()))
 	if err != nil {
 		if mainErr := ic.mainError(); mainErr != nil {
 			return ic.result(nil), mainErr
 		}
-		return ic.result(nil), fmt.Errorf("render %s: %w", page, r.ctxErr(ctx, err))
+		return ic.result(nil), fmt.Errorf("render %s: %w", shown(page.String()), r.ctxErr(ctx, err))
 	}
 	if mainErr := ic.mainError(); mainErr != nil {
 		return ic.result(nil), mainErr
@@ -399,17 +399,17 @@ func (r *Renderer) renderTab(ctx, root context.Context, page *url.URL, req Rende
 	}
 	if req.WaitFor != "" {
 		if err := waitSelector(run, req.WaitFor); err != nil {
-			return ic.result(nil), fmt.Errorf("render %s: wait_for %q: %w", page, req.WaitFor, r.ctxErr(ctx, err))
+			return ic.result(nil), fmt.Errorf("render %s: wait_for %q: %w", shown(page.String()), req.WaitFor, r.ctxErr(ctx, err))
 		}
 	} else if err := ic.waitIdle(run, r.opts.Idle); err != nil {
-		return ic.result(nil), fmt.Errorf("render %s: %w", page, r.ctxErr(ctx, err))
+		return ic.result(nil), fmt.Errorf("render %s: %w", shown(page.String()), r.ctxErr(ctx, err))
 	}
 	dom, err := chromedp.Run(run, chromedp.Evaluate[string](`document.documentElement.outerHTML`))
 	if err != nil {
-		return ic.result(nil), fmt.Errorf("render %s: read the DOM: %w", page, r.ctxErr(ctx, err))
+		return ic.result(nil), fmt.Errorf("render %s: read the DOM: %w", shown(page.String()), r.ctxErr(ctx, err))
 	}
 	if int64(len(dom)) > r.opts.MaxBytes {
-		return ic.result(nil), fmt.Errorf("render %s: DOM of %d bytes > max_body %d: %w", page, len(dom), r.opts.MaxBytes, ErrTooLarge)
+		return ic.result(nil), fmt.Errorf("render %s: DOM of %d bytes > max_body %d: %w", shown(page.String()), len(dom), r.opts.MaxBytes, ErrTooLarge)
 	}
 	out := ic.result([]byte(dom))
 	if loc, err := chromedp.Run(run, chromedp.Evaluate[string](`document.URL`)); err == nil && loc != "" {

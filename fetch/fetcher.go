@@ -224,7 +224,7 @@ func (f *Fetcher) allowed(ctx context.Context, u *url.URL, slot bool) error {
 		}
 	}
 	if !ok {
-		return fmt.Errorf("fetch %s: %w", u, ErrRobotsDenied)
+		return fmt.Errorf("fetch %s: %w", shown(u.String()), ErrRobotsDenied)
 	}
 	return nil
 }
@@ -315,7 +315,7 @@ func (f *Fetcher) rendererFor() (*Renderer, error) {
 func (f *Fetcher) Article(ctx context.Context, link string, headers map[string]string) (string, error) {
 	u, err := url.Parse(link)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return "", fmt.Errorf("article link %q is not an http(s) URL", link)
+		return "", fmt.Errorf("article link %q is not an http(s) URL", shown(link))
 	}
 	if err := f.allowed(ctx, u, true); err != nil {
 		return "", err
@@ -350,7 +350,7 @@ func (f *Fetcher) Article(ctx context.Context, link string, headers map[string]s
 func (f *Fetcher) Once(ctx context.Context, rawURL string) (Page, error) {
 	u, err := url.Parse(rawURL)
 	if err != nil || !u.IsAbs() || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return Page{}, fmt.Errorf("fetch %q: not an http or https URL", rawURL)
+		return Page{}, fmt.Errorf("fetch %q: not an http or https URL", shown(rawURL))
 	}
 	if err := f.allowed(ctx, u, false); err != nil {
 		return Page{}, err

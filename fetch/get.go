@@ -38,7 +38,7 @@ type StatusError struct {
 }
 
 func (e *StatusError) Error() string {
-	return fmt.Sprintf("GET %s: HTTP %d %s", e.URL, e.Code, http.StatusText(e.Code))
+	return fmt.Sprintf("GET %s: HTTP %d %s", shown(e.URL), e.Code, http.StatusText(e.Code))
 }
 
 // Validators are the conditional-GET values of a page's last 200: the
@@ -54,7 +54,8 @@ type Request struct {
 	Validators Validators // a GET's conditions; a render is never conditional (its DOM's hash tells an unchanged page)
 	// Headers are the resource's own headers (config headers), validated
 	// (no Host, hop-by-hop or conditional header, no line break). They are
-	// sent to URL's host only: a redirect to another host does not carry them.
+	// sent to URL's origin only (scheme, host and port): never after a
+	// redirect to another origin, so never over http after https.
 	Headers map[string]string
 	Browser bool   // render the page in the browser (fetch: browser) instead of a GET
 	WaitFor string // with Browser: the CSS selector the DOM is read after (wait_for)
@@ -136,9 +137,10 @@ func newClient(set clientSettings, rt http.RoundTripper, res Resolver, host *hos
 			if len(via) > set.MaxRedirects {
 				return fmt.Errorf("%w (%d)", ErrTooManyRedirects, set.MaxRedirects)
 			}
-			// A resource's headers are for its page's host: not sent on
-			// to another (the client copies them to every redirect).
-			if ph, ok := req.Context().Value(pageHeadersKey{}).(pageHeaders); ok && !strings.EqualFold(req.URL.Hostname(), ph.host) {
+			// A resource's headers are for its page's origin: not sent
+			// on to another, nor back home once a redirect left it (the
+			// client copies them to every redirect).
+			if ph, ok := req.Context().Value(pageHeadersKey{}).(pageHeaders); ok && !chainStaysHome(ph.page, req, via) {
 				for _, name := range ph.names {
 					req.Header.Del(name)
 				}
@@ -155,10 +157,11 @@ func (c *client) closeIdle() {
 	}
 }
 
-// pageHeaders are a resource's headers and the host they are for: a
-// redirect to another host does not carry them (see newClient).
+// pageHeaders are the names of a resource's headers and the page whose
+// origin they are for: a redirect to another origin does not carry them
+// (see newClient).
 type pageHeaders struct {
-	host  string
+	page  *neturl.URL // nil: an unreadable URL, whose request fails anyway
 	names []string
 }
 
@@ -177,7 +180,7 @@ func (f *Fetcher) get(ctx context.Context, c *client, url string, v Validators, 
 			ph.names = append(ph.names, name)
 		}
 		if u, err := neturl.Parse(url); err == nil {
-			ph.host = u.Hostname()
+			ph.page = u
 		}
 		ctx = context.WithValue(ctx, pageHeadersKey{}, ph)
 	}
@@ -219,7 +222,7 @@ func (f *Fetcher) get(ctx context.Context, c *client, url string, v Validators, 
 		return res, &StatusError{URL: res.URL, Code: resp.StatusCode, RetryAfter: retryAfter(resp.Header, now)}
 	}
 	if resp.ContentLength > c.set.MaxBody {
-		return res, fmt.Errorf("GET %s: %d bytes > max_body %d: %w", url, resp.ContentLength, c.set.MaxBody, ErrTooLarge)
+		return res, fmt.Errorf("GET %s: %d bytes > max_body %d: %w", shown(url), resp.ContentLength, c.set.MaxBody, ErrTooLarge)
 	}
 	buf, _ := f.bufs.Get().(*bytes.Buffer)
 	if buf == nil {
@@ -233,9 +236,9 @@ func (f *Fetcher) get(ctx context.Context, c *client, url string, v Validators, 
 	if err != nil {
 		var mbe *http.MaxBytesError
 		if errors.As(err, &mbe) {
-			return res, fmt.Errorf("GET %s: body > max_body %d: %w", url, c.set.MaxBody, ErrTooLarge)
+			return res, fmt.Errorf("GET %s: body > max_body %d: %w", shown(url), c.set.MaxBody, ErrTooLarge)
 		}
-		return res, fmt.Errorf("GET %s: read body: %w", url, err)
+		return res, fmt.Errorf("GET %s: read body: %w", shown(url), err)
 	}
 	res.Body = body
 	res.ContentType = resp.Header.Get("Content-Type")
@@ -243,8 +246,13 @@ func (f *Fetcher) get(ctx context.Context, c *client, url string, v Validators, 
 	return res, nil
 }
 
-// classify wraps timeouts in ErrTimeout so the cause reads plainly.
+// classify wraps timeouts in ErrTimeout so the cause reads plainly, and
+// hides the credentials of the URL an HTTP client's error names.
 func classify(err error) error {
+	var ue *neturl.Error
+	if errors.As(err, &ue) {
+		ue.URL = shown(ue.URL)
+	}
 	var ne net.Error
 	if errors.As(err, &ne) && ne.Timeout() && !errors.Is(err, ErrTimeout) {
 		return fmt.Errorf("%w: %w", ErrTimeout, err)

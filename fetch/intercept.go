@@ -33,8 +33,9 @@ type interceptor struct {
 
 	mu       sync.Mutex
 	inflight int
-	last     time.Time // the last request paused or answered
-	main     error     // the page's own document refused or failed
+	last     time.Time                   // the last request paused or answered
+	main     error                       // the page's own document refused or failed
+	left     map[cdpfetch.RequestID]bool // requests whose redirect chain left the page's origin
 	served   int
 	refused  int
 }
@@ -49,6 +50,7 @@ func newInterceptor(o BrowserOptions, page *url.URL, headers http.Header) *inter
 		page:      page,
 		headers:   headers,
 		slots:     make(chan struct{}, maxParallelRequests),
+		left:      make(map[cdpfetch.RequestID]bool),
 		last:      time.Now(),
 	}
 }
@@ -170,7 +172,7 @@ func (ic *interceptor) serve(ctx context.Context, ev *cdpfetch.EventRequestPause
 		ic.served--
 		ic.refused++
 		if isMain && ic.main == nil {
-			ic.main = fmt.Errorf("render request %s: the browser refused the answer (HTTP %d): %w", ev.Request.URL, resp.StatusCode, err)
+			ic.main = fmt.Errorf("render request %s: the browser refused the answer (HTTP %d): %w", shown(ev.Request.URL), resp.StatusCode, err)
 		}
 		ic.mu.Unlock()
 		_, _ = chromedp.Call(ctx, cdpfetch.FailRequest, cdpfetch.FailRequestParams{RequestID: ev.RequestID, ErrorReason: network.ErrorReasonFailed})
@@ -206,7 +208,7 @@ var hopHeaders = map[string]bool{
 func (ic *interceptor) do(ctx context.Context, ev *cdpfetch.EventRequestPaused) (*http.Response, []byte, error) {
 	u, err := url.Parse(ev.Request.URL)
 	if err != nil {
-		return nil, nil, fmt.Errorf("request %q: %w", ev.Request.URL, err)
+		return nil, nil, fmt.Errorf("request %q: %w", shown(ev.Request.URL), err)
 	}
 	if u.Scheme != "http" && u.Scheme != "https" {
 		return nil, nil, fmt.Errorf("request %s: only http and https are fetched", u.Scheme+":")
@@ -221,7 +223,7 @@ func (ic *interceptor) do(ctx context.Context, ev *cdpfetch.EventRequestPaused) 
 	}
 	req, err := http.NewRequestWithContext(ctx, ev.Request.Method, u.String(), body)
 	if err != nil {
-		return nil, nil, fmt.Errorf("request %s: %w", u, err)
+		return nil, nil, fmt.Errorf("request %s: %w", shown(u.String()), err)
 	}
 	for k, v := range ev.Request.Headers {
 		if hopHeaders[strings.ToLower(k)] {
@@ -232,33 +234,44 @@ func (ic *interceptor) do(ctx context.Context, ev *cdpfetch.EventRequestPaused) 
 	if ic.userAgent != "" {
 		req.Header.Set("User-Agent", ic.userAgent)
 	}
-	if sameHost(u, ic.page) {
+	if ic.staysHome(ev, u) {
 		for k, vs := range ic.headers {
 			req.Header[http.CanonicalHeaderKey(k)] = vs
 		}
 	}
 	resp, err := ic.client.Do(req)
 	if err != nil {
-		return nil, nil, fmt.Errorf("render request %s %s: %w", req.Method, u, err)
+		return nil, nil, fmt.Errorf("render request %s %s: %w", req.Method, shown(u.String()), classify(err))
 	}
 	defer resp.Body.Close() //nolint:errcheck // read-only body
 	if resp.ContentLength > ic.maxBytes {
-		return nil, nil, fmt.Errorf("render request %s: %d bytes > max_body %d: %w", u, resp.ContentLength, ic.maxBytes, ErrTooLarge)
+		return nil, nil, fmt.Errorf("render request %s: %d bytes > max_body %d: %w", shown(u.String()), resp.ContentLength, ic.maxBytes, ErrTooLarge)
 	}
 	b, err := io.ReadAll(http.MaxBytesReader(nil, resp.Body, ic.maxBytes))
 	if err != nil {
 		var mbe *http.MaxBytesError
 		if errors.As(err, &mbe) {
-			return nil, nil, fmt.Errorf("render request %s: body > max_body %d: %w", u, ic.maxBytes, ErrTooLarge)
+			return nil, nil, fmt.Errorf("render request %s: body > max_body %d: %w", shown(u.String()), ic.maxBytes, ErrTooLarge)
 		}
-		return nil, nil, fmt.Errorf("render request %s: read body: %w", u, err)
+		return nil, nil, fmt.Errorf("render request %s: read body: %w", shown(u.String()), err)
 	}
 	return resp, b, nil
 }
 
-// sameHost reports whether u is on page's host (and port).
-func sameHost(u, page *url.URL) bool {
-	return strings.EqualFold(u.Host, page.Host) && u.Scheme == page.Scheme
+// staysHome reports whether ev's request, at u, gets the resource's
+// headers: u is of the page's origin ([sameOrigin]) and no earlier hop of
+// its redirect chain left it. The browser follows a render's redirects
+// itself, each hop paused apart and naming the hop before it
+// (RedirectedRequestID), so a chain that ever left the origin is
+// remembered by the id of its every later hop.
+func (ic *interceptor) staysHome(ev *cdpfetch.EventRequestPaused, u *url.URL) bool {
+	ic.mu.Lock()
+	defer ic.mu.Unlock()
+	home := sameOrigin(u, ic.page) && !ic.left[ev.RedirectedRequestID]
+	if !home {
+		ic.left[ev.RequestID] = true
+	}
+	return home
 }
 
 func responseHeaders(h http.Header) []*cdpfetch.HeaderEntry {
