@@ -1,9 +1,13 @@
 package api
 
 import (
+	"errors"
+	"log/slog"
 	"net/http"
-	"strings"
+	"net/url"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/labstack/echo/v4"
 
@@ -29,13 +33,45 @@ type loginPage struct {
 	LoggedIn bool
 }
 
-// safeNext is a redirect target after login: a path on this server, never
-// another site ("//evil.example", "/\evil.example") nor a scheme.
+// safeNext is where a successful login goes: next when it is a path of
+// this site, else "/". A path of this site is one "/" followed by neither
+// "/" nor "\" (browsers read "//host" and "/\host" as another site), with
+// no control character, white space or invisible format character
+// anywhere (browsers drop a tab or a newline, which turns "/\t/host" into
+// "//host"); the same holds of every layer of its percent-encoding, so that
+// "/%2F%2Fhost" or "/%09/host" is refused too. Anything else (absolute URLs,
+// "javascript:", a relative path, bytes that are not UTF-8 or a broken
+// escape) goes to "/".
 func safeNext(next string) string {
-	if !strings.HasPrefix(next, "/") || strings.HasPrefix(next, "//") || strings.HasPrefix(next, "/\\") || strings.ContainsAny(next, "\r\n") {
-		return "/new"
+	s := next
+	for range 4 { // each layer of percent-encoding; deeper is refused
+		if !localPath(s) {
+			return "/"
+		}
+		dec, err := url.PathUnescape(s)
+		if err != nil {
+			return "/"
+		}
+		if dec == s {
+			return next
+		}
+		s = dec
 	}
-	return next
+	return "/"
+}
+
+// localPath reports whether s, taken literally, is a path of this site
+// (see safeNext).
+func localPath(s string) bool {
+	if s == "" || s[0] != '/' || (len(s) > 1 && (s[1] == '/' || s[1] == '\\')) || !utf8.ValidString(s) {
+		return false
+	}
+	for _, r := range s {
+		if unicode.IsSpace(r) || !unicode.IsGraphic(r) {
+			return false
+		}
+	}
+	return true
 }
 
 // adminPagesOff answers the session pages while admin is off: absent, as
@@ -89,13 +125,32 @@ func (s *Server) postLogin(c echo.Context) error {
 	return c.Redirect(http.StatusSeeOther, page.Next)
 }
 
-// logout ends the session in this browser: the cookie is deleted and the
-// CSRF seed replaced. POST (the pages' button, with its token) and GET (a
-// plain link) both end it: logging out only takes rights away, and a
-// SameSite=Strict cookie never rides along another site's link anyway.
+// logout ends the session: on the server first (the store keeps its id
+// until the cookie would have expired, so a copy of the cookie stops
+// working on every node), then in this browser (the cookie is deleted and
+// the CSRF seed replaced). When the store cannot record it, the answer is
+// a 503 and the cookie stays, so that logging out again can finish the
+// job. POST (the pages' button, with its token) and GET (a plain link)
+// both end it: logging out only takes rights away, and a SameSite=Strict
+// cookie never rides along another site's link anyway.
 func (s *Server) logout(c echo.Context) error {
 	c.Response().Header().Set(echo.HeaderCacheControl, "no-store")
+	sess, err := s.currentSession(c)
+	var unchecked *sessionUnchecked
+	switch {
+	case errors.As(err, &unchecked):
+		return s.sessionUnavailable(c)
+	case err == nil:
+		ctx := c.Request().Context()
+		if err := s.revoked.RevokeSession(ctx, sess.ID, sess.Expires(sessionTTL), s.now()); err != nil {
+			s.log.ErrorContext(ctx, "logout not recorded", slog.Any("error", err))
+			return s.sessionUnavailable(c)
+		}
+	}
 	s.setCookie(c, sessionCookie, "", -1)
 	s.rotateCSRF(c)
 	return c.Redirect(http.StatusSeeOther, "/")
 }
+
+// logoutFailed is the 503 of a logout the store could not record.
+const logoutFailed = "you are not logged out yet: this server could not record the end of your session (its store does not answer), and until it does a copy of your session cookie would still work; log out again in a minute"

@@ -22,6 +22,7 @@ import (
 	"github.com/dynamo-rss/dynamo/internal/ratelimit"
 	"github.com/dynamo-rss/dynamo/internal/session"
 	"github.com/dynamo-rss/dynamo/schema"
+	"github.com/dynamo-rss/dynamo/storage"
 )
 
 // ResourceStatus is what the poller knows of a resource, as the api shows it
@@ -88,6 +89,12 @@ type Options struct {
 	CacheBytes      int64                 // render cache bound; 0: 32 MiB
 	RequestTimeout  time.Duration         // deadline of each request's context; 0: 30s
 	ShutdownTimeout time.Duration         // Serve: bound on finishing in-flight requests after ctx ends; 0: 10s
+	// Sessions keeps the browser sessions ended by a logout, so that a copy
+	// of a session's cookie stops working on every node sharing it (the
+	// store: storage/badger and storage/postgres implement it); nil: they
+	// are kept in this process only, so a logout ends the session on this
+	// node alone.
+	Sessions storage.Sessions
 	// TrustedProxies are the reverse proxies whose X-Forwarded-For names the
 	// client (the last address in it that is not one of them); empty: the
 	// client is the connection's address, whatever the headers say.
@@ -122,6 +129,7 @@ type Server struct {
 	// session codec (nil while admin is off), login attempts per client,
 	// the browsers' cross-origin check and the pages /new fetched.
 	sessions    atomic.Pointer[session.Codec]
+	revoked     storage.Sessions // Options.Sessions, or this process's own
 	loginLim    *ratelimit.Keyed
 	crossOrigin *http.CrossOriginProtection
 	fetched     fetchedPages
@@ -174,6 +182,10 @@ func New(opts Options) (*Server, error) {
 	s.limiter = ratelimit.New(every, 5)
 	s.subLim = ratelimit.New(webSubEvery, webSubBurst)
 	s.loginLim = ratelimit.New(loginEvery, loginBurst)
+	s.revoked = opts.Sessions
+	if s.revoked == nil {
+		s.revoked = &localSessions{until: map[string]time.Time{}}
+	}
 	s.crossOrigin = http.NewCrossOriginProtection()
 	if o, err := url.Parse(opts.PublicURL); err == nil && o.Scheme != "" && o.Host != "" {
 		// Behind a proxy that rewrites Host, the public origin is ours too.

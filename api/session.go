@@ -5,12 +5,16 @@ package api
 // are internal/session's; this file puts them in cookies and middleware.
 
 import (
+	"context"
 	"errors"
+	"log/slog"
 	"net"
 	"net/http"
 	"net/netip"
 	"net/url"
+	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/labstack/echo/v4"
@@ -27,10 +31,34 @@ const (
 	sessionKey = "dynamo.session"
 	// seedKey is where a seed set during this answer is kept for its forms.
 	seedKey = "dynamo.csrfseed"
+	// checkedKey is where currentSession keeps what it found, so that a
+	// request asks the store about its session once.
+	checkedKey = "dynamo.sessionchecked"
 )
 
 // errNoSession: the request carries no session cookie, or admin is off.
 var errNoSession = errors.New("no session")
+
+// errSessionEnded: the session was ended by a logout (on any node).
+var errSessionEnded = errors.New("session ended by a logout")
+
+// sessionUnchecked is currentSession's error when the store could not say
+// whether the session was ended: the session is then refused (fail
+// closed): a page that needs it, or a form, answers 503.
+type sessionUnchecked struct{ err error }
+
+func (e *sessionUnchecked) Error() string { return "check session revocation: " + e.err.Error() }
+func (e *sessionUnchecked) Unwrap() error { return e.err }
+
+// sessionUncheckedDetail is the 503 of a request whose session could not be
+// checked.
+const sessionUncheckedDetail = "this server cannot check your session right now (its store does not answer), so nothing that needs it is done; try again in a minute"
+
+// checkedSession is what currentSession found for this request.
+type checkedSession struct {
+	sess session.Session
+	err  error
+}
 
 // setSessionKey derives the session signing key from the admin token, so
 // that a rotated token (or admin turned off) ends every session at once and
@@ -85,17 +113,59 @@ func (s *Server) setCookie(c echo.Context, name, value string, maxAge int) {
 }
 
 // currentSession is the request's valid session: errNoSession without one
-// (or with admin off), session.ErrExpired or session.ErrInvalid otherwise.
+// (or with admin off), session.ErrExpired or session.ErrInvalid for a
+// cookie that is not (the expired session is returned with its error),
+// errSessionEnded for a session a logout ended, and a *sessionUnchecked
+// when the store could not say. The answer is kept for the rest of the
+// request.
 func (s *Server) currentSession(c echo.Context) (session.Session, error) {
 	if sess, ok := c.Get(sessionKey).(session.Session); ok {
 		return sess, nil
 	}
+	if got, ok := c.Get(checkedKey).(checkedSession); ok {
+		return got.sess, got.err
+	}
+	sess, err := s.checkSession(c)
+	c.Set(checkedKey, checkedSession{sess: sess, err: err})
+	return sess, err
+}
+
+// checkSession is currentSession without the memory: the cookie's
+// signature and age, then whether a logout ended it.
+func (s *Server) checkSession(c echo.Context) (session.Session, error) {
 	codec := s.sessions.Load()
 	ck, err := c.Cookie(sessionCookie)
 	if codec == nil || err != nil || ck.Value == "" {
 		return session.Session{}, errNoSession
 	}
-	return codec.Decode(ck.Value, s.now())
+	sess, err := codec.Decode(ck.Value, s.now())
+	if err != nil {
+		return sess, err
+	}
+	revoked, err := s.revoked.SessionRevoked(c.Request().Context(), sess.ID)
+	switch {
+	case err != nil:
+		s.log.ErrorContext(c.Request().Context(), "session not checked", slog.Any("error", err))
+		return session.Session{}, &sessionUnchecked{err: err}
+	case revoked:
+		return session.Session{}, errSessionEnded
+	}
+	return sess, nil
+}
+
+// sessionUnavailable answers 503 for a request whose session could not be
+// checked, or a logout the store could not record: a page for browsers, a
+// problem for others.
+func (s *Server) sessionUnavailable(c echo.Context) error {
+	detail := sessionUncheckedDetail
+	if c.Path() == "/logout" {
+		detail = logoutFailed
+	}
+	c.Response().Header().Set(echo.HeaderRetryAfter, strconv.Itoa(int(unavailableRetry/time.Second)))
+	if wantsHTML(c) {
+		return s.renderPage(c, http.StatusServiceUnavailable, "notice.html", noticePage{Title: "Try again", Message: detail, Back: backLink(c)})
+	}
+	return problemf(http.StatusServiceUnavailable, "%s", detail)
 }
 
 // loggedIn reports whether the request carries a valid session.
@@ -115,6 +185,10 @@ func (s *Server) requireSession(next echo.HandlerFunc) echo.HandlerFunc {
 			return problemf(http.StatusNotFound, "%s", adminOff)
 		}
 		sess, err := s.currentSession(c)
+		var unchecked *sessionUnchecked
+		if errors.As(err, &unchecked) {
+			return s.sessionUnavailable(c)
+		}
 		if err != nil {
 			q := url.Values{}
 			if c.Request().Method == http.MethodGet {
@@ -180,7 +254,11 @@ func (s *Server) checkCSRF(next echo.HandlerFunc) echo.HandlerFunc {
 		if err == nil {
 			seed = ck.Value
 		}
-		sess, _ := s.currentSession(c) // anonymous forms are bound to ""
+		sess, err := s.currentSession(c) // anonymous forms are bound to ""
+		var unchecked *sessionUnchecked
+		if errors.As(err, &unchecked) {
+			return s.sessionUnavailable(c)
+		}
 		if !session.CheckToken(seed, sess.ID, req.PostFormValue(csrfField)) {
 			return s.forbiddenForm(c, csrfRefused)
 		}
@@ -210,6 +288,45 @@ func backLink(c echo.Context) string {
 		return "/new"
 	case p == "/login", p == "/register":
 		return p
+	case p == "/logout":
+		return "/login" // which offers to log out again
 	}
 	return "/"
+}
+
+// localSessions keeps the sessions ended by a logout in this process, when
+// no store does (Options.Sessions nil): a logout then ends its session on
+// this node only. Safe for concurrent use.
+type localSessions struct {
+	mu    sync.Mutex
+	until map[string]time.Time
+}
+
+// RevokeSession revokes id until until, forgetting those past now.
+func (l *localSessions) RevokeSession(ctx context.Context, id string, until, now time.Time) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for k, t := range l.until {
+		if !t.After(now) {
+			delete(l.until, k)
+		}
+	}
+	if t, ok := l.until[id]; !ok || until.After(t) {
+		l.until[id] = until
+	}
+	return nil
+}
+
+// SessionRevoked reports whether id was revoked.
+func (l *localSessions) SessionRevoked(ctx context.Context, id string) (bool, error) {
+	if err := ctx.Err(); err != nil {
+		return false, err
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	_, ok := l.until[id]
+	return ok, nil
 }
