@@ -41,8 +41,11 @@ type loginPage struct {
 // "//host"); the same holds of every layer of its percent-encoding, so that
 // "/%2F%2Fhost" or "/%09/host" is refused too. Anything else (absolute URLs,
 // "javascript:", a relative path, bytes that are not UTF-8 or a broken
-// escape) goes to "/".
+// escape) goes to "/". Without a return path, a login goes to /new.
 func safeNext(next string) string {
+	if next == "" {
+		return "/new" // no return path: the page a login is for
+	}
 	s := next
 	for range 4 { // each layer of percent-encoding; deeper is refused
 		if !localPath(s) {

@@ -26,7 +26,7 @@ func TestLoginReturnPath(t *testing.T) {
 		{"a path of ours", "/view/file1", "/view/file1"},
 		{"a path with a query", "/new?url=https%3A%2F%2Fexample.org%2F", "/new?url=https%3A%2F%2Fexample.org%2F"},
 		{"the root", "/", "/"},
-		{"empty", "", "/"},
+		{"none: the page a login is for", "", "/new"},
 		{"relative", "view/file1", "/"},
 		{"scheme-relative", "//evil.example/a", "/"},
 		{"absolute", "https://evil.example/a", "/"},

@@ -262,7 +262,7 @@ func TestLoginLimitAndCookies(t *testing.T) {
 		t.Error("the 429 page does not say why")
 	}
 	env.clock.Advance(loginEvery)
-	if code := other.Submit(other.Form("/login", "token"), "token", pagesToken); code != http.StatusOK || other.Last.Request.URL.Path != "/" {
+	if code := other.Submit(other.Form("/login", "token"), "token", pagesToken); code != http.StatusOK || other.Last.Request.URL.Path != "/new" {
 		t.Errorf("login once the bucket refilled: %d at %s", code, other.Last.Request.URL)
 	}
 }

@@ -281,6 +281,7 @@ func serve(ctx context.Context, o serveOptions) (err error) {
 		PublicURL:        publicURL,
 		SubscribeMax:     cfg.Feeds.SubscribeMax,
 		TrustedProxies:   cfg.TrustedProxyPrefixes(),
+		Sessions:         db.sessions,
 		HubURL:           hubURL(cfg, publicURL),
 		Logger:           log.With(slog.String("component", "api")),
 		AccessLog:        cfg.Log.Access,

@@ -21,9 +21,12 @@ import (
 // PostgreSQL's leases (several nodes sharing the database).
 type openedStore struct {
 	storage.Store
-	leaser poller.Leaser        // nil: one node polls everything
-	space  func() api.DiskSpace // nil: not shown on /
-	where  string               // for the start-up log line
+	leaser poller.Leaser // nil: one node polls everything
+	// sessions keeps the browser sessions ended by a logout, for every
+	// node sharing the store (both drivers have it).
+	sessions storage.Sessions
+	space    func() api.DiskSpace // nil: not shown on /
+	where    string               // for the start-up log line
 	// commits reports the embedded store's transactions and the writes
 	// they held (group commit); nil for PostgreSQL.
 	commits func() (transactions, writes uint64)
@@ -50,7 +53,7 @@ func openStore(ctx context.Context, cfg *config.Config, log *slog.Logger) (*open
 		if err != nil {
 			return nil, fmt.Errorf("open storage (postgres): %w", err)
 		}
-		return &openedStore{Store: st, leaser: st, where: "postgres"}, nil
+		return &openedStore{Store: st, leaser: st, sessions: st, where: "postgres"}, nil
 	default:
 		db, err := badger.Open(cfg.Storage.Path, badger.Options{
 			Logger:       log,
@@ -60,7 +63,7 @@ func openStore(ctx context.Context, cfg *config.Config, log *slog.Logger) (*open
 		if err != nil {
 			return nil, fmt.Errorf("open storage %s: %w", cfg.Storage.Path, err)
 		}
-		return &openedStore{Store: db, where: cfg.Storage.Path, space: func() api.DiskSpace {
+		return &openedStore{Store: db, sessions: db, where: cfg.Storage.Path, space: func() api.DiskSpace {
 			sp := db.Space()
 			return api.DiskSpace{Low: sp.Low, Free: sp.Free, MinFree: sp.MinFree}
 		}, commits: db.CommitStats, badger: db}, nil
