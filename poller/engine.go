@@ -157,7 +157,7 @@ type Engine struct {
 	regMu      sync.Mutex
 	registered map[string]registration // resources registered through the admin API, by id
 	registry   Registry                // nil: no runtime registrations
-	leaser     Leaser                  // nil: this node polls every resource (one node)
+	leases     *leases                 // nil: this node polls every resource (one node)
 	// regChanged is closed when the registry may have changed through
 	// another node since registered was read (see RegistryWatcher); nil:
 	// the registry tells nothing of the sort. Guarded by regMu.
@@ -236,7 +236,7 @@ func New(ctx context.Context, cfg *config.Config, store Store, opts Options) (*E
 	}
 	e.hist = newHistories(store, e.log)
 	e.states = newStateReader(store, e.log)
-	e.leaser = opts.Leaser
+	e.leases = newLeases(opts.Leaser, e.clock, e.log)
 	e.budget = NewBudget(BudgetSettingsOf(cfg.Poller.Budget), opts.Readers)
 	e.budgetSet = BudgetSettingsOf(cfg.Poller.Budget)
 	if opts.Registry != nil {
@@ -691,7 +691,7 @@ func (e *Engine) Run(ctx context.Context) error {
 
 	jobs := make(chan *resource)
 	var wg sync.WaitGroup
-	if e.leaser != nil && e.registry != nil {
+	if e.leases != nil && e.registry != nil {
 		// Several nodes: resources registered through another node reach
 		// this one by the shared registry.
 		wg.Go(func() { e.syncRegistry(ctx) })
@@ -854,7 +854,7 @@ func (e *Engine) pollNow(ctx context.Context, id string, first bool) (Status, er
 		if err := ctx.Err(); err != nil {
 			return Status{}, err
 		}
-		if e.leaser != nil {
+		if e.leases != nil {
 			return Status{}, fmt.Errorf("poll %q: %w", id, ErrPolledElsewhere)
 		}
 		return Status{}, fmt.Errorf("poll %q: interrupted", id)
@@ -1040,8 +1040,8 @@ func (e *Engine) poll(ctx context.Context, r *resource, wait bool) (Status, bool
 	if !e.gate(ctx, r, host, wait) {
 		return Status{}, false
 	}
-	if e.leaser != nil {
-		if !e.acquire(ctx, r, cfg, wait) {
+	if e.leases != nil {
+		if !e.acquire(ctx, r, host, cfg.Poller, wait) {
 			return Status{}, false
 		}
 		// The lease brought the state of the node that polled last, maybe
@@ -1085,6 +1085,59 @@ func (e *Engine) gate(ctx context.Context, r *resource, host string, wait bool) 
 		return false
 	}
 	return true
+}
+
+// acquire asks the lease keeper for r's lease. Granted, it adopts the
+// store's poll state (another node may have polled since) and returns
+// true. Refused, it adopts the state too, requeues r when the store says
+// to ask again and returns false; force is PollNow's.
+func (e *Engine) acquire(ctx context.Context, r *resource, host string, p config.PollerConfig, force bool) bool {
+	a := e.leases.acquire(ctx, r.id, host, p, force)
+	if a.state != nil {
+		e.mu.Lock()
+		if e.resources[r.id] == r {
+			r.st = adopted(&r.st, *a.state)
+		}
+		e.mu.Unlock()
+	}
+	if a.requeue {
+		e.requeue(r, a.retry)
+	}
+	return a.granted
+}
+
+// reschedule moves the due times in the store of resources whose policy
+// changed on this node (ids; those in added were just added, at start-up
+// or by a reload: see replan) to what restartLocked makes of them here,
+// from their last poll, whichever node made it (see leases.reschedule).
+func (e *Engine) reschedule(ctx context.Context, ids []string, added map[string]bool) {
+	if e.leases == nil || len(ids) == 0 {
+		return
+	}
+	now := e.clock.Now()
+	planned := e.leases.reschedule(ctx, ids, func(id string, st *persisted) (time.Time, bool) {
+		e.mu.Lock()
+		defer e.mu.Unlock()
+		r := e.resources[id]
+		if r == nil {
+			return time.Time{}, false // removed meanwhile
+		}
+		st.Kind, st.PolicyKey = r.st.Kind, r.st.PolicyKey
+		return replan(st, r.policy, id, now, added[id]), true
+	})
+	// This node's queue follows: restartLocked placed these resources from
+	// what this node knew of their last poll, older when another node
+	// made it.
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	for id, at := range planned {
+		if r := e.resources[id]; r != nil {
+			if _, queued := e.queue.At(id); queued {
+				r.st.NextPoll = at
+				e.queue.Update(id, at)
+			}
+		}
+	}
 }
 
 // fetchState is what a poll reads of its resource, snapshotted under e.mu
@@ -1166,7 +1219,7 @@ func (e *Engine) fetchAndStore(ctx context.Context, r *resource, u *url.URL, fs 
 	}
 	items, version := compareItems(doc, last, dates)
 	res := pollResult{outcome: OutcomeUnchanged, floor: fr.MaxAge, validators: &v, published: newestPublished(doc, dates), items: items, version: version, bodyHash: bodyHash, extracted: true, diags: diags, articlesLeft: articlesLeft}
-	if e.leaser != nil {
+	if e.leases != nil {
 		res.doc = doc // stored by finish, with the poll state, in one transaction
 		return res
 	}
@@ -1258,7 +1311,7 @@ func (e *Engine) stored(ctx context.Context, id string, ret storage.Retention, n
 // finish records a poll's outcome, asks the policy (or the error back-off)
 // for the next poll, reschedules and persists.
 func (e *Engine) finish(ctx context.Context, r *resource, start time.Time, res pollResult) Status {
-	if e.leaser != nil {
+	if e.leases != nil {
 		return e.finishLeased(ctx, r, start, res)
 	}
 	// The poll happened (a version may be stored): its state is read back
@@ -1305,6 +1358,63 @@ func (e *Engine) finish(ctx context.Context, r *resource, start time.Time, res p
 		e.log.DebugContext(ctx, "poll state not saved", slog.String("resource", r.id), slog.Any("error", err))
 	case err != nil:
 		e.log.WarnContext(ctx, "poll state not saved", slog.String("resource", r.id), slog.Any("error", err))
+	}
+	e.done(ctx, status, res)
+	return status
+}
+
+// finishLeased is finish under a lease: the version, the state and the
+// next due time commit together, then the lease is released.
+func (e *Engine) finishLeased(ctx context.Context, r *resource, start time.Time, res pollResult) Status {
+	var (
+		status  Status
+		decided bool
+	)
+	e.mu.Lock()
+	ret := r.retention
+	e.mu.Unlock()
+	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), stateSaveTimeout)
+	defer cancel()
+	// A history that cannot be read is started anew rather than failing
+	// the poll: its version and the lease must be committed now.
+	res.history, _ = e.hist.raw(cctx, r.id)
+	sr, err := e.leases.complete(cctx, r.id, res.doc, func(sr storage.SaveResult) ([]byte, time.Time, bool, error) {
+		if res.doc != nil && sr.Changed {
+			res.outcome, res.changed = OutcomeChanged, true
+		}
+		res.versions = sr.Versions
+		st, data, ok, err := e.decide(r, start, &res)
+		if ok {
+			status, decided = st, true
+		}
+		return data, st.NextPoll, ok, err
+	})
+	switch {
+	case err == nil:
+		if sr.Changed {
+			e.stored(ctx, r.id, ret, start)
+		}
+	case errors.Is(err, errRemovedDuringPoll):
+		// Removed here meanwhile (deleted, or gone from the file): nothing
+		// is stored, and nothing is left to record the poll in.
+		e.discard(ctx, r.id, DiscardRemoved, res)
+		return Status{ID: r.id, LastOutcome: res.outcome}
+	case errors.Is(err, storage.ErrLeaseLost):
+		e.m.discarded.WithLabelValues(DiscardLeaseLost).Inc()
+		res = pollResult{outcome: OutcomeError, err: err}
+	default:
+		res = pollResult{outcome: OutcomeError, err: fmt.Errorf("commit poll: %w", err)}
+	}
+	if err != nil {
+		// Nothing was stored. Record the failure here; the store's state
+		// comes back with the next lease.
+		res.changed = false
+		var ok bool
+		if status, _, ok, _ = e.decide(r, start, &res); !ok {
+			return Status{ID: r.id, LastOutcome: res.outcome}
+		}
+	} else if !decided {
+		return Status{ID: r.id, LastOutcome: res.outcome}
 	}
 	e.done(ctx, status, res)
 	return status
@@ -1411,7 +1521,7 @@ func (e *Engine) decide(r *resource, start time.Time, res *pollResult) (status S
 		Versions: res.versions,
 	}
 	e.queue.Push(r.id, next)
-	if e.hist.ownRecords() && e.leaser == nil && !res.historyUnread {
+	if e.hist.ownRecords() && e.leases == nil && !res.historyUnread {
 		res.prevHistorySeq, res.prevHistoryVersions = st.HistorySeq, st.HistoryVersions
 		res.firstRecord, res.records = st.recordPoll(res.history, rec)
 		// The state is stored in two parts (progress.go): the rest only

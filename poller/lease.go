@@ -3,7 +3,6 @@ package poller
 import (
 	"context"
 	"errors"
-	"fmt"
 	"log/slog"
 	"time"
 
@@ -63,182 +62,158 @@ var errRemovedDuringPoll = errors.New("resource removed during its poll")
 // leaseRetryOnError is when to ask again after the store failed to answer.
 const leaseRetryOnError = 10 * time.Second
 
-// acquire asks for r's lease. Granted, it adopts the store's poll state
-// (another node may have polled since) and returns true. Refused, it adopts
-// the state too, requeues r when the store says to ask again and returns
-// false; force is PollNow's.
-func (e *Engine) acquire(ctx context.Context, r *resource, cfg *config.Config, force bool) bool {
-	now := e.clock.Now()
-	lease, err := e.leaser.Acquire(ctx, LeaseRequest{
-		ID:           r.id,
-		Host:         r.host,
+// leases is the lease keeper: the part of the engine that speaks to the
+// [Leaser] of the nodes sharing the store. It asks for leases, commits
+// polls made under them and moves due times in the store; what to do with
+// the answers (adopt a state, requeue a resource) is the engine's. It keeps
+// nothing between calls; safe for concurrent use.
+type leases struct {
+	leaser Leaser
+	clock  Clock
+	log    *slog.Logger
+}
+
+// newLeases returns the lease keeper of leaser; nil when leaser is nil (a
+// single node polls every resource itself).
+func newLeases(leaser Leaser, clock Clock, log *slog.Logger) *leases {
+	if leaser == nil {
+		return nil
+	}
+	return &leases{leaser: leaser, clock: clock, log: log}
+}
+
+// leaseAnswer is what an acquire learned.
+type leaseAnswer struct {
+	granted bool
+	// state is the poll state the store holds (the node that polled last,
+	// maybe another), to adopt; nil: none, or undecodable.
+	state *persisted
+	// requeue: ask again at retry (zero: at the resource's recorded next
+	// poll); false: leave the resource's schedule alone.
+	requeue bool
+	retry   time.Time
+}
+
+// acquire asks for the lease of resource id, on host, under the poller
+// settings p (its length: twice the timeout; the host's interval across
+// nodes). Refused, the answer says when to ask again, unless force (a
+// PollNow, whose caller is told instead).
+func (l *leases) acquire(ctx context.Context, id, host string, p config.PollerConfig, force bool) leaseAnswer {
+	now := l.clock.Now()
+	lease, err := l.leaser.Acquire(ctx, LeaseRequest{
+		ID:           id,
+		Host:         host,
 		Now:          now,
-		Lease:        2 * cfg.Poller.Timeout.D(),
-		HostInterval: cfg.Poller.PerHostInterval.D(),
+		Lease:        2 * p.Timeout.D(),
+		HostInterval: p.PerHostInterval.D(),
 		Force:        force,
 	})
 	if err != nil {
-		if ctx.Err() == nil {
-			e.log.WarnContext(ctx, "lease not acquired", slog.String("resource", r.id), slog.Any("error", err))
-			e.requeue(r, now.Add(leaseRetryOnError))
+		if ctx.Err() != nil {
+			return leaseAnswer{}
 		}
-		return false
+		l.log.WarnContext(ctx, "lease not acquired", slog.String("resource", id), slog.Any("error", err))
+		return leaseAnswer{requeue: true, retry: now.Add(leaseRetryOnError)}
 	}
+	var a leaseAnswer
 	if lease.State != nil {
 		st, err := unmarshalState(lease.State)
 		if err != nil {
-			e.log.WarnContext(ctx, "stored poll state undecodable; keeping this node's", slog.String("resource", r.id), slog.Any("error", err))
+			l.log.WarnContext(ctx, "stored poll state undecodable; keeping this node's", slog.String("resource", id), slog.Any("error", err))
 		} else {
-			e.adopt(r, st)
+			a.state = &st
 		}
 	}
-	if !lease.Granted {
-		if !force {
-			e.requeue(r, lease.Retry)
-		}
-		return false
+	a.granted = lease.Granted
+	if !a.granted && !force {
+		a.requeue, a.retry = true, lease.Retry
 	}
-	return true
+	return a
 }
 
-// adopt takes a poll state written by another node, keeping what belongs to
-// this node's configuration (the URL, policy and extraction in force).
-func (e *Engine) adopt(r *resource, st persisted) {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	if e.resources[r.id] != r {
-		return
-	}
-	if st.URL != r.st.URL {
+// adopted is st, a poll state written by another node, made this node's:
+// it keeps what belongs to this node's configuration as own records it
+// (the URL, policy and extraction in force, the earliest Since).
+func adopted(own *persisted, st persisted) persisted {
+	if st.URL != own.URL {
 		st.Validators, st.Last = validators{}, nil // another page: nothing to compare with
 	}
-	if st.URL != r.st.URL || st.Extraction != r.st.Extraction {
+	if st.URL != own.URL || st.Extraction != own.Extraction {
 		// Learned under another definition (another node's before it read
 		// the registry or was reloaded, or this node's before a change):
 		// the next poll fetches and extracts the page again.
 		st.Validators, st.BodyHash = validators{}, 0
 	}
-	st.URL, st.Kind, st.Extraction, st.PolicyKey = r.st.URL, r.st.Kind, r.st.Extraction, r.st.PolicyKey
-	if st.Since.IsZero() || (!r.st.Since.IsZero() && r.st.Since.Before(st.Since)) {
-		st.Since = r.st.Since
+	st.URL, st.Kind, st.Extraction, st.PolicyKey = own.URL, own.Kind, own.Extraction, own.PolicyKey
+	if st.Since.IsZero() || (!own.Since.IsZero() && own.Since.Before(st.Since)) {
+		st.Since = own.Since
 	}
-	r.st = st
+	return st
 }
 
-// reschedule moves the due times in the store of resources whose policy
-// changed on this node (ids; those in added were just added, at start-up
-// or by a reload: see replan) to what restartLocked makes of them here,
-// from their last poll, whichever node made it: without it, every node
-// would keep following the due time the last poll decided under the old
-// policy (a shorter interval would wait for it, a longer one would not
-// wait).
-func (e *Engine) reschedule(ctx context.Context, ids []string, added map[string]bool) {
-	if e.leaser == nil || len(ids) == 0 {
-		return
-	}
-	now := e.clock.Now()
+// replanFunc places resource id's next poll from its stored state st (see
+// replan), setting in st what this node's policy records; false leaves the
+// resource alone (removed meanwhile).
+type replanFunc func(id string, st *persisted) (time.Time, bool)
+
+// reschedule moves the due times in the store of ids, whose policy changed
+// on this node, to what plan makes of their stored states, from their last
+// poll, whichever node made it: without it, every node would keep
+// following the due time the last poll decided under the old policy (a
+// shorter interval would wait for it, a longer one would not wait). It
+// returns the due times it stored; nil when the store failed (logged).
+func (l *leases) reschedule(ctx context.Context, ids []string, plan replanFunc) map[string]time.Time {
+	now := l.clock.Now()
 	planned := make(map[string]time.Time, len(ids))
-	err := e.leaser.Reschedule(ctx, ids, now, func(id string, b []byte) ([]byte, time.Time, bool) {
+	err := l.leaser.Reschedule(ctx, ids, now, func(id string, b []byte) ([]byte, time.Time, bool) {
 		st, err := unmarshalState(b)
 		var h []byte
 		if err == nil {
 			h, err = rawHistory(b)
 		}
 		if err != nil {
-			e.log.WarnContext(ctx, "stored poll state undecodable; next poll not rescheduled for the new policy", slog.String("resource", id), slog.Any("error", err))
+			l.log.WarnContext(ctx, "stored poll state undecodable; next poll not rescheduled for the new policy", slog.String("resource", id), slog.Any("error", err))
 			return nil, time.Time{}, false
 		}
-		e.mu.Lock()
-		r := e.resources[id]
-		if r == nil {
-			e.mu.Unlock()
-			return nil, time.Time{}, false // removed meanwhile
+		at, ok := plan(id, &st)
+		if !ok {
+			return nil, time.Time{}, false
 		}
-		st.Kind, st.PolicyKey = r.st.Kind, r.st.PolicyKey
-		at := replan(&st, r.policy, id, now, added[id])
-		e.mu.Unlock()
 		data, err := st.marshalWith(h)
 		if err != nil {
-			e.log.WarnContext(ctx, "next poll not rescheduled for the new policy", slog.String("resource", id), slog.Any("error", err))
+			l.log.WarnContext(ctx, "next poll not rescheduled for the new policy", slog.String("resource", id), slog.Any("error", err))
 			return nil, time.Time{}, false
 		}
 		planned[id] = at
 		return data, at, true
 	})
 	if err != nil {
-		e.log.WarnContext(ctx, "next polls not rescheduled for the new policy", slog.Int("resources", len(ids)), slog.Any("error", err))
-		return
+		l.log.WarnContext(ctx, "next polls not rescheduled for the new policy", slog.Int("resources", len(ids)), slog.Any("error", err))
+		return nil
 	}
-	// This node's queue follows: restartLocked placed these resources from
-	// what this node knew of their last poll, older when another node
-	// made it.
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	for id, at := range planned {
-		if r := e.resources[id]; r != nil {
-			if _, queued := e.queue.At(id); queued {
-				r.st.NextPoll = at
-				e.queue.Update(id, at)
-			}
-		}
-	}
+	return planned
 }
 
-// finishLeased is finish under a lease: the version, the state and the
-// next due time commit together, then the lease is released.
-func (e *Engine) finishLeased(ctx context.Context, r *resource, start time.Time, res pollResult) Status {
-	var (
-		status  Status
-		decided bool
-	)
-	e.mu.Lock()
-	ret := r.retention
-	e.mu.Unlock()
-	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), stateSaveTimeout)
-	defer cancel()
-	// A history that cannot be read is started anew rather than failing
-	// the poll: its version and the lease must be committed now.
-	res.history, _ = e.hist.raw(cctx, r.id)
-	sr, err := e.leaser.Complete(cctx, r.id, res.doc, func(sr storage.SaveResult) ([]byte, time.Time, error) {
-		if res.doc != nil && sr.Changed {
-			res.outcome, res.changed = OutcomeChanged, true
-		}
-		res.versions = sr.Versions
-		st, data, ok, err := e.decide(r, start, &res)
+// decideFunc records a poll, given the result of saving its version: the
+// poll state to store and its next due time; ok false when the resource
+// was removed meanwhile (nothing is to be stored).
+type decideFunc func(storage.SaveResult) (state []byte, next time.Time, ok bool, err error)
+
+// complete commits a poll of id made under this node's lease: doc (nil:
+// none) is stored, decide's state and due time written and the lease
+// released, in one transaction. errRemovedDuringPoll when decide found
+// the resource removed; storage.ErrLeaseLost when the lease was no longer
+// this node's (logged).
+func (l *leases) complete(ctx context.Context, id string, doc *schema.Document, decide decideFunc) (storage.SaveResult, error) {
+	sr, err := l.leaser.Complete(ctx, id, doc, func(sr storage.SaveResult) ([]byte, time.Time, error) {
+		data, next, ok, err := decide(sr)
 		if !ok {
 			return nil, time.Time{}, errRemovedDuringPoll
 		}
-		status, decided = st, true
-		return data, st.NextPoll, err
+		return data, next, err
 	})
-	switch {
-	case err == nil:
-		if sr.Changed {
-			e.stored(ctx, r.id, ret, start)
-		}
-	case errors.Is(err, errRemovedDuringPoll):
-		// Removed here meanwhile (deleted, or gone from the file): nothing
-		// is stored, and nothing is left to record the poll in.
-		e.discard(ctx, r.id, DiscardRemoved, res)
-		return Status{ID: r.id, LastOutcome: res.outcome}
-	case errors.Is(err, storage.ErrLeaseLost):
-		e.m.discarded.WithLabelValues(DiscardLeaseLost).Inc()
-		e.log.WarnContext(ctx, "poll discarded: this node no longer holds the lease (it expired and another node took the resource, or the resource was deleted or registered again)", slog.String("resource", r.id))
-		res = pollResult{outcome: OutcomeError, err: err}
-	default:
-		res = pollResult{outcome: OutcomeError, err: fmt.Errorf("commit poll: %w", err)}
+	if errors.Is(err, storage.ErrLeaseLost) {
+		l.log.WarnContext(ctx, "poll discarded: this node no longer holds the lease (it expired and another node took the resource, or the resource was deleted or registered again)", slog.String("resource", id))
 	}
-	if err != nil {
-		// Nothing was stored. Record the failure here; the store's state
-		// comes back with the next lease.
-		res.changed = false
-		var ok bool
-		if status, _, ok, _ = e.decide(r, start, &res); !ok {
-			return Status{ID: r.id, LastOutcome: res.outcome}
-		}
-	} else if !decided {
-		return Status{ID: r.id, LastOutcome: res.outcome}
-	}
-	e.done(ctx, status, res)
-	return status
+	return sr, err
 }

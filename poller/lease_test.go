@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net/http"
 	"strings"
 	"sync"
@@ -12,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/dynamo-rss/dynamo/config"
 	"github.com/dynamo-rss/dynamo/schema"
 	"github.com/dynamo-rss/dynamo/storage"
 )
@@ -329,5 +331,137 @@ func TestLeaseRescheduleAfterReload(t *testing.T) {
 	}
 	if st, _ := a.Status("r"); !st.NextPoll.Equal(want) {
 		t.Errorf("node a's next poll %v, want the store's %v", st.NextPoll, want)
+	}
+}
+
+// failingLeaser fails every call.
+type failingLeaser struct{ fakeNode }
+
+func (failingLeaser) Acquire(context.Context, LeaseRequest) (Lease, error) {
+	return Lease{}, errors.New("database restarting")
+}
+
+// The lease keeper alone: what it asks for, and what its answers tell the
+// engine to do.
+func TestLeasesAcquire(t *testing.T) {
+	ctx := t.Context()
+	clk := newFakeClock(t0)
+	db := newFakeDB()
+	log := slog.New(slog.DiscardHandler)
+	if newLeases(nil, clk, log) != nil {
+		t.Fatal("a keeper without a Leaser")
+	}
+	p := config.Default().Poller
+	a, b := newLeases(&fakeNode{db: db, name: "a"}, clk, log), newLeases(&fakeNode{db: db, name: "b"}, clk, log)
+	if got := a.acquire(ctx, "r", "example.com", p, false); !got.granted || got.state != nil || got.requeue {
+		t.Fatalf("first acquire: %+v, want granted with no state", got)
+	}
+	until := t0.Add(2 * p.Timeout.D())
+	if got := b.acquire(ctx, "r", "example.com", p, false); got.granted || !got.requeue || !got.retry.Equal(until) {
+		t.Errorf("acquire of a held lease: %+v, want a retry at the lease's end %v", got, until)
+	}
+	if got := b.acquire(ctx, "r", "example.com", p, true); got.granted || got.requeue {
+		t.Errorf("forced acquire of a held lease: %+v, want refused, nothing requeued", got)
+	}
+
+	st := persisted{V: stateVersion, Kind: KindFlat, Polls: 4}
+	state, err := st.marshal()
+	if err != nil {
+		t.Fatal(err)
+	}
+	db.rows["s"] = &leaseRow{state: state, due: t0}
+	if got := b.acquire(ctx, "s", "other.example", p, false); !got.granted || got.state == nil || got.state.Polls != 4 {
+		t.Errorf("acquire of a stored state: %+v, want granted with the state of 4 polls", got)
+	}
+	db.rows["u"] = &leaseRow{state: []byte("{garbled"), due: t0}
+	if got := b.acquire(ctx, "u", "third.example", p, false); !got.granted || got.state != nil {
+		t.Errorf("acquire of an undecodable state: %+v, want granted, no state", got)
+	}
+
+	f := newLeases(&failingLeaser{}, clk, log)
+	if got := f.acquire(ctx, "r", "example.com", p, false); got.granted || !got.requeue || !got.retry.Equal(t0.Add(leaseRetryOnError)) {
+		t.Errorf("store failing: %+v, want a retry in %v", got, leaseRetryOnError)
+	}
+	cctx, cancel := context.WithCancel(ctx)
+	cancel()
+	if got := f.acquire(cctx, "r", "example.com", p, false); got.granted || got.requeue {
+		t.Errorf("context ended: %+v, want nothing requeued", got)
+	}
+}
+
+// A state another node wrote is taken with this node's definition.
+func TestAdopted(t *testing.T) {
+	since := t0.Add(-time.Hour)
+	own := persisted{URL: "https://a.example/", Kind: KindSmart, Extraction: 7, PolicyKey: 9, Since: since}
+	theirs := persisted{URL: "https://a.example/", Kind: KindFlat, Extraction: 7, PolicyKey: 3, Since: t0, Polls: 5,
+		Validators: validators{ETag: `"x"`}, BodyHash: 11, Last: &lastVersion{Items: []uint64{1}}}
+	got := adopted(&own, theirs)
+	if got.Kind != KindSmart || got.PolicyKey != 9 || got.Polls != 5 || !got.Since.Equal(since) ||
+		got.Validators.ETag != `"x"` || got.BodyHash != 11 || got.Last == nil {
+		t.Errorf("same definition: %+v", got)
+	}
+	theirs.Extraction = 8
+	if got := adopted(&own, theirs); got.Validators.ETag != "" || got.BodyHash != 0 || got.Last == nil || got.Extraction != 7 {
+		t.Errorf("another extraction: %+v, want validators and body hash dropped, the last version kept", got)
+	}
+	theirs.URL = "https://b.example/"
+	if got := adopted(&own, theirs); got.Last != nil || got.URL != own.URL {
+		t.Errorf("another page: %+v, want nothing to compare with", got)
+	}
+}
+
+// The keeper rewrites stored states with what the engine plans, keeping
+// their history, and commits polls under the lease.
+func TestLeasesRescheduleAndComplete(t *testing.T) {
+	ctx := t.Context()
+	clk := newFakeClock(t0)
+	db := newFakeDB()
+	l := newLeases(&fakeNode{db: db, name: "a"}, clk, slog.New(slog.DiscardHandler))
+	rec := PollRecord{Time: t0.Add(-time.Hour), Outcome: OutcomeChanged, Wait: time.Hour}
+	db.rows["r"] = &leaseRow{state: stateWithHistory(t, rec), due: t0.Add(time.Hour)}
+	db.rows["gone"] = &leaseRow{state: stateWithHistory(t, rec), due: t0.Add(time.Hour)}
+	db.rows["bad"] = &leaseRow{state: []byte("{garbled"), due: t0.Add(time.Hour)}
+	at := t0.Add(10 * time.Minute)
+	planned := l.reschedule(ctx, []string{"r", "gone", "bad"}, func(id string, st *persisted) (time.Time, bool) {
+		if id == "gone" {
+			return time.Time{}, false
+		}
+		st.Kind, st.NextPoll = KindSmart, at
+		return at, true
+	})
+	if len(planned) != 1 || !planned["r"].Equal(at) {
+		t.Errorf("planned %v, want r at %v", planned, at)
+	}
+	row := db.rows["r"]
+	st, err := unmarshalState(row.state)
+	if err != nil || st.Kind != KindSmart || !row.due.Equal(at) {
+		t.Errorf("stored %+v (%v), due %v; want smart, due %v", st, err, row.due, at)
+	}
+	if h, err := historyOf(row.state); err != nil || len(h) != 1 {
+		t.Errorf("history after the reschedule: %v, %v; want the record kept", h, err)
+	}
+	if !db.rows["gone"].due.Equal(t0.Add(time.Hour)) {
+		t.Error("a resource the plan left alone was rescheduled")
+	}
+
+	p := config.Default().Poller
+	if got := l.acquire(ctx, "r", "example.com", p, true); !got.granted {
+		t.Fatalf("acquire: %+v", got)
+	}
+	if _, err := l.complete(ctx, "r", nil, func(storage.SaveResult) ([]byte, time.Time, bool, error) {
+		return nil, time.Time{}, false, nil
+	}); !errors.Is(err, errRemovedDuringPoll) {
+		t.Errorf("complete of a removed resource: %v, want errRemovedDuringPoll", err)
+	}
+	next := t0.Add(2 * time.Hour)
+	if _, err := l.complete(ctx, "r", nil, func(storage.SaveResult) ([]byte, time.Time, bool, error) {
+		return []byte("state"), next, true, nil
+	}); err != nil || string(db.rows["r"].state) != "state" || !db.rows["r"].due.Equal(next) || db.rows["r"].owner != "" {
+		t.Errorf("complete: %v, row %+v; want the state stored, due %v, the lease released", err, db.rows["r"], next)
+	}
+	if _, err := l.complete(ctx, "r", nil, func(storage.SaveResult) ([]byte, time.Time, bool, error) {
+		return []byte("late"), next, true, nil
+	}); !errors.Is(err, storage.ErrLeaseLost) {
+		t.Errorf("complete without the lease: %v, want ErrLeaseLost", err)
 	}
 }
