@@ -405,9 +405,12 @@ func atPath(data []byte, path string, err error) *FieldError {
 // unknown keys and bad values, then validates it. It reads no files.
 func Parse(data []byte) (*Config, error) {
 	cfg := Default()
-	f, err := parser.ParseBytes(data, 0)
+	if fe := nestingProblem(data); fe != nil {
+		return nil, fe
+	}
+	f, err := parseYAML(data)
 	if err != nil {
-		return nil, syntaxProblem(data, err)
+		return nil, err
 	}
 	if len(f.Docs) > 1 {
 		return nil, &FieldError{Err: errors.New("want one YAML document, got several")}

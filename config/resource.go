@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/goccy/go-yaml"
-	"github.com/goccy/go-yaml/parser"
 )
 
 // ParseResource reads one resource definition sent to the admin API (JSON,
@@ -41,12 +40,15 @@ func ParseResource(data []byte, id string, p PollerConfig) (ResourceEntry, error
 // JSON's terms, with its line and column. Every problem is reported, in
 // body order, an unknown field with the closest known one.
 func DecodeResource(data []byte) (ResourceEntry, error) {
+	if fe := nestingProblem(data); fe != nil {
+		return ResourceEntry{}, fe
+	}
 	if fe := jsonProblem(data); fe != nil {
 		return ResourceEntry{}, fe
 	}
-	f, err := parser.ParseBytes(data, 0)
+	f, err := parseYAML(data)
 	if err != nil {
-		return ResourceEntry{}, syntaxProblem(data, err)
+		return ResourceEntry{}, err
 	}
 	var r ResourceEntry
 	if len(f.Docs) == 0 || f.Docs[0].Body == nil {

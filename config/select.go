@@ -3,8 +3,10 @@ package config
 import (
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/goccy/go-yaml"
+	"github.com/goccy/go-yaml/parser"
 
 	"github.com/dynamo-rss/dynamo/extractor"
 )
@@ -54,7 +56,20 @@ func selectorFieldErrors(at string, err error) []error {
 // `dynamo suggest` prints, or a whole resource definition), read strictly
 // as the configuration file is (unknown keys are refused), then compiled.
 // Field paths in errors start at "$.select" (or at "$" for the bare block).
+//
+// A block nested deeper than [MaxDepth], or whose aliases expand it past
+// a few times its size, is refused before it is decoded.
 func ParseSelect(data []byte) (*extractor.Selectors, error) {
+	if fe := nestingProblem(data); fe != nil {
+		return nil, underSelect(fe)
+	}
+	if f, err := parser.ParseBytes(data, 0); err == nil { // a syntax error is reported below, as ever
+		for _, d := range f.Docs {
+			if fe := aliasProblem(d, len(data)); fe != nil {
+				return nil, underSelect(fe)
+			}
+		}
+	}
 	var spec extractor.SelectSpec
 	var probe map[string]any
 	if yaml.Unmarshal(data, &probe) == nil && probe["select"] != nil {
@@ -74,4 +89,19 @@ func ParseSelect(data []byte) (*extractor.Selectors, error) {
 		return nil, errors.Join(selectorFieldErrors("$.select", err)...)
 	}
 	return sel, nil
+}
+
+// underSelect names a problem of a bare select block (whose paths start at
+// "$", at one of the block's fields) as the block's field, "$.select...",
+// as the block's other errors are named.
+func underSelect(fe *FieldError) *FieldError {
+	first := strings.TrimPrefix(fe.Path, "$.")
+	if i := strings.IndexAny(first, ".["); i >= 0 {
+		first = first[:i]
+	}
+	switch first {
+	case "from", "item", "title", "link", "description", "date", "image", "id", "channel":
+		fe.Path = "$.select" + strings.TrimPrefix(fe.Path, "$")
+	}
+	return fe
 }
