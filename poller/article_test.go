@@ -2,13 +2,19 @@ package poller
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/testutil"
 
 	"github.com/dynamo-rss/dynamo/config"
 	"github.com/dynamo-rss/dynamo/schema"
@@ -352,5 +358,74 @@ func TestNewestPublished(t *testing.T) {
 	doc.Items = doc.Items[2:3]
 	if got := newestPublished(doc, schema.DateRules{}); !got.Equal(time.Date(2026, 11, 20, 8, 0, 0, 0, time.UTC)) {
 		t.Errorf("newestPublished with one undated item = %v, want the channel's date", got)
+	}
+}
+
+// fakeArticles answers article fetches from a map (a link it lacks fails)
+// and records the links asked for.
+type fakeArticles struct {
+	pages map[string]string
+	asked []string
+}
+
+func (f *fakeArticles) Article(_ context.Context, link string, _ map[string]string) (string, error) {
+	f.asked = append(f.asked, link)
+	if html, ok := f.pages[link]; ok {
+		return html, nil
+	}
+	return "", errors.New("no such article")
+}
+
+// The article step alone: marked items carry their articles over, the
+// others are fetched up to the bound per poll, a failure marks its item,
+// and without the stored version nothing is fetched.
+func TestArticlesFill(t *testing.T) {
+	ctx := t.Context()
+	fetched, failed := prometheus.NewCounter(prometheus.CounterOpts{Name: "fetched"}), prometheus.NewCounter(prometheus.CounterOpts{Name: "failed"})
+	f := &fakeArticles{pages: map[string]string{"https://a.example/1": "<p>one</p>", "https://a.example/3": "<p>three</p>"}}
+	a := newArticles(f, slog.New(slog.DiscardHandler), fetched, failed)
+	prev := &schema.Document{Items: []schema.Item{{ID: "0", Link: "https://a.example/0"}}}
+	markArticle(&prev.Items[0], schema.ArticleFull, "<p>zero</p>")
+	doc := func() *schema.Document {
+		d := &schema.Document{}
+		for _, id := range []string{"0", "1", "2", "3", "4"} {
+			d.Items = append(d.Items, schema.Item{ID: id, Link: "https://a.example/" + id})
+		}
+		d.Items = append(d.Items, schema.Item{ID: "no link"})
+		return d
+	}
+	newest := func() (*schema.Document, error) { return prev, nil }
+
+	d := doc()
+	if left := a.fill(ctx, "r", d, 3, newest, nil); !left {
+		t.Error("four articles to fetch, three a poll: none left")
+	}
+	if want := []string{"https://a.example/1", "https://a.example/2", "https://a.example/3"}; !slices.Equal(f.asked, want) {
+		t.Errorf("fetched %v, want %v", f.asked, want)
+	}
+	marks := make([]string, 0, len(d.Items))
+	for _, it := range d.Items {
+		m, _ := it.Extensions.ArticleMark()
+		marks = append(marks, m)
+	}
+	if want := []string{"full", "full", "failed", "full", "", ""}; !slices.Equal(marks, want) {
+		t.Errorf("marks %q, want %q", marks, want)
+	}
+	if html, _ := d.Items[0].Extensions.ContentEncoded(); html != "<p>zero</p>" {
+		t.Errorf("carried article %q", html)
+	}
+	if got, _ := d.Items[1].Extensions.ContentEncoded(); got != "<p>one</p>" {
+		t.Errorf("fetched article %q", got)
+	}
+	if testutil.ToFloat64(fetched) != 2 || testutil.ToFloat64(failed) != 1 {
+		t.Errorf("counted %v fetched, %v failed; want 2, 1", testutil.ToFloat64(fetched), testutil.ToFloat64(failed))
+	}
+
+	f.asked = nil
+	if left := a.fill(ctx, "r", doc(), 3, func() (*schema.Document, error) { return nil, errNoVersions }, nil); left || f.asked != nil {
+		t.Errorf("a store without versions: left %v, fetched %v; want nothing", left, f.asked)
+	}
+	if left := a.fill(ctx, "r", doc(), 3, func() (*schema.Document, error) { return nil, errors.New("read failed") }, nil); !left || f.asked != nil {
+		t.Errorf("the stored version unreadable: left %v, fetched %v; want everything left", left, f.asked)
 	}
 }

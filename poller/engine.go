@@ -139,7 +139,9 @@ type Engine struct {
 	// guarded client, robots.txt cache, politeness gate and browser for
 	// the engine's life, reconfigured by Apply.
 	fetcher *fetch.Fetcher
-	wake    chan struct{} // cap 1: the schedule changed
+	// articles is the article step of content: full, fetching through fetcher.
+	articles *articles
+	wake     chan struct{} // cap 1: the schedule changed
 
 	mu        sync.Mutex
 	cfg       *config.Config
@@ -255,6 +257,7 @@ func New(ctx context.Context, cfg *config.Config, store Store, opts Options) (*E
 	if err != nil {
 		return nil, err
 	}
+	e.articles = newArticles(e.fetcher, e.log, m.articles.WithLabelValues("fetched"), m.articles.WithLabelValues("failed"))
 	if err := e.Apply(ctx, cfg); err != nil {
 		return nil, err
 	}
@@ -1215,7 +1218,7 @@ func (e *Engine) fetchAndStore(ctx context.Context, r *resource, u *url.URL, fs 
 	}
 	articlesLeft := false
 	if fs.entry != nil && fs.entry.Content == config.ContentFull {
-		articlesLeft = e.fullArticles(ctx, r.id, doc, fs.poller, newest, fs.entry)
+		articlesLeft = e.articles.fill(ctx, r.id, doc, fs.poller.FullPerPoll, newest, fs.entry)
 	}
 	items, version := compareItems(doc, last, dates)
 	res := pollResult{outcome: OutcomeUnchanged, floor: fr.MaxAge, validators: &v, published: newestPublished(doc, dates), items: items, version: version, bodyHash: bodyHash, extracted: true, diags: diags, articlesLeft: articlesLeft}
