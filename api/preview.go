@@ -137,6 +137,9 @@ func (s *Server) readPreviewJSON(r io.Reader) (previewInput, error) {
 	if err != nil {
 		return previewInput{}, s.previewReadError(err)
 	}
+	if err := config.CheckNesting(body); err != nil { // before any parser reads it
+		return previewInput{}, fieldProblem("the JSON body is refused: ", err)
+	}
 	var in previewJSON
 	if err := json.Unmarshal(body, &in); err != nil {
 		return previewInput{}, problemf(http.StatusBadRequest, "the JSON body could not be read: %v", err)
@@ -161,9 +164,20 @@ func previewSelectors(block []byte) (*extractor.Selectors, error) {
 	}
 	sel, err := config.ParseSelect(block)
 	if err != nil {
-		return nil, &Problem{Status: http.StatusBadRequest, Detail: "invalid select block: " + err.Error(), Err: err}
+		return nil, fieldProblem("invalid select block: ", err)
 	}
 	return sel, nil
+}
+
+// fieldProblem is a 400 whose detail is prefix and err, and whose
+// parameter is the field err names (select.item…), if it names one.
+func fieldProblem(prefix string, err error) *Problem {
+	p := &Problem{Status: http.StatusBadRequest, Detail: prefix + err.Error(), Err: err}
+	var fe *config.FieldError
+	if errors.As(err, &fe) {
+		p.Param = fe.Field()
+	}
+	return p
 }
 
 // readPreviewFile reads a page uploaded as a multipart file; its own

@@ -60,6 +60,19 @@ func nestingProblem(data []byte) *FieldError {
 	return s.scan()
 }
 
+// CheckNesting refuses a YAML or JSON document nested deeper than
+// [MaxDepth] with a [*FieldError] naming the first collection past the
+// bound (its field path, line and column); nil otherwise. It takes time
+// linear in len(data) and parses nothing, so a request body can be checked
+// before any parser reads it. [Parse], [ParseResource], [DecodeResource]
+// and [ParseSelect] check their input with it.
+func CheckNesting(data []byte) error {
+	if fe := nestingProblem(data); fe != nil {
+		return fe
+	}
+	return nil
+}
+
 // tooDeep is the problem of a collection opened at off under the levels.
 func tooDeep(data []byte, off int, levels []level) *FieldError {
 	var b strings.Builder
