@@ -1,6 +1,6 @@
 package api
 
-// The one place where the api reads extractor's suggest: the pages turn
+// The one place where the api reads package suggest: the pages turn
 // what it proposes into pageOffer, so a change of its Go API is a change of
 // this file only.
 
@@ -10,6 +10,7 @@ import (
 	"github.com/goccy/go-yaml"
 
 	"github.com/dynamo-rss/dynamo/extractor"
+	"github.com/dynamo-rss/dynamo/suggest"
 )
 
 // maxProposals is how many select blocks /new shows: the best and three
@@ -36,12 +37,12 @@ type proposal struct {
 	Reason string // why it was proposed, for people
 }
 
-// suggestOffer reads what page offers: its own feeds and extractor's
+// suggestOffer reads what page offers: its own feeds and suggest's
 // proposals of select blocks (its schema.org items, its repeated
 // structures), best first. Its annotations are shown apart, as the feed
 // they make. A page without any has no proposals, and no error.
 func suggestOffer(page Page) (pageOffer, error) {
-	sugs, err := extractor.Suggest(page.Body, extractor.Options{URL: page.URL, ContentType: page.ContentType})
+	sugs, err := suggest.Page(page.Body, extractor.Options{URL: page.URL, ContentType: page.ContentType})
 	if err != nil {
 		return pageOffer{}, fmt.Errorf("suggest: %w", err)
 	}

@@ -1,8 +1,6 @@
 package extractor
 
 import (
-	"fmt"
-	"net/url"
 	"strings"
 	"testing"
 
@@ -48,10 +46,6 @@ func TestTreeDepthGuards(t *testing.T) {
 			nodeHTML(&r, chain(d, text()), 1<<20, 0)
 			return strings.Contains(string(r.html), "deep")
 		}, 0},
-		{"shortText", func(d int) bool {
-			got, _ := shortText(chain(d, text()), 10)
-			return got == "deep"
-		}, 0},
 		{"findElement", func(d int) bool {
 			return findElement(chain(d, link()), atom.A, "href") != nil
 		}, 0},
@@ -60,13 +54,6 @@ func TestTreeDepthGuards(t *testing.T) {
 			walkAll(chain(d, link()), func(n *html.Node) { found = found || n.DataAtom == atom.A })
 			return found
 		}, 0},
-		{"precedes", func(d int) bool {
-			a := link()
-			root := chain(d, a)
-			b := &html.Node{Type: html.ElementNode, Data: "p", DataAtom: atom.P}
-			root.AppendChild(b)
-			return precedes(a, b)
-		}, 1},
 		{"microdataItems", func(d int) bool {
 			scope := &html.Node{Type: html.ElementNode, Data: "div", DataAtom: atom.Div,
 				Attr: []html.Attribute{{Key: "itemscope"}, {Key: "itemtype", Val: "https://schema.org/Article"}}}
@@ -80,24 +67,6 @@ func TestTreeDepthGuards(t *testing.T) {
 			root.Attr = []html.Attribute{{Key: "itemscope"}}
 			return len(mdProps(root, "name")) == 1
 		}, 1},
-		{"suggester's lists", func(d int) bool {
-			ul := &html.Node{Type: html.ElementNode, Data: "ul", DataAtom: atom.Ul}
-			for i := range 4 {
-				li := &html.Node{Type: html.ElementNode, Data: "li", DataAtom: atom.Li}
-				a := &html.Node{Type: html.ElementNode, Data: "a", DataAtom: atom.A, Attr: []html.Attribute{{Key: "href", Val: fmt.Sprintf("/story/%d-a-long-enough-slug", i)}}}
-				a.AppendChild(&html.Node{Type: html.TextNode, Data: fmt.Sprintf("A story title number %d with words", i)})
-				li.AppendChild(a)
-				ul.AppendChild(li)
-			}
-			doc := &html.Node{Type: html.DocumentNode}
-			root := &html.Node{Type: html.ElementNode, Data: "html", DataAtom: atom.Html}
-			body := &html.Node{Type: html.ElementNode, Data: "body", DataAtom: atom.Body}
-			doc.AppendChild(root)
-			root.AppendChild(body)
-			body.AppendChild(chain(d, ul))
-			page, _ := url.Parse("https://town.example/")
-			return len(newSuggester(doc, page, Options{}).ranked()) == 1
-		}, -1}, // the list's items are one below the <ul>
 	} {
 		bound := maxTreeDepth + tc.past
 		if !tc.reach(bound) {

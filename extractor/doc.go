@@ -184,12 +184,10 @@
 // end's textField, urlField, descriptionField, imageOf), so the values
 // follow the same rules.
 //
-// [Suggest] tells how to get a page's feed: its own feeds, then
-// proposals, best first (its annotations, its schema.org items, select
-// blocks for its repeated structures; suggest_groups.go says how lists are
-// found and ranked), each with the first items [Extract] yields with it.
-// [Suggestions] is plain data with JSON tags (docs/selectors.md documents
-// the shape); `dynamo suggest` prints it as YAML, or as JSON with --json.
+// Package suggest (the suggester) proposes select blocks for a page; it
+// reads pages through what page.go exports ([ParsePage], [Text],
+// [CompileField]...), so that it sees a page exactly as extraction does,
+// and checks every block it writes with [Extract].
 //
 // # Limits
 //

@@ -1,12 +1,13 @@
-package extractor_test
+package suggest_test
 
 import (
 	"testing"
 
 	"github.com/dynamo-rss/dynamo/extractor"
+	"github.com/dynamo-rss/dynamo/suggest"
 )
 
-// BenchmarkSuggest runs Suggest on the pattern page with a 211-row table,
+// BenchmarkSuggest runs Page on the pattern page with a 211-row table,
 // a 5-link introduction, a menu and a footer.
 func BenchmarkSuggest(b *testing.B) {
 	var page []byte
@@ -21,7 +22,7 @@ func BenchmarkSuggest(b *testing.B) {
 	b.ReportAllocs()
 	b.SetBytes(int64(len(page)))
 	for b.Loop() {
-		s, err := extractor.Suggest(page, extractor.Options{URL: "https://town.example/list/"})
+		s, err := suggest.Page(page, extractor.Options{URL: "https://town.example/list/"})
 		if err != nil || len(s.Proposals) == 0 {
 			b.Fatalf("suggest: %v, %d proposals", err, len(s.Proposals))
 		}

@@ -1,4 +1,4 @@
-package extractor_test
+package suggest_test
 
 import (
 	"bytes"
@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/dynamo-rss/dynamo/extractor"
+	"github.com/dynamo-rss/dynamo/suggest"
 )
 
 // suggestCorpusMin is how many pages of the corpus must get a right first
@@ -18,8 +19,8 @@ import (
 const suggestCorpusMin = 25
 
 // suggestCorpusDir holds the recorded pages, NAME.html, whose
-// expectations are testdata/suggest/NAME.expect.json. The pages come from
-// other projects' test fixtures (testdata/suggest/README.md) and are kept
+// expectations are testdata/corpus/NAME.expect.json. The pages come from
+// other projects' test fixtures (testdata/corpus/README.md) and are kept
 // outside the repository; DYNAMO_SUGGEST_CORPUS names another place.
 func suggestCorpusDir() string {
 	if d := os.Getenv("DYNAMO_SUGGEST_CORPUS"); d != "" {
@@ -41,9 +42,9 @@ type suggestExpectation struct {
 // recorded by other projects: right when the titles it yields have recall
 // and precision of at least 0.8 against the expected ones.
 func TestSuggestCorpus(t *testing.T) {
-	expects, err := filepath.Glob(filepath.Join("testdata", "suggest", "*.expect.json"))
+	expects, err := filepath.Glob(filepath.Join("testdata", "corpus", "*.expect.json"))
 	if err != nil || len(expects) == 0 {
-		t.Fatalf("no expectations in testdata/suggest: %v", err)
+		t.Fatalf("no expectations in testdata/corpus: %v", err)
 	}
 	dir := suggestCorpusDir()
 	if _, err := os.Stat(dir); err != nil {
@@ -66,7 +67,7 @@ func TestSuggestCorpus(t *testing.T) {
 				t.Fatalf("the page of %s: %v", e, err)
 			}
 			opts := extractor.Options{URL: want.URL, ContentType: want.ContentType, Timestamp: goldenTime}
-			sugs, err := extractor.Suggest(page, opts)
+			sugs, err := suggest.Page(page, opts)
 			if err != nil {
 				t.Fatal(err)
 			}

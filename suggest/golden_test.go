@@ -1,4 +1,4 @@
-package extractor_test
+package suggest_test
 
 import (
 	"encoding/json"
@@ -10,15 +10,16 @@ import (
 	"testing"
 
 	"github.com/dynamo-rss/dynamo/extractor"
+	"github.com/dynamo-rss/dynamo/suggest"
 )
 
-// suggestGoldenDir holds what Suggest says of each page below, whole: every
+// suggestGoldenDir holds what Page says of each page below, whole: every
 // proposal, its select block, reason, score, count and first items.
-const suggestGoldenDir = "testdata/suggest/golden"
+const suggestGoldenDir = "testdata/golden"
 
-// TestSuggestWhole: what Suggest proposes for the pattern pages, the
+// TestSuggestWhole: what Page proposes for the pattern pages, the
 // project's own recorded select pages, its annotated pages, its schema.org
-// pages and the synthetic pages of testdata/suggest/pages (real shapes:
+// pages and the synthetic pages of testdata/pages (real shapes:
 // a table with a date column, a definition list, <relative-time>, a blog
 // beside a sidebar, an aggregator, cards wrapped in links, two competing
 // lists; and pages at the heuristics' thresholds) is what the golden files
@@ -26,7 +27,7 @@ const suggestGoldenDir = "testdata/suggest/golden"
 // check the first proposal's items; this one also sees a change of rank,
 // score or reason among the alternatives, which a person choosing between
 // them reads. A deliberate change of the heuristics is reviewed by running
-// go test ./extractor -run TestSuggestWhole -update and reading the diff.
+// go test ./suggest -run TestSuggestWhole -update and reading the diff.
 func TestSuggestWhole(t *testing.T) {
 	type page struct {
 		name string
@@ -42,8 +43,8 @@ func TestSuggestWhole(t *testing.T) {
 	}
 	for _, dir := range []struct{ prefix, glob string }{
 		{"annotated-", filepath.Join(goldenDir, "*.html")},
-		{"schemaorg-", filepath.Join("testdata", "schemaorg", "*.html")},
-		{"synthetic-", filepath.Join("testdata", "suggest", "pages", "*.html")},
+		{"schemaorg-", filepath.Join("..", "extractor", "testdata", "schemaorg", "*.html")},
+		{"synthetic-", filepath.Join("testdata", "pages", "*.html")},
 	} {
 		files, err := filepath.Glob(dir.glob)
 		if err != nil || len(files) == 0 {
@@ -65,7 +66,7 @@ func TestSuggestWhole(t *testing.T) {
 	}
 	for _, p := range pages {
 		t.Run(p.name, func(t *testing.T) {
-			sugs, err := extractor.Suggest(p.body, p.opts)
+			sugs, err := suggest.Page(p.body, p.opts)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -1,4 +1,4 @@
-package extractor
+package suggest
 
 import (
 	"fmt"
@@ -11,9 +11,11 @@ import (
 
 	"golang.org/x/net/html"
 	"golang.org/x/net/html/atom"
+
+	"github.com/dynamo-rss/dynamo/extractor"
 )
 
-// How [Suggest] finds a page's list, the way a person sees it:
+// How [Page] finds a page's list, the way a person sees it:
 //
 //   - Candidates are groups of same-shaped elements: the siblings of one
 //     parent with one tag (and, apart, with one class), and the elements
@@ -38,11 +40,11 @@ import (
 //     The score is quality times log2(1+items): of two lists of equal
 //     quality the longer wins, with no penalty for size.
 
-// suggester holds what Suggest works on.
+// suggester holds what Page works on.
 type suggester struct {
 	doc   *html.Node
 	page  *url.URL
-	dates Options
+	dates extractor.Options
 	facts map[*html.Node]*itemFacts
 	dated map[*html.Node]bool
 	keys  map[*html.Node][2]string // class path, tag path
@@ -51,7 +53,7 @@ type suggester struct {
 	generic map[string]bool // link texts of three pages or more (see genericText)
 }
 
-func newSuggester(doc *html.Node, page *url.URL, opts Options) *suggester {
+func newSuggester(doc *html.Node, page *url.URL, opts extractor.Options) *suggester {
 	return &suggester{doc: doc, page: page, dates: opts,
 		facts: map[*html.Node]*itemFacts{}, dated: map[*html.Node]bool{}, keys: map[*html.Node][2]string{},
 		content: map[*html.Node]bool{}}
@@ -85,7 +87,7 @@ type itemFacts struct {
 
 // ranked returns the candidate lists, best first.
 func (sg *suggester) ranked() []*group {
-	body := findElement(sg.doc, atom.Body, "")
+	body := extractor.FindElement(sg.doc, atom.Body, "")
 	if body == nil {
 		body = sg.doc
 	}
@@ -99,11 +101,11 @@ func (sg *suggester) ranked() []*group {
 	}
 	var walk func(n *html.Node, depth int)
 	walk = func(n *html.Node, depth int) {
-		if depth > maxTreeDepth {
+		if depth > extractor.MaxTreeDepth {
 			return
 		}
 		for c := n.FirstChild; c != nil; c = c.NextSibling {
-			if c.Type != html.ElementNode || isHidden(c.DataAtom) {
+			if c.Type != html.ElementNode || extractor.IsHidden(c.DataAtom) {
 				continue
 			}
 			pk := sg.pathKeys(n)
@@ -524,7 +526,7 @@ func precedes(a, b *html.Node) bool {
 			seen = true
 			return false
 		}
-		if n == b || depth > maxTreeDepth {
+		if n == b || depth > extractor.MaxTreeDepth {
 			return false
 		}
 		for c := n.FirstChild; c != nil; c = c.NextSibling {
@@ -547,7 +549,9 @@ func precedes(a, b *html.Node) bool {
 func cardTitle(a *html.Node) *html.Node {
 	all := utf8.RuneCountInString(textOf(a))
 	blocks := false
-	walkElements(a, func(e *html.Node) { blocks = blocks || e != a && isBlock(e.DataAtom) && e.DataAtom != atom.Br })
+	walkElements(a, func(e *html.Node) {
+		blocks = blocks || e != a && extractor.IsBlock(e.DataAtom) && e.DataAtom != atom.Br
+	})
 	if all < 80 || !blocks {
 		return a
 	}
@@ -569,7 +573,7 @@ func cardTitle(a *html.Node) *html.Node {
 
 func hasBlockChild(e *html.Node) bool {
 	for c := e.FirstChild; c != nil; c = c.NextSibling {
-		if c.Type == html.ElementNode && isBlock(c.DataAtom) && c.DataAtom != atom.Br {
+		if c.Type == html.ElementNode && extractor.IsBlock(c.DataAtom) && c.DataAtom != atom.Br {
 			return true
 		}
 	}

@@ -1,4 +1,4 @@
-package extractor
+package suggest
 
 import (
 	"fmt"
@@ -9,6 +9,8 @@ import (
 	"github.com/andybalholm/cascadia"
 	"golang.org/x/net/html"
 	"golang.org/x/net/html/atom"
+
+	"github.com/dynamo-rss/dynamo/extractor"
 )
 
 func usableHref(m match) bool {
@@ -196,7 +198,7 @@ func shortText(e *html.Node, limit int) (string, bool) {
 	over := false
 	var walk func(n *html.Node, depth int)
 	walk = func(n *html.Node, depth int) {
-		if over || depth > maxTreeDepth {
+		if over || depth > extractor.MaxTreeDepth {
 			return
 		}
 		switch n.Type {
@@ -208,7 +210,7 @@ func shortText(e *html.Node, limit int) (string, bool) {
 			}
 			return
 		case html.ElementNode:
-			if isHidden(n.DataAtom) {
+			if extractor.IsHidden(n.DataAtom) {
 				return
 			}
 		}
@@ -220,7 +222,7 @@ func shortText(e *html.Node, limit int) (string, bool) {
 	if over {
 		return "", false
 	}
-	t := clean(raw.String())
+	t := extractor.CleanText(raw.String())
 	return t, utf8.RuneCountInString(t) <= limit
 }
 
@@ -246,8 +248,6 @@ func childIndex(n *html.Node) int {
 	return k
 }
 
-// descriptionSelector finds the element, relative to the items, with the
-
 // descriptors are the relative selectors that may name an element: its
 // tag and class, its tag, and for table cells its column.
 func descriptors(e *html.Node) []string {
@@ -264,7 +264,7 @@ func descriptors(e *html.Node) []string {
 // dateSelector finds, relative to the items, a <time> or a short element
 // whose text reads as a date in at least half of them.
 func (sg *suggester) dateSelector(ms []*html.Node) string {
-	times := countIf(ms, func(m *html.Node) bool { return findElement(m, atom.Time, "datetime") != nil })
+	times := countIf(ms, func(m *html.Node) bool { return extractor.FindElement(m, atom.Time, "datetime") != nil })
 	if times*2 >= len(ms) && times > 0 {
 		return "time @datetime"
 	}
@@ -381,11 +381,11 @@ func isAncestor(a, n *html.Node) bool {
 func walkElements(n *html.Node, f func(*html.Node)) {
 	var walk func(*html.Node, int)
 	walk = func(n *html.Node, depth int) {
-		if depth > maxTreeDepth {
+		if depth > extractor.MaxTreeDepth {
 			return
 		}
 		if n.Type == html.ElementNode {
-			if isHidden(n.DataAtom) {
+			if extractor.IsHidden(n.DataAtom) {
 				return
 			}
 			f(n)
@@ -399,9 +399,28 @@ func walkElements(n *html.Node, f func(*html.Node)) {
 
 // textOf is an element's text by the value rules.
 func textOf(n *html.Node) string {
-	v := value{limit: 4096}
-	nodeText(&v, n, 0)
-	return v.String()
+	return extractor.Text(n)
+}
+
+// match is an attribute's value, when the element has the attribute.
+type match struct {
+	s   string
+	str bool
+}
+
+func (m match) found() bool { return m.str }
+
+// attrMatch is n's attribute name (no namespace).
+func attrMatch(n *html.Node, name string) match {
+	if n == nil || n.Type != html.ElementNode {
+		return match{}
+	}
+	for _, a := range n.Attr {
+		if a.Namespace == "" && a.Key == name {
+			return match{s: a.Val, str: true}
+		}
+	}
+	return match{}
 }
 
 // classes are an element's class names.

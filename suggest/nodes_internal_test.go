@@ -1,4 +1,4 @@
-package extractor
+package suggest
 
 import (
 	"net/url"
@@ -6,6 +6,8 @@ import (
 	"testing"
 
 	"golang.org/x/net/html"
+
+	"github.com/dynamo-rss/dynamo/extractor"
 )
 
 // parseFragment parses body as a page's body and returns its first
@@ -34,7 +36,7 @@ func testSuggester(t *testing.T) *suggester {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return newSuggester(nil, page, Options{})
+	return newSuggester(nil, page, extractor.Options{})
 }
 
 // TestLinkKind: which links read as an article's, a site section's or

@@ -1,4 +1,4 @@
-package extractor_test
+package suggest_test
 
 import (
 	"bytes"
@@ -13,6 +13,7 @@ import (
 	"golang.org/x/text/encoding/simplifiedchinese"
 
 	"github.com/dynamo-rss/dynamo/extractor"
+	"github.com/dynamo-rss/dynamo/suggest"
 )
 
 // patternTitles are item titles of varied lengths, as lists have them.
@@ -242,7 +243,7 @@ func suggestPatterns() []struct {
 func TestSuggestPatterns(t *testing.T) {
 	for _, p := range suggestPatterns() {
 		t.Run(p.name, func(t *testing.T) {
-			sugs, err := extractor.Suggest([]byte(p.page), extractor.Options{URL: "https://town.example/list/"})
+			sugs, err := suggest.Page([]byte(p.page), extractor.Options{URL: "https://town.example/list/"})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -263,7 +264,7 @@ func TestSuggestPatterns(t *testing.T) {
 			if p.links != nil && !slices.Equal(gotLinks[:len(p.links)], p.links) {
 				t.Fatalf("links\n%q\nwant\n%q", gotLinks, p.links)
 			}
-			if best.Count != len(p.titles) || len(best.Items) != min(len(p.titles), extractor.ProposalItems) || best.Items[0].Title != p.titles[0] {
+			if best.Count != len(p.titles) || len(best.Items) != min(len(p.titles), suggest.MaxItems) || best.Items[0].Title != p.titles[0] {
 				t.Fatalf("proposal count %d, items %+v", best.Count, best.Items)
 			}
 		})
@@ -298,11 +299,11 @@ func TestSuggestOwnFeedsAndSchemaOrg(t *testing.T) {
 <link rel="alternate" type="application/atom+xml" href="https://blog.example/atom.xml">
 <link rel="alternate" hreflang="de" href="/de/">
 <link rel="stylesheet" href="/s.css"></head><body><p>Posts</p></body></html>`
-	sugs, err := extractor.Suggest([]byte(withFeed), extractor.Options{URL: "https://blog.example/posts/"})
+	sugs, err := suggest.Page([]byte(withFeed), extractor.Options{URL: "https://blog.example/posts/"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []extractor.PageFeed{
+	want := []suggest.Feed{
 		{URL: "https://blog.example/feed.xml", Type: "application/rss+xml", Title: "Blog posts"},
 		{URL: "https://blog.example/atom.xml", Type: "application/atom+xml"},
 	}
@@ -312,11 +313,11 @@ func TestSuggestOwnFeedsAndSchemaOrg(t *testing.T) {
 
 	for _, name := range []string{"itemlist-jsonld", "graph-jsonld", "microdata", "microdata-itemlist"} {
 		t.Run(name, func(t *testing.T) {
-			page, err := os.ReadFile(filepath.Join("testdata", "schemaorg", name+".html"))
+			page, err := os.ReadFile(filepath.Join("..", "extractor", "testdata", "schemaorg", name+".html"))
 			if err != nil {
 				t.Fatal(err)
 			}
-			sugs, err := extractor.Suggest(page, extractor.Options{URL: "https://library.example/events/"})
+			sugs, err := suggest.Page(page, extractor.Options{URL: "https://library.example/events/"})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -324,7 +325,7 @@ func TestSuggestOwnFeedsAndSchemaOrg(t *testing.T) {
 				t.Fatal("no proposal")
 			}
 			p := sugs.Proposals[0]
-			if p.Kind != extractor.KindSchemaOrg || p.Select == nil || p.Select.From != extractor.SchemaOrg || p.Count < 2 || p.Items[0].Title == "" {
+			if p.Kind != suggest.KindSchemaOrg || p.Select == nil || p.Select.From != extractor.SchemaOrg || p.Count < 2 || p.Items[0].Title == "" {
 				t.Fatalf("first proposal %+v", p)
 			}
 		})
@@ -360,7 +361,7 @@ func TestSuggestLegacyCharset(t *testing.T) {
 	if strings.Contains(page, heads[0]) {
 		t.Fatal("the page is not GB2312 bytes")
 	}
-	sugs, err := extractor.Suggest([]byte(page), extractor.Options{URL: "http://news.example.cn/"})
+	sugs, err := suggest.Page([]byte(page), extractor.Options{URL: "http://news.example.cn/"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -415,16 +416,16 @@ func TestSuggestSchemaOrgOrder(t *testing.T) {
 		marked, outside int
 		first           string
 	}{
-		{3, 0, extractor.KindSelectors},
-		{10, 0, extractor.KindSelectors}, // the list exactly twice as long
-		{11, 0, extractor.KindSchemaOrg},
-		{20, 0, extractor.KindSchemaOrg},
-		{5, 1, extractor.KindSelectors}, // 4 in 5 in the list
-		{5, 2, extractor.KindSchemaOrg}, // 3 in 5
-		{2, 2, extractor.KindSelectors}, // fewer than three, not in the list
+		{3, 0, suggest.KindSelectors},
+		{10, 0, suggest.KindSelectors}, // the list exactly twice as long
+		{11, 0, suggest.KindSchemaOrg},
+		{20, 0, suggest.KindSchemaOrg},
+		{5, 1, suggest.KindSelectors}, // 4 in 5 in the list
+		{5, 2, suggest.KindSchemaOrg}, // 3 in 5
+		{2, 2, suggest.KindSelectors}, // fewer than three, not in the list
 	}
 	for _, tt := range tests {
-		sugs, err := extractor.Suggest([]byte(page(tt.marked, tt.outside)), extractor.Options{URL: "https://town.example/"})
+		sugs, err := suggest.Page([]byte(page(tt.marked, tt.outside)), extractor.Options{URL: "https://town.example/"})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -433,19 +434,19 @@ func TestSuggestSchemaOrgOrder(t *testing.T) {
 			kinds = append(kinds, p.Kind)
 		}
 		name := fmt.Sprintf("%d marked items, %d outside the list", tt.marked, tt.outside)
-		if len(kinds) < 2 || kinds[0] != tt.first || !slices.Contains(kinds, extractor.KindSchemaOrg) {
+		if len(kinds) < 2 || kinds[0] != tt.first || !slices.Contains(kinds, suggest.KindSchemaOrg) {
 			t.Fatalf("%s: proposals %v, want %s first and schema.org among them", name, kinds, tt.first)
 		}
 		first, second := sugs.Proposals[0], sugs.Proposals[1]
-		if tt.first == extractor.KindSelectors {
-			if second.Kind != extractor.KindSchemaOrg || second.Score != math.Round(first.Score*0.99*100)/100 {
+		if tt.first == suggest.KindSelectors {
+			if second.Kind != suggest.KindSchemaOrg || second.Score != math.Round(first.Score*0.99*100)/100 {
 				t.Errorf("%s: second proposal %s scored %v, want schema.org at 0.99 × %v", name, second.Kind, second.Score, first.Score)
 			}
 		} else if first.Score != 100 {
 			t.Errorf("%s: schema.org first, scored %v, want 100", name, first.Score)
 		}
 		for i, p := range sugs.Proposals {
-			if best := strings.HasPrefix(p.Reason, "best: "); best != (i == 0 && p.Kind == extractor.KindSelectors) {
+			if best := strings.HasPrefix(p.Reason, "best: "); best != (i == 0 && p.Kind == suggest.KindSelectors) {
 				t.Errorf("%s: proposal %d (%s) reason %q", name, i+1, p.Kind, p.Reason)
 			}
 		}
@@ -459,7 +460,7 @@ func TestSuggestAnnotated(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sugs, err := extractor.Suggest(page, extractor.Options{URL: "https://greenfield.example.org/news/"})
+	sugs, err := suggest.Page(page, extractor.Options{URL: "https://greenfield.example.org/news/"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -467,7 +468,7 @@ func TestSuggestAnnotated(t *testing.T) {
 		t.Fatal("no proposal")
 	}
 	p := sugs.Proposals[0]
-	if p.Kind != extractor.KindAnnotations || p.Select != nil || p.Count != 2 || p.Items[0].Title == "" {
+	if p.Kind != suggest.KindAnnotations || p.Select != nil || p.Count != 2 || p.Items[0].Title == "" {
 		t.Fatalf("first proposal %+v", p)
 	}
 }
@@ -489,7 +490,7 @@ func TestSuggestListProposedWhole(t *testing.T) {
 		fmt.Fprintf(&b, `<article%s><h2><a href="/stories/%d-story">%s</a></h2><p>What the story says, in a sentence.</p></article>`, cls, i, ptitle(i))
 	}
 	b.WriteString(`</section></main></body></html>`)
-	sugs, err := extractor.Suggest([]byte(b.String()), extractor.Options{URL: "https://town.example/"})
+	sugs, err := suggest.Page([]byte(b.String()), extractor.Options{URL: "https://town.example/"})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package extractor
+package suggest
 
 import (
 	"slices"
@@ -9,20 +9,22 @@ import (
 	"github.com/andybalholm/cascadia"
 	"golang.org/x/net/html"
 	"golang.org/x/net/html/atom"
+
+	"github.com/dynamo-rss/dynamo/extractor"
 )
 
 // spec writes the select block of a list: the item selector (the stable
 // kind a person writes), then title, link, description, date and image
 // selectors relative to the item, each checked on the page.
-func (sg *suggester) spec(g *group) (SelectSpec, bool) {
+func (sg *suggester) spec(g *group) (extractor.SelectSpec, bool) {
 	item := sg.itemSelector(g)
 	if item == "" {
-		return SelectSpec{}, false
+		return extractor.SelectSpec{}, false
 	}
-	spec := SelectSpec{Item: item}
+	spec := extractor.SelectSpec{Item: item}
 	spec.Title, spec.Link = sg.titleLink(g)
 	if spec.Title == "" {
-		return SelectSpec{}, false // the whole card's text is never a title
+		return extractor.SelectSpec{}, false // the whole card's text is never a title
 	}
 	spec.Description = sg.descriptionSelector(g)
 	spec.Date = sg.dateSelector(g.linked)
@@ -41,7 +43,7 @@ func (sg *suggester) spec(g *group) (SelectSpec, bool) {
 			spec.Date = "xpath:."
 		}
 	}
-	if imgs := countIf(g.linked, func(m *html.Node) bool { return picture(findElement(m, atom.Img, "src")) }); imgs*2 >= len(g.linked) {
+	if imgs := countIf(g.linked, func(m *html.Node) bool { return picture(extractor.FindElement(m, atom.Img, "src")) }); imgs*2 >= len(g.linked) {
 		spec.Image = "img @src"
 	}
 	return spec, true
@@ -450,20 +452,20 @@ func stripLabel(title string, titles []*html.Node) string {
 // 5) is the element wanted of that item; with href, the first match
 // whose href is wanted's.
 func (sg *suggester) firstIs(src string, items, wanted []*html.Node, href bool) bool {
-	sel, err := compileSelector(src)
+	sel, err := extractor.CompileField(src)
 	if err != nil {
 		return false
 	}
 	hits := 0
 	for i, m := range items {
-		got := sel.first(sg.doc, m)
+		got := sel.First(sg.doc, m)
 		if href {
-			if got.str && got.s == attrMatch(wanted[i], "href").s {
+			if got.IsStr && got.Value == attrMatch(wanted[i], "href").s {
 				hits++
 			}
 			continue
 		}
-		if got.n == wanted[i] || got.n != nil && textOf(got.n) == textOf(wanted[i]) {
+		if got.Node == wanted[i] || got.Node != nil && textOf(got.Node) == textOf(wanted[i]) {
 			hits++
 		}
 	}

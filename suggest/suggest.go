@@ -1,33 +1,34 @@
-package extractor
+package suggest
 
 import (
-	"bufio"
 	"bytes"
 	"fmt"
 	"net/url"
+	"slices"
 	"strings"
 
 	"golang.org/x/net/html"
 	"golang.org/x/net/html/atom"
 
+	"github.com/dynamo-rss/dynamo/extractor"
 	"github.com/dynamo-rss/dynamo/schema"
 )
 
-// Suggestions is what [Suggest] found on a page: the feeds it links to
+// Suggestions is what [Page] found on a page: the feeds it links to
 // itself, and the ways dynamo can read it, best first. It is plain data,
 // ready for encoding/json (docs/selectors.md documents the shape).
 type Suggestions struct {
 	// Feeds are the page's own feeds (<link rel="alternate"> of a feed
 	// type), in page order: subscribe to them directly.
-	Feeds []PageFeed `json:"feeds"`
+	Feeds []Feed `json:"feeds"`
 	// Proposals are at most [MaxProposals] ways to read the page, the
 	// best first: its annotations, its schema.org items, or a select block
 	// found in its repeated structures.
 	Proposals []Proposal `json:"proposals"`
 }
 
-// PageFeed is a feed a page links to.
-type PageFeed struct {
+// Feed is a feed a page links to.
+type Feed struct {
 	URL   string `json:"url"`             // absolute
 	Type  string `json:"type"`            // e.g. application/rss+xml
 	Title string `json:"title,omitempty"` // its title attribute
@@ -45,19 +46,19 @@ const (
 type Proposal struct {
 	Kind string `json:"kind"` // KindAnnotations, KindSchemaOrg or KindSelectors
 	// Select is the block to paste under a resource; nil for annotations.
-	Select *SelectSpec `json:"select,omitempty"`
+	Select *extractor.SelectSpec `json:"select,omitempty"`
 	// Reason says in one line why this proposal is where it is.
 	Reason string  `json:"reason"`
 	Score  float64 `json:"score"` // higher is better; comparable within one page
 	Count  int     `json:"count"` // items the proposal yields
-	// Items are the first of them (at most [ProposalItems]).
-	Items []ProposedItem `json:"items"`
+	// Items are the first of them (at most [MaxItems]).
+	Items []Item `json:"items"`
 
 	links map[string]bool // of all the items
 }
 
-// ProposedItem is an item as a reader would show it.
-type ProposedItem struct {
+// Item is an item as a reader would show it.
+type Item struct {
 	Title       string `json:"title,omitempty"`
 	Link        string `json:"link"`
 	Date        string `json:"date,omitempty"` // as the page writes it
@@ -66,37 +67,32 @@ type ProposedItem struct {
 
 // Limits of a [Suggestions].
 const (
-	MaxProposals  = 4 // the best and three alternatives
-	ProposalItems = 5
+	MaxProposals = 4 // the best and three alternatives
+	MaxItems     = 5
 )
 
-// maxTries bounds the extractions Suggest runs to check the blocks it
+// maxTries bounds the extractions Page runs to check the blocks it
 // writes (each parses the page again).
 const maxTries = 12
 
-// Suggest tells how to get a feed of a page (SELECTORS.md): the page's
+// Page tells how to get a feed of a page (SELECTORS.md): the page's
 // own feeds, then, best first, its annotations, its schema.org items and
-// the select blocks of its repeated structures (see suggest_groups.go for
+// the select blocks of its repeated structures (see groups.go for
 // how those are found and ranked). The page is decoded as for extraction
 // (opts.ContentType, BOM, <meta>, detection); opts.URL resolves links;
-// opts.Dates reads dates. Every proposal's items come from [Extract] with
+// opts.Dates reads dates. Every proposal's items come from [extractor.Extract] with
 // its block, as the poller would get them; a proposal that yields nothing
 // is left out. A page with none of these gives empty lists, and no error.
-// Suggest is pure and safe for concurrent use.
-func Suggest(page []byte, opts Options) (*Suggestions, error) {
+// Page is pure and safe for concurrent use.
+func Page(page []byte, opts extractor.Options) (*Suggestions, error) {
 	opts.Select = nil
-	b := newBuilder(opts)
-	in, err := b.decoder(bufio.NewReaderSize(bytes.NewReader(page), peekSize))
+	doc, pageURL, err := extractor.ParsePage(page, opts)
 	if err != nil {
-		return nil, fmt.Errorf("read page: %w", err)
+		return nil, err
 	}
-	doc, err := html.Parse(in)
-	if err != nil {
-		return nil, fmt.Errorf("read page: %w", err)
-	}
-	out := &Suggestions{Feeds: pageFeeds(doc, b.page), Proposals: []Proposal{}}
+	out := &Suggestions{Feeds: pageFeeds(doc, pageURL), Proposals: []Proposal{}}
 	if out.Feeds == nil {
-		out.Feeds = []PageFeed{}
+		out.Feeds = []Feed{}
 	}
 
 	if p, ok := tryProposal(page, opts, nil); ok { // the annotations
@@ -106,13 +102,13 @@ func Suggest(page []byte, opts Options) (*Suggestions, error) {
 		out.Proposals = append(out.Proposals, p)
 	}
 	var schemaP *Proposal
-	if p, ok := tryProposal(page, opts, &SelectSpec{From: SchemaOrg}); ok {
+	if p, ok := tryProposal(page, opts, &extractor.SelectSpec{From: extractor.SchemaOrg}); ok {
 		p.Kind = KindSchemaOrg
 		p.Reason = fmt.Sprintf("the page publishes %d items as schema.org data (JSON-LD or microdata)", p.Count)
 		schemaP = &p
 	}
 
-	sg := newSuggester(doc, b.page, opts)
+	sg := newSuggester(doc, pageURL, opts)
 	var structs []Proposal
 	var kept []*group
 	tries := 0
@@ -176,30 +172,30 @@ func Suggest(page []byte, opts Options) (*Suggestions, error) {
 
 // tryProposal extracts the page with spec (nil: its annotations) and
 // reports the proposal it makes, if it yields items.
-func tryProposal(page []byte, opts Options, spec *SelectSpec) (Proposal, bool) {
+func tryProposal(page []byte, opts extractor.Options, spec *extractor.SelectSpec) (Proposal, bool) {
 	if spec != nil {
-		sel, err := CompileSelectors(*spec)
+		sel, err := extractor.CompileSelectors(*spec)
 		if err != nil {
 			return Proposal{}, false
 		}
 		opts.Select = sel
 	}
-	res, err := Extract(bytes.NewReader(page), opts)
+	res, err := extractor.Extract(bytes.NewReader(page), opts)
 	if err != nil || res.Document == nil || len(res.Document.Items) == 0 {
 		return Proposal{}, false
 	}
-	p := Proposal{Select: spec, Count: len(res.Document.Items), Items: []ProposedItem{}, links: map[string]bool{}}
+	p := Proposal{Select: spec, Count: len(res.Document.Items), Items: []Item{}, links: map[string]bool{}}
 	for i, it := range res.Document.Items {
 		p.links[it.Link] = true
-		if i < ProposalItems {
+		if i < MaxItems {
 			p.Items = append(p.Items, proposedItem(it))
 		}
 	}
 	return p, true
 }
 
-func proposedItem(it schema.Item) ProposedItem {
-	pi := ProposedItem{Title: it.Title, Link: it.Link, Description: it.Description}
+func proposedItem(it schema.Item) Item {
+	pi := Item{Title: it.Title, Link: it.Link, Description: it.Description}
 	for _, x := range it.Extensions {
 		if x.LocalName == "date" || x.LocalName == "pubDate" {
 			pi.Date = x.Value
@@ -232,22 +228,22 @@ var feedTypes = map[string]bool{
 }
 
 // pageFeeds are the feeds a page names with <link rel="alternate">.
-func pageFeeds(doc *html.Node, page *url.URL) []PageFeed {
+func pageFeeds(doc *html.Node, page *url.URL) []Feed {
 	base := page
-	if n := findElement(doc, atom.Base, "href"); n != nil {
+	if n := extractor.FindElement(doc, atom.Base, "href"); n != nil {
 		if u, err := page.Parse(strings.TrimSpace(attrMatch(n, "href").s)); err == nil && u.IsAbs() {
 			base = u
 		}
 	}
-	var out []PageFeed
+	var out []Feed
 	seen := map[string]bool{}
-	walkAll(doc, func(n *html.Node) {
+	extractor.WalkAll(doc, func(n *html.Node) {
 		if n.DataAtom != atom.Link && n.DataAtom != atom.A {
 			return
 		}
 		rel := strings.Fields(strings.ToLower(attrMatch(n, "rel").s))
 		typ := strings.ToLower(strings.TrimSpace(strings.Split(attrMatch(n, "type").s, ";")[0]))
-		if !hasType(rel, "alternate") || !feedTypes[typ] {
+		if !slices.Contains(rel, "alternate") || !feedTypes[typ] {
 			return
 		}
 		href := strings.TrimSpace(attrMatch(n, "href").s)
@@ -256,7 +252,7 @@ func pageFeeds(doc *html.Node, page *url.URL) []PageFeed {
 			return
 		}
 		seen[u.String()] = true
-		out = append(out, PageFeed{URL: u.String(), Type: typ, Title: clean(attrMatch(n, "title").s)})
+		out = append(out, Feed{URL: u.String(), Type: typ, Title: extractor.CleanText(attrMatch(n, "title").s)})
 	})
 	return out
 }
@@ -272,7 +268,7 @@ func distinctFrom(p Proposal, kept []Proposal) bool {
 	return true
 }
 
-func sameItems(a, b []ProposedItem) bool {
+func sameItems(a, b []Item) bool {
 	if len(a) != len(b) {
 		return false
 	}

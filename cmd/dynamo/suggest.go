@@ -10,6 +10,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/dynamo-rss/dynamo/extractor"
+	"github.com/dynamo-rss/dynamo/suggest"
 )
 
 // cmdSuggest tells how to get a feed of a page nobody annotated
@@ -19,7 +20,7 @@ import (
 // the poller would) and a one-line reason. Its output is one YAML
 // document: the best select block, ready to paste into a resource (or to
 // give to extract --select), everything else as comments. With --json it
-// prints [extractor.Suggestions] instead. Exit 1 when the page has neither
+// prints [suggest.Suggestions] instead. Exit 1 when the page has neither
 // a feed nor anything to propose.
 func cmdSuggest(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	var p pageFlags
@@ -47,7 +48,7 @@ func cmdSuggest(ctx context.Context, args []string, stdin io.Reader, stdout, std
 	if err != nil {
 		return fmt.Errorf("read page: %w", err)
 	}
-	sugs, err := extractor.Suggest(page, opts)
+	sugs, err := suggest.Page(page, opts)
 	if err != nil {
 		return fmt.Errorf("%s: %w", name, err)
 	}
@@ -93,7 +94,7 @@ func cutFlag(args []string, name string) ([]string, bool) {
 // suggestText is suggest's YAML: the page's feeds and the best proposal
 // as comments around the best select block, then the alternatives as
 // comments.
-func suggestText(name string, sugs *extractor.Suggestions) string {
+func suggestText(name string, sugs *suggest.Suggestions) string {
 	var b strings.Builder
 	for _, f := range sugs.Feeds {
 		title := ""
@@ -128,7 +129,7 @@ func suggestText(name string, sugs *extractor.Suggestions) string {
 }
 
 // writeItems writes the first items a proposal yields as comment lines.
-func writeItems(b *strings.Builder, p extractor.Proposal, prefix string) {
+func writeItems(b *strings.Builder, p suggest.Proposal, prefix string) {
 	fmt.Fprintf(b, "%s\n%s It yields %d items; the first ones:\n", strings.TrimRight(prefix, " "), prefix, p.Count)
 	for i, it := range p.Items {
 		fmt.Fprintf(b, "%s   %d. %s\n%s      %s\n", prefix, i+1, clip(it.Title, 100), prefix, it.Link)

@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/dynamo-rss/dynamo/extractor"
+	"github.com/dynamo-rss/dynamo/suggest"
 )
 
 const suggestFeedPage = `<html><head><title>Harbour news</title>
@@ -32,14 +32,14 @@ func TestSuggestCommandFeedsAndJSON(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("--json: exit %d, stderr %q", code, stderr)
 	}
-	var got extractor.Suggestions
+	var got suggest.Suggestions
 	if err := json.Unmarshal([]byte(out), &got); err != nil {
 		t.Fatalf("--json prints no JSON: %v\n%s", err, out)
 	}
 	if len(got.Feeds) != 1 || got.Feeds[0].URL != "https://harbour.example/news/feed.xml" {
 		t.Fatalf("feeds %+v", got.Feeds)
 	}
-	if len(got.Proposals) == 0 || got.Proposals[0].Kind != extractor.KindSelectors || got.Proposals[0].Count != 3 ||
+	if len(got.Proposals) == 0 || got.Proposals[0].Kind != suggest.KindSelectors || got.Proposals[0].Count != 3 ||
 		got.Proposals[0].Items[0].Title != "Winter ferry timetable published" || got.Proposals[0].Items[0].Date != "2026-11-25" {
 		t.Fatalf("proposals %+v", got.Proposals)
 	}
