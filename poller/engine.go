@@ -154,22 +154,11 @@ type Engine struct {
 	queue   Queue    // resources waiting for their next poll (not the ones being polled)
 	running bool
 
-	// regMu serialises changes of the resource set (Apply, Register,
-	// Unregister) so that each builds on the last; taken before mu.
-	regMu      sync.Mutex
-	registered map[string]registration // resources registered through the admin API, by id
-	registry   Registry                // nil: no runtime registrations
-	leases     *leases                 // nil: this node polls every resource (one node)
-	// regChanged is closed when the registry may have changed through
-	// another node since registered was read (see RegistryWatcher); nil:
-	// the registry tells nothing of the sort. Guarded by regMu.
-	regChanged <-chan struct{}
-	// regRevision is the revision of the last read of the registry applied;
-	// regWrites, the revisions of this node's own changes (Register,
-	// Unregister) that no read applied since holds: a read older than such
-	// a change leaves its id alone (see SyncRegistry). Guarded by regMu.
-	regRevision Revision
-	regWrites   map[string]Revision
+	// reg follows the registry of resources registered at run time; its
+	// lock serialises changes of the resource set (Apply, Register,
+	// Unregister) so that each builds on the last, and is taken before mu.
+	reg    *registryFollower
+	leases *leases // nil: this node polls every resource (one node)
 
 	budget    *Budget        // shared by the resources with policy kind budget
 	budgetSet BudgetSettings // the settings it was last configured with (guarded by mu)
@@ -212,18 +201,16 @@ func New(ctx context.Context, cfg *config.Config, store Store, opts Options) (*E
 		return nil, err
 	}
 	e := &Engine{
-		store:      store,
-		clock:      opts.Clock,
-		log:        opts.Logger,
-		m:          m,
-		extract:    opts.Extract,
-		descs:      extractor.NewDescriptionCache(0),
-		opts:       opts,
-		wake:       make(chan struct{}, 1),
-		resources:  make(map[string]*resource),
-		retired:    make(map[string]chan struct{}),
-		registered: make(map[string]registration),
-		regWrites:  make(map[string]Revision),
+		store:     store,
+		clock:     opts.Clock,
+		log:       opts.Logger,
+		m:         m,
+		extract:   opts.Extract,
+		descs:     extractor.NewDescriptionCache(0),
+		opts:      opts,
+		wake:      make(chan struct{}, 1),
+		resources: make(map[string]*resource),
+		retired:   make(map[string]chan struct{}),
 	}
 	if opts.Registerer != nil {
 		if err := opts.Registerer.Register(estimates{e}); err != nil {
@@ -241,9 +228,9 @@ func New(ctx context.Context, cfg *config.Config, store Store, opts Options) (*E
 	e.leases = newLeases(opts.Leaser, e.clock, e.log)
 	e.budget = NewBudget(BudgetSettingsOf(cfg.Poller.Budget), opts.Readers)
 	e.budgetSet = BudgetSettingsOf(cfg.Poller.Budget)
-	if opts.Registry != nil {
-		e.registry = opts.Registry
-		if err := e.loadRegistered(ctx); err != nil {
+	e.reg = newRegistryFollower(opts.Registry, e.clock, e.log, e.applyRegistered, e.currentConfig, e.hold)
+	if e.reg.enabled() {
+		if err := e.reg.load(ctx); err != nil {
 			return nil, err
 		}
 	}
@@ -275,9 +262,16 @@ func (e *Engine) Apply(ctx context.Context, cfg *config.Config) error {
 	if err := cfg.Validate(); err != nil {
 		return err
 	}
-	e.regMu.Lock()
-	defer e.regMu.Unlock()
-	return e.apply(ctx, cfg, e.registered)
+	return e.reg.locked(func(registered map[string]registration) error {
+		return e.apply(ctx, cfg, registered)
+	})
+}
+
+// currentConfig is the configuration in force.
+func (e *Engine) currentConfig() *config.Config {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.cfg
 }
 
 // built is a resource ready to apply.
@@ -319,7 +313,8 @@ func build(p config.PollerConfig, bud *Budget, r *config.ResourceEntry, source, 
 }
 
 // apply makes the engine poll cfg's resources and the registered ones (an id
-// the file declares shadows a registered one). The caller holds e.regMu.
+// the file declares shadows a registered one). The caller holds the
+// registry follower's lock (registryFollower.locked).
 func (e *Engine) apply(ctx context.Context, cfg *config.Config, registered map[string]registration) error {
 	bs := make([]built, 0, len(cfg.Resources)+len(registered))
 	declared := make(map[string]bool, len(cfg.Resources))
@@ -488,6 +483,105 @@ func (e *Engine) upsertLocked(b built, st persisted, stored bool, now time.Time)
 		return true
 	}
 	return false
+}
+
+// applyRegistered brings the registered resource id in line with reg (nil:
+// it was unregistered) without touching the others: a registration costs
+// O(log n), where [Engine.apply] rebuilds all n resources. A resource the
+// file declares shadows the registration and is left alone; one that is
+// not valid under cfg is not polled (as apply does).
+func (e *Engine) applyRegistered(ctx context.Context, cfg *config.Config, id string, reg *registration) error {
+	if declared(cfg, id) {
+		return nil
+	}
+	var b built
+	if reg != nil {
+		var err error
+		if errs := cfg.Poller.ValidateResource("$", *reg.entry); len(errs) > 0 {
+			err = errors.Join(errs...)
+		} else {
+			b, err = build(cfg.Poller, e.budget, reg.entry, SourceAPI, "$")
+			b.since = reg.registered
+		}
+		if err != nil {
+			e.log.WarnContext(ctx, "registered resource not polled", slog.String("resource", id), slog.Any("error", err))
+			reg = nil
+		}
+	}
+	if reg == nil {
+		e.mu.Lock()
+		defer e.mu.Unlock()
+		if r, ok := e.resources[id]; ok && r.source == SourceAPI {
+			e.removeLocked(id)
+			if i := slices.Index(e.order, id); i >= 0 {
+				e.order = slices.Delete(e.order, i, i+1)
+			}
+		}
+		return nil
+	}
+	e.mu.Lock()
+	_, exists := e.resources[id]
+	e.mu.Unlock()
+	var st persisted
+	var stored bool
+	if !exists {
+		st, stored = e.states.load(ctx, id) // outside the lock: a store read
+	}
+	var restarted, added bool
+	e.mu.Lock()
+	defer func() {
+		e.mu.Unlock()
+		e.poke()
+		if restarted {
+			e.reschedule(ctx, []string{id}, map[string]bool{id: added})
+		}
+	}()
+	if _, exists := e.resources[id]; !exists {
+		e.order = append(e.order, id)
+		added = true
+	}
+	restarted = e.upsertLocked(b, st, stored, e.clock.Now())
+	return nil
+}
+
+// SyncRegistry re-reads the registry and applies what changed since it was
+// last read: new registrations are scheduled, replaced ones re-applied,
+// deleted ones stop being polled. A read older than this node's own later
+// change of an id leaves that id as this node made it.
+func (e *Engine) SyncRegistry(ctx context.Context) error {
+	return e.reg.sync(ctx)
+}
+
+// Register registers (or replaces) a resource at run time: it is kept in the
+// registry and polled within seconds. entry must have been validated with
+// [config.ParseResource]; an id the configuration file declares fails with
+// ErrDeclaredInFile.
+func (e *Engine) Register(ctx context.Context, entry config.ResourceEntry) (created bool, err error) {
+	return e.reg.register(ctx, entry)
+}
+
+// Unregister stops polling a registered resource and removes it and its
+// history; ErrDeclaredInFile for a resource of the file, ErrUnknownResource
+// for an id that is not registered. An in-flight poll of it finishes first.
+func (e *Engine) Unregister(ctx context.Context, id string) error {
+	return e.reg.unregister(ctx, id)
+}
+
+// hold waits for a poll of resource id in flight (none when id is not
+// polled) and keeps id from being polled until release.
+func (e *Engine) hold(ctx context.Context, id string) (release func(), err error) {
+	e.mu.Lock()
+	r := e.resources[id]
+	e.mu.Unlock()
+	if r == nil {
+		return func() {}, nil
+	}
+	select {
+	case r.busy <- struct{}{}:
+		return func() { e.release(r) }, nil
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
 }
 
 // sameExtraction reports whether two definitions of a resource fetch and
@@ -694,10 +788,10 @@ func (e *Engine) Run(ctx context.Context) error {
 
 	jobs := make(chan *resource)
 	var wg sync.WaitGroup
-	if e.leases != nil && e.registry != nil {
+	if e.leases != nil && e.reg.enabled() {
 		// Several nodes: resources registered through another node reach
 		// this one by the shared registry.
-		wg.Go(func() { e.syncRegistry(ctx) })
+		wg.Go(func() { e.reg.follow(ctx) })
 	}
 	for range workers {
 		wg.Go(func() {
@@ -876,6 +970,73 @@ func (e *Engine) Statuses() []Status {
 		}
 	}
 	return out
+}
+
+// Definitions lists every resource, declared and registered, with where it
+// comes from and its poll state, sorted by id.
+func (e *Engine) Definitions() []Definition {
+	regs := e.reg.registrations()
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	out := make([]Definition, 0, len(e.resources)+len(regs))
+	for id, r := range e.resources {
+		d := Definition{Resource: *r.entry, Source: r.source, Registered: r.st.Since, Status: e.statusLocked(r), Polled: true}
+		if reg, ok := regs[id]; ok && r.source == SourceAPI {
+			d.Registered = reg.registered
+		}
+		out = append(out, d)
+	}
+	for id, reg := range regs {
+		if _, polled := e.resources[id]; !polled || e.resources[id].source != SourceAPI {
+			out = append(out, Definition{Resource: *reg.entry, Source: SourceAPI, Registered: reg.registered, Status: Status{ID: id, URL: reg.entry.URL}})
+		}
+	}
+	slices.SortFunc(out, func(a, b Definition) int {
+		if c := strings.Compare(a.Resource.ID, b.Resource.ID); c != 0 {
+			return c
+		}
+		return strings.Compare(a.Source, b.Source)
+	})
+	return out
+}
+
+// Definition is one resource's definition as Definitions lists it; a
+// registration the file shadows is returned as the file's resource.
+func (e *Engine) Definition(id string) (Definition, bool) {
+	reg, registered := e.reg.registration(id)
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if r, ok := e.resources[id]; ok {
+		d := Definition{Resource: *r.entry, Source: r.source, Registered: r.st.Since, Status: e.statusLocked(r), Polled: true}
+		if registered && r.source == SourceAPI {
+			d.Registered = reg.registered
+		}
+		return d, true
+	}
+	if registered {
+		return Definition{Resource: *reg.entry, Source: SourceAPI, Registered: reg.registered, Status: Status{ID: id, URL: reg.entry.URL}}, true
+	}
+	return Definition{}, false
+}
+
+// DateRules are the rules resource id's dates are read with (its
+// date_format and timezone, resolved when it was applied); zero for an
+// unknown id.
+func (e *Engine) DateRules(id string) schema.DateRules {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if r, ok := e.resources[id]; ok {
+		return r.dates
+	}
+	return schema.DateRules{}
+}
+
+// FetchPage fetches rawURL once as a poll would, with the engine's
+// fetcher (fetch.Fetcher.Once: the SSRF guard, timeouts, size limit,
+// robots.txt when configured, the host's politeness slot, shared with the
+// polls), e.g. to check that a page a webmaster registers is annotated.
+func (e *Engine) FetchPage(ctx context.Context, rawURL string) (Page, error) {
+	return e.fetcher.Once(ctx, rawURL)
 }
 
 // BudgetShare is what the engine knows of a budget resource's place in the

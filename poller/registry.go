@@ -9,11 +9,10 @@ import (
 	"log/slog"
 	"maps"
 	"slices"
-	"strings"
+	"sync"
 	"time"
 
 	"github.com/dynamo-rss/dynamo/config"
-	"github.com/dynamo-rss/dynamo/schema"
 	"github.com/dynamo-rss/dynamo/storage"
 )
 
@@ -108,114 +107,118 @@ type Definition struct {
 	Polled     bool                 `json:"polled"` // false: registered but not polled (shadowed by the file, or invalid under the current configuration)
 }
 
-// loadRegistered reads the registry at start-up.
-func (e *Engine) loadRegistered(ctx context.Context) error {
-	changed := e.watchRegistry()
-	regs, rev, err := e.readRegistry(ctx)
-	if err != nil {
-		return err
+// registryFollower is the part of the engine that follows the [Registry]:
+// it holds the registrations this node applies, makes this node's own
+// changes (Register, Unregister), and reads the registry again when
+// another node changed it and periodically (follow). It changes the
+// engine's resources only through apply, and its lock, taken before the
+// engine's, serialises every change of the resource set (the engine's
+// Apply takes it too: locked). Its methods are safe for concurrent use.
+type registryFollower struct {
+	registry Registry // nil: no runtime registrations
+	clock    Clock
+	log      *slog.Logger
+	apply    applyFunc
+	cfg      func() *config.Config // the configuration in force
+	hold     holdFunc
+
+	mu         sync.Mutex              // serialises changes of the resource set; taken before the engine's
+	registered map[string]registration // by id
+	// changed is closed when the registry may have changed through another
+	// node since registered was read (see RegistryWatcher); nil: the
+	// registry tells nothing of the sort.
+	changed <-chan struct{}
+	// revision is the revision of the last read of the registry applied;
+	// writes, the revisions of this node's own changes (Register,
+	// Unregister) that no read applied since holds: a read older than such
+	// a change leaves its id alone (see sync).
+	revision Revision
+	writes   map[string]Revision
+}
+
+// applyFunc brings the resource id in line with its registration reg (nil:
+// unregistered) under cfg, leaving the others alone (see
+// [Engine.applyRegistered]). It is called with the follower's lock held.
+type applyFunc func(ctx context.Context, cfg *config.Config, id string, reg *registration) error
+
+// holdFunc waits for a poll of resource id in flight and keeps id from
+// being polled until release is called; an error when ctx ends first.
+type holdFunc func(ctx context.Context, id string) (release func(), err error)
+
+// newRegistryFollower returns the follower of registry (nil: none, and
+// Register fails), changing resources through apply under the
+// configuration cfg returns; it reads nothing yet (see load).
+func newRegistryFollower(registry Registry, clock Clock, log *slog.Logger, apply applyFunc, cfg func() *config.Config, hold holdFunc) *registryFollower {
+	return &registryFollower{
+		registry: registry, clock: clock, log: log, apply: apply, cfg: cfg, hold: hold,
+		registered: make(map[string]registration),
+		writes:     make(map[string]Revision),
 	}
-	e.registered, e.regRevision, e.regChanged = regs, rev, changed
+}
+
+// enabled reports whether there is a registry to follow.
+func (f *registryFollower) enabled() bool { return f.registry != nil }
+
+// load reads the registry at start-up.
+func (f *registryFollower) load(ctx context.Context) error {
+	changed := f.watch()
+	snap, err := f.registry.Registrations(ctx)
+	if err != nil {
+		return fmt.Errorf("read registered resources: %w", err)
+	}
+	regs := make(map[string]registration, len(snap.Registrations))
+	for _, raw := range snap.Registrations {
+		if reg, ok := f.decode(ctx, raw); ok {
+			regs[raw.ID] = reg
+		}
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.registered, f.revision, f.changed = regs, snap.Revision, changed
 	return nil
 }
 
-// watchRegistry returns the channel that tells of a change of the registry
+// locked calls fn with the registrations, holding the lock every change of
+// the resource set takes (the engine's Apply: each change builds on the
+// last). fn must not keep registered.
+func (f *registryFollower) locked(fn func(registered map[string]registration) error) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return fn(f.registered)
+}
+
+// registration returns the registration of id.
+func (f *registryFollower) registration(id string) (registration, bool) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	reg, ok := f.registered[id]
+	return reg, ok
+}
+
+// registrations returns a copy of every registration, by id.
+func (f *registryFollower) registrations() map[string]registration {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return maps.Clone(f.registered)
+}
+
+// watch returns the channel that tells of a change of the registry
 // through another node after this call; nil without a [RegistryWatcher].
-func (e *Engine) watchRegistry() <-chan struct{} {
-	if w, ok := e.registry.(RegistryWatcher); ok {
+func (f *registryFollower) watch() <-chan struct{} {
+	if w, ok := f.registry.(RegistryWatcher); ok {
 		return w.RegistryChanged()
 	}
 	return nil
 }
 
-// readRegistry reads and decodes every registration, with the registry's
-// revision the read saw; undecodable ones are logged and left out.
-func (e *Engine) readRegistry(ctx context.Context) (map[string]registration, Revision, error) {
-	snap, err := e.registry.Registrations(ctx)
-	if err != nil {
-		return nil, 0, fmt.Errorf("read registered resources: %w", err)
-	}
-	return e.decodeRegistrations(ctx, snap.Registrations), snap.Revision, nil
-}
-
-// decodeRegistrations decodes regs; undecodable ones are logged and left out.
-func (e *Engine) decodeRegistrations(ctx context.Context, regs []Registration) map[string]registration {
-	out := make(map[string]registration, len(regs))
-	for _, raw := range regs {
-		if reg, ok := e.decodeRegistration(ctx, raw); ok {
-			out[raw.ID] = reg
-		}
-	}
-	return out
-}
-
-// decodeRegistration decodes raw; an undecodable one is logged.
-func (e *Engine) decodeRegistration(ctx context.Context, raw Registration) (registration, bool) {
+// decode decodes raw; an undecodable one is logged.
+func (f *registryFollower) decode(ctx context.Context, raw Registration) (registration, bool) {
 	entry, err := config.DecodeStoredResource(raw.Definition)
 	if err != nil || entry.ID != raw.ID {
-		e.log.WarnContext(ctx, "registered resource undecodable; not polled", slog.String("resource", raw.ID), slog.Any("error", err))
+		f.log.WarnContext(ctx, "registered resource undecodable; not polled", slog.String("resource", raw.ID), slog.Any("error", err))
 		return registration{}, false
 	}
 	return registration{entry: &entry, def: raw.Definition, registered: raw.Registered}, true
-}
-
-// applyRegistered brings the registered resource id in line with reg (nil:
-// it was unregistered) without touching the others: a registration costs
-// O(log n), where [Engine.apply] rebuilds all n resources. A resource the
-// file declares shadows the registration and is left alone; one that is
-// not valid under cfg is not polled (as apply does).
-func (e *Engine) applyRegistered(ctx context.Context, cfg *config.Config, id string, reg *registration) error {
-	if slices.ContainsFunc(cfg.Resources, func(r config.ResourceEntry) bool { return r.ID == id }) {
-		return nil
-	}
-	var b built
-	if reg != nil {
-		var err error
-		if errs := cfg.Poller.ValidateResource("$", *reg.entry); len(errs) > 0 {
-			err = errors.Join(errs...)
-		} else {
-			b, err = build(cfg.Poller, e.budget, reg.entry, SourceAPI, "$")
-			b.since = reg.registered
-		}
-		if err != nil {
-			e.log.WarnContext(ctx, "registered resource not polled", slog.String("resource", id), slog.Any("error", err))
-			reg = nil
-		}
-	}
-	if reg == nil {
-		e.mu.Lock()
-		defer e.mu.Unlock()
-		if r, ok := e.resources[id]; ok && r.source == SourceAPI {
-			e.removeLocked(id)
-			if i := slices.Index(e.order, id); i >= 0 {
-				e.order = slices.Delete(e.order, i, i+1)
-			}
-		}
-		return nil
-	}
-	e.mu.Lock()
-	_, exists := e.resources[id]
-	e.mu.Unlock()
-	var st persisted
-	var stored bool
-	if !exists {
-		st, stored = e.states.load(ctx, id) // outside the lock: a store read
-	}
-	var restarted, added bool
-	e.mu.Lock()
-	defer func() {
-		e.mu.Unlock()
-		e.poke()
-		if restarted {
-			e.reschedule(ctx, []string{id}, map[string]bool{id: added})
-		}
-	}()
-	if _, exists := e.resources[id]; !exists {
-		e.order = append(e.order, id)
-		added = true
-	}
-	restarted = e.upsertLocked(b, st, stored, e.clock.Now())
-	return nil
 }
 
 // registrySyncInterval is how often a node of several re-reads the shared
@@ -232,17 +235,17 @@ const registrySyncInterval = 5 * time.Second
 const registryRetryInterval = time.Second
 
 // registryRestFactor is how many times a registry read's length the
-// engine rests after it before a read for another node's change.
+// follower rests after it before a read for another node's change.
 const registryRestFactor = 4
 
-// syncRegistry re-reads the registry when a [RegistryWatcher] tells of a
-// change through another node, and every registrySyncInterval, until ctx
-// ends (several nodes only: a single node's registry changes only through
-// its own Register and Unregister).
-func (e *Engine) syncRegistry(ctx context.Context) {
-	e.regMu.Lock()
-	changed := e.regChanged
-	e.regMu.Unlock()
+// follow re-reads the registry when a [RegistryWatcher] tells of a change
+// through another node, and every registrySyncInterval, until ctx ends
+// (several nodes only: a single node's registry changes only through its
+// own Register and Unregister).
+func (f *registryFollower) follow(ctx context.Context) {
+	f.mu.Lock()
+	changed := f.changed
+	f.mu.Unlock()
 	var lastEnd time.Time
 	var took time.Duration // the last read's length
 	failed := false        // the last read failed
@@ -251,8 +254,8 @@ func (e *Engine) syncRegistry(ctx context.Context) {
 		if failed {
 			wait = registryRetryInterval
 		}
-		t := e.clock.NewTimer(wait)
-		read, kind := e.SyncRegistry, "all" // the periodic re-read: all of it, the safety net
+		t := f.clock.NewTimer(wait)
+		read, kind := f.sync, "all" // the periodic re-read: all of it, the safety net
 		select {
 		case <-ctx.Done():
 			t.Stop()
@@ -260,15 +263,15 @@ func (e *Engine) syncRegistry(ctx context.Context) {
 		case <-t.C():
 		case <-changed: // nil: never
 			t.Stop()
-			read, kind = e.syncChanges, "changes" // another node's change: what changed since the last read
+			read, kind = f.syncChanges, "changes" // another node's change: what changed since the last read
 			// Every change through another node is a read here (of what
 			// changed, when the registry can tell; else of all of it).
 			// When reads are slow, rest four times the last read's length
 			// after it first, so that a stream of changes costs this node
 			// at most a fifth of a core; a change after a quiet spell is
 			// read at once.
-			if rest := min(lastEnd.Add(registryRestFactor*took).Sub(e.clock.Now()), registrySyncInterval); rest > 0 {
-				p := e.clock.NewTimer(rest)
+			if rest := min(lastEnd.Add(registryRestFactor*took).Sub(f.clock.Now()), registrySyncInterval); rest > 0 {
+				p := f.clock.NewTimer(rest)
 				select {
 				case <-ctx.Done():
 					p.Stop()
@@ -277,10 +280,10 @@ func (e *Engine) syncRegistry(ctx context.Context) {
 				}
 			}
 		}
-		start := e.clock.Now()
+		start := f.clock.Now()
 		err := read(ctx)
-		end := e.clock.Now()
-		e.log.DebugContext(ctx, "registry re-read", slog.String("read", kind), slog.Duration("took", end.Sub(start)), slog.Any("error", err))
+		end := f.clock.Now()
+		f.log.DebugContext(ctx, "registry re-read", slog.String("read", kind), slog.Duration("took", end.Sub(start)), slog.Any("error", err))
 		if kind == "changes" {
 			// Only reads for changes rest the next one: the periodic read
 			// of all of it comes every registrySyncInterval whatever it
@@ -288,13 +291,13 @@ func (e *Engine) syncRegistry(ctx context.Context) {
 			// the next change by four times its length.
 			lastEnd, took = end, end.Sub(start)
 		}
-		e.regMu.Lock()
-		changed = e.regChanged
-		e.regMu.Unlock()
+		f.mu.Lock()
+		changed = f.changed
+		f.mu.Unlock()
 		failed = err != nil
 		if failed {
 			if ctx.Err() == nil {
-				e.log.WarnContext(ctx, "registry not re-read", slog.Any("error", err))
+				f.log.WarnContext(ctx, "registry not re-read", slog.Any("error", err))
 			}
 			// The next attempt waits for the timer, a short one: the
 			// channel taken before the failed read may be closed already.
@@ -303,42 +306,41 @@ func (e *Engine) syncRegistry(ctx context.Context) {
 	}
 }
 
-// SyncRegistry re-reads the registry and applies what changed since it was
-// last read: new registrations are scheduled, replaced ones re-applied,
-// deleted ones stop being polled. The read is taken without holding the
+// sync re-reads the registry and applies what changed since it was last
+// read (see [Engine.SyncRegistry]). The read is taken without holding the
 // lock this node's own changes take, so one of them may commit between the
 // read and its apply: an id this node changed at a higher revision than
 // the read's keeps the state this node gave it (the read is older than
 // that change), and a read older than one already applied changes nothing.
-func (e *Engine) SyncRegistry(ctx context.Context) error {
-	changed := e.watchRegistry() // before the read, so that a change during it closes it
-	snap, err := e.registry.Registrations(ctx)
+func (f *registryFollower) sync(ctx context.Context) error {
+	changed := f.watch() // before the read, so that a change during it closes it
+	snap, err := f.registry.Registrations(ctx)
 	if err != nil {
 		return fmt.Errorf("read registered resources: %w", err)
 	}
-	return e.applyRead(ctx, snap.Revision, snap.Registrations, nil, true, changed)
+	return f.applyRead(ctx, snap.Revision, snap.Registrations, nil, true, changed)
 }
 
 // syncChanges re-reads what changed in the registry since the revision
 // applied last, when the registry can tell ([RegistryChanges]), else all of
-// it as SyncRegistry does.
-func (e *Engine) syncChanges(ctx context.Context) error {
-	rc, ok := e.registry.(RegistryChanges)
+// it as sync does.
+func (f *registryFollower) syncChanges(ctx context.Context) error {
+	rc, ok := f.registry.(RegistryChanges)
 	if !ok {
-		return e.SyncRegistry(ctx)
+		return f.sync(ctx)
 	}
-	changed := e.watchRegistry() // before the read, so that a change during it closes it
-	e.regMu.Lock()
-	since := e.regRevision
-	e.regMu.Unlock()
+	changed := f.watch() // before the read, so that a change during it closes it
+	f.mu.Lock()
+	since := f.revision
+	f.mu.Unlock()
 	delta, err := rc.RegistrationsSince(ctx, since)
 	if errors.Is(err, errors.ErrUnsupported) { // a wrapper of a registry that cannot tell
-		return e.SyncRegistry(ctx)
+		return f.sync(ctx)
 	}
 	if err != nil {
 		return fmt.Errorf("read registry changes: %w", err)
 	}
-	return e.applyRead(ctx, delta.Revision, delta.Changed, delta.Deleted, false, changed)
+	return f.applyRead(ctx, delta.Revision, delta.Changed, delta.Deleted, false, changed)
 }
 
 // applyRead applies a read of the registry at revision rev: found are the
@@ -348,58 +350,56 @@ func (e *Engine) syncChanges(ctx context.Context) error {
 // the RegistryWatcher's channel taken before the read. Only a registration
 // that differs from the one applied is decoded: a full read of a registry
 // that did not change costs a comparison per registration.
-func (e *Engine) applyRead(ctx context.Context, rev Revision, found []Registration, deleted []string, full bool, changed <-chan struct{}) error {
-	e.regMu.Lock()
-	defer e.regMu.Unlock()
-	if rev < e.regRevision {
+func (f *registryFollower) applyRead(ctx context.Context, rev Revision, found []Registration, deleted []string, full bool, changed <-chan struct{}) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if rev < f.revision {
 		return nil // two reads crossed: this one is older than the one applied
 	}
-	e.mu.Lock()
-	cfg := e.cfg
-	e.mu.Unlock()
+	cfg := f.cfg()
 	// mine: changed here after the read; seen: a full read's registrations.
-	mine := func(id string) bool { return e.regWrites[id] > rev }
+	mine := func(id string) bool { return f.writes[id] > rev }
 	var seen map[string]bool
 	if full {
 		seen = make(map[string]bool, len(found))
 	}
 	for _, raw := range found {
 		id := raw.ID
-		if old, ok := e.registered[id]; mine(id) || ok && old.same(raw) {
+		if old, ok := f.registered[id]; mine(id) || ok && old.same(raw) {
 			if seen != nil {
 				seen[id] = true
 			}
 			continue
 		}
-		reg, ok := e.decodeRegistration(ctx, raw)
+		reg, ok := f.decode(ctx, raw)
 		if !ok {
 			continue // as if absent
 		}
 		if seen != nil {
 			seen[id] = true
 		}
-		if err := e.applyRegistered(ctx, cfg, id, &reg); err != nil {
+		if err := f.apply(ctx, cfg, id, &reg); err != nil {
 			return err
 		}
-		e.registered[id] = reg
+		f.registered[id] = reg
 	}
 	if full {
-		for id := range e.registered {
+		for id := range f.registered {
 			if !seen[id] {
 				deleted = append(deleted, id)
 			}
 		}
 	}
 	for _, id := range deleted {
-		if _, ok := e.registered[id]; ok && !mine(id) {
-			if err := e.applyRegistered(ctx, cfg, id, nil); err != nil {
+		if _, ok := f.registered[id]; ok && !mine(id) {
+			if err := f.apply(ctx, cfg, id, nil); err != nil {
 				return err
 			}
-			delete(e.registered, id)
+			delete(f.registered, id)
 		}
 	}
-	maps.DeleteFunc(e.regWrites, func(_ string, w Revision) bool { return w <= rev }) // the read holds them
-	e.regRevision, e.regChanged = rev, changed
+	maps.DeleteFunc(f.writes, func(_ string, w Revision) bool { return w <= rev }) // the read holds them
+	f.revision, f.changed = rev, changed
 	return nil
 }
 
@@ -408,20 +408,20 @@ func (r registration) same(raw Registration) bool {
 	return r.registered.Equal(raw.Registered) && bytes.Equal(r.def, raw.Definition)
 }
 
-// Register registers (or replaces) a resource at run time: it is kept in the
-// registry and polled within seconds. entry must have been validated with
-// [config.ParseResource]; an id the configuration file declares fails with
-// ErrDeclaredInFile.
-func (e *Engine) Register(ctx context.Context, entry config.ResourceEntry) (created bool, err error) {
-	if e.registry == nil {
+// declared reports whether cfg's file declares resource id.
+func declared(cfg *config.Config, id string) bool {
+	return slices.ContainsFunc(cfg.Resources, func(r config.ResourceEntry) bool { return r.ID == id })
+}
+
+// register is [Engine.Register].
+func (f *registryFollower) register(ctx context.Context, entry config.ResourceEntry) (created bool, err error) {
+	if f.registry == nil {
 		return false, ErrNoRegistry
 	}
-	e.regMu.Lock()
-	defer e.regMu.Unlock()
-	e.mu.Lock()
-	cfg := e.cfg
-	e.mu.Unlock()
-	if slices.ContainsFunc(cfg.Resources, func(r config.ResourceEntry) bool { return r.ID == entry.ID }) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	cfg := f.cfg()
+	if declared(cfg, entry.ID) {
 		return false, fmt.Errorf("register %q: %w", entry.ID, ErrDeclaredInFile)
 	}
 	if errs := cfg.Poller.ValidateResource("$", entry); len(errs) > 0 {
@@ -431,139 +431,60 @@ func (e *Engine) Register(ctx context.Context, entry config.ResourceEntry) (crea
 	if err != nil {
 		return false, fmt.Errorf("encode resource %q: %w", entry.ID, err)
 	}
-	now := e.clock.Now()
-	res, err := e.registry.Register(ctx, Registration{ID: entry.ID, Definition: def, Registered: now, Updated: now})
+	now := f.clock.Now()
+	res, err := f.registry.Register(ctx, Registration{ID: entry.ID, Definition: def, Registered: now, Updated: now})
 	if err != nil {
 		return false, fmt.Errorf("register %q: %w", entry.ID, err)
 	}
-	old, had := e.registered[entry.ID]
+	old, had := f.registered[entry.ID]
 	reg := registration{entry: &entry, def: def, registered: now}
 	if had {
 		reg.registered = old.registered
 	}
-	if err := e.applyRegistered(ctx, cfg, entry.ID, &reg); err != nil {
+	if err := f.apply(ctx, cfg, entry.ID, &reg); err != nil {
 		return false, err
 	}
-	e.registered[entry.ID] = reg
-	e.regWrites[entry.ID] = res.Revision
+	f.registered[entry.ID] = reg
+	f.writes[entry.ID] = res.Revision
 	return res.Created, nil
 }
 
-// Unregister stops polling a registered resource and removes it and its
-// history; ErrDeclaredInFile for a resource of the file, ErrUnknownResource
-// for an id that is not registered. An in-flight poll of it finishes first.
-func (e *Engine) Unregister(ctx context.Context, id string) error {
-	if e.registry == nil {
+// unregister is [Engine.Unregister].
+func (f *registryFollower) unregister(ctx context.Context, id string) error {
+	if f.registry == nil {
 		return ErrNoRegistry
 	}
-	e.regMu.Lock()
-	defer e.regMu.Unlock()
-	e.mu.Lock()
-	cfg := e.cfg
-	r := e.resources[id]
-	e.mu.Unlock()
-	if slices.ContainsFunc(cfg.Resources, func(r config.ResourceEntry) bool { return r.ID == id }) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	cfg := f.cfg()
+	if declared(cfg, id) {
 		return fmt.Errorf("unregister %q: %w", id, ErrDeclaredInFile)
 	}
-	if _, ok := e.registered[id]; !ok {
+	if _, ok := f.registered[id]; !ok {
 		return fmt.Errorf("unregister %q: %w", id, ErrUnknownResource)
 	}
-	if r != nil {
-		// Wait for an in-flight poll, so none stores a version after the delete.
-		select {
-		case r.busy <- struct{}{}:
-			defer e.release(r)
-		case <-ctx.Done():
-			return fmt.Errorf("unregister %q: %w", id, ctx.Err())
-		}
+	// Wait for an in-flight poll, so none stores a version after the delete.
+	release, err := f.hold(ctx, id)
+	if err != nil {
+		return fmt.Errorf("unregister %q: %w", id, err)
 	}
+	defer release()
 	// The store first: when it fails, the resource is still registered
 	// there, so it stays polled here and the DELETE can be retried. Not
 	// found there (deleted through another node), it goes here too.
-	rev, serr := e.registry.Unregister(ctx, id)
+	rev, serr := f.registry.Unregister(ctx, id)
 	if serr != nil && !errors.Is(serr, storage.ErrNotFound) {
 		return fmt.Errorf("unregister %q: %w", id, serr)
 	}
-	if err := e.applyRegistered(ctx, cfg, id, nil); err != nil {
+	if err := f.apply(ctx, cfg, id, nil); err != nil {
 		return err
 	}
-	delete(e.registered, id)
+	delete(f.registered, id)
 	if serr == nil {
-		e.regWrites[id] = rev
+		f.writes[id] = rev
 	}
 	if serr != nil {
 		return fmt.Errorf("unregister %q: %w", id, serr)
 	}
 	return nil
-}
-
-// Definitions lists every resource, declared and registered, with where it
-// comes from and its poll state, sorted by id.
-func (e *Engine) Definitions() []Definition {
-	e.regMu.Lock()
-	regs := maps.Clone(e.registered)
-	e.regMu.Unlock()
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	out := make([]Definition, 0, len(e.resources)+len(regs))
-	for id, r := range e.resources {
-		d := Definition{Resource: *r.entry, Source: r.source, Registered: r.st.Since, Status: e.statusLocked(r), Polled: true}
-		if reg, ok := regs[id]; ok && r.source == SourceAPI {
-			d.Registered = reg.registered
-		}
-		out = append(out, d)
-	}
-	for id, reg := range regs {
-		if _, polled := e.resources[id]; !polled || e.resources[id].source != SourceAPI {
-			out = append(out, Definition{Resource: *reg.entry, Source: SourceAPI, Registered: reg.registered, Status: Status{ID: id, URL: reg.entry.URL}})
-		}
-	}
-	slices.SortFunc(out, func(a, b Definition) int {
-		if c := strings.Compare(a.Resource.ID, b.Resource.ID); c != 0 {
-			return c
-		}
-		return strings.Compare(a.Source, b.Source)
-	})
-	return out
-}
-
-// Definition is one resource's definition as Definitions lists it; a
-// registration the file shadows is returned as the file's resource.
-func (e *Engine) Definition(id string) (Definition, bool) {
-	e.regMu.Lock()
-	reg, registered := e.registered[id]
-	e.regMu.Unlock()
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	if r, ok := e.resources[id]; ok {
-		d := Definition{Resource: *r.entry, Source: r.source, Registered: r.st.Since, Status: e.statusLocked(r), Polled: true}
-		if registered && r.source == SourceAPI {
-			d.Registered = reg.registered
-		}
-		return d, true
-	}
-	if registered {
-		return Definition{Resource: *reg.entry, Source: SourceAPI, Registered: reg.registered, Status: Status{ID: id, URL: reg.entry.URL}}, true
-	}
-	return Definition{}, false
-}
-
-// DateRules are the rules resource id's dates are read with (its
-// date_format and timezone, resolved when it was applied); zero for an
-// unknown id.
-func (e *Engine) DateRules(id string) schema.DateRules {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	if r, ok := e.resources[id]; ok {
-		return r.dates
-	}
-	return schema.DateRules{}
-}
-
-// FetchPage fetches rawURL once as a poll would, with the engine's
-// fetcher (fetch.Fetcher.Once: the SSRF guard, timeouts, size limit,
-// robots.txt when configured, the host's politeness slot, shared with the
-// polls), e.g. to check that a page a webmaster registers is annotated.
-func (e *Engine) FetchPage(ctx context.Context, rawURL string) (Page, error) {
-	return e.fetcher.Once(ctx, rawURL)
 }

@@ -89,9 +89,9 @@ func TestRegistryReadDoesNotUndoOwnChanges(t *testing.T) {
 			t.Fatal("a read taken before the PUT deleted the resource this node had just registered")
 		}
 		ownChanges := func() int {
-			e.regMu.Lock()
-			defer e.regMu.Unlock()
-			return len(e.regWrites)
+			e.reg.mu.Lock()
+			defer e.reg.mu.Unlock()
+			return len(e.reg.writes)
 		}
 		if n := ownChanges(); n != 1 {
 			t.Errorf("%d own changes kept apart after a read older than the PUT, want 1 (a later stale read must leave it alone too)", n)
@@ -223,7 +223,7 @@ func TestRegistryChangesRead(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if err := b.syncChanges(t.Context()); err != nil {
+	if err := b.reg.syncChanges(t.Context()); err != nil {
 		t.Fatal(err)
 	}
 	if url(b, "x") != o.url("/x") || url(b, "z") != o.url("/z") {
@@ -238,13 +238,13 @@ func TestRegistryChangesRead(t *testing.T) {
 	if _, err := b.Register(t.Context(), entry("z", "/z-b")); err != nil { // b's own, after a's
 		t.Fatal(err)
 	}
-	if err := b.syncChanges(t.Context()); err != nil {
+	if err := b.reg.syncChanges(t.Context()); err != nil {
 		t.Fatal(err)
 	}
 	if _, ok := b.Status("y"); ok || url(b, "x") != o.url("/x2") || url(b, "z") != o.url("/z-b") {
 		t.Errorf("b after a's redefinition of x and deletion of y: x %q, y kept %v, z %q", url(b, "x"), ok, url(b, "z"))
 	}
-	if err := a.syncChanges(t.Context()); err != nil {
+	if err := a.reg.syncChanges(t.Context()); err != nil {
 		t.Fatal(err)
 	}
 	if url(a, "z") != o.url("/z-b") {
@@ -284,7 +284,7 @@ func TestRegistryChangesUnsupported(t *testing.T) {
 	if _, err := a.Register(t.Context(), entry); err != nil {
 		t.Fatal(err)
 	}
-	if err := b.syncChanges(t.Context()); err != nil {
+	if err := b.reg.syncChanges(t.Context()); err != nil {
 		t.Fatal(err)
 	}
 	if _, ok := b.Status("x"); !ok {
@@ -293,7 +293,7 @@ func TestRegistryChangesUnsupported(t *testing.T) {
 	if err := a.Unregister(t.Context(), "x"); err != nil {
 		t.Fatal(err)
 	}
-	if err := b.syncChanges(t.Context()); err != nil {
+	if err := b.reg.syncChanges(t.Context()); err != nil {
 		t.Fatal(err)
 	}
 	if _, ok := b.Status("x"); ok {

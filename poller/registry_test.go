@@ -321,7 +321,7 @@ func TestRegistryChangesReadAfterRest(t *testing.T) {
 	t.Cleanup(func() { _ = e.Close() })
 	ctx, cancel := context.WithCancel(t.Context())
 	done := make(chan struct{})
-	go func() { defer close(done); e.syncRegistry(ctx) }()
+	go func() { defer close(done); e.reg.follow(ctx) }()
 	t.Cleanup(func() { cancel(); <-done })
 
 	pendingAt := clk.pendingAt
@@ -350,7 +350,7 @@ func TestRegistryReadRetriedSoonAfterFailure(t *testing.T) {
 		Logger: slog.New(slog.NewTextHandler(&logs, nil))})
 	ctx, cancel := context.WithCancel(t.Context())
 	done := make(chan struct{})
-	go func() { defer close(done); e.syncRegistry(ctx) }()
+	go func() { defer close(done); e.reg.follow(ctx) }()
 	t.Cleanup(func() { cancel(); <-done })
 
 	waitFor(t, "the periodic re-read's timer", func() bool { return clk.pendingAt(t0.Add(registrySyncInterval)) })
@@ -446,5 +446,115 @@ func TestRegisteredTimeOfAFormerFileResource(t *testing.T) {
 	}
 	if defs := e.Definitions(); len(defs) != 1 || !defs[0].Registered.Equal(want) {
 		t.Errorf("Definitions: %+v, want x registered at %v", defs, want)
+	}
+}
+
+// followerProbe records what a registry follower, built without an engine,
+// asks of the engine's side.
+type followerProbe struct {
+	cfg     *config.Config
+	applied []string // "id" for a registration applied, "-id" for a removal
+	held    []string
+}
+
+func (p *followerProbe) apply(_ context.Context, _ *config.Config, id string, reg *registration) error {
+	if reg == nil {
+		id = "-" + id
+	}
+	p.applied = append(p.applied, id)
+	return nil
+}
+
+func (p *followerProbe) hold(_ context.Context, id string) (func(), error) {
+	p.held = append(p.held, id)
+	return func() { p.held = append(p.held, "released "+id) }, nil
+}
+
+func newProbedFollower(t *testing.T, reg Registry) (*registryFollower, *followerProbe) {
+	t.Helper()
+	p := &followerProbe{cfg: testConfig(t, baseYAML("resources:\n  - {id: file, url: \"https://example.com/\"}\n"))}
+	f := newRegistryFollower(reg, newFakeClock(t0), slog.New(slog.DiscardHandler), p.apply, func() *config.Config { return p.cfg }, p.hold)
+	return f, p
+}
+
+// The follower alone makes this node's changes: in the registry first,
+// then through apply; the file's resources are not its to change.
+func TestFollowerRegisterUnregister(t *testing.T) {
+	ctx := t.Context()
+	if f, _ := newProbedFollower(t, nil); f.enabled() {
+		t.Error("a follower without a registry is enabled")
+	} else if _, err := f.register(ctx, config.ResourceEntry{ID: "x", URL: "https://example.com/x"}); !errors.Is(err, ErrNoRegistry) {
+		t.Errorf("register without a registry: %v, want ErrNoRegistry", err)
+	}
+	mr := newMemRegistry()
+	f, p := newProbedFollower(t, mr)
+	if created, err := f.register(ctx, config.ResourceEntry{ID: "x", URL: "https://example.com/x"}); err != nil || !created {
+		t.Fatalf("register: %v, %v", created, err)
+	}
+	if created, err := f.register(ctx, config.ResourceEntry{ID: "x", URL: "https://example.com/y"}); err != nil || created {
+		t.Fatalf("register again: %v, %v; want a replacement", created, err)
+	}
+	if reg, ok := f.registration("x"); !ok || reg.entry.URL != "https://example.com/y" || !reg.registered.Equal(t0) {
+		t.Errorf("registration %+v, %v", reg, ok)
+	}
+	if _, err := f.register(ctx, config.ResourceEntry{ID: "file", URL: "https://example.com/z"}); !errors.Is(err, ErrDeclaredInFile) {
+		t.Errorf("register a file's id: %v, want ErrDeclaredInFile", err)
+	}
+	if err := f.unregister(ctx, "file"); !errors.Is(err, ErrDeclaredInFile) {
+		t.Errorf("unregister a file's id: %v, want ErrDeclaredInFile", err)
+	}
+	if err := f.unregister(ctx, "nope"); !errors.Is(err, ErrUnknownResource) {
+		t.Errorf("unregister an unknown id: %v, want ErrUnknownResource", err)
+	}
+	if err := f.unregister(ctx, "x"); err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{"x", "x", "-x"}; !slices.Equal(p.applied, want) {
+		t.Errorf("applied %v, want %v", p.applied, want)
+	}
+	if want := []string{"x", "released x"}; !slices.Equal(p.held, want) {
+		t.Errorf("held %v, want %v (the poll in flight waited for, then released)", p.held, want)
+	}
+	if len(f.registrations()) != 0 || !slices.Equal(mr.gone, []string{"x"}) {
+		t.Errorf("after unregister: %v here, %v gone from the registry", f.registrations(), mr.gone)
+	}
+}
+
+// Another node's changes reach a follower by its reads: all of the
+// registry, or what changed since its last read; a read older than one
+// applied changes nothing.
+func TestFollowerSync(t *testing.T) {
+	ctx := t.Context()
+	mr := newMemRegistry()
+	a, _ := newProbedFollower(t, deltaRegistry{mr})
+	b, pb := newProbedFollower(t, deltaRegistry{mr})
+	if err := b.load(ctx); err != nil {
+		t.Fatal(err)
+	}
+	for _, id := range []string{"x", "y"} {
+		if _, err := a.register(ctx, config.ResourceEntry{ID: id, URL: "https://example.com/" + id}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := b.sync(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.sync(ctx); err != nil { // nothing new: nothing applied
+		t.Fatal(err)
+	}
+	if err := a.unregister(ctx, "x"); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.syncChanges(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{"x", "y", "-x"}; !slices.Equal(pb.applied, want) {
+		t.Errorf("applied %v, want %v", pb.applied, want)
+	}
+	if err := b.applyRead(ctx, 1, nil, []string{"y"}, false, nil); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := b.registration("y"); !ok || len(pb.applied) != 3 {
+		t.Errorf("a read older than the one applied removed y (applied %v)", pb.applied)
 	}
 }

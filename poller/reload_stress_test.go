@@ -302,10 +302,3 @@ func TestStressReloadWhilePolling(t *testing.T) {
 		t.Errorf("store check: %v", err)
 	}
 }
-
-// currentConfig is the configuration in force.
-func (e *Engine) currentConfig() *config.Config {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	return e.cfg
-}
