@@ -54,7 +54,11 @@
 // fetches anything. Browsers get HTML; other clients JSON
 // {"document", "diagnostics", "error"}; a page that is not annotated is a 422
 // whose problem+json carries the same members; a body over
-// Options.MaxPreviewBytes is a 413.
+// Options.MaxPreviewBytes is a 413. A JSON body or a select block (form
+// field, query parameter, JSON member) nested deeper than
+// config.MaxDepth, with aliases expanding it past four times its size, or
+// with a selector over 4,096 bytes is a 400 naming the field (detail and
+// parameter), found before any parser reads it (config.CheckNesting).
 //
 // WebSub (websub.go): with Options.HubURL set, every feed response (200 and
 // 304) carries Link <hub>; rel="hub" and Link <self>; rel="self" (the feed's

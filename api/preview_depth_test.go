@@ -171,3 +171,18 @@ func TestAddFormNestedSelect(t *testing.T) {
 		t.Fatalf("errors %q", f.Errors)
 	}
 }
+
+// TestPreviewSelectorLengthLimit: a selector of 4,096 bytes is compiled,
+// one byte more is a 400 naming the field.
+func TestPreviewSelectorLengthLimit(t *testing.T) {
+	s := newSvcServer(t, Options{})
+	const page = `<html><head><title>T</title></head><body><ul><li><a href="/a">A</a></li></ul></body></html>`
+	long := func(n int) string { return "a" + strings.Repeat(",a", (n-1)/2) }
+	if rec := previewIn("form field", page, "item: li\ntitle: \""+long(4095)+"\"\n").do(s); rec.Code != http.StatusOK {
+		t.Fatalf("4,095 bytes: %d %s", rec.Code, rec.Body)
+	}
+	p := svcProblem(t, previewIn("form field", page, "item: li\ntitle: \""+long(4097)+"\"\n").do(s), http.StatusBadRequest)
+	if p.Param != "select.title" || !strings.Contains(p.Detail, "longer than 4096 bytes") {
+		t.Fatalf("problem %+v", p)
+	}
+}

@@ -23,6 +23,13 @@
 // knock-on problem; a YAML syntax error is worded (a tab, an indentation
 // that does not line up); an admin API body that starts as JSON must be
 // JSON, else its problem is worded in JSON's terms with its position.
+// Before the YAML library reads anything (the file, an admin API body, a
+// select block), [CheckNesting] refuses a document nested deeper than
+// [MaxDepth] (64) levels in one linear pass over its bytes — the library
+// has no depth option, and its cost grows with the square of the depth —
+// and the parsed document's aliases may add at most four times its size
+// (at least 64 KiB), so an alias bomb is refused, at the alias that goes
+// past the bound, instead of being expanded.
 // Relative paths in a file (storage.path, admin.token_file,
 // storage.dsn_file) are taken from the file's directory.
 //
