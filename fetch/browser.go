@@ -203,8 +203,8 @@ const blackHole = "http://127.0.0.1:1"
 
 // execFlags are the flags of a started Chromium: headless, no sandbox (it
 // runs as root in containers), nothing in the background that reaches the
-// network, and frames kept in their page's process so that the page's
-// Fetch interception sees their requests.
+// network, frames kept in their page's process so that the page's Fetch
+// interception sees their requests, and no UDP (WebRTC, QUIC).
 func execFlags(path string) []chromedp.ExecAllocatorOption {
 	return []chromedp.ExecAllocatorOption{
 		chromedp.ExecPath(path),
@@ -222,8 +222,14 @@ func execFlags(path string) []chromedp.ExecAllocatorOption {
 		chromedp.Flag("disable-client-side-phishing-detection", true),
 		chromedp.Flag("disable-dev-shm-usage", true),
 		chromedp.Flag("disable-site-isolation-trials", true),
-		chromedp.Flag("disable-features", "IsolateOrigins,site-per-process,Translate,OptimizationHints,MediaRouter"),
+		// IsolateSandboxedIframes off: a sandboxed frame stays in its
+		// page's process too, where the render's init script reaches it.
+		chromedp.Flag("disable-features", "IsolateOrigins,site-per-process,IsolateSandboxedIframes,Translate,OptimizationHints,MediaRouter"),
+		// WebRTC is removed from every frame by noUDPScript; its policy
+		// (UDP only through a proxy, and ours refuses) and no QUIC are a
+		// second wall.
 		chromedp.Flag("force-webrtc-ip-handling-policy", "disable_non_proxied_udp"),
+		chromedp.Flag("disable-quic", true),
 		chromedp.Flag("proxy-server", blackHole),
 		chromedp.Flag("proxy-bypass-list", "<-loopback>"),
 		chromedp.Flag("metrics-recording-only", true),
@@ -380,6 +386,12 @@ func (r *Renderer) renderTab(ctx, root context.Context, page *url.URL, req Rende
 		Behavior: browser.SetDownloadBehaviorBehaviorDeny, BrowserContextID: bcID,
 	}); err != nil {
 		return Rendered{}, fmt.Errorf("render %s: deny downloads: %w", shown(page.String()), r.ctxErr(ctx, err))
+	}
+	if err := addNoUDPScript(run); err != nil {
+		return Rendered{}, fmt.Errorf("render %s: turn WebRTC off: %w", shown(page.String()), r.ctxErr(ctx, err))
+	}
+	if err := scrubChildTargets(run, &wg); err != nil {
+		return Rendered{}, fmt.Errorf("render %s: turn WebRTC off in child frames: %w", shown(page.String()), r.ctxErr(ctx, err))
 	}
 	if err := ic.start(run, &wg); err != nil {
 		return Rendered{}, fmt.Errorf("render %s: intercept requests: %w", shown(page.String()), r.ctxErr(ctx, err))

@@ -21,44 +21,7 @@ import (
 // pool would be), at its DevTools endpoint: the render still goes through
 // the client, in its own incognito context.
 func TestRenderRemoteBrowser(t *testing.T) {
-	path := chromium(t)
-	ctx, cancel := context.WithCancel(t.Context())
-	// Not t.TempDir: the browser's helpers may still write there for a
-	// moment after it is killed, and its removal would fail the test.
-	profile, err := os.MkdirTemp("", "dynamo-remote-browser")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = os.RemoveAll(profile) }) // best effort, see above
-	cmd := exec.CommandContext(ctx, path, "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
-		"--remote-debugging-port=0", "--remote-debugging-address=127.0.0.1", "--user-data-dir="+profile, "about:blank")
-	stderr, err := cmd.StderrPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { cancel(); _ = cmd.Wait() }) // killed: its exit status says so
-	found := make(chan string, 1)
-	go func() {
-		re := regexp.MustCompile(`ws://127\.0\.0\.1:\d+/devtools/browser/\S+`)
-		sc := bufio.NewScanner(stderr)
-		for sc.Scan() {
-			if m := re.FindString(sc.Text()); m != "" {
-				found <- m
-				break
-			}
-		}
-		for sc.Scan() { // keep the pipe drained
-		}
-	}()
-	var ws string
-	select {
-	case ws = <-found:
-	case <-time.After(60 * time.Second):
-		t.Fatal("the browser never said where its DevTools endpoint is")
-	}
+	ws, cmd, cancel := startRemoteBrowser(t)
 
 	mux := http.NewServeMux()
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
@@ -96,6 +59,53 @@ func TestRenderRemoteBrowser(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "attach to the browser at poller.browser.url") {
 		t.Errorf("Render after the remote browser went away: %v, want an error naming poller.browser.url", err)
 	}
+}
+
+// startRemoteBrowser starts a Chromium as a browser pool would run one,
+// with none of the flags a Renderer gives the browsers it starts, and
+// returns its DevTools endpoint, its process and what kills it.
+func startRemoteBrowser(t *testing.T, flags ...string) (ws string, cmd *exec.Cmd, cancel context.CancelFunc) {
+	t.Helper()
+	path := chromium(t)
+	var ctx context.Context
+	ctx, cancel = context.WithCancel(t.Context())
+	// Not t.TempDir: the browser's helpers may still write there for a
+	// moment after it is killed, and its removal would fail the test.
+	profile, err := os.MkdirTemp("", "dynamo-remote-browser")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = os.RemoveAll(profile) }) // best effort, see above
+	args := append([]string{"--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
+		"--remote-debugging-port=0", "--remote-debugging-address=127.0.0.1", "--user-data-dir=" + profile}, flags...)
+	cmd = exec.CommandContext(ctx, path, append(args, "about:blank")...)
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cancel(); _ = cmd.Wait() }) // killed: its exit status says so
+	found := make(chan string, 1)
+	go func() {
+		re := regexp.MustCompile(`ws://127\.0\.0\.1:\d+/devtools/browser/\S+`)
+		sc := bufio.NewScanner(stderr)
+		for sc.Scan() {
+			if m := re.FindString(sc.Text()); m != "" {
+				found <- m
+				break
+			}
+		}
+		for sc.Scan() { // keep the pipe drained
+		}
+	}()
+	select {
+	case ws = <-found:
+	case <-time.After(60 * time.Second):
+		t.Fatal("the browser never said where its DevTools endpoint is")
+	}
+	return ws, cmd, cancel
 }
 
 // TestRenderRemoteBrowserUnreachable: a browser pool that does not answer
