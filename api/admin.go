@@ -104,7 +104,7 @@ func timePtr(t time.Time) *time.Time {
 func newAdminStatus(st ResourceStatus) adminStatus {
 	return adminStatus{
 		ID:              st.ID,
-		URL:             st.URL,
+		URL:             shownURL(st.URL), // a secret, as headers are: in, never out
 		Policy:          st.Policy,
 		Interval:        st.Interval.String(),
 		IntervalSeconds: st.Interval.Seconds(),
@@ -115,11 +115,11 @@ func newAdminStatus(st ResourceStatus) adminStatus {
 		LastPoll:        timePtr(st.LastPoll),
 		NextPoll:        timePtr(st.NextPoll),
 		LastOutcome:     st.LastOutcome,
-		LastError:       st.LastError,
+		LastError:       shownText(st.LastError),
 		Polls:           st.Polls,
 		Changes:         st.Changes,
 		Errors:          st.Errors,
-		Diagnostics:     st.Diagnostics,
+		Diagnostics:     shownTexts(st.Diagnostics),
 	}
 }
 

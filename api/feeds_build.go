@@ -257,19 +257,18 @@ func (b *builder) channel(info storage.ResourceInfo, doc *schema.Document, updat
 		ID:          b.feedID("resources", info.ID),
 		Title:       info.Title,
 		Description: info.Description,
-		Link:        info.URL,
+		Link:        shownURL(info.URL),
 		Self:        b.self(path),
 		Hub:         b.s.opts.HubURL,
 		Updated:     updated.UTC(),
 		Interval:    b.interval,
 	}
 	if doc != nil {
-		m.Title, m.Description = doc.Channel.Title, doc.Channel.Description
-		m.Link = cmp.Or(doc.Channel.Link, doc.URL, info.URL)
-		m.Extensions = datedExtensions(doc.Channel.Extensions, b.dates.Parse)
+		m.Title, m.Description = doc.Channel.Title, shownText(doc.Channel.Description)
+		m.Link = shownURL(cmp.Or(doc.Channel.Link, doc.URL, info.URL))
+		m.Extensions = shownExtensions(datedExtensions(doc.Channel.Extensions, b.dates.Parse))
 		if doc.Channel.Image != nil && doc.Channel.Image.URL != "" {
-			img := *doc.Channel.Image
-			m.Image = &img
+			m.Image = shownImage(doc.Channel.Image)
 		}
 	}
 	if m.Link == "" {
@@ -292,20 +291,22 @@ func (b *builder) item(resourceID string, it *schema.Item, fallback time.Time, c
 	if !ok {
 		date = fallback.UTC()
 	}
-	ext := datedExtensions(it.Extensions, b.dates.Parse)
+	// Links and text carry the page URL's credentials when it has any
+	// (resolved against it): shown without them (redact.go).
+	ext := shownExtensions(datedExtensions(it.Extensions, b.dates.Parse))
 	content, _ := it.Extensions.ContentEncoded()
 	var img *schema.Image
 	if it.Image != nil && it.Image.URL != "" {
-		cp := *it.Image
-		img = &cp
+		img = shownImage(it.Image)
 	}
+	id := shownText(it.ID)
 	return feedItem{
-		GUID:        it.ID,
-		ID:          tagURI(b.base, "resources", resourceID, "items", it.ID),
+		GUID:        id,
+		ID:          tagURI(b.base, "resources", resourceID, "items", id),
 		Title:       it.Title,
-		Link:        cmp.Or(it.Link, channelLink),
-		Description: it.Description,
-		ContentHTML: content,
+		Link:        cmp.Or(shownURL(it.Link), channelLink),
+		Description: shownText(it.Description),
+		ContentHTML: shownText(content),
 		Date:        date,
 		Image:       img,
 		Extensions:  ext,

@@ -252,7 +252,7 @@ func humanBytes(n int64) string {
 // fillStatus sets what the poller knows of a resource.
 func (s *Server) fillStatus(r *homeResource, st ResourceStatus, now time.Time) {
 	r.Configured = true
-	r.URL = st.URL
+	r.URL = shownURL(st.URL)
 	r.LastPoll = s.homeTime(st.LastPoll, now)
 	r.NextPoll = s.homeTime(st.NextPoll, now)
 	r.Policy = st.Policy
@@ -265,8 +265,8 @@ func (s *Server) fillStatus(r *homeResource, st ResourceStatus, now time.Time) {
 		}
 	}
 	r.LastOutcome = st.LastOutcome
-	r.LastError = st.LastError
-	r.Diagnostics = st.Diagnostics
+	r.LastError = shownText(st.LastError)
+	r.Diagnostics = shownTexts(st.Diagnostics)
 	r.Polls, r.Changes, r.Errors = st.Polls, st.Changes, st.Errors
 }
 
@@ -274,7 +274,7 @@ func (s *Server) fillStatus(r *homeResource, st ResourceStatus, now time.Time) {
 func (s *Server) fillStored(r *homeResource, info storage.ResourceInfo, now time.Time) {
 	r.Stored = true
 	if r.URL == "" {
-		r.URL = info.URL
+		r.URL = shownURL(info.URL)
 	}
 	r.Title = info.Title
 	r.Description = info.Description

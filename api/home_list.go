@@ -40,10 +40,10 @@ func filterEntries(es []homeEntry, q string) []homeEntry {
 	for _, e := range es {
 		fields := []string{e.id}
 		if e.st != nil {
-			fields = append(fields, e.st.URL)
+			fields = append(fields, shownURL(e.st.URL)) // a search must not find a password
 		}
 		if e.info != nil {
-			fields = append(fields, e.info.Title, e.info.URL, e.info.Description)
+			fields = append(fields, e.info.Title, shownURL(e.info.URL), e.info.Description)
 		}
 		hay := strings.ToLower(strings.Join(fields, "\x00"))
 		match := true

@@ -143,7 +143,7 @@ func (s *Server) postNewAdd(c echo.Context) error {
 	}
 	ctx := c.Request().Context()
 	if d, ok := reg.Definition(form.ID); ok && form.ID != "" {
-		form.Errors.add(fieldID, fmt.Sprintf("%q is already the id of %s; choose another", form.ID, d.Resource.URL))
+		form.Errors.add(fieldID, fmt.Sprintf("%q is already the id of %s; choose another", form.ID, shownURL(d.Resource.URL)))
 	}
 	body := form.definition()
 	if len(form.Errors) == 0 {

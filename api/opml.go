@@ -77,7 +77,7 @@ func (s *Server) getOPML(c echo.Context) error {
 			Text:        title,
 			Title:       title,
 			XMLURL:      base + s.itemsPath(r.ID),
-			HTMLURL:     cmp.Or(absoluteURL(s.channelLink(ctx, r)), base+s.viewHref(r.ID)),
+			HTMLURL:     cmp.Or(absoluteURL(shownURL(s.channelLink(ctx, r))), base+s.viewHref(r.ID)),
 			Description: r.Description,
 			Version:     "RSS2",
 		})

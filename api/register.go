@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"github.com/labstack/echo/v4"
+
+	"github.com/dynamo-rss/dynamo/config"
 )
 
 // registerPage is the data of register.html.
@@ -42,11 +44,11 @@ func (s *Server) getRegister(c echo.Context) error {
 		return registrationClosed()
 	}
 	c.Response().Header().Set(echo.HeaderCacheControl, "no-store") // the form's token is this browser's
-	page := registerPage{Title: "Register your page", CSRF: s.csrfToken(c), URL: c.QueryParam(fieldURL), Errors: fieldErrors{}}
+	page := registerPage{Title: "Register your page", CSRF: s.csrfToken(c), URL: config.RedactURL(c.QueryParam(fieldURL)), Errors: fieldErrors{}}
 	if id := c.QueryParam("feed"); id != "" {
 		if d, ok := s.opts.Registry.Definition(id); ok {
 			// The feed for readers is the items feed, as every subscribe link.
-			page.FeedID, page.Feed, page.View, page.URL = id, s.feedHref(id, "", false), s.viewHref(id), d.Resource.URL
+			page.FeedID, page.Feed, page.View, page.URL = id, s.feedHref(id, "", false), s.viewHref(id), config.RedactURL(d.Resource.URL)
 			page.Links, page.History = s.feedLinks(id), s.historyLinks(id)
 		}
 	}
@@ -64,7 +66,8 @@ func (s *Server) postRegister(c echo.Context) error {
 	if err == nil {
 		return c.Redirect(http.StatusSeeOther, "/register?"+url.Values{"feed": {out.def.ID}}.Encode())
 	}
-	page := registerPage{Title: "Register your page", URL: in.URL, ID: in.ID, Errors: fieldErrors{}}
+	// The URL is shown back without credentials, which registration refuses.
+	page := registerPage{Title: "Register your page", URL: config.RedactURL(in.URL), ID: in.ID, Errors: fieldErrors{}}
 	var (
 		limited *rateLimited
 		refused *notAnnotated

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"net/http"
 	"net/url"
 	"regexp"
@@ -82,8 +83,17 @@ func (s *Server) definitionJSON(d ResourceDefinition) definitionJSON {
 	st := newAdminStatus(d.Status)
 	return definitionJSON{
 		ID: d.Resource.ID, Source: d.Source, Registered: timePtr(d.Registered), Polled: d.Polled,
-		Resource: d.Resource.Redacted(), Feed: s.feedURL(d.Resource.ID), Status: &st,
+		Resource: redactedEntry(d.Resource), Feed: s.feedURL(d.Resource.ID), Status: &st,
 	}
+}
+
+// redactedEntry is a definition as the admin JSON shows it: header values
+// and the URL's credentials hidden. Secrets go in (PUT, the file) and never
+// come out, so that a token holder's tools and logs never hold them.
+func redactedEntry(e config.ResourceEntry) config.ResourceEntry {
+	e = e.Redacted()
+	e.URL = shownURL(e.URL)
+	return e
 }
 
 // feedURL is the absolute URL of a resource's feed.
@@ -141,7 +151,7 @@ func (s *Server) putAdminResource(c echo.Context) error {
 	if d, ok := reg.Definition(id); ok && d.Source == "api" {
 		return c.JSON(code, s.definitionJSON(d))
 	}
-	return c.JSON(code, definitionJSON{ID: id, Source: "api", Resource: entry.Redacted(), Feed: s.feedURL(id)})
+	return c.JSON(code, definitionJSON{ID: id, Source: "api", Resource: redactedEntry(entry), Feed: s.feedURL(id)})
 }
 
 // registerDefinition validates a resource definition (JSON or YAML) as the
@@ -235,6 +245,10 @@ func (s *Server) registrationOpen() error {
 	return nil
 }
 
+// notFetchedDetail is why a page that could not be fetched was refused,
+// whatever the cause (see selfRegister).
+const notFetchedDetail = "the page could not be fetched, so it was not registered; check that the URL is right and that the page is public (anyone on the internet can open it, and its robots.txt lets dynamo in), then try again"
+
 // notAnnotatedDetail is why a page that is not annotated was refused.
 const notAnnotatedDetail = "the page is not annotated (it has no channel:title annotation), so it was not registered; see the diagnostics and the annotation guide"
 
@@ -261,6 +275,11 @@ type selfRegistered struct {
 // *rateLimited or a *notAnnotated.
 func (s *Server) selfRegister(ctx context.Context, client string, in selfRegistration) (selfRegistered, error) {
 	in.URL = strings.TrimSpace(in.URL)
+	if config.HasCredentials(in.URL) {
+		p := problemf(http.StatusBadRequest, "url must not carry a user name or password (%s): a registered page is public, and so is its URL on this server's pages; register a page anyone can read", config.RedactURL(in.URL))
+		p.Param = "url"
+		return selfRegistered{}, p
+	}
 	u, err := url.Parse(in.URL)
 	if in.URL == "" || err != nil || !u.IsAbs() || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		p := problemf(http.StatusBadRequest, "url must be the absolute http(s) URL of an annotated page, got %q", in.URL)
@@ -278,10 +297,7 @@ func (s *Server) selfRegister(ctx context.Context, client string, in selfRegistr
 		// An already registered URL answers its existing feed, whatever
 		// id was asked for: one page is polled once.
 		if d.Resource.URL == in.URL {
-			// A public answer: the feed, not the definition's poll state
-			// and errors (those are behind the admin token).
-			return selfRegistered{def: definitionJSON{ID: d.Resource.ID, Source: d.Source, Polled: d.Polled,
-				Resource: config.ResourceEntry{ID: d.Resource.ID, URL: d.Resource.URL}, Feed: s.feedURL(d.Resource.ID)}}, nil
+			return selfRegistered{def: s.publicDefinition(d)}, nil
 		}
 	}
 	if ok, wait, _ := s.limiter.Take(client, s.now()); !ok {
@@ -298,14 +314,21 @@ func (s *Server) selfRegister(ctx context.Context, client string, in selfRegistr
 	id := in.ID
 	if id != "" {
 		if other, ok := taken(id); ok {
-			p := problemf(http.StatusConflict, "the id %q is taken by another page (%s); choose another id", id, other)
+			p := problemf(http.StatusConflict, "the id %q is taken by another page (%s); choose another id", id, config.RedactURL(other))
 			p.Param = "id"
 			return selfRegistered{}, p
 		}
 	}
 	page, err := s.opts.Fetch.FetchPage(ctx, in.URL)
 	if err != nil {
-		return selfRegistered{}, &Problem{Status: http.StatusUnprocessableEntity, Detail: fmt.Sprintf("the page could not be fetched, so it was not registered: %v", err), Err: err}
+		// One answer whatever the network said: refused, timed out, a
+		// name that does not resolve or an address the guard refuses
+		// would otherwise let a visitor map the networks this server
+		// reaches. The cause is the operator's.
+		s.log.WarnContext(ctx, "self-registration: page not fetched", slog.String("url", config.RedactURL(in.URL)), slog.Any("error", err))
+		p := problemf(http.StatusUnprocessableEntity, "%s", notFetchedDetail)
+		p.Param = "url"
+		return selfRegistered{}, p
 	}
 	res, err := extractor.Extract(bytes.NewReader(page.Body), extractor.Options{URL: page.URL, RSSID: "registration", ContentType: page.ContentType, Timestamp: s.now().UTC()})
 	if errors.Is(err, extractor.ErrNotAnnotated) || (err == nil && (res == nil || res.Document == nil)) {
@@ -330,10 +353,20 @@ func (s *Server) selfRegister(ctx context.Context, client string, in selfRegistr
 	if _, err := reg.Register(ctx, entry); err != nil {
 		return selfRegistered{}, err // errors.go maps ErrDeclaredInFile (409), config errors (400), storage.ErrNotFound (404)
 	}
-	if d, ok := reg.Definition(id); ok {
-		return selfRegistered{def: s.definitionJSON(d), created: true}, nil
+	d, ok := reg.Definition(id)
+	if !ok {
+		d = ResourceDefinition{Resource: entry, Source: "api"}
 	}
-	return selfRegistered{def: definitionJSON{ID: id, Source: "api", Resource: entry, Feed: s.feedURL(id)}, created: true}, nil
+	return selfRegistered{def: s.publicDefinition(d), created: true}, nil
+}
+
+// publicDefinition is a registration as an anonymous client is answered:
+// the feed and the page, not the poll state and its errors (those are
+// behind the admin token: a first poll's error would tell the network's
+// detail that selfRegister keeps from visitors).
+func (s *Server) publicDefinition(d ResourceDefinition) definitionJSON {
+	return definitionJSON{ID: d.Resource.ID, Source: d.Source, Polled: d.Polled,
+		Resource: config.ResourceEntry{ID: d.Resource.ID, URL: config.RedactURL(d.Resource.URL)}, Feed: s.feedURL(d.Resource.ID)}
 }
 
 // bindCause is what went wrong in echo's Bind, without its HTTP error's

@@ -191,6 +191,9 @@ func TestSelfRegistration(t *testing.T) {
 	if rec.Code != http.StatusCreated || rec.Header().Get("Location") != "https://feeds.example.org/resources/example.org-news.html" {
 		t.Fatalf("register: %d %q %s", rec.Code, rec.Header().Get("Location"), rec.Body)
 	}
+	if strings.Contains(rec.Body.String(), `"status"`) {
+		t.Errorf("the answer to a registration carries the poll state (admin only): %s", rec.Body)
+	}
 	rec = post(`{"url": "https://example.org/news.html"}`, "application/json", "192.0.2.2")
 	if rec.Code != http.StatusOK || rec.Header().Get("Location") != "https://feeds.example.org/resources/example.org-news.html" {
 		t.Fatalf("again: %d %q %s", rec.Code, rec.Header().Get("Location"), rec.Body)

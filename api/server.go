@@ -156,6 +156,8 @@ func New(opts Options) (*Server, error) {
 	s.SetHub(opts.Hub)
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
+	} else {
+		s.log = slog.New(redactingHandler{h: s.log.Handler()}) // no credentials of a URL in the logs (redact.go)
 	}
 	if s.now == nil {
 		s.now = time.Now

@@ -296,27 +296,29 @@ func diffVersions(v *viewVersion, prev, cur *schema.Document) {
 }
 
 func itemRef(it *schema.Item) diffItem {
-	return diffItem{ID: it.ID, Title: cmp.Or(it.Title, it.ID), Link: it.Link}
+	return diffItem{ID: shownText(it.ID), Title: cmp.Or(it.Title, shownText(it.ID)), Link: shownURL(it.Link)}
 }
 
 // namedField is a field of a channel or item, in display order.
 type namedField struct{ name, value string }
 
+// channelFields and itemFields show what they hold without the
+// credentials of a URL (redact.go).
 func channelFields(d *schema.Document) []namedField {
-	f := []namedField{{"title", d.Channel.Title}, {"link", d.Channel.Link}, {"description", d.Channel.Description}}
+	f := []namedField{{"title", d.Channel.Title}, {"link", shownURL(d.Channel.Link)}, {"description", shownText(d.Channel.Description)}}
 	if d.Channel.Image != nil {
-		f = append(f, namedField{"image", d.Channel.Image.URL})
+		f = append(f, namedField{"image", shownURL(d.Channel.Image.URL)})
 	}
 	return f
 }
 
 func itemFields(it *schema.Item) []namedField {
-	f := []namedField{{"title", it.Title}, {"link", it.Link}, {"description", it.Description}}
+	f := []namedField{{"title", it.Title}, {"link", shownURL(it.Link)}, {"description", shownText(it.Description)}}
 	if it.Image != nil {
-		f = append(f, namedField{"image", it.Image.URL})
+		f = append(f, namedField{"image", shownURL(it.Image.URL)})
 	}
 	for _, x := range it.Extensions {
-		f = append(f, namedField{x.Prefix + ":" + x.LocalName, x.Value})
+		f = append(f, namedField{x.Prefix + ":" + x.LocalName, shownText(x.Value)})
 	}
 	return f
 }
