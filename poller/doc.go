@@ -45,6 +45,41 @@
 // the next poll at once from the last poll, and the learned state survives
 // flat → smart → flat.
 //
+// # Parts
+//
+// The Engine is a coordinator of parts, each a type with its own state and
+// tests, given what it needs (values, funcs, small interfaces) and never
+// the Engine: the Engine calls down into them, never the reverse.
+//
+//   - The queue and the policies: [Queue] (queue.go) holds next-poll
+//     times, a [Policy] (policy.go, budget.go) decides waits; when a
+//     resource is placed besides its policy (first polls, a new policy,
+//     the error back-off) is schedule.go's.
+//   - The registry follower (registryFollower, registry.go) holds the
+//     registrations this node applies, makes Register and Unregister, and
+//     reads the [Registry] again when another node changed it (follow).
+//     It changes resources only through the apply func the Engine gives
+//     it; its lock serialises every change of the resource set (Apply
+//     takes it too).
+//   - The lease keeper (leases, lease.go) speaks to the [Leaser]: it asks
+//     for a lease and says what the answer means (adopt the store's state,
+//     ask again at), commits a poll under it and moves due times in the
+//     store with the replan func the Engine gives it.
+//   - The poll history (histories, history.go) reads and writes a
+//     resource's history where the store keeps it; the state reader
+//     (stateReader, state.go) reads stored poll states, all in one pass
+//     when the store can.
+//   - The article step (articles, article.go) gives the items of a
+//     content: full page their articles, through the fetcher.
+//
+// The Engine itself (engine.go) owns the resources, their busy tokens and
+// the lock over them, Run's workers and the poll: fetch, extract, store,
+// decide.
+//
+// Credentials in a resource's URL (https://user:pass@host/) never reach a
+// log line or a status the poller writes: URLs and the errors of a poll go
+// through [config.RedactURL] (redact.go).
+//
 // # Policies
 //
 // A [Policy] is a pure function of a [PolicyState] and an [Observation]: no
@@ -153,7 +188,7 @@
 // ends with Run or [Engine.Close]. A render is never conditional: the DOM's
 // hash tells an unchanged page.
 //
-// content: full (article.go): before a version is stored, its items that
+// content: full (the article step, article.go): before a version is stored, its items that
 // the newest stored version did not mark (dynamo:article, see
 // [schema.ArticleNamespace]) get their link fetched, as a page is
 // ([fetch.Fetcher.Article]: robots, politeness, guard, limits), at most

@@ -4,15 +4,11 @@ import (
 	"bytes"
 	"cmp"
 	"context"
-	"encoding/binary"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"hash/fnv"
 	"io"
 	"log/slog"
 	"maps"
-	"math"
 	"net/http"
 	"net/url"
 	"slices"
@@ -48,12 +44,6 @@ func Outcomes() []string {
 
 // ErrUnknownResource is returned for an id the configuration does not have.
 var ErrUnknownResource = errors.New("poller: unknown resource")
-
-// Error back-off: base·2^(n−1) after the n-th consecutive error, capped, ±10% jitter.
-const (
-	errBackoffBase = 30 * time.Second
-	errBackoffCap  = time.Hour
-)
 
 // stateSaveTimeout bounds saving a poll's state once the poll's own context
 // may have ended.
@@ -166,26 +156,6 @@ type Engine struct {
 	afterPoll func(Status) // tests: called after each completed poll
 }
 
-// resource is one configured page. Fields other than busy are guarded by Engine.mu.
-type resource struct {
-	id        string
-	host      string // its page's host, lower-cased (the page's URL is parsed at each poll: see poll)
-	policy    Policy
-	retention storage.Retention
-	dates     schema.DateRules      // how its page's dates are read (date_format, timezone)
-	sel       *extractor.Selectors  // its select block, compiled; nil: annotations
-	entry     *config.ResourceEntry // its definition, as the file or the admin API gave it (shared, never modified)
-	source    string                // SourceFile or SourceAPI
-	st        persisted
-	busy      chan struct{} // cap 1: held while polling, so no two polls of one resource overlap
-	// articlesDone: with content: full, no item of the stored version is
-	// known to wait for its article. Until then (after a start, or a poll
-	// that left items over full_per_poll) a poll fetches and extracts the
-	// page whatever its validators say, so that those articles are
-	// fetched at the next poll rather than when the page next changes.
-	articlesDone bool
-}
-
 // New builds an engine for cfg, reading persisted poll state from store and
 // scheduling every resource (resuming persisted next-poll times; spreading
 // first polls by a stable hash of the id).
@@ -213,7 +183,7 @@ func New(ctx context.Context, cfg *config.Config, store Store, opts Options) (*E
 		retired:   make(map[string]chan struct{}),
 	}
 	if opts.Registerer != nil {
-		if err := opts.Registerer.Register(estimates{e}); err != nil {
+		if err := opts.Registerer.Register(estimates{e.eachState}); err != nil {
 			return nil, fmt.Errorf("register poller metrics: %w", err)
 		}
 	}
@@ -272,44 +242,6 @@ func (e *Engine) currentConfig() *config.Config {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	return e.cfg
-}
-
-// built is a resource ready to apply.
-type built struct {
-	since  time.Time // a registered resource: when it was registered (the same on every node)
-	dates  schema.DateRules
-	sel    *extractor.Selectors
-	entry  *config.ResourceEntry
-	source string
-	u      *url.URL
-	policy Policy
-	ret    storage.Retention
-}
-
-// build checks and prepares one resource under the poller settings p; at
-// names it in errors.
-func build(p config.PollerConfig, bud *Budget, r *config.ResourceEntry, source, at string) (built, error) {
-	u, err := url.Parse(r.URL)
-	if err != nil {
-		return built{}, &config.FieldError{Path: at + ".url", Err: err}
-	}
-	var pol Policy
-	if c := p.ResolveResource(*r); c.Kind == KindBudget {
-		pol, err = bud.Policy(r.ID, c)
-	} else {
-		pol, err = NewPolicy(c)
-	}
-	if err != nil {
-		return built{}, &config.FieldError{Path: at + ".policy", Err: err}
-	}
-	rc := p.ResolveRetention(r.Retention)
-	var sel *extractor.Selectors
-	if !r.Select.IsZero() {
-		if sel, err = extractor.CompileSelectors(r.Select); err != nil {
-			return built{}, &config.FieldError{Path: at + ".select", Err: err}
-		}
-	}
-	return built{entry: r, source: source, u: u, policy: pol, ret: storage.Retention{MaxVersions: rc.MaxVersions, MaxAge: rc.MaxAge.D()}, dates: r.DateRules(), sel: sel}, nil
 }
 
 // apply makes the engine poll cfg's resources and the registered ones (an id
@@ -584,71 +516,6 @@ func (e *Engine) hold(ctx context.Context, id string) (release func(), err error
 	}
 }
 
-// sameExtraction reports whether two definitions of a resource fetch and
-// extract its page alike: same URL, selectors, date layout, time zone and
-// fetch, wait_for and content.
-// A change of policy, retention or weight keeps what a poll learned of the
-// page (its validators, its body's hash).
-func sameExtraction(a, b *config.ResourceEntry) bool {
-	return a.URL == b.URL && a.Select.Equal(b.Select) && a.DateFormat == b.DateFormat && a.Timezone == b.Timezone &&
-		a.Title == b.Title && maps.Equal(a.Headers, b.Headers) && a.Fetch == b.Fetch && a.WaitFor == b.WaitFor && a.Content == b.Content
-}
-
-// policyKey identifies a resolved policy as a reload compares it (every
-// field of [PolicyConfig]), and for the budget kind the budget's settings
-// too (a new budget re-places every budget resource): the state records the
-// key of the policy its next poll was placed under. Never 0, which a state
-// saved before the key was recorded has. Encoded by hand rather than by
-// encoding/json: every resource's key is taken at every start and reload.
-func policyKey(c PolicyConfig, bs BudgetSettings) uint64 {
-	var buf [96]byte
-	b := binary.AppendUvarint(buf[:0], uint64(len(c.Kind)))
-	b = append(b, c.Kind...)
-	for _, d := range [...]time.Duration{c.Interval, c.Initial, c.Min, c.Max} {
-		b = binary.AppendVarint(b, int64(d))
-	}
-	b = binary.LittleEndian.AppendUint64(b, math.Float64bits(c.Alpha))
-	b = binary.LittleEndian.AppendUint64(b, math.Float64bits(c.Weight))
-	b = append(b, boolByte(c.AlphaAuto), boolByte(c.WeightReaders))
-	if c.Kind == KindBudget {
-		b = binary.LittleEndian.AppendUint64(b, math.Float64bits(bs.Total))
-		b = binary.LittleEndian.AppendUint64(b, math.Float64bits(bs.PerResource))
-		b = binary.AppendVarint(b, int64(bs.MaxInterval))
-	}
-	return xxhash.Sum64(b) | 1
-}
-
-func boolByte(v bool) byte {
-	if v {
-		return 1
-	}
-	return 0
-}
-
-// extractionKey identifies how a definition reads its page besides its URL
-// (which the state keeps apart): its selectors and date rules, the rest of
-// [sameExtraction]. It is 0 for annotations read as they come, so states
-// saved before the key was recorded match such definitions.
-func extractionKey(r *config.ResourceEntry) uint64 {
-	if r.Select.IsZero() && r.DateFormat == "" && r.Timezone == "" && r.Title == "" && len(r.Headers) == 0 &&
-		r.Fetch == "" && r.WaitFor == "" && r.Content == "" {
-		return 0
-	}
-	// Keys of the headers only are not enough (a new cookie gives another
-	// page), but their values are hashed, never kept.
-	b, _ := json.Marshal(struct { // plain strings: never fails
-		Select     extractor.SelectSpec
-		DateFormat string
-		Timezone   string
-		Title      string            `json:",omitempty"` // omitted when empty: keys recorded before these fields stay valid
-		Headers    map[string]string `json:",omitempty"`
-		Fetch      string            `json:",omitempty"`
-		WaitFor    string            `json:",omitempty"`
-		Content    string            `json:",omitempty"`
-	}{r.Select, r.DateFormat, r.Timezone, r.Title, r.Headers, r.Fetch, r.WaitFor, r.Content})
-	return xxhash.Sum64(b) | 1
-}
-
 // removeLocked stops scheduling resource id and forgets it. A poll of it
 // in flight ends without recording anything (see decide); its busy token
 // is kept for a resource added again under that id. e.mu must be held.
@@ -687,33 +554,6 @@ func (e *Engine) restartLocked(r *resource, now time.Time) {
 	e.queue.Update(r.id, replan(&r.st, r.policy, r.id, now, false))
 }
 
-// replan starts pol on st (a new policy, a new budget) and returns when
-// resource id is next due: from its last poll, keeping an error back-off
-// in force. It sets st.NextPoll. An overdue resource is due now, or, when
-// it was just added (a start-up), within the first minute as scheduleFirst
-// places overdue ones, so that a start-up under a new default does not
-// poll every page at once.
-func replan(st *persisted, pol Policy, id string, now time.Time, added bool) time.Time {
-	wait := pol.Start(&st.Policy)
-	var at time.Time
-	switch {
-	case st.LastPoll.IsZero():
-		at = now.Add(spread(id, wait))
-	case st.LastPoll.Add(wait).Before(now) && added:
-		at = now.Add(spread(id, min(wait, firstPollWindow)))
-	default:
-		at = st.LastPoll.Add(wait)
-		if at.Before(now) {
-			at = now
-		}
-	}
-	if st.Failures > 0 && st.NextPoll.After(at) {
-		at = st.NextPoll // keep an error back-off in force
-	}
-	st.NextPoll = at
-	return at
-}
-
 // scheduleFirst queues a resource just added (at start-up or by reload).
 func (e *Engine) scheduleFirst(r *resource, now time.Time) {
 	wait := r.policy.Start(&r.st.Policy)
@@ -732,32 +572,6 @@ func (e *Engine) scheduleFirst(r *resource, now time.Time) {
 	}
 	r.st.NextPoll = at
 	e.queue.Push(r.id, at)
-}
-
-// spread is a stable offset of id within d.
-// firstPollWindow bounds the spread of first polls (new resources, and
-// overdue ones after a restart).
-const firstPollWindow = time.Minute
-
-func spread(id string, d time.Duration) time.Duration {
-	if d <= 0 {
-		return 0
-	}
-	h := fnv.New64a()
-	_, _ = h.Write([]byte(id)) // hash writes never fail
-	return time.Duration(h.Sum64() % uint64(d))
-}
-
-// backoff is the wait after the n-th consecutive error of id.
-func backoff(id string, n int) time.Duration {
-	d := errBackoffCap
-	if n <= 20 {
-		d = min(errBackoffBase<<(max(n, 1)-1), errBackoffCap)
-	}
-	h := fnv.New64a()
-	_, _ = fmt.Fprintf(h, "%s/%d", id, n) // hash writes never fail
-	jitter := 0.9 + 0.2*float64(h.Sum64()%1000)/1000
-	return time.Duration(float64(d) * jitter)
 }
 
 // poke wakes the scheduler.
@@ -1154,21 +968,6 @@ type pollResult struct {
 	articlesLeft bool
 }
 
-// maxStatusDiagnostics bounds the diagnostics a status keeps.
-const maxStatusDiagnostics = 5
-
-// diagnosticStrings renders the first diagnostics of an extraction.
-func diagnosticStrings(ds []extractor.Diagnostic) []string {
-	var out []string
-	for _, d := range ds[:min(len(ds), maxStatusDiagnostics)] {
-		out = append(out, d.String())
-	}
-	if n := len(ds) - maxStatusDiagnostics; n > 0 {
-		out = append(out, fmt.Sprintf("… and %d more (dynamo lint shows them all)", n))
-	}
-	return out
-}
-
 // poll runs one poll of r, whose busy token the caller holds. With wait, it
 // waits for the host's politeness slot; without, a busy host requeues r for
 // its slot and poll returns done=false. done=false also when ctx ended.
@@ -1183,7 +982,7 @@ func (e *Engine) poll(ctx context.Context, r *resource, wait bool) (Status, bool
 	// more memory than a parse per poll costs time.
 	u, err := url.Parse(rawURL)
 	if err != nil { // checked when the resource was built: not expected
-		return e.finish(ctx, r, e.clock.Now(), pollResult{outcome: OutcomeError, err: fmt.Errorf("page URL: %w", err)}), true
+		return e.finish(ctx, r, e.clock.Now(), pollResult{outcome: OutcomeError, err: redacted(fmt.Errorf("page URL: %w", err), rawURL)}), true
 	}
 	allowed, known := e.fetcher.Robots(u)
 	if !known { // robots.txt to fetch first: a request to the host, in its slot
@@ -1195,7 +994,7 @@ func (e *Engine) poll(ctx context.Context, r *resource, wait bool) (Status, bool
 			if ctx.Err() != nil {
 				return Status{}, false
 			}
-			return e.finish(ctx, r, start, pollResult{outcome: OutcomeError, err: err}), true
+			return e.finish(ctx, r, start, pollResult{outcome: OutcomeError, err: redacted(err, rawURL)}), true
 		}
 	}
 	if !allowed {
@@ -1219,22 +1018,12 @@ func (e *Engine) poll(ctx context.Context, r *resource, wait bool) (Status, bool
 	t0 := time.Now() // latency is measured on the wall clock, whatever the engine clock
 	res := e.fetchAndStore(ctx, r, u, fetchState{val, last, ret, bodyHash, dates, sel, entry, cfg.Poller}, start)
 	res.entry = entry
+	res.err = redacted(res.err, rawURL) // fetch errors may show the page's URL
 	e.m.latency.Observe(time.Since(t0).Seconds())
 	if res.outcome == OutcomeError && ctx.Err() != nil {
 		return Status{}, false
 	}
 	return e.finish(ctx, r, start, res), true
-}
-
-// compareWith returns what r's next poll compares the page with: the
-// validators of its conditional request, the last version and the hash of
-// the last body extracted. With articles left to fetch, the page is read
-// whatever it says: no validators, no hash. The caller holds e.mu.
-func (r *resource) compareWith() (validators, *lastVersion, uint64) {
-	if r.entry.Content == config.ContentFull && !r.articlesDone {
-		return validators{}, r.st.Last, 0
-	}
-	return r.st.Validators, r.st.Last, r.st.BodyHash
 }
 
 // gate waits for (wait) or checks for the host's politeness slot; without
@@ -1404,63 +1193,6 @@ func (e *Engine) fetchAndStore(ctx context.Context, r *resource, u *url.URL, fs 
 	return res
 }
 
-// newestPublished is the latest publication date the page carries, on its
-// channel or on any item (the newest item's); zero when none.
-func newestPublished(doc *schema.Document, rules schema.DateRules) time.Time {
-	t, _ := rules.Published(doc.Channel.Extensions)
-	for i := range doc.Items {
-		if it, ok := rules.Published(doc.Items[i].Extensions); ok && it.After(t) {
-			t = it
-		}
-	}
-	return t
-}
-
-// itemChanges is what a version's items tell the policy against the previous
-// version's (see [Observation]).
-type itemChanges struct {
-	dates    []time.Time // dates of the items newer than the previous newest, oldest first
-	newItems int         // items whose ids the previous version lacked; 0 when it is unknown
-}
-
-// compareItems compares doc's items with last (nil: unknown) and returns the
-// changes and the record of doc for the next comparison. Only the first
-// maxItemIDs items (in document order) are compared by id.
-func compareItems(doc *schema.Document, last *lastVersion, rules schema.DateRules) (itemChanges, *lastVersion) {
-	var ch itemChanges
-	next := &lastVersion{Items: make([]uint64, 0, min(len(doc.Items), maxItemIDs))}
-	var prev map[uint64]bool
-	if last != nil {
-		prev = make(map[uint64]bool, len(last.Items))
-		for _, h := range last.Items {
-			prev[h] = true
-		}
-	}
-	for i := range doc.Items {
-		it := &doc.Items[i]
-		if d, ok := rules.Published(it.Extensions); ok {
-			if last == nil || d.After(last.Newest) {
-				ch.dates = append(ch.dates, d)
-			}
-			if d.After(next.Newest) {
-				next.Newest = d
-			}
-		}
-		if i >= maxItemIDs {
-			continue
-		}
-		h := fnv.New64a()
-		_, _ = h.Write([]byte(it.ID)) // hash writes never fail
-		id := h.Sum64()
-		next.Items = append(next.Items, id)
-		if last != nil && !prev[id] {
-			ch.newItems++
-		}
-	}
-	slices.SortFunc(ch.dates, time.Time.Compare)
-	return ch, next
-}
-
 // stored accounts for a new version of id and applies its retention.
 func (e *Engine) stored(ctx context.Context, id string, ret storage.Retention, now time.Time) {
 	e.m.versions.Inc()
@@ -1584,6 +1316,25 @@ func (e *Engine) finishLeased(ctx context.Context, r *resource, start time.Time,
 	return status
 }
 
+// discard counts and logs a poll whose result is thrown away, so that an
+// operator can tell a poll that happened from one that was lost.
+func (e *Engine) discard(ctx context.Context, id, reason string, res pollResult) {
+	e.m.discarded.WithLabelValues(reason).Inc()
+	e.m.polls.WithLabelValues(res.outcome).Inc()
+	e.log.LogAttrs(ctx, slog.LevelInfo, "poll result discarded", slog.String("resource", id), slog.String("reason", reason), slog.String("outcome", res.outcome))
+}
+
+// eachState calls count with the number of resources, then fn with each
+// one's id and state, holding e.mu (the metrics' estimates).
+func (e *Engine) eachState(count func(n int), fn func(id string, st *persisted)) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	count(len(e.resources))
+	for id, r := range e.resources {
+		fn(id, &r.st)
+	}
+}
+
 // done ends a poll: its metric, its log line and the test hook.
 func (e *Engine) done(ctx context.Context, status Status, res pollResult) {
 	e.m.polls.WithLabelValues(res.outcome).Inc()
@@ -1698,10 +1449,6 @@ func (e *Engine) decide(r *resource, start time.Time, res *pollResult) (status S
 	data, err = st.marshalWith(history) // the history is stored, not kept in memory
 	return e.statusLocked(r), data, true, err
 }
-
-// diskFullRetry is the longest wait after a poll that could not store for
-// lack of disk space.
-const diskFullRetry = 5 * time.Minute
 
 // logPoll writes one line per poll: INFO for a poll that stored a version
 // or failed, WARN when the disk is full, DEBUG for the rest (most polls

@@ -1,9 +1,7 @@
 package poller
 
 import (
-	"context"
 	"fmt"
-	"log/slog"
 
 	"github.com/prometheus/client_golang/prometheus"
 )
@@ -66,14 +64,6 @@ const (
 	DiscardLeaseLost = "lease_lost" // this node's lease ended during the poll
 )
 
-// discard counts and logs a poll whose result is thrown away, so that an
-// operator can tell a poll that happened from one that was lost.
-func (e *Engine) discard(ctx context.Context, id, reason string, res pollResult) {
-	e.m.discarded.WithLabelValues(reason).Inc()
-	e.m.polls.WithLabelValues(res.outcome).Inc()
-	e.log.LogAttrs(ctx, slog.LevelInfo, "poll result discarded", slog.String("resource", id), slog.String("reason", reason), slog.String("outcome", res.outcome))
-}
-
 // maxResourceSeries bounds the per-resource series (τ and the interval)
 // an engine exports: past it, a scrape would carry millions of lines and
 // the time series database a cardinality it cannot afford, so only the
@@ -91,9 +81,13 @@ var (
 )
 
 // estimates exports every resource's interval estimates at scrape time,
-// read from the engine: no series is kept per resource between scrapes,
-// so an idle resource costs the metrics nothing.
-type estimates struct{ e *Engine }
+// read from the engine's resources through each: no series is kept per
+// resource between scrapes, so an idle resource costs the metrics nothing.
+type estimates struct {
+	// each calls fn with the number of resources, then for each of them,
+	// under the lock that guards their states (fn must not keep st).
+	each func(count func(n int), fn func(id string, st *persisted))
+}
 
 func (c estimates) Describe(ch chan<- *prometheus.Desc) {
 	ch <- tauDesc
@@ -106,17 +100,15 @@ func (c estimates) Collect(ch chan<- prometheus.Metric) {
 		id        string
 		tau, wait float64
 	}
-	c.e.mu.Lock()
 	kinds := map[string]int{}
 	var per []est
-	each := len(c.e.resources) <= maxResourceSeries
-	for id, r := range c.e.resources {
-		kinds[r.st.Kind]++
+	each := false
+	c.each(func(n int) { each = n <= maxResourceSeries }, func(id string, st *persisted) {
+		kinds[st.Kind]++
 		if each {
-			per = append(per, est{id, r.st.Policy.Tau.Seconds(), r.st.Policy.Wait.Seconds()})
+			per = append(per, est{id, st.Policy.Tau.Seconds(), st.Policy.Wait.Seconds()})
 		}
-	}
-	c.e.mu.Unlock()
+	})
 	for kind, n := range kinds {
 		ch <- prometheus.MustNewConstMetric(resourcesDesc, prometheus.GaugeValue, float64(n), kind)
 	}

@@ -128,7 +128,7 @@ func TestResourceSeriesBound(t *testing.T) {
 	e := newTestEngine(t, testConfig(t, baseYAML("resources: []\n")), newMemStore(), newFakeClock(t0))
 	count := func() (perResource, kinds int) {
 		ch := make(chan prometheus.Metric, 1024)
-		go func() { estimates{e}.Collect(ch); close(ch) }()
+		go func() { estimates{e.eachState}.Collect(ch); close(ch) }()
 		for m := range ch {
 			if strings.Contains(m.Desc().String(), "dynamo_poller_resources") {
 				kinds++
