@@ -125,6 +125,15 @@
 // /resources' items link to /view/{rssId}, their id the resource's feed.
 // GET /favicon.ico serves an embedded icon, cacheable.
 //
+// Credentials in a resource's URL (https://user:pass@host/) are used to
+// fetch it and shown nowhere (redact.go): pages, feeds (the channel's and
+// items' links, which the page's URL resolved, ids, descriptions), OPML,
+// the admin JSON (as header values are) and the api's logs (its slog
+// handler hides them in every string and error) show ***@host.
+// Self-registration refuses such URLs and reports a page it could not
+// fetch with one message whatever the cause, which it logs: a visitor
+// cannot tell refused from timed out from a forbidden address.
+//
 // Every answer carries X-Content-Type-Options: nosniff, X-Frame-Options:
 // DENY and, unless it is one of our pages, a Content-Security-Policy that
 // sandboxes it and lets nothing load or run ("default-src 'none';
@@ -144,9 +153,16 @@
 // internal/session with a key derived from the token (HttpOnly,
 // SameSite=Strict, Secure when the request came over TLS or, through one of
 // Options.TrustedProxies, with X-Forwarded-Proto: https; 12 h, checked
-// against Options.Now at every request). Login attempts are limited per
-// client address with internal/ratelimit, wrong ones only. The session
-// opens /new and nothing else: the admin JSON routes keep wanting the
+// against Options.Now at every request). A login goes back to ?next= only
+// when it is a path of this site (safeNext: one "/" followed by neither "/"
+// nor "\", no control character or white space, raw or percent-encoded at
+// any depth), else to /. Login attempts are limited per client address
+// with internal/ratelimit, wrong ones only. Logout revokes the session in
+// Options.Sessions (the store, shared by every node; nil: this process's
+// memory) until its cookie would have expired, and every request checks
+// its session there once; when the store cannot say, the session opens
+// nothing (a page or form that needs it, and a logout, answer 503). The
+// session opens /new and nothing else: the admin JSON routes keep wanting the
 // bearer token, so a cookie a browser sends by itself never reaches them.
 // Every form route that changes something runs checkCSRF first: a browser's
 // cross-origin request (net/http.CrossOriginProtection) or a token that is

@@ -195,7 +195,7 @@ func (s *Server) fetchExpired(c echo.Context, rawURL string) error {
 func (s *Server) renderOffer(c echo.Context, code int, p *fetchedPage, form addForm, from string) error {
 	now := s.now()
 	page := offerPage{
-		Title: "Add a feed", CSRF: s.csrfToken(c), Fetch: p.ID, Requested: p.Requested, PageURL: p.URL,
+		Title: "Add a feed", CSRF: s.csrfToken(c), Fetch: p.ID, Requested: p.Requested, PageURL: shownURL(p.URL),
 		Fetched: s.homeTime(p.Fetched, now), Size: int64(len(p.Body)), Policies: policyKinds,
 	}
 	proposedID := s.proposeID(p.Requested)
@@ -299,12 +299,13 @@ func (s *Server) tryBlock(p *fetchedPage, block string, now time.Time) candidate
 	cd.Channel, cd.Total = doc.Channel.Title, len(doc.Items)
 	for i := range doc.Items[:min(firstItems, len(doc.Items))] {
 		it := &doc.Items[i]
-		pi := feedPageItem{Title: cmp.Or(it.Title, it.Link, it.ID), Link: it.Link, Text: it.Description}
+		link := shownURL(it.Link) // resolved against the page's URL, with its credentials if it has any
+		pi := feedPageItem{Title: cmp.Or(it.Title, link, shownText(it.ID)), Link: link, Text: shownText(it.Description)}
 		if t, ok := it.Extensions.Published(); ok {
 			pi.Date = s.homeTime(t, now)
 		}
 		if it.Image != nil {
-			pi.Image = it.Image.URL
+			pi.Image = shownURL(it.Image.URL)
 		}
 		cd.Items = append(cd.Items, pi)
 	}

@@ -19,6 +19,10 @@
 // storage/storagetest is the contract suite every driver's tests run, so
 // the two behave alike wherever this package documents a behaviour.
 //
+// [Sessions] (the browser sessions a logout ended, kept until they would
+// have expired) is a small interface of its own beside [Store], which both
+// drivers implement; the api asks for it alone.
+//
 // Consumers (poller, api) keep declaring the few methods they use; cmd
 // opens the configured driver and hands the [Store] to them.
 package storage

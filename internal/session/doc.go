@@ -12,9 +12,11 @@
 // gives (the api passes the admin token): every node that shares the
 // secret accepts the session, and rotating the secret ends every session at
 // once. Nothing in the value is secret (no encryption is needed), and
-// nothing is kept on the server: a session is valid while its signature
+// this package keeps nothing: a session is valid while its signature
 // verifies and its age is below the codec's lifetime ([Codec.Decode] checks
 // it against the caller's now, so tests move time instead of sleeping).
+// The id is what a logout revokes: the api keeps the ids of ended sessions
+// in the store (storage.Sessions) until they would have expired anyway.
 //
 // # CSRF
 //
