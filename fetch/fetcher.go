@@ -231,7 +231,9 @@ func (f *Fetcher) allowed(ctx context.Context, u *url.URL, slot bool) error {
 
 // Get fetches one page: a conditional GET, or with req.Browser a render
 // in the browser. Robots.txt and the host's slot are the caller's, taken
-// before ([Fetcher.Robots], [Fetcher.Reserve]). Non-2xx answers are
+// before ([Fetcher.Robots], [Fetcher.Reserve]); a render, its requests to
+// the page's host included, is one visit in that slot, and the host's
+// next slot counts from the render's end. Non-2xx answers are
 // *[StatusError]; a body over max_body wraps [ErrTooLarge], a timeout
 // [ErrTimeout]. The body is valid until [Fetcher.Release], which the
 // caller calls once done with it, whatever the error.
@@ -240,6 +242,13 @@ func (f *Fetcher) Get(ctx context.Context, req Request) (Result, error) {
 	var err error
 	if req.Browser {
 		res, err = f.render(ctx, req)
+		// The render, its requests to the page's host included, was one
+		// visit in the slot the caller took: the host's next slot counts
+		// from its end.
+		if u, perr := url.Parse(req.URL); perr == nil {
+			_, interval := f.politeness()
+			f.gate.extend(strings.ToLower(u.Host), f.clock.Now(), interval)
+		}
 	} else {
 		res, err = f.get(ctx, f.client(), req.URL, req.Validators, f.clock.Now(), req.Headers)
 	}

@@ -612,3 +612,38 @@ func TestIdleConnectionsClosed(t *testing.T) {
 	}
 	waitClosed("Close")
 }
+
+// TestRenderIsOneVisitOfItsHost: a render, its same-host requests
+// included, is one visit of its page's host, in the slot its caller took:
+// the host's next slot is per_host_interval after the render's end, not
+// after its start.
+func TestRenderIsOneVisitOfItsHost(t *testing.T) {
+	chromium(t)
+	clk := newStepClock()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/data" {
+			clk.NewTimer(4 * time.Second) // the render's request takes four seconds of the fetcher's time
+			fmt.Fprint(w, "<li>data</li>")
+			return
+		}
+		w.Header().Set("Content-Type", "text/html")
+		fmt.Fprint(w, `<ul id=l></ul><script>fetch('/data').then(r => r.text()).then(t => { document.getElementById('l').innerHTML = t })</script>`)
+	}))
+	t.Cleanup(srv.Close)
+	p := pollerConfig(true)
+	p.Robots = false
+	f := newFetcher(t, p, clk)
+	u, _ := url.Parse(srv.URL)
+	host := strings.ToLower(u.Host)
+	if d := f.Reserve(host); d != 0 {
+		t.Fatalf("first Reserve waits %v", d)
+	}
+	res, err := f.Get(t.Context(), fetch.Request{URL: srv.URL + "/", Browser: true, WaitFor: "#l li"})
+	if err != nil {
+		t.Fatalf("render: %v", err)
+	}
+	f.Release(&res)
+	if d := f.Reserve(host); d != p.PerHostInterval.D() {
+		t.Errorf("after a render, the host's next slot is %v away, want per_host_interval %v from the render's end", d, p.PerHostInterval.D())
+	}
+}

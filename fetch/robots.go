@@ -144,6 +144,21 @@ func (g *hostGate) reserve(host string, now time.Time, interval time.Duration) t
 	return 0
 }
 
+// extend books host as visited until now, the end of a visit that took
+// its slot at its start (a render and its requests): the next request to
+// host comes its interval after now, at the earliest.
+func (g *hostGate) extend(host string, now time.Time, interval time.Duration) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	s := g.slotLocked(host)
+	if now.After(s.last) {
+		s.last = now
+	}
+	if next := now.Add(max(interval, s.crawlDelay)); next.After(s.next) {
+		s.next = next
+	}
+}
+
 // setCrawlDelay sets host's robots.txt Crawl-delay (0: none), which raises
 // its interval when longer.
 func (g *hostGate) setCrawlDelay(host string, d time.Duration) {
