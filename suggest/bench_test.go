@@ -1,6 +1,8 @@
 package suggest_test
 
 import (
+	"os"
+	"path/filepath"
 	"testing"
 
 	"github.com/dynamo-rss/dynamo/extractor"
@@ -25,6 +27,21 @@ func BenchmarkSuggest(b *testing.B) {
 		s, err := suggest.Page(page, extractor.Options{URL: "https://town.example/list/"})
 		if err != nil || len(s.Proposals) == 0 {
 			b.Fatalf("suggest: %v, %d proposals", err, len(s.Proposals))
+		}
+	}
+}
+
+// BenchmarkSuggestLargePage runs Page on the corpus's 1.8 MB news
+// homepage (skipped when the corpus is not here).
+func BenchmarkSuggestLargePage(b *testing.B) {
+	page, err := os.ReadFile(filepath.Join(corpusDir(), "suggest", "welt-homepage.html"))
+	if err != nil {
+		b.Skipf("the corpus is not here: %v", err)
+	}
+	b.SetBytes(int64(len(page)))
+	for b.Loop() {
+		if _, err := suggest.Page(page, extractor.Options{URL: "https://www.welt.de/", ContentType: "text/html; charset=utf-8"}); err != nil {
+			b.Fatal(err)
 		}
 	}
 }

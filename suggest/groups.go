@@ -50,13 +50,14 @@ type suggester struct {
 	keys  map[*html.Node][2]string // class path, tag path
 	// content: the elements that hold a page's content (see holdsContent)
 	content map[*html.Node]bool
-	generic map[string]bool // link texts of three pages or more (see genericText)
+	generic map[string]bool     // link texts of three pages or more (see genericText)
+	promo   map[*html.Node]bool // elements with a carousel's or promotion's class (see promoted)
 }
 
 func newSuggester(doc *html.Node, page *url.URL, opts extractor.Options) *suggester {
 	return &suggester{doc: doc, page: page, dates: opts,
 		facts: map[*html.Node]*itemFacts{}, dated: map[*html.Node]bool{}, keys: map[*html.Node][2]string{},
-		content: map[*html.Node]bool{}}
+		content: map[*html.Node]bool{}, promo: map[*html.Node]bool{}}
 }
 
 // group is a candidate list.
@@ -112,6 +113,14 @@ func (sg *suggester) ranked() []*group {
 			add(fmt.Sprintf("s%p/%s", n, c.Data), c)
 			add("c"+pk[0]+"/"+c.Data, c)
 			add("t"+pk[1]+"/"+c.Data, c)
+			for _, cl := range stableClasses(c) {
+				// One tag and an item's class anywhere: a list split over
+				// two containers of different classes (a carousel's three
+				// teasers, then the other seven).
+				if itemishClass(cl) && !titleClass(cl) {
+					add("k"+c.Data+"."+cl, c)
+				}
+			}
 			walk(c, depth+1)
 		}
 	}
@@ -135,8 +144,8 @@ func (sg *suggester) ranked() []*group {
 	}
 	for _, k := range order {
 		ms := byKey[k]
-		if len(ms) < minItems {
-			continue
+		if len(ms) < minItems || k[0] == 'k' && parentCount(ms) > 3 {
+			continue // an item's class on a page's many boxes: each box is a list of its own
 		}
 		// Classes: one every member has names the group; one some members
 		// share makes a subgroup (the posts among the ads).
@@ -198,6 +207,15 @@ func (sg *suggester) ranked() []*group {
 	}
 	slices.SortStableFunc(out, cmpScore)
 	return out
+}
+
+// parentCount is how many parents ms have.
+func parentCount(ms []*html.Node) int {
+	ps := map[*html.Node]bool{}
+	for _, m := range ms {
+		ps[m.Parent] = true
+	}
+	return len(ps)
 }
 
 // blocks lowers the groups whose members are blocks of items: a section
@@ -356,7 +374,7 @@ func isTitleElement(e *html.Node) bool {
 	}
 	for _, c := range classes(e) {
 		lc := strings.ToLower(c)
-		if !strings.Contains(lc, "title") && !strings.Contains(lc, "headline") && !strings.Contains(lc, "heading") {
+		if !strings.Contains(lc, "title") && !strings.Contains(lc, "headline") && !strings.Contains(lc, "heading") && !itemHeader(lc) {
 			continue
 		}
 		if !slices.ContainsFunc(notTitleWords, func(w string) bool { return strings.Contains(lc, w) }) {
@@ -364,6 +382,21 @@ func isTitleElement(e *html.Node) bool {
 		}
 	}
 	return false
+}
+
+// titleClass reports whether a class names a title, not an item
+// ("article-title").
+func titleClass(c string) bool {
+	lc := strings.ToLower(c)
+	return strings.Contains(lc, "title") || strings.Contains(lc, "headline") || strings.Contains(lc, "heading")
+}
+
+// itemHeader reports whether a class names the header of an item
+// ("release-header", "card-header"), not the page's ("site-header",
+// "header" alone).
+func itemHeader(c string) bool {
+	words := strings.FieldsFunc(c, func(r rune) bool { return r == '-' || r == '_' })
+	return len(words) == 2 && words[1] == "header" && !navTokens[words[0]] && words[0] != "site" && words[0] != "page" && words[0] != "main"
 }
 
 // notTitleWords mark a class that names a part of a heading, or what
@@ -442,10 +475,25 @@ func (sg *suggester) factsOf(m *html.Node) *itemFacts {
 		}
 	}
 	f.headLinks = len(pages)
+	if head != nil {
+		// A kicker heading, then the title's heading with the same link
+		// ("<h1>Mobility</h1><h2>The mayor opens the day</h2>").
+		short := utf8.RuneCountInString(textOf(head))
+		href := attrMatch(headLink, "href").s
+		for _, h := range heads {
+			if h == head || isAncestor(h, head) || isAncestor(head, h) || short >= 30 || utf8.RuneCountInString(textOf(h)) < 2*short {
+				continue
+			}
+			if l := linkOf(h, m); l != nil && attrMatch(l, "href").s == href {
+				head, headLink = h, l
+				break
+			}
+		}
+	}
 	switch {
 	case head != nil:
 		f.main, f.title, f.heading = headLink, head, true
-		if isAncestor(head, headLink) {
+		if isAncestor(head, headLink) && !wholeHeading(head) {
 			// The link in the heading: the heading's text may hold more
 			// (a site's name, a count) that is no part of the title.
 			f.title = headLink
@@ -467,7 +515,7 @@ func (sg *suggester) factsOf(m *html.Node) *itemFacts {
 			}
 		}
 		if f.main == nil {
-			f.main = sg.longestLink(links)
+			f.main = sg.longestLink(twiceLinked(links))
 			if len(scope) == 2 && len(heads) > 0 && !isAncestor(m, heads[0]) {
 				// A <dt> and its <dd>, the heading in the <dd>: the
 				// term's link names the item (an arXiv identifier), not
@@ -513,6 +561,38 @@ func (sg *suggester) factsOf(m *html.Node) *itemFacts {
 	return f
 }
 
+// wholeHeading reports whether a heading's title is its whole text: a
+// heading (h1–h6, or a title class) that is one line whose text is mostly
+// that of two or more links ("<a>Phone $250 at</a> <a>Shop</a>").
+func wholeHeading(h *html.Node) bool {
+	if !isHeading(h.DataAtom) && !slices.ContainsFunc(classes(h), func(c string) bool {
+		lc := strings.ToLower(c)
+		return strings.Contains(lc, "title") || strings.Contains(lc, "headline")
+	}) {
+		return false
+	}
+	var links []*html.Node
+	lines := false // a <br> or a block: the links are on lines of their own (a title, then "by: <a>author</a>")
+	walkElements(h, func(e *html.Node) {
+		if e.DataAtom == atom.A && usableHref(attrMatch(e, "href")) {
+			links = append(links, e)
+		}
+		lines = lines || e != h && extractor.IsBlock(e.DataAtom)
+	})
+	if lines {
+		return false
+	}
+	if len(links) < 2 {
+		return false
+	}
+	all := utf8.RuneCountInString(textOf(h))
+	in := 0
+	for _, a := range links {
+		in += utf8.RuneCountInString(textOf(a))
+	}
+	return all <= 300 && in*10 >= all*7
+}
+
 // precedes reports whether a comes before b in the page (and does not
 // hold it).
 func precedes(a, b *html.Node) bool {
@@ -544,9 +624,71 @@ func precedes(a, b *html.Node) bool {
 	return seen
 }
 
+// twiceLinked are the links to the page an item links to twice (its
+// picture and its title), when there is one such page; else all links.
+func twiceLinked(links []*html.Node) []*html.Node {
+	count := map[string]int{}
+	for _, a := range links {
+		count[strings.TrimSpace(attrMatch(a, "href").s)]++
+	}
+	var twice []*html.Node
+	page := ""
+	for _, a := range links {
+		h := strings.TrimSpace(attrMatch(a, "href").s)
+		if count[h] < 2 || blankText(a) {
+			continue
+		}
+		if page != "" && h != page {
+			return links // several: no telling
+		}
+		page = h
+		twice = append(twice, a)
+	}
+	if twice == nil {
+		return links
+	}
+	return twice
+}
+
+// leadStrong is the <strong> or <b> a link starts with (in a <span>
+// or not): the name, then what may qualify it ("<strong>Band</strong>
+// <span>with the support acts</span>"); nil when the link starts
+// otherwise.
+func leadStrong(a *html.Node) *html.Node {
+	e := a
+	for range 3 {
+		var first *html.Node
+		for c := e.FirstChild; c != nil; c = c.NextSibling {
+			if c.Type == html.TextNode && strings.TrimSpace(c.Data) != "" {
+				return nil
+			}
+			if c.Type == html.ElementNode {
+				first = c
+				break
+			}
+		}
+		switch {
+		case first == nil:
+			return nil
+		case first.DataAtom == atom.Strong || first.DataAtom == atom.B:
+			if utf8.RuneCountInString(textOf(first)) < 2 {
+				return nil
+			}
+			return first
+		case first.DataAtom != atom.Span:
+			return nil
+		}
+		e = first
+	}
+	return nil
+}
+
 // cardTitle is the title inside a link that wraps a whole card: its first
 // element with a title's text, when the link holds much more than that.
 func cardTitle(a *html.Node) *html.Node {
+	if s := leadStrong(a); s != nil {
+		return s
+	}
 	all := utf8.RuneCountInString(textOf(a))
 	blocks := false
 	walkElements(a, func(e *html.Node) {
@@ -661,7 +803,7 @@ func (sg *suggester) score(g *group) bool {
 		return false
 	}
 	fn := float64(n)
-	var titles, extra, dated, headed, blocks, section, foreign, boiler, nav, untitled int
+	var titles, extra, dated, headed, blocks, section, foreign, boiler, nav, untitled, promo int
 	hrefs := map[string]bool{}
 	shapes := map[string]int{}
 	navWhere := ""
@@ -690,6 +832,9 @@ func (sg *suggester) score(g *group) bool {
 		}
 		if t := textOf(f.title); boilerplate(t) || sg.genericText(t) {
 			boiler++
+		}
+		if sg.promoted(g.linked[i]) {
+			promo++
 		}
 		if w := sg.navAncestor(g.linked[i]); w != "" {
 			nav++
@@ -725,6 +870,9 @@ func (sg *suggester) score(g *group) bool {
 		roles[k]++
 		topRole = max(topRole, roles[k])
 	}
+	if g.cls != "" && itemishClass(g.cls) && !titleClass(g.cls) {
+		topRole = n // the page names them all items, whatever else their classes say
+	}
 	avgTitle := float64(titles) / fn
 	avgExtra := float64(extra) / fn
 
@@ -737,6 +885,7 @@ func (sg *suggester) score(g *group) bool {
 	q *= 1 - 0.15*float64(foreign)/fn // aggregators link elsewhere
 	q *= 1 - 0.8*float64(boiler)/fn
 	q *= 1 - 0.75*float64(nav)/fn
+	q *= 1 - 0.5*float64(promo)/fn
 	q *= 0.7 + 0.3*float64(top)/fn
 	q *= 1 - 0.5*float64(blocks)/fn
 	q *= 0.5 + 0.5*float64(topRole)/fn
@@ -762,6 +911,9 @@ func (sg *suggester) score(g *group) bool {
 	}
 	if nav*2 >= n {
 		why = append(why, "inside "+navWhere)
+	}
+	if promo*2 >= n {
+		why = append(why, "in a promotion box")
 	}
 	if section*3 >= n {
 		why = append(why, "links to site sections")

@@ -2,8 +2,10 @@ package suggest
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
+	"unicode"
 	"unicode/utf8"
 
 	"github.com/andybalholm/cascadia"
@@ -137,6 +139,66 @@ func (sg *suggester) navAncestor(n *html.Node) string {
 		}
 	}
 	return ""
+}
+
+// promotedWords are id and class words of a promotion box beside a
+// page's main list (not "carousel" or "slider": a page's main list may
+// scroll sideways).
+var promotedWords = []string{"featured", "promo", "promoted", "promotion", "sponsored", "sponsor", "spotlight"}
+
+// promoted reports whether an element is in a promotion box: an ancestor whose id or class has one of promotedWords (words
+// split at '-', '_' and lower-to-upper case changes).
+func (sg *suggester) promoted(n *html.Node) bool {
+	for p := n; p != nil && p.Type == html.ElementNode; p = p.Parent {
+		if v, ok := sg.promo[p]; ok {
+			if v {
+				return true
+			}
+			continue
+		}
+		v := false
+		for _, a := range p.Attr {
+			if a.Key == "id" || a.Key == "class" {
+				for _, w := range identWords(a.Val) {
+					v = v || slices.Contains(promotedWords, w)
+				}
+			}
+		}
+		sg.promo[p] = v
+		if v {
+			return true
+		}
+	}
+	return false
+}
+
+// identWords splits an id or class list into lower-case words: at
+// spaces, '-', '_' and where a lower-case letter meets an upper-case one
+// ("featuredContents": featured, contents).
+func identWords(s string) []string {
+	var out []string
+	var b strings.Builder
+	flush := func() {
+		if b.Len() > 0 {
+			out = append(out, strings.ToLower(b.String()))
+			b.Reset()
+		}
+	}
+	prevLower := false
+	for _, r := range s {
+		switch {
+		case r == ' ' || r == '-' || r == '_' || r == '\t' || r == '\n':
+			flush()
+			prevLower = false
+			continue
+		case unicode.IsUpper(r) && prevLower:
+			flush()
+		}
+		b.WriteRune(r)
+		prevLower = unicode.IsLower(r)
+	}
+	flush()
+	return out
 }
 
 // holdsContent reports whether an element holds the page's content (a

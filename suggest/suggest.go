@@ -54,7 +54,8 @@ type Proposal struct {
 	// Items are the first of them (at most [MaxItems]).
 	Items []Item `json:"items"`
 
-	links map[string]bool // of all the items
+	links  map[string]bool // of all the items
+	titles int             // distinct non-empty titles of all the items
 }
 
 // Item is an item as a reader would show it.
@@ -140,9 +141,16 @@ func Page(page []byte, opts extractor.Options) (*Suggestions, error) {
 		// items are), unless the best structure is a longer list that
 		// holds them: a carousel of three marked items on a page of forty.
 		lead := schemaP.Count >= minItems || len(structs) == 0
-		if lead && len(structs) > 0 && structs[0].Count >= 2*schemaP.Count && covers(structs[0], *schemaP) {
+		switch {
+		case !lead || len(structs) == 0:
+		case structs[0].Count >= 2*schemaP.Count && covers(structs[0], *schemaP):
 			lead = false
 			schemaP.Reason += ", fewer than the list below"
+		case schemaP.titles*2 < schemaP.Count && structs[0].titles > schemaP.titles:
+			// Poorer than the page: the same title on every item (the
+			// artist's name), or none.
+			lead = false
+			schemaP.Reason += ", most with the same title or none"
 		}
 		if lead {
 			schemaP.Score = 100
@@ -185,12 +193,17 @@ func tryProposal(page []byte, opts extractor.Options, spec *extractor.SelectSpec
 		return Proposal{}, false
 	}
 	p := Proposal{Select: spec, Count: len(res.Document.Items), Items: []Item{}, links: map[string]bool{}}
+	titles := map[string]bool{}
 	for i, it := range res.Document.Items {
 		p.links[it.Link] = true
+		if it.Title != "" {
+			titles[it.Title] = true
+		}
 		if i < MaxItems {
 			p.Items = append(p.Items, proposedItem(it))
 		}
 	}
+	p.titles = len(titles)
 	return p, true
 }
 
