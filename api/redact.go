@@ -111,7 +111,7 @@ type redactingHandler struct{ h slog.Handler }
 func (r redactingHandler) Enabled(ctx context.Context, l slog.Level) bool { return r.h.Enabled(ctx, l) }
 
 func (r redactingHandler) Handle(ctx context.Context, rec slog.Record) error {
-	out := slog.NewRecord(rec.Time, rec.Level, rec.Message, rec.PC)
+	out := slog.NewRecord(rec.Time, rec.Level, shownText(rec.Message), rec.PC) // net/http's error log writes text
 	rec.Attrs(func(a slog.Attr) bool {
 		out.AddAttrs(redactAttr(a))
 		return true

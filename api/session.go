@@ -194,9 +194,12 @@ func (s *Server) requireSession(next echo.HandlerFunc) echo.HandlerFunc {
 			if c.Request().Method == http.MethodGet {
 				q.Set("next", c.Request().URL.RequestURI())
 			}
-			if errors.Is(err, session.ErrExpired) {
+			switch {
+			case errors.Is(err, session.ErrExpired):
 				q.Set("expired", "1")
 				s.setCookie(c, sessionCookie, "", -1)
+			case errors.Is(err, errSessionEnded):
+				s.setCookie(c, sessionCookie, "", -1) // worth nothing any more, anywhere
 			}
 			target := "/login"
 			if len(q) > 0 {
