@@ -34,7 +34,9 @@ type pageFeed struct {
 // proposal is one select block proposed for a page.
 type proposal struct {
 	Block  string // the block as YAML (the mapping under select:), ready to edit
-	Reason string // why it was proposed, for people
+	Reason string // why it was proposed, for people (it states Count and Where)
+	Count  int    // the items the block yields, as the reason says
+	Where  string // where the list sits on the page ("under “Latest news”", "in the sidebar"; may be empty)
 }
 
 // suggestOffer reads what page offers: its own feeds and suggest's
@@ -58,7 +60,7 @@ func suggestOffer(page Page) (pageOffer, error) {
 		if err != nil {
 			return offer, fmt.Errorf("write proposed block: %w", err)
 		}
-		offer.Proposals = append(offer.Proposals, proposal{Block: string(block), Reason: p.Reason})
+		offer.Proposals = append(offer.Proposals, proposal{Block: string(block), Reason: p.Reason, Count: p.Count, Where: p.Where})
 	}
 	return offer, nil
 }

@@ -1,6 +1,7 @@
 package api
 
 import (
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -53,6 +54,13 @@ func TestSuggestOffer(t *testing.T) {
 	for i, p := range offer.Proposals {
 		if _, err := selectBlock(p.Block); err != nil || p.Reason == "" {
 			t.Errorf("proposal %d: block %q (%v), reason %q", i+1, p.Block, err, p.Reason)
+		}
+		// One count everywhere: the reason states the items the block yields.
+		if p.Count < 1 || !strings.HasPrefix(strings.TrimPrefix(p.Reason, "best: "), strconv.Itoa(p.Count)+" items") {
+			t.Errorf("proposal %d: count %d, reason %q", i+1, p.Count, p.Reason)
+		}
+		if p.Where != "" && !strings.Contains(p.Reason, p.Where) {
+			t.Errorf("proposal %d: where %q, not in the reason %q", i+1, p.Where, p.Reason)
 		}
 	}
 	if !strings.HasPrefix(offer.Proposals[0].Block, "item: article.notice\n") {

@@ -5,7 +5,6 @@ import (
 	"math"
 	"net/url"
 	"slices"
-	"strconv"
 	"strings"
 	"unicode/utf8"
 
@@ -52,6 +51,7 @@ type suggester struct {
 	content map[*html.Node]bool
 	generic map[string]bool     // link texts of three pages or more (see genericText)
 	promo   map[*html.Node]bool // elements with a carousel's or promotion's class (see promoted)
+	script  script              // of the page's language (see pageScript)
 }
 
 func newSuggester(doc *html.Node, page *url.URL, opts extractor.Options) *suggester {
@@ -804,6 +804,7 @@ func (sg *suggester) score(g *group) bool {
 	}
 	fn := float64(n)
 	var titles, extra, dated, headed, blocks, section, foreign, boiler, nav, untitled, promo int
+	var scripts scriptCounts
 	hrefs := map[string]bool{}
 	shapes := map[string]int{}
 	navWhere := ""
@@ -830,9 +831,11 @@ func (sg *suggester) score(g *group) bool {
 		case linkForeign:
 			foreign++
 		}
-		if t := textOf(f.title); boilerplate(t) || sg.genericText(t) {
+		t := textOf(f.title)
+		if boilerplate(t) || sg.genericText(t) {
 			boiler++
 		}
+		scripts.add(t)
 		if sg.promoted(g.linked[i]) {
 			promo++
 		}
@@ -886,6 +889,10 @@ func (sg *suggester) score(g *group) bool {
 	q *= 1 - 0.8*float64(boiler)/fn
 	q *= 1 - 0.75*float64(nav)/fn
 	q *= 1 - 0.5*float64(promo)/fn
+	other := sg.script != scriptNone && scripts.main() != scriptNone && scripts.main() != sg.script
+	if other {
+		q *= 0.3 // titles in another script than the page's language: a box for other readers
+	}
 	q *= 0.7 + 0.3*float64(top)/fn
 	q *= 1 - 0.5*float64(blocks)/fn
 	q *= 0.5 + 0.5*float64(topRole)/fn
@@ -894,11 +901,9 @@ func (sg *suggester) score(g *group) bool {
 	g.score = q * math.Log2(1+fn)
 	g.quality = q
 
-	why := []string{strconv.Itoa(n) + " items"}
+	why := []string{"titles from their links"} // the count and the place are the proposal's (Page)
 	if headed*2 >= n {
-		why = append(why, "titles from their headings")
-	} else {
-		why = append(why, "titles from their links")
+		why[0] = "titles from their headings"
 	}
 	if dated > 0 {
 		why = append(why, fmt.Sprintf("%d dated", dated))
@@ -911,6 +916,9 @@ func (sg *suggester) score(g *group) bool {
 	}
 	if nav*2 >= n {
 		why = append(why, "inside "+navWhere)
+	}
+	if other {
+		why = append(why, "in another language than the page")
 	}
 	if promo*2 >= n {
 		why = append(why, "in a promotion box")

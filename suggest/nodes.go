@@ -2,6 +2,7 @@ package suggest
 
 import (
 	"fmt"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -11,6 +12,7 @@ import (
 	"github.com/andybalholm/cascadia"
 	"golang.org/x/net/html"
 	"golang.org/x/net/html/atom"
+	"golang.org/x/net/publicsuffix"
 
 	"github.com/dynamo-rss/dynamo/extractor"
 )
@@ -60,13 +62,27 @@ const (
 	linkForeign
 )
 
+// sameSite reports whether two hosts are of one site: equal, or under
+// one registrable domain (news.example.com and www.example.com).
+func sameSite(a, b string) bool {
+	if strings.EqualFold(a, b) {
+		return true
+	}
+	da, err := publicsuffix.EffectiveTLDPlusOne(strings.ToLower(a))
+	if err != nil {
+		return false
+	}
+	db, err := publicsuffix.EffectiveTLDPlusOne(strings.ToLower(b))
+	return err == nil && da == db
+}
+
 // linkKind tells an article's link from a site section's or another site's.
 func (sg *suggester) linkKind(href string) linkKind {
 	u, err := sg.page.Parse(strings.TrimSpace(href))
 	if err != nil {
 		return linkSection
 	}
-	if !strings.EqualFold(u.Host, sg.page.Host) {
+	if !sameSite(u.Hostname(), sg.page.Hostname()) || u.Port() != sg.page.Port() {
 		return linkForeign
 	}
 	if u.RawQuery != "" || strings.ContainsAny(u.Path, "0123456789") {
@@ -237,8 +253,12 @@ func (sg *suggester) hasDate(scope []*html.Node) bool {
 	return found
 }
 
-// dateElement reports whether e's text is short and reads as a date
-// (memoized: an element is looked at once per page).
+// timeOfDay is a time alone, as a ticker shows it: "23:53", "(9:05
+// pm)", "18:00 Uhr".
+var timeOfDay = regexp.MustCompile(`(?i)^[(\[]?\d{1,2}[:.]\d{2}(\s?([ap]\.?m\.?|uhr|h))?[)\]]?$`)
+
+// dateElement reports whether e's text is short and reads as a date or a
+// time of day (memoized: an element is looked at once per page).
 func (sg *suggester) dateElement(e *html.Node) bool {
 	if v, ok := sg.dated[e]; ok {
 		return v
@@ -246,7 +266,7 @@ func (sg *suggester) dateElement(e *html.Node) bool {
 	v := false
 	if e.DataAtom != atom.A {
 		if t, ok := shortText(e, 40); ok {
-			v = sg.readsAsDate(t)
+			v = sg.readsAsDate(t) || timeOfDay.MatchString(t)
 		}
 	}
 	sg.dated[e] = v

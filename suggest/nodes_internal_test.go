@@ -50,8 +50,10 @@ func TestLinkKind(t *testing.T) {
 		{"https://other.example/2024/budget-approved", linkForeign},
 		{"https://NEWS.example/a-long-article-title-here", linkArticle}, // the host in any case
 		{"https://news.example:8443/x", linkForeign},                    // another port is another site
-		{"/search?q=budget", linkArticle},                               // a query
-		{"/n/7", linkArticle},                                           // a digit
+		{"https://video.news.example/the-clip-of-the-day", linkArticle}, // a subdomain of the site
+		{"https://news.other.example/the-clip-of-the-day", linkForeign},
+		{"/search?q=budget", linkArticle}, // a query
+		{"/n/7", linkArticle},             // a digit
 		{"/", linkSection},
 		{"", linkSection},
 		{"%zz", linkSection}, // unparseable

@@ -47,10 +47,20 @@ type Proposal struct {
 	Kind string `json:"kind"` // KindAnnotations, KindSchemaOrg or KindSelectors
 	// Select is the block to paste under a resource; nil for annotations.
 	Select *extractor.SelectSpec `json:"select,omitempty"`
-	// Reason says in one line why this proposal is where it is.
-	Reason string  `json:"reason"`
-	Score  float64 `json:"score"` // higher is better; comparable within one page
-	Count  int     `json:"count"` // items the proposal yields
+	// Reason says in one line why this proposal is where it is: the
+	// items it yields (Count), where they sit (Where), what they look
+	// like.
+	Reason string `json:"reason"`
+	// Where says where the list sits on the page: "under “Latest
+	// news”" (the nearest heading above it), "in the sidebar", "in the
+	// footer", "in the navigation", "in the header", "in the main
+	// content"; for schema.org items "in the page's schema.org data";
+	// "" for annotations, or when nothing names the place.
+	Where string  `json:"where,omitempty"`
+	Score float64 `json:"score"` // higher is better; comparable within one page
+	// Count is how many items the proposal yields, extracted as the
+	// poller would: the number its reason states and every reader shows.
+	Count int `json:"count"`
 	// Items are the first of them (at most [MaxItems]).
 	Items []Item `json:"items"`
 
@@ -105,11 +115,13 @@ func Page(page []byte, opts extractor.Options) (*Suggestions, error) {
 	var schemaP *Proposal
 	if p, ok := tryProposal(page, opts, &extractor.SelectSpec{From: extractor.SchemaOrg}); ok {
 		p.Kind = KindSchemaOrg
+		p.Where = "in the page's schema.org data"
 		p.Reason = fmt.Sprintf("the page publishes %d items as schema.org data (JSON-LD or microdata)", p.Count)
 		schemaP = &p
 	}
 
 	sg := newSuggester(doc, pageURL, opts)
+	sg.script = pageScript(doc)
 	var structs []Proposal
 	var kept []*group
 	tries := 0
@@ -131,7 +143,8 @@ func Page(page []byte, opts extractor.Options) (*Suggestions, error) {
 		}
 		p.Kind = KindSelectors
 		p.Score = round2(g.score)
-		p.Reason = g.why
+		p.Where = sg.where(g.linked)
+		p.Reason = reason(p.Count, p.Where, g.why)
 		structs = append(structs, p)
 		kept = append(kept, g)
 	}
@@ -176,6 +189,22 @@ func Page(page []byte, opts extractor.Options) (*Suggestions, error) {
 		out.Proposals = out.Proposals[:MaxProposals]
 	}
 	return out, nil
+}
+
+// reason is a structure's reason line: its count, where it sits, then
+// why.
+func reason(count int, where, why string) string {
+	r := fmt.Sprintf("%d items", count)
+	if where != "" {
+		r += " " + where
+	}
+	for part := range strings.SplitSeq(why, ", ") {
+		if strings.HasPrefix(part, "inside ") && strings.HasPrefix(where, "in the ") && where != "in the main content" {
+			continue // the landmark, said once
+		}
+		r += ", " + part
+	}
+	return r
 }
 
 // tryProposal extracts the page with spec (nil: its annotations) and

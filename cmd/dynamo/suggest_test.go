@@ -43,6 +43,12 @@ func TestSuggestCommandFeedsAndJSON(t *testing.T) {
 		got.Proposals[0].Items[0].Title != "Winter ferry timetable published" || got.Proposals[0].Items[0].Date != "2026-11-25" {
 		t.Fatalf("proposals %+v", got.Proposals)
 	}
+	// The JSON carries where the list sits and one count, the one the
+	// reason states (and the text output too).
+	if p := got.Proposals[0]; p.Where != "in the main content" || !strings.Contains(p.Reason, "3 items in the main content") ||
+		!strings.Contains(out, `"where": "in the main content"`) || !strings.Contains(out, `"count": 3`) {
+		t.Fatalf("where %q, reason %q", p.Where, p.Reason)
+	}
 	// A page with only its feed: that is an answer, not a failure.
 	_, stderr, code = runExtractCmd(t, `<html><head><link rel="alternate" type="application/atom+xml" href="/atom.xml"></head><body><p>Hello</p></body></html>`, "suggest", "-")
 	if code != 0 {
