@@ -5,6 +5,7 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/antchfx/xpath"
 
@@ -23,6 +24,9 @@ type feedQuery struct {
 	xpaths []*xpath.Expr
 	xsrc   []string // the xpath sources, for the canonical form
 	format string   // explicit type=…; "": negotiate
+	// xpathTimeout bounds the evaluation of xpaths; 0: the default
+	// (xpathTimeout). Tests on a loaded machine give more.
+	xpathTimeout time.Duration
 }
 
 // parseFeedQuery reads the raw query string in order, so that repeated

@@ -26,9 +26,13 @@ const (
 // every xpath expression, at most limit of them (0: no limit).
 func (q *feedQuery) selectItems(ctx context.Context, items []schema.Item, applyTerms bool, limit int) ([]int, error) {
 	var xctx context.Context
+	timeout := q.xpathTimeout
+	if timeout <= 0 {
+		timeout = xpathTimeout
+	}
 	if len(q.xpaths) > 0 {
 		var cancel context.CancelFunc
-		xctx, cancel = context.WithTimeout(ctx, xpathTimeout)
+		xctx, cancel = context.WithTimeout(ctx, timeout)
 		defer cancel()
 	}
 	size := len(items)
@@ -51,7 +55,7 @@ func (q *feedQuery) selectItems(ctx context.Context, items []schema.Item, applyT
 			}
 			if err := xctx.Err(); err != nil {
 				if errors.Is(err, context.DeadlineExceeded) && ctx.Err() == nil {
-					return nil, errBadParam("xpath", "xpath evaluation took longer than %s; use a simpler expression or narrow the request with index, max or keyword terms", xpathTimeout)
+					return nil, errBadParam("xpath", "xpath evaluation took longer than %s; use a simpler expression or narrow the request with index, max or keyword terms", timeout)
 				}
 				return nil, fmt.Errorf("xpath: %w", err)
 			}

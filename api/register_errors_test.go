@@ -156,3 +156,23 @@ func TestRegistrationRefusesCredentials(t *testing.T) {
 		t.Errorf("%d definitions, want file1 alone", len(env.reg.Definitions()))
 	}
 }
+
+// TestRegistrationNestedBodyRefused: a POST /resources JSON body nested
+// deeper than 64 levels is a 400 naming where, before any parser reads it;
+// at 64 levels the body is read (and refused for what it says, not its
+// shape).
+func TestRegistrationNestedBodyRefused(t *testing.T) {
+	env := newPagesEnv(t)
+	deep := `{"url": "` + env.origin.URL + `/club.html", "id": ` + strings.Repeat("[", 30000) + strings.Repeat("]", 30000) + `}`
+	code, body := roundTrip(t, env.srv, http.MethodPost, "/resources", deep)
+	if code != http.StatusBadRequest || !strings.Contains(body, "nested deeper than 64 levels") || !strings.Contains(body, `"parameter":"id[0]`) {
+		t.Fatalf("POST /resources nested 30,000 deep: %d %s, want 400 naming id", code, body)
+	}
+	ok := `{"url": "` + env.origin.URL + `/club.html", "id": ` + strings.Repeat("[", 63) + strings.Repeat("]", 63) + `}`
+	if code, body := roundTrip(t, env.srv, http.MethodPost, "/resources", ok); code != http.StatusBadRequest || strings.Contains(body, "nested deeper") {
+		t.Errorf("POST /resources nested 64 deep: %d %s, want the ordinary 400 of a bad body", code, body)
+	}
+	if n := env.origin.count("/club.html"); n != 0 {
+		t.Errorf("the page was fetched %d times", n)
+	}
+}

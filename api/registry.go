@@ -208,6 +208,9 @@ func (s *Server) postResources(c echo.Context) error {
 	if err := s.registrationOpen(); err != nil {
 		return err
 	}
+	if err := checkJSONNesting(c); err != nil {
+		return err
+	}
 	var in selfRegistration
 	if err := c.Bind(&in); err != nil {
 		return problemf(http.StatusBadRequest, "the body must be a form or JSON with url (and optionally id): %v", bindCause(err))
@@ -367,6 +370,29 @@ func (s *Server) selfRegister(ctx context.Context, client string, in selfRegistr
 func (s *Server) publicDefinition(d ResourceDefinition) definitionJSON {
 	return definitionJSON{ID: d.Resource.ID, Source: d.Source, Polled: d.Polled,
 		Resource: config.ResourceEntry{ID: d.Resource.ID, URL: config.RedactURL(d.Resource.URL)}, Feed: s.feedURL(d.Resource.ID)}
+}
+
+// checkJSONNesting refuses a JSON body nested deeper than
+// config.MaxDepth before any parser reads it (a 400 naming where), and
+// leaves the body to be read again. Other bodies (forms) are flat.
+func checkJSONNesting(c echo.Context) error {
+	req := c.Request()
+	if req.Body == nil || req.Body == http.NoBody || !strings.HasPrefix(req.Header.Get(echo.HeaderContentType), echo.MIMEApplicationJSON) {
+		return nil
+	}
+	body, err := io.ReadAll(req.Body)
+	if err != nil {
+		var mbe *http.MaxBytesError
+		if errors.As(err, &mbe) {
+			return errTooLarge(mbe.Limit)
+		}
+		return problemf(http.StatusBadRequest, "the body could not be read: %v", err)
+	}
+	if err := config.CheckNesting(body); err != nil {
+		return fieldProblem("the JSON body is refused: ", err)
+	}
+	req.Body = io.NopCloser(bytes.NewReader(body))
+	return nil
 }
 
 // bindCause is what went wrong in echo's Bind, without its HTTP error's
