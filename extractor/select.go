@@ -156,7 +156,7 @@ func (s *Selectors) Spec() SelectSpec { return s.spec }
 // take instead of the matched element's content.
 type selector struct {
 	src   string
-	css   cascadia.SelectorGroup
+	css   *cssSel // evaluated by cssmatch.go, linear in the page
 	xp    *xpath.Expr
 	call  *xpathCall // xp is a call of a string function, evaluated by xpathcall.go
 	attr  string     // lower case; "" for the element itself
@@ -204,9 +204,13 @@ func compileSelector(src string) (*selector, error) {
 		sel.xp, sel.call = xp, call
 		return sel, nil
 	}
-	css, err := cascadia.ParseGroup(s)
+	group, err := cascadia.ParseGroup(s)
 	if err != nil {
 		return nil, fmt.Errorf("invalid CSS selector: %w", err)
+	}
+	css, err := compileCSS(s, group)
+	if err != nil {
+		return nil, err
 	}
 	sel.css = css
 	return sel, nil
@@ -259,29 +263,41 @@ func (m match) node() *html.Node {
 
 // elements returns the elements the selector matches under ctx, in
 // document order (the item selector; attributes are not allowed there).
-func (s *selector) elements(doc, ctx *html.Node) []*html.Node {
-	if s.css != nil {
-		return cascadia.QueryAll(ctx, s.css)
-	}
+// The error is a selector that costs too much on this page (errCost).
+func (s *selector) elements(ec *evalCache, doc, ctx *html.Node) ([]*html.Node, error) {
 	var out []*html.Node
-	s.eachXPath(doc, ctx, func(nav *htmlquery.NodeNavigator) bool {
+	if s.css != nil {
+		err := s.cssEach(ec, ctx, false, func(n *html.Node) bool {
+			out = append(out, n)
+			return true
+		})
+		return out, err
+	}
+	_, _, err := s.eachXPath(ec, doc, ctx, func(nav *htmlquery.NodeNavigator) bool {
 		if nav.NodeType() == xpath.ElementNode {
 			out = append(out, nav.Current())
 		}
 		return true
 	})
-	return out
+	return out, err
 }
 
-// first returns the first match of the selector under ctx (ctx itself for
-// "@attr"): with an attribute, the first matched element that has it.
+// first returns the first match of the selector under ctx, as firstIn
+// with nothing cached; a selector that costs too much matches nothing.
 func (s *selector) first(doc, ctx *html.Node) match {
+	m, _ := s.firstIn(nil, doc, ctx)
+	return m
+}
+
+// firstIn returns the first match of the selector under ctx (ctx itself
+// for "@attr"): with an attribute, the first matched element that has it.
+func (s *selector) firstIn(ec *evalCache, doc, ctx *html.Node) (match, error) {
 	if s.empty {
-		return attrMatch(ctx, s.attr)
+		return attrMatch(ctx, s.attr), nil
 	}
 	if s.css != nil {
 		var m match
-		queryFirst(ctx, s.css, func(n *html.Node) bool {
+		err := s.cssEach(ec, ctx, true, func(n *html.Node) bool {
 			if s.attr == "" {
 				m = match{n: n}
 				return false
@@ -289,17 +305,20 @@ func (s *selector) first(doc, ctx *html.Node) match {
 			m = attrMatch(n, s.attr)
 			return !m.found()
 		})
-		return m
+		return m, err
 	}
 	var m match
-	scalar, ok := s.eachXPath(doc, ctx, func(nav *htmlquery.NodeNavigator) bool {
+	scalar, ok, err := s.eachXPath(ec, doc, ctx, func(nav *htmlquery.NodeNavigator) bool {
 		m = s.navMatch(nav)
 		return !m.found()
 	})
-	if ok && s.attr == "" {
-		return match{s: scalar, str: true, el: ctx}
+	if err != nil {
+		return match{}, err
 	}
-	return m
+	if ok && s.attr == "" {
+		return match{s: scalar, str: true, el: ctx}, nil
+	}
+	return m, nil
 }
 
 // navMatch is what an XPath node gives: an attribute's, a text's or a
@@ -323,44 +342,49 @@ func (s *selector) navMatch(nav *htmlquery.NodeNavigator) match {
 // all returns every match of the selector under ctx, in document order:
 // elements, or with an attribute the values of the matched elements that
 // have it, or what an XPath expression computed.
-func (s *selector) all(doc, ctx *html.Node) []match {
+func (s *selector) all(ec *evalCache, doc, ctx *html.Node) ([]match, error) {
 	if s.empty {
 		if m := attrMatch(ctx, s.attr); m.found() {
-			return []match{m}
+			return []match{m}, nil
 		}
-		return nil
+		return nil, nil
 	}
 	var out []match
 	if s.css != nil {
-		for _, n := range cascadia.QueryAll(ctx, s.css) {
+		err := s.cssEach(ec, ctx, false, func(n *html.Node) bool {
 			if s.attr == "" {
 				out = append(out, match{n: n})
 			} else if m := attrMatch(n, s.attr); m.found() {
 				out = append(out, m)
 			}
-		}
-		return out
+			return true
+		})
+		return out, err
 	}
-	scalar, ok := s.eachXPath(doc, ctx, func(nav *htmlquery.NodeNavigator) bool {
+	scalar, ok, err := s.eachXPath(ec, doc, ctx, func(nav *htmlquery.NodeNavigator) bool {
 		if m := s.navMatch(nav); m.found() {
 			out = append(out, m)
 		}
 		return true
 	})
-	if ok && s.attr == "" {
-		return []match{{s: scalar, str: true, el: ctx}}
+	if err != nil {
+		return nil, err
 	}
-	return out
+	if ok && s.attr == "" {
+		return []match{{s: scalar, str: true, el: ctx}}, nil
+	}
+	return out, nil
 }
 
 // queryFirst calls f with the descendants of n that match m, in document
-// order, until f returns false.
-func queryFirst(n *html.Node, m cascadia.Matcher, f func(*html.Node) bool) bool {
+// order, until f returns false: the elements only, or with all every
+// node (as cascadia.QueryAll finds them, text nodes for :contains()).
+func queryFirst(n *html.Node, m cascadia.Matcher, all bool, f func(*html.Node) bool) bool {
 	for c := n.FirstChild; c != nil; c = c.NextSibling {
-		if c.Type == html.ElementNode && m.Match(c) && !f(c) {
+		if (all || c.Type == html.ElementNode) && m.Match(c) && !f(c) {
 			return false
 		}
-		if !queryFirst(c, m, f) {
+		if !queryFirst(c, m, all, f) {
 			return false
 		}
 	}
@@ -384,36 +408,54 @@ func attrMatch(n *html.Node, name string) match {
 // and calls f on each node of a node-set until it returns false. An
 // expression that computes a string, number or boolean returns it instead,
 // with ok true.
-func (s *selector) eachXPath(doc, ctx *html.Node, f func(*htmlquery.NodeNavigator) bool) (scalar string, ok bool) {
-	if s.call != nil {
-		return s.call.eval(doc, ctx), true
+//
+// Every move of the library's navigator is counted against the selector's
+// budget on this page (see evalCache): beyond it the evaluation stops
+// with an error wrapping errCost.
+func (s *selector) eachXPath(ec *evalCache, doc, ctx *html.Node, f func(*htmlquery.NodeNavigator) bool) (scalar string, ok bool, err error) {
+	if ec == nil {
+		ec = newEvalCache()
 	}
-	nav := navigatorAt(doc, ctx)
+	b := ec.xpathBudget(s, doc)
+	if b.exceeded() {
+		return "", false, costError(b.limit)
+	}
+	if s.call != nil {
+		v := s.call.eval(doc, ctx, b)
+		if b.exceeded() {
+			return "", false, costError(b.limit)
+		}
+		return v, true, nil
+	}
+	nav := budgetNav(doc, ctx, b)
 	defer func() {
 		if r := recover(); r != nil { // the library panics on some type errors at run time
 			scalar, ok = "", false
+			if b.exceeded() {
+				err = costError(b.limit)
+			}
 		}
 	}()
 	switch v := s.xp.Evaluate(nav).(type) {
 	case *xpath.NodeIterator:
 		for v.MoveNext() {
-			n, isNav := v.Current().(*htmlquery.NodeNavigator)
+			n, isNav := unwrapNav(v.Current())
 			if isNav && !f(n) {
 				break
 			}
 		}
-		return "", false
+		return "", false, nil
 	case string:
-		return v, true
+		return v, true, nil
 	case float64:
-		return xpathNumber(v), true
+		return xpathNumber(v), true, nil
 	case bool:
 		if v {
-			return "true", true
+			return "true", true, nil
 		}
-		return "false", true
+		return "false", true, nil
 	}
-	return "", false
+	return "", false, nil
 }
 
 // xpathNumber formats a number as XPath's string() does for the usual cases.

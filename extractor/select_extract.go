@@ -110,8 +110,9 @@ func (b *builder) selectFields(s *Selectors, doc *html.Node) error {
 		b.base, b.hasBase, b.baseAt = attrMatch(n, "href").s, true, b.tree.at(n)
 	}
 	var miss [numSel]misses
+	q := &fieldQuery{ec: newEvalCache(), miss: &miss}
 	c := &b.channel
-	if m := b.query(s, selChannelTitle, doc, doc, &miss); m.found() {
+	if m := b.query(s, selChannelTitle, doc, doc, q); m.found() {
 		b.textField(&c.title, m)
 	}
 	if !c.title.set {
@@ -123,20 +124,25 @@ func (b *builder) selectFields(s *Selectors, doc *html.Node) error {
 		c.title = field{set: true, val: b.page.String(), at: selAt}
 		b.warn(selAt, "the page has no <title> and no channel.title selector: the channel title is the page URL")
 	}
-	if m := b.query(s, selChannelLink, doc, doc, &miss); m.found() {
+	if m := b.query(s, selChannelLink, doc, doc, q); m.found() {
 		b.urlField(&c.link, m)
 	}
-	if m := b.query(s, selChannelDescription, doc, doc, &miss); m.found() {
+	if m := b.query(s, selChannelDescription, doc, doc, q); m.found() {
 		b.descriptionField(&c.description, m)
 	}
-	if m := b.query(s, selChannelImage, doc, doc, &miss); m.found() {
+	if m := b.query(s, selChannelImage, doc, doc, q); m.found() {
 		c.image = b.imageOf(m)
 	}
 
 	if s.from != "" {
 		return b.schemaOrgItems(doc) // the third front end: schemaorg.go
 	}
-	nodes := s.item.elements(doc, doc)
+	nodes, err := s.item.elements(q.ec, doc, doc)
+	if err != nil {
+		b.diags.max++
+		b.fail(selAt, fmt.Sprintf("select.item %q: %v: no document", shorten(s.spec.Item), err))
+		return fmt.Errorf("%w: %q: %w", ErrNoItems, s.spec.Item, err)
+	}
 	if len(nodes) == 0 {
 		b.diags.max++ // always room for the reason there is no document
 		b.fail(selAt, fmt.Sprintf("select.item %q matched nothing on the page: no document", shorten(s.spec.Item)))
@@ -151,23 +157,23 @@ func (b *builder) selectFields(s *Selectors, doc *html.Node) error {
 		it := &itemSpec{index: index, at: b.tree.at(n)}
 		b.items[index] = it
 		f := &it.fields
-		if m := b.query(s, selTitle, doc, n, &miss, index); m.found() {
+		if m := b.query(s, selTitle, doc, n, q, index); m.found() {
 			b.textField(&f.title, m)
 		}
-		if m := b.query(s, selDescription, doc, n, &miss, index); m.found() {
+		if m := b.query(s, selDescription, doc, n, q, index); m.found() {
 			b.descriptionField(&f.description, m)
 		}
 		if s.fields[selTitle] == nil && s.fields[selDescription] == nil {
 			b.textField(&f.title, match{n: n}) // no title or description selector: the item's text
 		}
 		if s.fields[selLink] != nil {
-			if m := b.query(s, selLink, doc, n, &miss, index); m.found() {
+			if m := b.query(s, selLink, doc, n, q, index); m.found() {
 				b.urlField(&f.link, m)
 			}
 		} else if a := findElement(n, atom.A, "href"); a != nil {
 			f.link = field{set: true, val: attrMatch(a, "href").s, at: b.tree.at(a)} // no link selector: the item's first link
 		}
-		if m := b.query(s, selDate, doc, n, &miss, index); m.found() {
+		if m := b.query(s, selDate, doc, n, q, index); m.found() {
 			var v value
 			v.limit = b.limits.MaxValueBytes
 			b.text(&v, m)
@@ -176,10 +182,10 @@ func (b *builder) selectFields(s *Selectors, doc *html.Node) error {
 					layout: s.fields[selDate].layout, at: b.tree.at(m.node())})
 			}
 		}
-		if m := b.query(s, selImage, doc, n, &miss, index); m.found() {
+		if m := b.query(s, selImage, doc, n, q, index); m.found() {
 			f.image = b.imageOf(m)
 		}
-		if m := b.query(s, selID, doc, n, &miss, index); m.found() {
+		if m := b.query(s, selID, doc, n, q, index); m.found() {
 			var v value
 			v.limit = b.limits.MaxValueBytes
 			b.text(&v, m)
@@ -207,14 +213,30 @@ func (b *builder) selectFields(s *Selectors, doc *html.Node) error {
 	return nil
 }
 
+// fieldQuery is what the field queries of one extraction share: what the
+// selectors computed on the page, the misses counted per field, the
+// fields whose selector cost too much (reported once).
+type fieldQuery struct {
+	ec     *evalCache
+	miss   *[numSel]misses
+	costly [numSel]bool
+}
+
 // query runs field k (if set) under ctx; a miss is counted (index is
-// the item's, none for the channel).
-func (b *builder) query(s *Selectors, k fieldKind, doc, ctx *html.Node, miss *[numSel]misses, index ...int) match {
+// the item's, none for the channel). A selector that costs too much on
+// the page leaves the field empty, with one error.
+func (b *builder) query(s *Selectors, k fieldKind, doc, ctx *html.Node, q *fieldQuery, index ...int) match {
 	f := s.fields[k]
-	if f == nil {
+	if f == nil || q.costly[k] {
 		return match{}
 	}
-	m, unmatched := b.fieldValue(f, doc, ctx)
+	miss := q.miss
+	m, unmatched, err := b.fieldValue(f, doc, ctx, q.ec)
+	if err != nil {
+		q.costly[k] = true
+		b.fail(selAt, fmt.Sprintf("select.%s %q: %v: the field is left empty", selNames[k], shorten(f.src()), err))
+		return match{}
+	}
 	if m.found() && (m.n != nil || !blank(m.s)) {
 		return m
 	}
@@ -239,12 +261,16 @@ func (b *builder) query(s *Selectors, k fieldKind, doc, ctx *html.Node, miss *[n
 // or with join every value of every selector, joined; the pattern, if
 // any, applied to each. unmatched is a value the pattern did not match,
 // when no other value was found.
-func (b *builder) fieldValue(f *fieldSel, doc, ctx *html.Node) (m, unmatched match) {
+func (b *builder) fieldValue(f *fieldSel, doc, ctx *html.Node, ec *evalCache) (m, unmatched match, err error) {
 	if f.join != nil {
 		var parts []string
 		var first *html.Node
 		for _, sel := range f.sels {
-			for _, m := range sel.all(doc, ctx) {
+			all, err := sel.all(ec, doc, ctx)
+			if err != nil {
+				return match{}, match{}, err
+			}
+			for _, m := range all {
 				t, ok := b.patterned(f, m)
 				if !ok && !unmatched.found() {
 					unmatched = m
@@ -258,30 +284,33 @@ func (b *builder) fieldValue(f *fieldSel, doc, ctx *html.Node) (m, unmatched mat
 			}
 		}
 		if len(parts) == 0 {
-			return match{}, unmatched
+			return match{}, unmatched, nil
 		}
-		return match{s: strings.Join(parts, *f.join), str: true, el: first}, match{}
+		return match{s: strings.Join(parts, *f.join), str: true, el: first}, match{}, nil
 	}
 	for _, sel := range f.sels {
-		m := sel.first(doc, ctx)
+		m, err := sel.firstIn(ec, doc, ctx)
+		if err != nil {
+			return match{}, match{}, err
+		}
 		if !m.found() || m.n == nil && blank(m.s) {
 			continue
 		}
 		if f.pattern == nil && (len(f.sels) == 1 || b.matchText(m) != "") {
-			return m, match{}
+			return m, match{}, nil
 		}
 		if f.pattern == nil {
 			continue
 		}
 		t, ok := b.patterned(f, m)
 		if t != "" {
-			return match{s: t, str: true, el: m.node()}, match{}
+			return match{s: t, str: true, el: m.node()}, match{}, nil
 		}
 		if !ok && !unmatched.found() {
 			unmatched = m
 		}
 	}
-	return match{}, unmatched
+	return match{}, unmatched, nil
 }
 
 // patterned returns a match's text with the field's pattern applied: its

@@ -151,10 +151,10 @@ func xpathLiteral(s string) (string, bool) {
 }
 
 // eval evaluates the call with ctx as the context node.
-func (c *xpathCall) eval(doc, ctx *html.Node) string {
+func (c *xpathCall) eval(doc, ctx *html.Node, b *xpBudget) string {
 	args := make([]string, len(c.args))
 	for i, a := range c.args {
-		args[i] = a.eval(doc, ctx)
+		args[i] = a.eval(doc, ctx, b)
 	}
 	switch c.name {
 	case "concat":
@@ -193,19 +193,19 @@ func (c *xpathCall) eval(doc, ctx *html.Node) string {
 
 // eval returns the argument's string value (XPath's string()): a node-set
 // gives its first node's string value.
-func (a xpathArg) eval(doc, ctx *html.Node) (s string) {
+func (a xpathArg) eval(doc, ctx *html.Node, b *xpBudget) (s string) {
 	switch {
 	case a.lit != nil:
 		return *a.lit
 	case a.call != nil:
-		return a.call.eval(doc, ctx)
+		return a.call.eval(doc, ctx, b)
 	}
 	defer func() {
 		if recover() != nil { // the library panics on some type errors at run time
 			s = ""
 		}
 	}()
-	switch v := a.expr.Evaluate(navigatorAt(doc, ctx)).(type) {
+	switch v := a.expr.Evaluate(budgetNav(doc, ctx, b)).(type) { // b (may be nil) bounds its moves
 	case *xpath.NodeIterator:
 		if v.MoveNext() {
 			return v.Current().Value()
