@@ -49,15 +49,16 @@ type suggester struct {
 	keys  map[*html.Node][2]string // class path, tag path
 	// content: the elements that hold a page's content (see holdsContent)
 	content map[*html.Node]bool
-	generic map[string]bool     // link texts of three pages or more (see genericText)
-	promo   map[*html.Node]bool // elements with a carousel's or promotion's class (see promoted)
-	script  script              // of the page's language (see pageScript)
+	generic map[string]bool             // link texts of three pages or more (see genericText)
+	promo   map[*html.Node]bool         // elements with a carousel's or promotion's class (see promoted)
+	script  script                      // of the page's language (see pageScript)
+	runs    map[*html.Node][]*html.Node // a heading's run of siblings, when items have no container (runs.go)
 }
 
 func newSuggester(doc *html.Node, page *url.URL, opts extractor.Options) *suggester {
 	return &suggester{doc: doc, page: page, dates: opts,
 		facts: map[*html.Node]*itemFacts{}, dated: map[*html.Node]bool{}, keys: map[*html.Node][2]string{},
-		content: map[*html.Node]bool{}, promo: map[*html.Node]bool{}}
+		content: map[*html.Node]bool{}, promo: map[*html.Node]bool{}, runs: map[*html.Node][]*html.Node{}}
 }
 
 // group is a candidate list.
@@ -124,6 +125,7 @@ func (sg *suggester) ranked() []*group {
 			walk(c, depth+1)
 		}
 	}
+	sg.findRuns(body)
 	walk(body, 0)
 
 	seen := map[string]bool{}
@@ -197,7 +199,7 @@ func (sg *suggester) ranked() []*group {
 			best[sig] = g
 			continue
 		}
-		if preferGroup(g, cur) {
+		if sg.preferGroup(g, cur) {
 			best[sig] = g
 		}
 	}
@@ -266,12 +268,28 @@ func cmpScore(x, y *group) int {
 // preferGroup reports whether g names the items of a list better than
 // cur, both having the same main links: an <article> or an element with
 // an item's class, else the outer one.
-func preferGroup(g, cur *group) bool {
+func (sg *suggester) preferGroup(g, cur *group) bool {
+	if sg.inRun(cur.linked[0], g.linked[0]) {
+		return true // the heading that stands for an item, not a part of its run
+	}
+	if sg.inRun(g.linked[0], cur.linked[0]) {
+		return false
+	}
 	gi, ci := itemishElement(g.linked[0]), itemishElement(cur.linked[0])
 	if gi != ci {
 		return gi
 	}
 	return isAncestor(g.linked[0], cur.linked[0]) && g.linked[0] != cur.linked[0]
+}
+
+// inRun reports whether n is in the run of siblings of heading h.
+func (sg *suggester) inRun(n, h *html.Node) bool {
+	for _, s := range sg.runs[h] {
+		if isAncestor(s, n) {
+			return true
+		}
+	}
+	return false
 }
 
 func itemishElement(n *html.Node) bool {
@@ -437,6 +455,10 @@ func (sg *suggester) factsOf(m *html.Node) *itemFacts {
 	}
 	f := &itemFacts{}
 	sg.facts[m] = f
+	if run, ok := sg.runs[m]; ok {
+		sg.runFacts(m, run, f)
+		return f
+	}
 	scope := []*html.Node{m}
 	if m.DataAtom == atom.Dt {
 		if dd := pairedSibling(m); dd != nil {
@@ -516,6 +538,9 @@ func (sg *suggester) factsOf(m *html.Node) *itemFacts {
 		}
 		if f.main == nil {
 			f.main = sg.longestLink(twiceLinked(links))
+			if f.main == nil {
+				return f // only a pager's or a menu's links: no item
+			}
 			if len(scope) == 2 && len(heads) > 0 && !isAncestor(m, heads[0]) {
 				// A <dt> and its <dd>, the heading in the <dd>: the
 				// term's link names the item (an arXiv identifier), not
@@ -551,7 +576,7 @@ func (sg *suggester) factsOf(m *html.Node) *itemFacts {
 		f.title = cardTitle(f.main)
 	}
 	t := textOf(f.title)
-	f.titleLen = utf8.RuneCountInString(t)
+	f.titleLen = titleWidth(t)
 	all := 0
 	for _, s := range scope {
 		all += utf8.RuneCountInString(textOf(s))
@@ -591,6 +616,19 @@ func wholeHeading(h *html.Node) bool {
 		in += utf8.RuneCountInString(textOf(a))
 	}
 	return all <= 300 && in*10 >= all*7
+}
+
+// titleWidth is a title's length in characters, a CJK character
+// counting as two (it says as much as a short word).
+func titleWidth(t string) int {
+	n := 0
+	for _, r := range t {
+		n++
+		if scriptOf(r) == scriptCJK {
+			n++
+		}
+	}
+	return n
 }
 
 // precedes reports whether a comes before b in the page (and does not
@@ -724,18 +762,27 @@ func hasBlockChild(e *html.Node) bool {
 
 // longestLink is the link with the longest text that is no boilerplate
 // ("Read more") and no text the page gives many links ("Source code
-// (zip)" under every release), the first on a tie; else the first link.
+// (zip)" under every release), the first on a tie; else the first link;
+// nil when every link is boilerplate (a pager's).
 func (sg *suggester) longestLink(links []*html.Node) *html.Node {
 	var best *html.Node
 	bestLen := -1
+	nav := 0
 	for _, a := range links {
 		t := textOf(a)
-		if boilerplate(t) || sg.genericText(t) {
+		if boilerplate(t) {
+			nav++
+			continue
+		}
+		if sg.genericText(t) {
 			continue
 		}
 		if l := utf8.RuneCountInString(t); l > bestLen {
 			best, bestLen = a, l
 		}
+	}
+	if best == nil && nav == len(links) {
+		return nil // a pager ("2", "›", "Next"), a view switch ("Gallery")
 	}
 	if best == nil {
 		return links[0]
@@ -799,8 +846,8 @@ func (sg *suggester) score(g *group) bool {
 		}
 	}
 	n := len(g.linked)
-	if n < minItems || n*2 < len(g.members) {
-		return false
+	if n < minItems || n*2 < len(g.members) && (g.members[0].DataAtom != atom.Tr || n*3 < len(g.members)) {
+		return false // most members have no link: no list (table rows: two, and a pager's, per item)
 	}
 	fn := float64(n)
 	var titles, extra, dated, headed, blocks, section, foreign, boiler, nav, untitled, promo int

@@ -117,7 +117,7 @@ func pageScript(doc *html.Node) script {
 		if !ok && len(lang) >= 2 {
 			s = scriptLatin
 		}
-		if s != scriptNone && s != text && c[s]*5 >= c[text] {
+		if s != scriptNone && s != text && c[s]*20 >= c[text] {
 			return s
 		}
 	}

@@ -110,11 +110,41 @@ var boilerplateWords = map[string]bool{
 	"next": true, "previous": true, "prev": true, "more": true, "read more": true, "back": true, "top": true,
 	"startseite": true, "kontakt": true, "accueil": true, "mentions légales": true, "plan du site": true,
 	"contatti": true, "note legali": true, "inicio": true, "contacto": true, "rss": true, "feeds": true,
+	// Pagers and view switches.
+	"next page": true, "previous page": true, "older": true, "newer": true, "older posts": true, "newer posts": true,
+	"older entries": true, "newer entries": true, "first": true, "last": true, "show all": true, "view all": true,
+	"weiter": true, "zurück": true, "vorige": true, "nächste": true, "suivant": true, "précédent": true,
+	"siguiente": true, "anterior": true, "successivo": true, "precedente": true,
+}
+
+// viewWords make a short link text a view switch ("Gallery", "List
+// view", "Galerieansicht", "Vue mosaïque"), not an item.
+var viewWords = []string{"gallery", "galerie", "galería", "galleria", "view", "ansicht", "vue", "vista"}
+
+// viewSwitch reports whether a lower-case link text of at most three
+// words names a view of the page.
+func viewSwitch(s string) bool {
+	words := strings.Fields(s)
+	if len(words) > 3 {
+		return false
+	}
+	for _, w := range words {
+		for _, v := range viewWords {
+			if w == v || strings.HasSuffix(w, v) && len(w) > len(v)+3 {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 func boilerplate(s string) bool {
-	s = strings.ToLower(strings.Trim(s, " »«›‹>|-·"))
-	if boilerplateWords[s] {
+	raw := strings.TrimSpace(s)
+	s = strings.ToLower(strings.Trim(s, " »«›‹<>|-·←→…"))
+	if s == "" {
+		return raw != "" // arrows alone: a pager's
+	}
+	if boilerplateWords[s] || viewSwitch(s) {
 		return true
 	}
 	_, err := strconv.Atoi(s) // page numbers

@@ -95,6 +95,60 @@ func suggestPatterns() []struct {
 	b.WriteString(`</main>`)
 	out = append(out, pattern{"heading not first link", patternPage(b.String()), titles, links})
 
+	// Items with no container: under day headings, a heading, its
+	// paragraphs and a "posted" line with the permalink, all siblings.
+	reset()
+	b.WriteString(`<div id="content">`)
+	for i := range 7 {
+		if i%3 == 0 {
+			fmt.Fprintf(&b, `<h2>Wednesday, June %d, 2006</h2>`, 14-i/3)
+		}
+		fmt.Fprintf(&b, `<a name="p%d"></a><h3>%s</h3><p>What happened, told in a few sentences, with <a href="https://elsewhere.example/source/%d">a source</a> and more text than links.</p>`, i, ptitle(i), i)
+		fmt.Fprintf(&b, `<blockquote>A quoted passage from the source, long enough to read as text.</blockquote><p class="posted">posted by Ann at 03:4%d AM <a href="/2006/06/%d/post.html">permalink</a> | <a href="https://comments.example/?p=%d">comments</a></p>`, i, i, i)
+		titles = append(titles, ptitle(i))
+		links = append(links, fmt.Sprintf("https://town.example/2006/06/%d/post.html", i))
+	}
+	b.WriteString(`</div>`)
+	out = append(out, pattern{"runs of siblings under day headings", patternPage(b.String()), titles, links})
+
+	// A results table of two rows per listing, between pagers in tables
+	// of their own, and a view switch: the listings, not the pager.
+	reset()
+	b.WriteString(`<main><table><tr><td><a href="/results?view=gallery">Gallery view</a></td><td><a href="/results?page=2">2</a></td><td><a href="/results?page=3">3</a></td><td><a href="/results?page=2">&gt;</a></td></tr></table><table class="results">`)
+	for i := range 6 {
+		fmt.Fprintf(&b, `<tr><td colspan="3"><a href="/expose/%d">%s</a></td></tr><tr><td>3 rooms</td><td>72 m²</td><td>820 EUR</td></tr>`, 100+i, ptitle(i))
+		titles = append(titles, ptitle(i))
+	}
+	b.WriteString(`</table><table><tr><td><a href="/results?page=2">2</a></td><td><a href="/results?page=3">3</a></td><td><a href="/results?page=4">4</a></td><td><a href="/results?page=2">›</a></td></tr></table></main>`)
+	out = append(out, pattern{"two rows per listing between pagers", patternPage(b.String()), titles, nil})
+
+	// A heading of two links on one line: the title is the whole heading.
+	reset()
+	b.WriteString(`<main>`)
+	for i := range 5 {
+		fmt.Fprintf(&b, `<article class="deal"><h2 class="deal-title"><a href="/redirect/%d">%s $%d at</a> <a href="/merchants/shop-%d">Shop %d</a></h2><p>What the deal is, and how long it lasts, in a sentence.</p></article>`, i, ptitle(i), 10+i, i%2, i%2)
+		titles = append(titles, fmt.Sprintf("%s $%d at Shop %d", ptitle(i), 10+i, i%2))
+		links = append(links, fmt.Sprintf("https://town.example/redirect/%d", i))
+	}
+	b.WriteString(`</main>`)
+	out = append(out, pattern{"heading of two links", patternPage(b.String()), titles, links})
+
+	// A box of headlines in another script than the page's beside its
+	// own, longer list.
+	reset()
+	b.WriteString(`<html lang="zh"><main><ul class="headlines">`)
+	han := []string{"市政府公布新的预算方案", "港口路新自行车道开通", "图书馆周日开放", "海岸本周末风暴预警", "博物馆延长冬季展览"}
+	for i, h := range han {
+		fmt.Fprintf(&b, `<li><a href="/news/2014-09/%d.htm">%s</a></li>`, i, h)
+		titles = append(titles, h)
+	}
+	b.WriteString(`</ul><ul class="box">`)
+	for i := range 8 {
+		fmt.Fprintf(&b, `<li><a href="/english/2014-09/%d.htm">%s</a></li>`, i, ptitle(i))
+	}
+	b.WriteString(`</ul></main>`)
+	out = append(out, pattern{"box in another language", patternPage(b.String()), titles, nil})
+
 	// Sections of cards: the cards are the items, not the sections.
 	reset()
 	b.WriteString(`<main>`)

@@ -22,9 +22,31 @@ func (sg *suggester) spec(g *group) (extractor.SelectSpec, bool) {
 		return extractor.SelectSpec{}, false
 	}
 	spec := extractor.SelectSpec{Item: item}
+	if _, ok := sg.runs[g.linked[0]]; ok {
+		// A heading and its run of siblings: the heading is the title,
+		// the link and the day are beside it.
+		spec.Title = "xpath:."
+		if g.facts[0].main.Parent == nil || !isAncestor(g.linked[0], g.facts[0].main) {
+			spec.Link = sg.runLink(g)
+			if spec.Link == "" {
+				return extractor.SelectSpec{}, false
+			}
+		} else {
+			spec.Link = "a @href"
+		}
+		spec.Date = sg.runDate(g)
+		return spec, true
+	}
 	spec.Title, spec.Link = sg.titleLink(g)
 	if spec.Title == "" {
 		return extractor.SelectSpec{}, false // the whole card's text is never a title
+	}
+	if t := spec.Title; !strings.HasPrefix(t, "xpath:") && !strings.Contains(t, ",") && !sg.matchesExactly(item, g.linked) {
+		// Rows that are no items (a pager's, a second row per item):
+		// the items are those that have a title.
+		if s := strings.TrimSuffix(item, ":has(a[href])") + ":has(" + t + ")"; sg.matchesExactly(s, g.linked) {
+			spec.Item = s
+		}
 	}
 	spec.Description = sg.descriptionSelector(g)
 	spec.Date = sg.dateSelector(g.linked)
@@ -47,6 +69,12 @@ func (sg *suggester) spec(g *group) (extractor.SelectSpec, bool) {
 		spec.Image = "img @src"
 	}
 	return spec, true
+}
+
+// matchesExactly reports whether a CSS selector matches exactly ms.
+func (sg *suggester) matchesExactly(src string, ms []*html.Node) bool {
+	sel, err := cascadia.ParseGroup(src)
+	return err == nil && slices.Equal(cascadia.QueryAll(sg.doc, sel), ms)
 }
 
 // picture reports whether an <img> is a picture, not a decoration: a
