@@ -4,6 +4,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"unicode"
 	"unicode/utf8"
 
 	"github.com/andybalholm/cascadia"
@@ -278,7 +279,28 @@ func stableSelector(n *html.Node) string {
 			return n.Data + "[" + name + "=" + strconv.Quote(v.s) + "]"
 		}
 	}
+	// A data attribute whose value is a name ("THE LATEST", "top-news"),
+	// not a number or a tracking code.
+	for _, a := range n.Attr {
+		if strings.HasPrefix(a.Key, "data-") && cssIdent(a.Key) && dataName(a.Val) {
+			return n.Data + "[" + a.Key + "=" + strconv.Quote(a.Val) + "]"
+		}
+	}
 	return ""
+}
+
+// dataName reports whether a data attribute's value reads as a name:
+// letters, spaces, '-' and '_', 3 to 39 of them, no digits.
+func dataName(v string) bool {
+	if len(v) < 3 || len(v) >= 40 || strings.TrimSpace(v) != v {
+		return false
+	}
+	for _, r := range v {
+		if !unicode.IsLetter(r) && r != ' ' && r != '-' && r != '_' {
+			return false
+		}
+	}
+	return true
 }
 
 // commonAncestor is the deepest element that holds all of ns.

@@ -2,10 +2,12 @@ package suggest
 
 import (
 	"bytes"
+	"cmp"
 	"fmt"
 	"net/url"
 	"slices"
 	"strings"
+	"unicode"
 
 	"golang.org/x/net/html"
 	"golang.org/x/net/html/atom"
@@ -82,6 +84,44 @@ const (
 	MaxItems     = 5
 )
 
+// positionOnly weighs the score of a list whose item selector is a
+// chain of positions.
+const positionOnly = 0.6
+
+// recentHeading weighs the score of a list under a heading that calls
+// it the newest (see recent).
+const recentHeading = 1.3
+
+// recentWords are the words of a heading over a page's newest items, in
+// the languages of the pages dynamo reads.
+var recentWords = []string{"latest", "recent", "newest", "new", "news", "neueste", "neuesten", "aktuell", "aktuelles",
+	"neu", "nachrichten", "dernières", "derniers", "récents", "actualités", "últimas", "últimos", "recientes",
+	"noticias", "ultime", "ultimi", "notizie", "laatste", "nieuws", "najnowsze", "последние", "новости"}
+
+// recentCJK are such words in scripts without spaces.
+var recentCJK = []string{"最新", "新着", "即时", "最近", "新闻", "ニュース", "뉴스", "최신"}
+
+// recent reports whether a proposal's place is under a heading with a
+// word of recentWords.
+func recent(where string) bool {
+	h, ok := strings.CutPrefix(where, "under “")
+	if !ok {
+		return false
+	}
+	h = strings.ToLower(h)
+	for _, w := range strings.FieldsFunc(h, func(r rune) bool { return !unicode.IsLetter(r) }) {
+		if slices.Contains(recentWords, w) {
+			return true
+		}
+	}
+	for _, w := range recentCJK {
+		if strings.Contains(h, w) {
+			return true
+		}
+	}
+	return false
+}
+
 // maxTries bounds the extractions Page runs to check the blocks it
 // writes (each parses the page again).
 const maxTries = 12
@@ -148,6 +188,22 @@ func Page(page []byte, opts extractor.Options) (*Suggestions, error) {
 		structs = append(structs, p)
 		kept = append(kept, g)
 	}
+
+	// A list the page names (an id, a class, a data attribute) before
+	// one only a chain of positions reaches: a person's selector names
+	// what it reads.
+	for i := range structs {
+		if strings.Contains(structs[i].Select.Item, "nth-of-type") {
+			structs[i].Score = round2(structs[i].Score * positionOnly)
+			structs[i].Reason += ", reached only by its position"
+		}
+		if recent(structs[i].Where) {
+			// Under "Latest news", "Neueste Beiträge", "最新": the list the
+			// page itself calls its newest, what a feed is for.
+			structs[i].Score = round2(structs[i].Score * recentHeading)
+		}
+	}
+	slices.SortStableFunc(structs, func(x, y Proposal) int { return cmp.Compare(y.Score, x.Score) })
 
 	if schemaP != nil {
 		// schema.org items come before structures (the page says what its
