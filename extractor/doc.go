@@ -178,6 +178,28 @@
 // is dropped, gives no document and an error wrapping [ErrNoItems] (a
 // redesigned page never stores an empty version).
 //
+// No selector costs more than time linear in the page (cssmatch.go):
+// cascadia matches a combinator by trying every choice of ancestors, so a
+// CSS selector is split into its compound selectors, each compiled by
+// cascadia, and matched by one walk of the whole page per selector list
+// (one bit per compound on each node: an ancestor, the parent, the
+// previous sibling or an earlier sibling in the previous compound's set),
+// lists inside :not(), :has() and :haschild() first; sibling positions
+// (:nth-*, :only-*) are counted on the way. The result is cascadia's
+// QueryAll exactly (a differential test and a fuzz test compare them); a
+// single compound of constant-time simple selectors keeps cascadia's own
+// matcher. An extraction evaluates such a selector once on the page and
+// each item reads the result (evalCache); its cost over all items is then
+// the walk plus each item's subtree, as the item's text already costs.
+// What cascadia does in more than constant time per element and cannot be
+// walked set-wise (:contains() and :matches() read the element's text,
+// :lang(), :enabled and :disabled its ancestors) and every XPath
+// expression (through a navigator counting its moves) spend a budget of
+// 64 units per node of the page plus a constant, per selector and
+// extraction; beyond it the selector fails with "costs too much on this
+// page" (errCost): an item selector gives no document, a field is left
+// empty, each with an error diagnostic naming it.
+//
 // A third front end, schema.org (schemaorg.go), takes the items a page
 // publishes as JSON-LD or microdata when the block is {from: schema.org}:
 // it fills the same fields through the same setters (the selector front
