@@ -48,11 +48,12 @@ type suggester struct {
 	dated map[*html.Node]bool
 	keys  map[*html.Node][2]string // class path, tag path
 	// content: the elements that hold a page's content (see holdsContent)
-	content map[*html.Node]bool
-	generic map[string]bool             // link texts of three pages or more (see genericText)
-	promo   map[*html.Node]bool         // elements with a carousel's or promotion's class (see promoted)
-	script  script                      // of the page's language (see pageScript)
-	runs    map[*html.Node][]*html.Node // a heading's run of siblings, when items have no container (runs.go)
+	content  map[*html.Node]bool
+	generic  map[string]bool             // link texts of three pages or more (see genericText)
+	promo    map[*html.Node]bool         // elements with a carousel's or promotion's class (see promoted)
+	script   script                      // of the page's language (see pageScript)
+	runs     map[*html.Node][]*html.Node // a heading's run of siblings, when items have no container (runs.go)
+	pageText int                         // bytes of the page's text, plus one (see mostOfPage); 0 until needed
 }
 
 func newSuggester(doc *html.Node, page *url.URL, opts extractor.Options) *suggester {

@@ -147,9 +147,19 @@ func (sg *suggester) itemSelector(g *group) string {
 	pSel := sharedSelector(keys(parents))
 	anc := commonAncestor(want)
 	var aSels []string
-	for p := anc; p != nil && p.Type == html.ElementNode && len(aSels) < 3; p = p.Parent {
+	named := 0
+	for p := anc; p != nil && p.Type == html.ElementNode && named < 3; p = p.Parent {
 		if s := stableSelector(p); s != "" {
 			aSels = append(aSels, s)
+			named++
+			// Layout tables name themselves by their attributes only:
+			// the others too (the list's cellpadding, not the page's
+			// width).
+			for _, a := range attrSelectors(p) {
+				if a != s {
+					aSels = append(aSels, a)
+				}
+			}
 		}
 	}
 	for _, b := range bases {
@@ -258,6 +268,25 @@ func sharedSelector(ns []*html.Node) string {
 	return ""
 }
 
+// attrSelectors are the selectors of n by the attributes that name an
+// element on pages without ids or classes, one per attribute.
+func attrSelectors(n *html.Node) []string {
+	if n.DataAtom == atom.Body || n.DataAtom == atom.Html || attrMatch(n, "id").s != "" || attrMatch(n, "class").s != "" {
+		return nil
+	}
+	var out []string
+	for _, name := range namingAttrs {
+		if v := attrMatch(n, name); v.found() && v.s != "" && !strings.ContainsAny(v.s, "\"\\\n") && len(v.s) < 40 {
+			out = append(out, n.Data+"["+name+"="+strconv.Quote(v.s)+"]")
+		}
+	}
+	return out
+}
+
+// namingAttrs are the attributes that may name an element without an id
+// or a class.
+var namingAttrs = []string{"role", "aria-label", "summary", "name", "width", "align", "bgcolor", "cellpadding"}
+
 // stableSelector is "#id" or "tag.class" for an element with a stable id
 // or class, "" for one without.
 func stableSelector(n *html.Node) string {
@@ -274,7 +303,7 @@ func stableSelector(n *html.Node) string {
 	}
 	// Pages without ids or classes: an attribute that names the element
 	// (a role, a label, a table's summary or width).
-	for _, name := range []string{"role", "aria-label", "summary", "name", "width", "align", "bgcolor", "cellpadding"} {
+	for _, name := range namingAttrs {
 		if v := attrMatch(n, name); v.found() && v.s != "" && !strings.ContainsAny(v.s, "\"\\\n") && len(v.s) < 40 {
 			return n.Data + "[" + name + "=" + strconv.Quote(v.s) + "]"
 		}
@@ -502,13 +531,13 @@ func stripLabel(title string, titles []*html.Node) string {
 // 5) is the element wanted of that item; with href, the first match
 // whose href is wanted's.
 func (sg *suggester) firstIs(src string, items, wanted []*html.Node, href bool) bool {
-	sel, err := extractor.CompileField(src)
+	first, err := sg.fieldFirst(src)
 	if err != nil {
 		return false
 	}
 	hits := 0
 	for i, m := range items {
-		got := sel.First(sg.doc, m)
+		got := first(m)
 		if href {
 			if got.IsStr && got.Value == attrMatch(wanted[i], "href").s {
 				hits++
@@ -520,6 +549,63 @@ func (sg *suggester) firstIs(src string, items, wanted []*html.Node, href bool) 
 		}
 	}
 	return hits*5 >= len(items)*4
+}
+
+// fieldFirst compiles a field selector into the function that finds its
+// first match in an item, as extraction does: a CSS selector (with
+// " @attr") is run by cascadia here, the first matching descendant in
+// document order (with an attribute, the first that has it), which is
+// the extractor's rule and cheap for the many candidates tried; XPath
+// goes to the extractor.
+func (sg *suggester) fieldFirst(src string) (func(item *html.Node) extractor.FieldMatch, error) {
+	f, err := extractor.CompileField(src) // validates, as extraction will
+	if err != nil {
+		return nil, err
+	}
+	s := strings.TrimSpace(src)
+	if strings.HasPrefix(s, "xpath:") {
+		return func(item *html.Node) extractor.FieldMatch { return f.First(sg.doc, item) }, nil
+	}
+	css, attr := s, ""
+	if i := strings.LastIndexAny(s, " \t\r\n"); i >= 0 || strings.HasPrefix(s, "@") {
+		if name, ok := strings.CutPrefix(s[i+1:], "@"); ok {
+			css, attr = strings.TrimSpace(s[:i+1]), strings.ToLower(name)
+		}
+	}
+	if css == "" {
+		return func(item *html.Node) extractor.FieldMatch {
+			m := attrMatch(item, attr)
+			return extractor.FieldMatch{Value: m.s, IsStr: m.str}
+		}, nil
+	}
+	sel, err := cascadia.ParseGroup(css)
+	if err != nil {
+		return func(item *html.Node) extractor.FieldMatch { return f.First(sg.doc, item) }, nil
+	}
+	return func(item *html.Node) extractor.FieldMatch {
+		var out extractor.FieldMatch
+		var walk func(n *html.Node) bool
+		walk = func(n *html.Node) bool {
+			for c := n.FirstChild; c != nil; c = c.NextSibling {
+				if c.Type == html.ElementNode && sel.Match(c) {
+					if attr == "" {
+						out = extractor.FieldMatch{Node: c}
+						return false
+					}
+					if m := attrMatch(c, attr); m.found() {
+						out = extractor.FieldMatch{Value: m.s, IsStr: true}
+						return false
+					}
+				}
+				if !walk(c) {
+					return false
+				}
+			}
+			return true
+		}
+		walk(item)
+		return out
+	}, nil
 }
 
 // descriptionSelector finds the element, relative to the items, with the

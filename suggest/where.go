@@ -6,6 +6,8 @@ import (
 
 	"golang.org/x/net/html"
 	"golang.org/x/net/html/atom"
+
+	"github.com/dynamo-rss/dynamo/extractor"
 )
 
 // Where a list sits, as a person would point at it: under the heading
@@ -37,6 +39,9 @@ func (sg *suggester) where(ms []*html.Node) string {
 		if sg.holdsContent(p) && p.DataAtom != atom.Header && p.DataAtom != atom.Footer {
 			break
 		}
+		if sg.mostOfPage(p) {
+			break // a page's wrapper, whatever its class says ("repo-nav")
+		}
 		for _, l := range landmarks {
 			if p.DataAtom == l.atom {
 				return l.where
@@ -55,7 +60,7 @@ func (sg *suggester) where(ms []*html.Node) string {
 			}
 		}
 	}
-	if h := headingAbove(anc, ms[0]); h != "" {
+	if h := sg.headingAbove(anc, ms[0]); h != "" {
 		return "under “" + h + "”"
 	}
 	for p := anc; p != nil; p = p.Parent {
@@ -71,11 +76,11 @@ func (sg *suggester) where(ms []*html.Node) string {
 // few elements just before the container or one of its near ancestors
 // (a heading itself, or the last heading of a short block: a title
 // bar). "" when none is near.
-func headingAbove(anc, first *html.Node) string {
+func (sg *suggester) headingAbove(anc, first *html.Node) string {
 	// In the container, before the first item.
 	var in *html.Node
 	for c := anc.FirstChild; c != nil && !isAncestor(c, first); c = c.NextSibling {
-		if h := lastHeading(c); h != nil {
+		if h := sg.lastHeading(c); h != nil {
 			in = h
 		}
 	}
@@ -93,7 +98,7 @@ func headingAbove(anc, first *html.Node) string {
 				continue
 			}
 			k++
-			if h := lastHeading(s); h != nil {
+			if h := sg.lastHeading(s); h != nil {
 				return headingText(h)
 			}
 			if utf8.RuneCountInString(textOf(s)) > 200 {
@@ -107,23 +112,84 @@ func headingAbove(anc, first *html.Node) string {
 
 // lastHeading is n when it is a heading (h1–h6), else the last heading
 // in n when n is a short block (a title bar), else nil.
-func lastHeading(n *html.Node) *html.Node {
+func (sg *suggester) lastHeading(n *html.Node) *html.Node {
 	if n.Type != html.ElementNode {
 		return nil
 	}
 	if isHeading(n.DataAtom) {
-		return n
+		if sg.sectionHeading(n) {
+			return n
+		}
+		return nil
 	}
 	if utf8.RuneCountInString(textOf(n)) > 200 {
 		return nil
 	}
 	var last *html.Node
 	walkElements(n, func(e *html.Node) {
-		if isHeading(e.DataAtom) && !blankText(e) {
+		if isHeading(e.DataAtom) && sg.sectionHeading(e) {
 			last = e
 		}
 	})
 	return last
+}
+
+// sectionHeading reports whether a heading names a part of the page: it
+// has text of its own (not a logo's alt text) and links to no article
+// (an item's title does).
+func (sg *suggester) sectionHeading(h *html.Node) bool {
+	own := false
+	article := false
+	var walk func(n *html.Node)
+	walk = func(n *html.Node) {
+		for c := n.FirstChild; c != nil; c = c.NextSibling {
+			switch {
+			case c.Type == html.TextNode && strings.TrimSpace(c.Data) != "":
+				own = true
+			case c.Type == html.ElementNode && c.DataAtom == atom.A:
+				if h := attrMatch(c, "href"); usableHref(h) && sg.linkKind(h.s) == linkArticle {
+					article = true
+				}
+				walk(c)
+			case c.Type == html.ElementNode && !extractor.IsHidden(c.DataAtom):
+				walk(c)
+			}
+		}
+	}
+	walk(h)
+	return own && !article
+}
+
+// mostOfPage reports whether an element holds most of the page's text.
+func (sg *suggester) mostOfPage(n *html.Node) bool {
+	if sg.pageText == 0 {
+		sg.pageText = textLen(sg.doc, -1) + 1
+	}
+	return textLen(n, sg.pageText/2) > sg.pageText/2
+}
+
+// textLen is the bytes of text under n (hidden elements aside), counted
+// up to past limit (-1: all).
+func textLen(n *html.Node, limit int) int {
+	total := 0
+	var walk func(n *html.Node, depth int)
+	walk = func(n *html.Node, depth int) {
+		if depth > extractor.MaxTreeDepth || limit >= 0 && total > limit {
+			return
+		}
+		if n.Type == html.TextNode {
+			total += len(strings.TrimSpace(n.Data))
+			return
+		}
+		if n.Type == html.ElementNode && extractor.IsHidden(n.DataAtom) {
+			return
+		}
+		for c := n.FirstChild; c != nil; c = c.NextSibling {
+			walk(c, depth+1)
+		}
+	}
+	walk(n, 0)
+	return total
 }
 
 // headingText is a heading's text, shortened for a reason line.
