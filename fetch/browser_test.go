@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -607,7 +608,7 @@ func TestRenderedURLIsTheDocuments(t *testing.T) {
 // rawOrigin answers every request with the response head of its path in
 // heads (the status line and headers, which Go's server would not write),
 // the body after it.
-func rawOrigin(t *testing.T, heads map[string]string, bodies map[string]string) string {
+func rawOrigin(t *testing.T, heads map[string]string, bodies map[string]string, seen ...func(path string)) string {
 	t.Helper()
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -634,6 +635,9 @@ func rawOrigin(t *testing.T, heads map[string]string, bodies map[string]string) 
 					}
 				}
 				path := strings.Fields(line + " /")[1]
+				for _, f := range seen {
+					f(path)
+				}
 				head, ok := heads[path]
 				if !ok {
 					head = "HTTP/1.1 404 Not Found\r\n"
@@ -654,11 +658,16 @@ func rawOrigin(t *testing.T, heads map[string]string, bodies map[string]string) 
 func TestRenderBrowserRefusesAnAnswer(t *testing.T) {
 	html := "HTTP/1.1 200 OK\r\nContent-Type: text/html\r\n"
 	odd := "HTTP/1.1 200 OK\r\nContent-Type: text/javascript\r\nX Odd: yes\r\n"
+	var favicons atomic.Int32 // the browser may ask for one, answered (404) like any request
 	origin := rawOrigin(t, map[string]string{"/": html, "/odd.js": odd, "/odd.html": "HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nX Odd: yes\r\n"},
 		map[string]string{
 			"/":         `<!doctype html><p id=a>page</p><script src="/odd.js" onerror="document.body.insertAdjacentHTML('beforeend', '<p id=failed>script failed</p>')"></script>`,
 			"/odd.js":   `document.body.insertAdjacentHTML('beforeend', '<p id=ran>script ran</p>')`,
 			"/odd.html": `<p>odd</p>`,
+		}, func(path string) {
+			if path == "/favicon.ico" {
+				favicons.Add(1)
+			}
 		})
 	const timeout = 20 * time.Second
 	r, _ := newRenderer(t, fetch.BrowserOptions{Timeout: timeout})
@@ -667,8 +676,10 @@ func TestRenderBrowserRefusesAnAnswer(t *testing.T) {
 	if err != nil {
 		t.Fatalf("Render: %v (after %v)", err, time.Since(t0))
 	}
-	if !strings.Contains(string(out.HTML), "script failed") || out.Refused != 1 || out.Requests != 1 {
-		t.Errorf("DOM %s; %d requests served, %d refused; want the script failed, 1 and 1", out.HTML, out.Requests, out.Refused)
+	// A favicon the origin saw may still be on its way back when the DOM
+	// is read: served or not yet.
+	if most := 1 + int(favicons.Load()); !strings.Contains(string(out.HTML), "script failed") || out.Refused != 1 || out.Requests < 1 || out.Requests > most {
+		t.Errorf("DOM %s; %d requests served, %d refused; want the script failed, 1 (%d with favicons) and 1", out.HTML, out.Requests, out.Refused, most)
 	}
 	_, err = r.Render(t.Context(), fetch.RenderRequest{URL: origin + "/odd.html"})
 	if err == nil || !strings.Contains(err.Error(), "the browser refused the answer (HTTP 200)") || !strings.Contains(err.Error(), "X Odd") {
