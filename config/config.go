@@ -86,7 +86,14 @@ type StorageConfig struct {
 type AdminConfig struct {
 	Token     string `yaml:"token"`
 	TokenFile string `yaml:"token_file"`
+	// Enabled false keeps the admin routes and pages off. Unset (or true),
+	// `dynamo serve` on Badger creates a token in storage.path when neither
+	// Token nor TokenFile is set. Use [Config.AdminEnabled].
+	Enabled *bool `yaml:"enabled"`
 }
+
+// AdminEnabled reports whether admin.enabled leaves admin on (the default).
+func (c *Config) AdminEnabled() bool { return c.Admin.Enabled == nil || *c.Admin.Enabled }
 
 // WebSubConfig configures the WebSub hub of dynamo's own feeds (API.md
 // "Push (WebSub hub)"). Leases are what §5.3.1 of the Recommendation leaves
@@ -446,6 +453,12 @@ func checkDecoded(data []byte, cfg *Config) []error {
 	// and the loaded config must still validate when a component applies it.
 	if cfg.Admin.Token != "" && cfg.Admin.TokenFile != "" {
 		return []error{atPath(data, "$.admin", errors.New("set token or token_file, not both"))}
+	}
+	if !cfg.AdminEnabled() && (cfg.Admin.Token != "" || cfg.Admin.TokenFile != "") {
+		return []error{atPath(data, "$.admin.enabled", errors.New("false turns admin off, and then takes no token: remove token or token_file, or this line"))}
+	}
+	if cfg.Admin.Enabled != nil && *cfg.Admin.Enabled && cfg.Storage.Driver == DriverPostgres && cfg.Admin.Token == "" && cfg.Admin.TokenFile == "" {
+		return []error{atPath(data, "$.admin.enabled", errors.New("with storage.driver postgres no token is created (each node would make its own): set token_file, the same on every node"))}
 	}
 	if cfg.Storage.DSN != "" && cfg.Storage.DSNFile != "" {
 		return []error{atPath(data, "$.storage", errors.New("set dsn or dsn_file, not both"))}
