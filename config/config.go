@@ -170,6 +170,10 @@ type ResourceEntry struct {
 	// Select, when set, says where the page's items are (SELECTORS.md):
 	// the page is extracted with these selectors, not its annotations.
 	Select extractor.SelectSpec `yaml:"select,omitzero" json:"select,omitzero"`
+	// Filter keeps or drops the extracted items before a version is
+	// stored (SELECTORS.md "filter"; [extractor.FilterSpec]), whatever
+	// found them: annotations, selectors or schema.org.
+	Filter extractor.FilterSpec `yaml:"filter,omitzero" json:"filter,omitzero"`
 	// Weight is the resource's importance under policy kind budget (default
 	// 1, must be positive); WeightReaders multiplies it by the number of
 	// distinct clients that fetched its feeds in the last week. Both are

@@ -42,7 +42,22 @@
 // A resource comes from the file or from the admin API; both are a
 // [ResourceEntry] validated by [PollerConfig.ValidateResource], and
 // [ParseResource] reads an admin API body (JSON) with the same strict parser
-// as the file, so a definition means the same wherever it comes from.
+// as the file, so a definition means the same wherever it comes from. Like
+// the file, a body reports every problem, in body order, each with its
+// line and column: the fields the decoder refuses (unknown, or of the
+// wrong type) are taken out and the rest is validated, so a bad weight
+// does not hide a bad timezone; a refused field raises no second problem
+// of its own.
+//
+// A resource's filter (extractor.FilterSpec: include and exclude words or
+// re: expressions) is compiled when it is validated; a bad entry is named
+// by its list and position ("resources[2].filter.exclude[1]"). A list has
+// at most 64 entries of at most 256 bytes, and an expression compiles to
+// at most 1,000 instructions: a person's list of topics or advertising
+// words fits, and a filter's cost stays linear in the items' text (see
+// package extractor). [ParseFilter] reads a block alone (dynamo extract
+// --filter, POST /preview) and [FilterLines] the include and exclude
+// fields of a form, one entry a line.
 //
 // # Reload
 //

@@ -16,19 +16,44 @@ import (
 // fields and bad values are refused with the same messages), sets its id
 // when the body has none, and validates it under the poller settings p with
 // [PollerConfig.ValidateResource]. Field paths in errors start at "$".
+//
+// Every problem is reported, as the file's are: the fields the decoder
+// refuses (unknown, or of the wrong type) are taken out, the rest is
+// validated, and the error joins one [*FieldError] per problem in body
+// order, each with its line and column (errors.As finds the first). A
+// field the decoder refused raises no second problem of its own (a url of
+// the wrong type is not also missing). Only a body that cannot be read at
+// all (malformed JSON, a YAML syntax error, too deep) has one problem.
 func ParseResource(data []byte, id string, p PollerConfig) (ResourceEntry, error) {
-	r, err := DecodeResource(data)
-	if err != nil {
-		return ResourceEntry{}, err
+	r, problems, meant, readable := decodeResource(data)
+	if !readable {
+		return ResourceEntry{}, joinProblems(tidy(problems, meant))
+	}
+	refused := make(map[string]bool, len(problems)+len(meant))
+	for _, e := range problems {
+		var fe *FieldError
+		if errors.As(e, &fe) && fe.Path != "" {
+			refused[fe.Path] = true
+		}
+	}
+	for m := range meant {
+		refused[m] = true
 	}
 	switch {
 	case r.ID == "":
 		r.ID = id
 	case r.ID != id:
-		return ResourceEntry{}, &FieldError{Path: "$.id", Err: fmt.Errorf("%q differs from the id in the URL %q", r.ID, id)}
+		problems = append(problems, &FieldError{Path: "$.id", Err: fmt.Errorf("%q differs from the id in the URL %q", r.ID, id)})
 	}
-	if errs := p.ValidateResource("$", r); len(errs) > 0 {
-		return ResourceEntry{}, errors.Join(tidy(placed(data, errs), nil)...)
+	for _, e := range p.ValidateResource("$", r) {
+		var fe *FieldError
+		if errors.As(e, &fe) && knockOn(fe.Path, refused) {
+			continue
+		}
+		problems = append(problems, e)
+	}
+	if len(problems) > 0 {
+		return ResourceEntry{}, joinProblems(tidy(placed(data, problems), meant))
 	}
 	return r, nil
 }
@@ -40,19 +65,32 @@ func ParseResource(data []byte, id string, p PollerConfig) (ResourceEntry, error
 // JSON's terms, with its line and column. Every problem is reported, in
 // body order, an unknown field with the closest known one.
 func DecodeResource(data []byte) (ResourceEntry, error) {
+	r, problems, meant, _ := decodeResource(data)
+	if len(problems) > 0 {
+		return ResourceEntry{}, joinProblems(tidy(problems, meant))
+	}
+	return r, nil
+}
+
+// decodeResource decodes a definition, taking out the fields the decoder
+// refuses: r is what the rest decoded to, problems are the refusals (their
+// paths and places set), meant the fields an unknown key was meant to be.
+// readable is false when the body could not be read at all, or its rest
+// did not decode: then r is nothing to validate.
+func decodeResource(data []byte) (r ResourceEntry, problems []error, meant map[string]bool, readable bool) {
+	meant = map[string]bool{}
 	if fe := nestingProblem(data); fe != nil {
-		return ResourceEntry{}, fe
+		return r, []error{fe}, meant, false
 	}
 	if fe := jsonProblem(data); fe != nil {
-		return ResourceEntry{}, fe
+		return r, []error{fe}, meant, false
 	}
 	f, err := parseYAML(data)
 	if err != nil {
-		return ResourceEntry{}, err
+		return r, unjoin(err), meant, false
 	}
-	var r ResourceEntry
 	if len(f.Docs) == 0 || f.Docs[0].Body == nil {
-		return r, nil
+		return r, nil, meant, true
 	}
 	body := f.Docs[0].Body
 	decode := func() error {
@@ -60,11 +98,18 @@ func DecodeResource(data []byte) (ResourceEntry, error) {
 		return yaml.NodeToValue(body, &r, yaml.DisallowUnknownField())
 	}
 	if err := decode(); err != nil {
-		meant := map[string]bool{}
-		problems, _ := decodeProblems(body, reflect.TypeFor[ResourceEntry](), decode, err, meant)
-		return ResourceEntry{}, errors.Join(tidy(problems, meant)...)
+		problems, readable = decodeProblems(body, reflect.TypeFor[ResourceEntry](), decode, err, meant)
+		return r, problems, meant, readable
 	}
-	return r, nil
+	return r, nil, meant, true
+}
+
+// joinProblems is one problem as it is, several joined.
+func joinProblems(problems []error) error {
+	if len(problems) == 1 {
+		return problems[0]
+	}
+	return errors.Join(problems...)
 }
 
 // DecodeStoredResource reads a registration as the store keeps it (the

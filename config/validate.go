@@ -163,6 +163,7 @@ func (p PollerConfig) ValidateResource(at string, r ResourceEntry) []error {
 		bad(".date_format", "%v", err)
 	}
 	errs = append(errs, selectErrors(at+".select", r.Select)...)
+	errs = append(errs, filterErrors(at+".filter", r.Filter)...)
 	for _, name := range slices.Sorted(maps.Keys(r.Headers)) {
 		if err := checkHeader(name, r.Headers[name]); err != nil {
 			bad(".headers."+name, "%v", err)
