@@ -73,8 +73,18 @@
 //     content: full page their articles, through the fetcher.
 //
 // The Engine itself (engine.go) owns the resources, their busy tokens and
-// the lock over them, Run's workers and the poll: fetch, extract, store,
-// decide.
+// the lock over them, Run's workers and the poll: fetch, extract, filter,
+// store, decide.
+//
+// A resource's filter (config's filter, compiled once per definition into
+// an [extractor.Filter]) takes items out of the extracted document before
+// anything else reads it: the relative dates, the article step (an item
+// filtered out is never fetched), the comparison with the last version and
+// the store, so filtered-out items are never stored, whichever front end
+// found them. A filter is part of how a page is read ([sameExtraction],
+// the state's extraction key): changing it makes the next poll fetch and
+// extract the page again, and its version reflects the new filter even
+// when the page's bytes are the same.
 //
 // Credentials in a resource's URL (https://user:pass@host/) never reach a
 // log line or a status the poller writes: URLs and the errors of a poll go

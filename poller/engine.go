@@ -368,6 +368,7 @@ func (e *Engine) upsertLocked(b built, st persisted, stored bool, now time.Time)
 		}
 		e.resources[id] = r
 		r.host, r.policy, r.retention, r.entry, r.source, r.dates, r.sel = strings.ToLower(b.u.Host), b.policy, b.ret, b.entry, b.source, b.dates, b.sel
+		r.filter = b.filter
 		if r.st.Since.IsZero() {
 			r.st.Since = cmp.Or(b.since, now)
 		}
@@ -405,6 +406,7 @@ func (e *Engine) upsertLocked(b built, st persisted, stored bool, now time.Time)
 		r.st.Extraction = extractionKey(b.entry)
 	}
 	r.host, r.retention, r.entry, r.source, r.dates, r.sel = strings.ToLower(b.u.Host), b.ret, b.entry, b.source, b.dates, b.sel
+	r.filter = b.filter
 	if r.policy.Config() != b.policy.Config() {
 		if r.policy.Config().Kind == KindBudget && b.policy.Config().Kind != KindBudget {
 			e.budget.Leave(id)
@@ -976,7 +978,7 @@ func (e *Engine) poll(ctx context.Context, r *resource, wait bool) (Status, bool
 	cfg, entry, host, ret := e.cfg, r.entry, r.host, r.retention
 	val, last, bodyHash := r.compareWith()
 	rawURL := entry.URL
-	dates, sel := r.dates, r.sel
+	dates, sel, filter := r.dates, r.sel, r.filter
 	e.mu.Unlock()
 	// Parsed here rather than kept: a parsed URL per idle resource costs
 	// more memory than a parse per poll costs time.
@@ -1016,7 +1018,7 @@ func (e *Engine) poll(ctx context.Context, r *resource, wait bool) (Status, bool
 	}
 	start := e.clock.Now()
 	t0 := time.Now() // latency is measured on the wall clock, whatever the engine clock
-	res := e.fetchAndStore(ctx, r, u, fetchState{val, last, ret, bodyHash, dates, sel, entry, cfg.Poller}, start)
+	res := e.fetchAndStore(ctx, r, u, fetchState{val, last, ret, bodyHash, dates, sel, filter, entry, cfg.Poller}, start)
 	res.entry = entry
 	res.err = redacted(res.err, rawURL) // fetch errors may show the page's URL
 	e.m.latency.Observe(time.Since(t0).Seconds())
@@ -1102,6 +1104,7 @@ type fetchState struct {
 	bodyHash uint64 // of the last body extracted and stored; 0: none
 	dates    schema.DateRules
 	sel      *extractor.Selectors  // nil: the page's annotations
+	filter   *extractor.Filter     // nil: every item kept
 	entry    *config.ResourceEntry // its title, headers and how it is fetched
 	poller   config.PollerConfig
 }
@@ -1159,6 +1162,9 @@ func (e *Engine) fetchAndStore(ctx context.Context, r *resource, u *url.URL, fs 
 		return pollResult{outcome: OutcomeError, err: fmt.Errorf("extract: %w", err), floor: fr.MaxAge, extracted: true, diags: diags}
 	}
 	doc := out.Document
+	// Filtered before anything reads the items (dates, articles, the
+	// comparison): an item filtered out is neither fetched nor stored.
+	fs.filter.Apply(doc)
 	newest := newestStored(ctx, e.store, r.id) // read once, by whichever needs it
 	if err := keepDates(newest, doc, out.RelativeDates); err != nil {
 		e.log.WarnContext(ctx, "relative dates read again", slog.String("resource", r.id), slog.Any("error", err))

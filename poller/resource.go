@@ -24,6 +24,7 @@ type resource struct {
 	retention storage.Retention
 	dates     schema.DateRules      // how its page's dates are read (date_format, timezone)
 	sel       *extractor.Selectors  // its select block, compiled; nil: annotations
+	filter    *extractor.Filter     // its filter block, compiled; nil: every item kept
 	entry     *config.ResourceEntry // its definition, as the file or the admin API gave it (shared, never modified)
 	source    string                // SourceFile or SourceAPI
 	st        persisted
@@ -52,6 +53,7 @@ type built struct {
 	since  time.Time // a registered resource: when it was registered (the same on every node)
 	dates  schema.DateRules
 	sel    *extractor.Selectors
+	filter *extractor.Filter
 	entry  *config.ResourceEntry
 	source string
 	u      *url.URL
@@ -82,16 +84,20 @@ func build(p config.PollerConfig, bud *Budget, r *config.ResourceEntry, source, 
 			return built{}, &config.FieldError{Path: at + ".select", Err: err}
 		}
 	}
-	return built{entry: r, source: source, u: u, policy: pol, ret: storage.Retention{MaxVersions: rc.MaxVersions, MaxAge: rc.MaxAge.D()}, dates: r.DateRules(), sel: sel}, nil
+	filter, err := extractor.CompileFilter(r.Filter)
+	if err != nil {
+		return built{}, &config.FieldError{Path: at + ".filter", Err: err}
+	}
+	return built{entry: r, source: source, u: u, policy: pol, ret: storage.Retention{MaxVersions: rc.MaxVersions, MaxAge: rc.MaxAge.D()}, dates: r.DateRules(), sel: sel, filter: filter}, nil
 }
 
 // sameExtraction reports whether two definitions of a resource fetch and
-// extract its page alike: same URL, selectors, date layout, time zone and
-// fetch, wait_for and content.
+// extract its page alike: same URL, selectors, filter, date layout, time
+// zone and fetch, wait_for and content.
 // A change of policy, retention or weight keeps what a poll learned of the
 // page (its validators, its body's hash).
 func sameExtraction(a, b *config.ResourceEntry) bool {
-	return a.URL == b.URL && a.Select.Equal(b.Select) && a.DateFormat == b.DateFormat && a.Timezone == b.Timezone &&
+	return a.URL == b.URL && a.Select.Equal(b.Select) && a.Filter.Equal(b.Filter) && a.DateFormat == b.DateFormat && a.Timezone == b.Timezone &&
 		a.Title == b.Title && maps.Equal(a.Headers, b.Headers) && a.Fetch == b.Fetch && a.WaitFor == b.WaitFor && a.Content == b.Content
 }
 
@@ -127,11 +133,11 @@ func boolByte(v bool) byte {
 }
 
 // extractionKey identifies how a definition reads its page besides its URL
-// (which the state keeps apart): its selectors and date rules, the rest of
+// (which the state keeps apart): its selectors, filter and date rules, the rest of
 // [sameExtraction]. It is 0 for annotations read as they come, so states
 // saved before the key was recorded match such definitions.
 func extractionKey(r *config.ResourceEntry) uint64 {
-	if r.Select.IsZero() && r.DateFormat == "" && r.Timezone == "" && r.Title == "" && len(r.Headers) == 0 &&
+	if r.Select.IsZero() && r.Filter.IsZero() && r.DateFormat == "" && r.Timezone == "" && r.Title == "" && len(r.Headers) == 0 &&
 		r.Fetch == "" && r.WaitFor == "" && r.Content == "" {
 		return 0
 	}
@@ -141,11 +147,12 @@ func extractionKey(r *config.ResourceEntry) uint64 {
 		Select     extractor.SelectSpec
 		DateFormat string
 		Timezone   string
-		Title      string            `json:",omitempty"` // omitted when empty: keys recorded before these fields stay valid
-		Headers    map[string]string `json:",omitempty"`
-		Fetch      string            `json:",omitempty"`
-		WaitFor    string            `json:",omitempty"`
-		Content    string            `json:",omitempty"`
-	}{r.Select, r.DateFormat, r.Timezone, r.Title, r.Headers, r.Fetch, r.WaitFor, r.Content})
+		Title      string               `json:",omitempty"` // omitted when empty: keys recorded before these fields stay valid
+		Headers    map[string]string    `json:",omitempty"`
+		Fetch      string               `json:",omitempty"`
+		WaitFor    string               `json:",omitempty"`
+		Content    string               `json:",omitempty"`
+		Filter     extractor.FilterSpec `json:",omitzero"`
+	}{r.Select, r.DateFormat, r.Timezone, r.Title, r.Headers, r.Fetch, r.WaitFor, r.Content, r.Filter})
 	return xxhash.Sum64(b) | 1
 }
