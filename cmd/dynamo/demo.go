@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"crypto/rand"
 	"errors"
 	"fmt"
 	"io"
@@ -20,15 +19,13 @@ import (
 	"github.com/dynamo-rss/dynamo/config"
 )
 
-// demoConfig is the demo's configuration file; %s are the storage path and
-// the simulated site's base URL. The smart policy's short initial estimate
+// demoConfig is the demo's configuration file; %s are the listening
+// address, the storage path and the simulated site's base URL. The smart policy's short initial estimate
 // and minimum make its adaptation visible within a minute.
 const demoConfig = `# dynamo demo: edit this file while the demo runs, it reloads by itself.
 listen: %q
 storage:
-  path: %q
-admin:
-  token: %q
+  path: %q   # the admin token is in admin-token here, as dynamo serve keeps it
 poller:
   workers: 2
   timeout: 5s
@@ -129,9 +126,16 @@ func demo(ctx context.Context, o demoOptions) (err error) {
 	}()
 	siteURL := "http://" + siteLn.Addr().String()
 
-	token := rand.Text()
+	// The admin token is the one serve would create (and with --data, the
+	// one of the last run): made here so that the banner can show it.
+	storePath := filepath.Join(dir, "data")
+	tokenFile := filepath.Join(storePath, adminTokenName)
+	token, _, err := ensureAdminToken(tokenFile)
+	if err != nil {
+		return err
+	}
 	cfgPath := filepath.Join(dir, "dynamo-demo.yaml")
-	yaml := fmt.Sprintf(demoConfig, o.Listen, filepath.Join(dir, "data"), token, siteURL, siteURL)
+	yaml := fmt.Sprintf(demoConfig, o.Listen, storePath, siteURL, siteURL)
 	if err := os.WriteFile(cfgPath, []byte(yaml), 0o600); err != nil {
 		return fmt.Errorf("write demo configuration: %w", err)
 	}
@@ -147,6 +151,10 @@ func demo(ctx context.Context, o demoOptions) (err error) {
 		Stdout:     io.Discard, // the demo prints its own, fuller, banner
 		Hup:        o.Hup,
 		Ready: func(base string) {
+			data := "kept in " + dir
+			if o.DataDir == "" {
+				data = "in " + dir + ", a temporary directory removed at exit (--data DIR keeps them)"
+			}
 			fmt.Fprintf(o.Stdout, `dynamo demo is running. Open:
 
   %[1]s/                                 every resource, its feeds and its poll state
@@ -155,14 +163,17 @@ func demo(ctx context.Context, o demoOptions) (err error) {
   %[1]s/resources?type=json              all resources (JSON Feed)
   %[1]s/metrics                          Prometheus metrics
   %[1]s/preview                          try the extractor on your own page
-  %[1]s/new                              add a feed in the browser (log in with the admin token below)
+  %[1]s/login                            log in with the admin token below, then
+  %[1]s/new                              add a feed in the browser
 
 The simulated legacy site is %[2]s/ (news arrive in bursts; within a minute
 you see new versions and the smart interval adapting).
-Admin token: %[3]s   e.g.
+Admin token: %[3]s   (in %[5]s) e.g.
   curl -H 'Authorization: Bearer %[3]s' -X POST %[1]s/admin/resources/harbour-news/poll
-Configuration: %[4]s (edit it: it reloads). Ctrl-C stops.
-`, base, siteURL, token, cfgPath)
+Configuration: %[4]s (edit it: it reloads).
+The store, the token and the configuration are %[6]s.
+Ctrl-C stops.
+`, base, siteURL, token, cfgPath, tokenFile, data)
 			if o.Ready != nil {
 				o.Ready(base)
 			}

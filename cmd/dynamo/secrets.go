@@ -64,8 +64,12 @@ func configWarnings(cfg *config.Config, path string) []configWarning {
 // token. It never names a secret itself.
 func secretWarnings(cfg *config.Config, path string) []configWarning {
 	var out []configWarning
+	tokenField := "admin.token_file"
+	if isCreatedTokenFile(cfg) {
+		tokenField = "the admin token dynamo created"
+	}
 	files := []struct{ field, name string }{
-		{"admin.token_file", cfg.Admin.TokenFile},
+		{tokenField, cfg.Admin.TokenFile},
 		{"storage.dsn_file", cfg.Storage.DSNFile},
 	}
 	if cfg.Admin.TokenFile == "" && cfg.Admin.Token != "" {

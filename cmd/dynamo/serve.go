@@ -38,13 +38,19 @@ var defaultConfig []byte
 const serveHelp = `
 Configuration: the YAML file given with --config (check it first with
 'dynamo check --config FILE'). Without --config, the built-in default: Badger
-under ./data, listen :8080, no resources, admin off. The file reloads on
-SIGHUP, on POST /admin/reload and when it changes.
+under ./data, listen :8080, no resources. The file reloads on SIGHUP, on
+POST /admin/reload and when it changes.
+
+Admin: without admin.token or admin.token_file, a token is created on first
+start in STORAGE.PATH/admin-token (mode 0600, kept across restarts; delete or
+replace it and reload to rotate it), and serve prints the /login URL and the
+file's path, never the token. admin.enabled: false keeps admin off. With
+PostgreSQL no token is created: set admin.token_file, the same on every node.
 
 Fields (every field, its default and meaning: docs/configuration.md):
   listen, public_url
   storage:  driver (badger|postgres), path, dsn, dsn_file, min_free, sync_writes
-  admin:    token, token_file
+  admin:    token, token_file, enabled
   log:      level, format (text|json), access
   poller:   workers, timeout, connect_timeout, header_timeout, max_body,
             max_redirects, user_agent, per_host_interval, robots,
@@ -178,9 +184,18 @@ type serveOptions struct {
 // Shutdown happens in order: stop accepting and finish in-flight requests,
 // stop the poller (in-flight polls are cancelled and awaited), close Badger.
 func serve(ctx context.Context, o serveOptions) (err error) {
-	cfg, log := o.Config, o.Logger
+	log := o.Logger
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
+	}
+	// Without a token configured, one is created in the data directory
+	// (admintoken.go); each reload reads it again, as a token_file.
+	cfg, tokenCreated, err := withAdminToken(o.Config)
+	if err != nil {
+		return err
+	}
+	if tokenCreated {
+		log.Info("admin token created", slog.String("file", shownPath(cfg.Admin.TokenFile)))
 	}
 	warnConfig(log, cfg, o.ConfigPath)
 	mem := applyMemory(cfg, nil)
@@ -245,9 +260,32 @@ func serve(ctx context.Context, o serveOptions) (err error) {
 	var inForce atomic.Pointer[config.Config]
 	inForce.Store(cfg)
 	last := cfg // the last configuration applied; only the reloader goroutine touches it after start
+
+	var publicURL string // set once listening, before the reloader runs
+	load := o.Load
+	if load == nil {
+		load = func() (*config.Config, error) {
+			if o.ConfigPath != "" {
+				return config.Load(o.ConfigPath)
+			}
+			d := config.Default()
+			return &d, nil
+		}
+	}
 	reloader := config.NewReloader(o.ConfigPath, config.ReloaderOptions{
 		Logger: log.With(slog.String("component", "reload")),
-		Load:   o.Load,
+		Load: func() (*config.Config, error) {
+			next, err := load()
+			if err != nil {
+				return nil, err
+			}
+			next, created, err := withAdminToken(next)
+			if created { // the file was deleted: a new token, said as at start
+				log.Info("admin token created", slog.String("file", shownPath(next.Admin.TokenFile)))
+				fmt.Fprint(o.Stdout, adminBanner(next, true, publicURL, o.ConfigPath))
+			}
+			return next, err
+		},
 	}, engine.Apply, func(_ context.Context, next *config.Config) error {
 		srv.SetAdminToken(next.Admin.Token) // rotated token (or admin turned on/off) at once
 		warnConfig(log, next, o.ConfigPath)
@@ -267,7 +305,7 @@ func serve(ctx context.Context, o serveOptions) (err error) {
 		return fmt.Errorf("listen on %s: %w", addr, err)
 	}
 	base := baseURL(ln.Addr())
-	publicURL := cfg.PublicURL
+	publicURL = cfg.PublicURL
 	if publicURL == "" {
 		publicURL = base
 	}
@@ -348,7 +386,8 @@ func serve(ctx context.Context, o serveOptions) (err error) {
 
 	log.Info("dynamo serving", slog.String("addr", ln.Addr().String()), slog.String("url", base),
 		slog.Int("resources", len(cfg.Resources)), slog.String("storage", db.where))
-	fmt.Fprintf(o.Stdout, "dynamo: listening on %s\n", base)
+	// One write, so that a reader of the first line has the others too.
+	fmt.Fprint(o.Stdout, "dynamo: listening on "+base+"\n"+adminBanner(cfg, tokenCreated, publicURL, o.ConfigPath))
 	if o.Ready != nil {
 		o.Ready(base)
 	}
