@@ -47,10 +47,7 @@ func ParseFilter(data []byte) (extractor.FilterSpec, error) {
 	if fe := nestingProblem(data); fe != nil {
 		return spec, fe
 	}
-	if fe := jsonProblem(data); fe != nil {
-		return spec, fe
-	}
-	f, err := parseYAML(data)
+	f, err := parseYAML(data) // a flow mapping ({include: [...]}) is YAML, as a select block may be
 	if err != nil {
 		return spec, err
 	}

@@ -126,6 +126,7 @@ func TestParseFilter(t *testing.T) {
 	}{
 		{"bare", "include: [Gemeinderat]\nexclude: [Anzeige]\n", extractor.FilterSpec{Include: []string{"Gemeinderat"}, Exclude: []string{"Anzeige"}}, nil},
 		{"json", `{"exclude": ["Sponsored"]}`, extractor.FilterSpec{Exclude: []string{"Sponsored"}}, nil},
+		{"flow", `{include: [Gemeinderat], exclude: ["re:(?i)anzeige"]}`, extractor.FilterSpec{Include: []string{"Gemeinderat"}, Exclude: []string{"re:(?i)anzeige"}}, nil},
 		{"under filter", "url: https://example.org/\nfilter:\n  exclude: [Anzeige]\n", extractor.FilterSpec{Exclude: []string{"Anzeige"}}, nil},
 		{"empty", "{}", extractor.FilterSpec{}, nil},
 		{"bad entries", "include: [\"\"]\nexclude: [\"re:[\"]\n", extractor.FilterSpec{}, []string{
