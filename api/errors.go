@@ -29,7 +29,10 @@ type Problem struct {
 	Detail     string
 	Param      string        // the query parameter at fault, if any ("index", "type", …)
 	RetryAfter time.Duration // > 0: the answer's Retry-After, in whole seconds rounded up
-	Err        error
+	// Errors are the problems of a definition or block sent in the body,
+	// each at its field and place, in body order (the "errors" member).
+	Errors []problemField
+	Err    error
 }
 
 func (p *Problem) Error() string {
@@ -105,6 +108,20 @@ type problemBody struct {
 	Detail   string `json:"detail,omitempty"`
 	Instance string `json:"instance,omitempty"`
 	Param    string `json:"parameter,omitempty"`
+	// Errors is an extension member (RFC 9457 §3.2): every problem of
+	// the body, in body order.
+	Errors []problemField `json:"errors,omitempty"`
+}
+
+// problemField is one problem of a request body: its field as people
+// write it ("weight", "filter.exclude[1]"; "" for the body as a whole),
+// its 1-based line and column in the body (0 when it has no place there),
+// and what is wrong.
+type problemField struct {
+	Field  string `json:"field"`
+	Line   int    `json:"line"`
+	Column int    `json:"column"`
+	Detail string `json:"detail"`
 }
 
 // toProblem maps any error a handler returns to the problem the client sees.
@@ -186,6 +203,7 @@ func (s *Server) httpError(err error, c echo.Context) {
 		Detail:   detail,
 		Instance: req.URL.RequestURI(),
 		Param:    p.Param,
+		Errors:   p.Errors,
 	}
 	h := c.Response().Header()
 	if p.Status == http.StatusUnauthorized && h.Get(echo.HeaderWWWAuthenticate) == "" {

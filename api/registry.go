@@ -182,15 +182,35 @@ func (s *Server) deleteAdminResource(c echo.Context) error {
 }
 
 // badDefinition is the 400 of a definition the configuration refuses; the
-// detail names every field at fault, and parameter the first.
+// detail names every field at fault, parameter the first, and errors
+// lists them all in body order, each with its line and column.
 func badDefinition(err error) *Problem {
 	p := problemf(http.StatusBadRequest, "invalid resource definition: %v", err)
 	var fe *config.FieldError
 	if errors.As(err, &fe) {
 		p.Param = strings.TrimPrefix(strings.TrimPrefix(fe.Path, "$"), ".")
 	}
+	p.Errors = problemFields(err)
 	p.Err = err
 	return p
+}
+
+// problemFields lists the problems config joined in err, in its order.
+func problemFields(err error) []problemField {
+	list := []error{err}
+	if j, ok := err.(interface{ Unwrap() []error }); ok { //nolint:errorlint // errors.Join's own shape
+		list = j.Unwrap()
+	}
+	out := make([]problemField, 0, len(list))
+	for _, e := range list {
+		var fe *config.FieldError
+		if !errors.As(e, &fe) {
+			out = append(out, problemField{Detail: e.Error()})
+			continue
+		}
+		out = append(out, problemField{Field: fe.Field(), Line: fe.Line, Column: fe.Col, Detail: fe.Err.Error()})
+	}
+	return out
 }
 
 // Self-registration.
