@@ -12,6 +12,7 @@ import (
 	"net/http"
 	"net/url"
 	"slices"
+	"strings"
 	"unicode/utf8"
 
 	"github.com/labstack/echo/v4"
@@ -43,6 +44,32 @@ type previewResult struct {
 	Document    string              `json:"document"`
 	Diagnostics []previewDiagnostic `json:"diagnostics"`
 	Error       *string             `json:"error"`
+	// Counts are the document's items and those a filter took out, when
+	// the preview yields a document; FilteredOut lists the latter, in page
+	// order, when the preview had a filter ([] when it took none out).
+	Counts      *previewCounts    `json:"counts,omitempty"`
+	FilteredOut []previewFiltered `json:"filtered_out,omitzero"`
+}
+
+// previewCounts counts a preview's items: kept (in the document) and
+// filtered out.
+type previewCounts struct {
+	Kept        int `json:"kept"`
+	FilteredOut int `json:"filtered_out"`
+}
+
+// previewFiltered is an item a preview's filter took out: Rule is
+// "include" (no include entry matched it) or "exclude", Entry the exclude
+// entry that matched, Matched both in words ("exclude: Sponsored",
+// "include: none matched").
+type previewFiltered struct {
+	Index   int    `json:"index"`
+	ID      string `json:"id"`
+	Title   string `json:"title"`
+	Link    string `json:"link"`
+	Rule    string `json:"rule"`
+	Entry   string `json:"entry,omitempty"`
+	Matched string `json:"matched"`
 }
 
 // previewPage is the data of the preview template.
@@ -64,6 +91,22 @@ type previewInput struct {
 	contentType string // charset of the page, when the client said
 	form        bool
 	selectBlock []byte // a select block (YAML or JSON), when the client sent one
+	filter      previewFilterInput
+}
+
+// previewFilterInput is the filter a preview was sent: a block (YAML or
+// JSON, as config.ParseFilter reads it), or include and exclude fields of
+// one entry a line (as the /new form sends them), not both.
+type previewFilterInput struct {
+	block            []byte
+	include, exclude string
+}
+
+// filterFields reads a preview's filter from form fields or query
+// parameters (a repeated include or exclude is one entry a value).
+func filterFields(v url.Values) previewFilterInput {
+	return previewFilterInput{block: []byte(v.Get("filter")),
+		include: strings.Join(v["include"], "\n"), exclude: strings.Join(v["exclude"], "\n")}
 }
 
 // previewJSON is a JSON body of POST /preview: the page as text, its URL,
@@ -72,6 +115,7 @@ type previewJSON struct {
 	Page   string          `json:"page"`
 	URL    string          `json:"url"`
 	Select json.RawMessage `json:"select"`
+	Filter json.RawMessage `json:"filter"`
 }
 
 func severityName(s extractor.Severity) string {
@@ -111,12 +155,13 @@ func (s *Server) readPreview(c echo.Context) (previewInput, error) {
 			if fhs := req.MultipartForm.File["page"]; len(fhs) > 0 && fhs[0].Size > 0 { // the page as an uploaded file: its bytes as they are
 				in, err := s.readPreviewFile(fhs[0], req.PostFormValue("url"))
 				in.selectBlock = []byte(req.PostFormValue("select"))
+				in.filter = filterFields(req.PostForm)
 				return in, err
 			}
 		}
 		// Browsers send form fields as UTF-8 (the form says accept-charset).
 		return previewInput{page: []byte(req.PostFormValue("page")), url: req.PostFormValue("url"), contentType: "text/html; charset=utf-8", form: true,
-			selectBlock: []byte(req.PostFormValue("select"))}, nil
+			selectBlock: []byte(req.PostFormValue("select")), filter: filterFields(req.PostForm)}, nil
 	case echo.MIMEApplicationJSON:
 		return s.readPreviewJSON(req.Body)
 	}
@@ -124,7 +169,7 @@ func (s *Server) readPreview(c echo.Context) (previewInput, error) {
 	if err != nil {
 		return previewInput{}, s.previewReadError(err)
 	}
-	in := previewInput{page: body, url: c.QueryParam("url"), selectBlock: []byte(c.QueryParam("select"))}
+	in := previewInput{page: body, url: c.QueryParam("url"), selectBlock: []byte(c.QueryParam("select")), filter: filterFields(c.QueryParams())}
 	if cs := params["charset"]; cs != "" {
 		in.contentType = "text/html; charset=" + cs
 	}
@@ -145,15 +190,49 @@ func (s *Server) readPreviewJSON(r io.Reader) (previewInput, error) {
 		return previewInput{}, problemf(http.StatusBadRequest, "the JSON body could not be read: %v", err)
 	}
 	out := previewInput{page: []byte(in.Page), url: in.URL, contentType: "text/html; charset=utf-8"}
+	out.selectBlock, out.filter.block = blockOf(in.Select), blockOf(in.Filter)
+	return out, nil
+}
+
+// blockOf is a block of a JSON body (select, filter): the text of a
+// string (YAML or JSON), or an object as it is; nil when absent or null.
+func blockOf(raw json.RawMessage) []byte {
 	var text string
 	switch {
-	case len(in.Select) == 0 || string(in.Select) == "null":
-	case json.Unmarshal(in.Select, &text) == nil:
-		out.selectBlock = []byte(text) // YAML or JSON as a string
-	default:
-		out.selectBlock = in.Select // an object
+	case len(raw) == 0 || string(raw) == "null":
+		return nil
+	case json.Unmarshal(raw, &text) == nil:
+		return []byte(text)
 	}
-	return out, nil
+	return raw
+}
+
+// previewFilter compiles the filter a preview was sent, if any, as the
+// configuration does; an invalid one is a 400 naming each bad entry.
+func previewFilter(in previewFilterInput) (*extractor.Filter, error) {
+	block := len(bytes.TrimSpace(in.block)) > 0
+	lines := strings.TrimSpace(in.include) != "" || strings.TrimSpace(in.exclude) != ""
+	var spec extractor.FilterSpec
+	var err error
+	switch {
+	case block && lines:
+		return nil, &Problem{Status: http.StatusBadRequest, Param: "filter",
+			Detail: "send the filter as a filter block or as include and exclude fields, not both"}
+	case block:
+		spec, err = config.ParseFilter(in.block)
+	case lines:
+		spec, err = config.FilterLines(in.include, in.exclude)
+	default:
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fieldProblem("invalid filter: ", err)
+	}
+	f, err := extractor.CompileFilter(spec)
+	if err != nil { // config checked it: not expected
+		return nil, fieldProblem("invalid filter: ", err)
+	}
+	return f, nil
 }
 
 // previewSelectors compiles the select block a preview was sent, if any,
@@ -169,10 +248,25 @@ func previewSelectors(block []byte) (*extractor.Selectors, error) {
 	return sel, nil
 }
 
+// filtered applies the preview's filter (nil: none) to doc and counts
+// and lists what it took out, as the poller would store doc.
+func (out *previewResult) filtered(f *extractor.Filter, doc *schema.Document) {
+	dropped := f.Apply(doc)
+	out.Counts = &previewCounts{Kept: len(doc.Items), FilteredOut: len(dropped)}
+	if f == nil {
+		return
+	}
+	out.FilteredOut = make([]previewFiltered, 0, len(dropped))
+	for _, d := range dropped {
+		out.FilteredOut = append(out.FilteredOut, previewFiltered{Index: d.Item.Index, ID: d.Item.ID, Title: d.Item.Title,
+			Link: d.Item.Link, Rule: d.Rule, Entry: d.Entry, Matched: d.Reason()})
+	}
+}
+
 // fieldProblem is a 400 whose detail is prefix and err, and whose
 // parameter is the field err names (select.item…), if it names one.
 func fieldProblem(prefix string, err error) *Problem {
-	p := &Problem{Status: http.StatusBadRequest, Detail: prefix + err.Error(), Err: err}
+	p := &Problem{Status: http.StatusBadRequest, Detail: prefix + err.Error(), Errors: problemFields(err), Err: err}
 	var fe *config.FieldError
 	if errors.As(err, &fe) {
 		p.Param = fe.Field()
@@ -237,6 +331,10 @@ func (s *Server) postPreview(c echo.Context) error {
 	if err != nil {
 		return err
 	}
+	filter, err := previewFilter(in.filter)
+	if err != nil {
+		return err
+	}
 	res, err := extractor.Extract(bytes.NewReader(in.page), extractor.Options{
 		URL:         in.url,
 		RSSID:       previewRSSID,
@@ -268,6 +366,7 @@ func (s *Server) postPreview(c echo.Context) error {
 		}
 		slices.SortStableFunc(out.Diagnostics, func(a, b previewDiagnostic) int { return cmp.Or(a.Line-b.Line, a.Col-b.Col) })
 		if res.Document != nil {
+			out.filtered(filter, res.Document)
 			xml, merr := schema.Marshal(res.Document)
 			if merr != nil {
 				return fmt.Errorf("marshal preview document: %w", merr)
