@@ -25,6 +25,9 @@ type pageFlags struct {
 	url, rssID, contentType, timestamp string
 	dateFormat, timezone               string
 	selectFile                         string
+	filterFile                         string   // extract --filter
+	include, exclude                   []string // extract --include, --exclude
+	filter                             *extractor.Filter
 	configFile                         string // the poller settings of a page given as a URL
 	allowPrivate                       bool
 	dates                              bool // lint --dates: how each date reads
@@ -56,6 +59,15 @@ func (p *pageFlags) parse(name, synopsis string, args []string, stdout io.Writer
 	if withDoc {
 		fs.StringVar(&p.rssID, "rssid", "", "the resource id written as rssId (default: the file name without extension, 'page' for standard input)")
 		fs.StringVar(&p.timestamp, "timestamp", "", "the retrieval time written in the document, RFC 3339 (default: now, UTC)")
+		fs.StringVar(&p.filterFile, "filter", "", "a YAML or JSON `file` holding a filter block ({include: [...], exclude: [...]}) or a resource definition with one (docs/selectors.md, Filters): the document keeps the items the poller would store, stderr lists the others")
+		fs.Func("include", "keep only items matching this `word` (or re:EXPRESSION); repeat for more, added after --filter's include list", func(v string) error {
+			p.include = append(p.include, v)
+			return nil
+		})
+		fs.Func("exclude", "drop items matching this `word` (or re:EXPRESSION); repeat for more, added after --filter's exclude list", func(v string) error {
+			p.exclude = append(p.exclude, v)
+			return nil
+		})
 	}
 	if err := parseFlags(fs, args); err != nil {
 		return "", err
@@ -101,6 +113,9 @@ func (p *pageFlags) options(path string) (extractor.Options, error) {
 			return opts, &exitError{code: 2, err: fmt.Errorf("--select %s: %w", p.selectFile, err)}
 		}
 	}
+	if err := p.compileFilter(); err != nil {
+		return opts, err
+	}
 	if p.timestamp != "" {
 		t, err := time.Parse(time.RFC3339, p.timestamp)
 		if err != nil {
@@ -109,6 +124,42 @@ func (p *pageFlags) options(path string) (extractor.Options, error) {
 		opts.Timestamp = t.UTC()
 	}
 	return opts, nil
+}
+
+// compileFilter reads --filter and adds --include and --exclude to its
+// lists; p.filter stays nil without any.
+func (p *pageFlags) compileFilter() error {
+	var spec extractor.FilterSpec
+	if p.filterFile != "" {
+		data, err := os.ReadFile(p.filterFile)
+		if err != nil {
+			return &exitError{code: 2, err: fmt.Errorf("--filter: %w", err)}
+		}
+		if spec, err = config.ParseFilter(data); err != nil {
+			return &exitError{code: 2, err: fmt.Errorf("--filter %s: %w", p.filterFile, err)}
+		}
+	}
+	spec.Include = append(spec.Include, p.include...)
+	spec.Exclude = append(spec.Exclude, p.exclude...)
+	f, err := extractor.CompileFilter(spec)
+	if err != nil { // the file's lists are valid: the problem is a flag's
+		return &exitError{code: 2, err: fmt.Errorf("--include/--exclude: filter.%w", err)}
+	}
+	p.filter = f
+	return nil
+}
+
+// printFiltered says on w which items the filter took out of the
+// document and why, then how many it kept and took out.
+func printFiltered(w io.Writer, name string, kept int, out []extractor.FilteredItem) {
+	for _, o := range out {
+		fmt.Fprintf(w, "%s: filtered out: item %d %q %s (%s)\n", name, o.Item.Index, o.Item.Title, o.Item.Link, o.Reason())
+	}
+	items := "items"
+	if kept == 1 {
+		items = "item"
+	}
+	fmt.Fprintf(w, "%s: filter: %d %s kept, %d filtered out\n", name, kept, items, len(out))
 }
 
 // isPageURL reports whether a command's page argument is a URL to fetch.
@@ -211,14 +262,19 @@ func runPage(ctx context.Context, name, synopsis string, args []string, stdin io
 	if res != nil {
 		printDiagnostics(diags, file, res.Diagnostics, res.Dates)
 	}
+	if res != nil && res.Document != nil && p.filter != nil {
+		out := p.filter.Apply(res.Document)
+		printFiltered(diags, file, len(res.Document.Items), out)
+	}
 	return res, file, err
 }
 
 // cmdExtract prints the XMLData document of a page on stdout and its
 // diagnostics on stderr; exit 1 when the page is not annotated.
 func cmdExtract(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
-	res, name, err := runPage(ctx, "extract", "[--url URL] [--rssid ID] [--content-type CT] [--timestamp T] [--select FILE.yaml] [--config FILE] [--allow-private] FILE|-|URL\n"+
+	res, name, err := runPage(ctx, "extract", "[--url URL] [--rssid ID] [--content-type CT] [--timestamp T] [--select FILE.yaml] [--filter FILE.yaml] [--include WORD]... [--exclude WORD]... [--config FILE] [--allow-private] FILE|-|URL\n"+
 		"Prints the XMLData document on stdout and the diagnostics on stderr (as lint does);\n"+
+		"with a filter, the document holds the items kept and stderr lists those filtered out;\n"+
 		"exits 1 when the page is not annotated (no channel:title), or, with --select,\n"+
 		"when the item selector matches nothing.",
 		args, stdin, stdout, stderr, true)
