@@ -211,6 +211,21 @@
 // [CompileField]...), so that it sees a page exactly as extraction does,
 // and checks every block it writes with [Extract].
 //
+// # Filters
+//
+// A resource's filter (filter.go; SELECTORS.md "filter") is not part of
+// Extract: [CompileFilter] compiles a [FilterSpec] once, and its
+// [Filter.Apply] takes items out of a document, whichever front end made
+// it, with the reason of each ([FilteredItem]); the poller applies it
+// before versioning, POST /preview and dynamo extract to show what was
+// filtered out. Words match case-insensitively (full case folding) as
+// whole words (letters, digits and marks of any script make words) in an
+// item's title or description, which is its text: the description's HTML
+// (content:encoded) is never read. re: entries are RE2 expressions. Lists
+// have at most [MaxFilterEntries] entries of [MaxFilterEntryBytes], an
+// expression at most 1,000 compiled instructions, so matching stays linear
+// in the items' text.
+//
 // # Limits
 //
 // Memory grows with the open regions and the extracted values, never with
