@@ -29,7 +29,8 @@ var landmarks = []struct {
 // where says where the list of ms sits: "in the footer" (or the
 // sidebar, the navigation, the header) when it is in such a landmark,
 // else "under “HEADING”" for the nearest heading above it, else "in the
-// main content" inside <main>; "" when nothing names the place.
+// main content" inside <main> or the page's main content area; "on the
+// page" when nothing names the place.
 func (sg *suggester) where(ms []*html.Node) string {
 	anc := ms[0].Parent
 	if len(ms) > 1 {
@@ -64,11 +65,11 @@ func (sg *suggester) where(ms []*html.Node) string {
 		return "under “" + h + "”"
 	}
 	for p := anc; p != nil; p = p.Parent {
-		if p.DataAtom == atom.Main || attrMatch(p, "role").s == "main" {
+		if p.DataAtom == atom.Main || attrMatch(p, "role").s == "main" || (p.Type == html.ElementNode && sg.holdsContent(p)) {
 			return "in the main content"
 		}
 	}
-	return ""
+	return "on the page" // nothing names the place: still a place, so that every proposal says one
 }
 
 // headingAbove is the text of the nearest heading above the list: a
