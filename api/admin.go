@@ -24,13 +24,13 @@ func bearerMatches(header, token string) bool {
 	if !ok || !strings.EqualFold(scheme, "Bearer") {
 		return false
 	}
-	return tokenMatches(cred, token)
+	return TokenMatches(cred, token)
 }
 
-// tokenMatches reports whether got is exactly the admin token, byte for
+// TokenMatches reports whether got is exactly the admin token, byte for
 // byte, nothing trimmed; an empty one never matches. The bearer header and
 // the login form both check with it.
-func tokenMatches(got, token string) bool {
+func TokenMatches(got, token string) bool {
 	if got == "" || token == "" {
 		return false
 	}
@@ -39,8 +39,8 @@ func tokenMatches(got, token string) bool {
 	return subtle.ConstantTimeCompare(g[:], want[:]) == 1
 }
 
-// adminOff is the 404 of every admin route while no token is configured.
-const adminOff = "the admin API is off; set admin.token or admin.token_file in the configuration and reload to turn it on"
+// AdminOff is the 404 of every admin route while no token is configured.
+const AdminOff = "the admin API is off; set admin.token or admin.token_file in the configuration and reload to turn it on"
 
 // requireToken lets through only requests with the configured bearer token.
 // Every admin answer is Cache-Control: no-store: shared caches must not keep
@@ -51,7 +51,7 @@ func (s *Server) requireToken(next echo.HandlerFunc) echo.HandlerFunc {
 		c.Response().Header().Set(echo.HeaderCacheControl, "no-store")
 		token := *s.token.Load()
 		if token == "" {
-			return problemf(http.StatusNotFound, "%s", adminOff)
+			return problemf(http.StatusNotFound, "%s", AdminOff)
 		}
 		h := c.Request().Header.Get(echo.HeaderAuthorization)
 		if bearerMatches(h, token) {
@@ -104,7 +104,7 @@ func timePtr(t time.Time) *time.Time {
 func newAdminStatus(st ResourceStatus) adminStatus {
 	return adminStatus{
 		ID:              st.ID,
-		URL:             shownURL(st.URL), // a secret, as headers are: in, never out
+		URL:             ShownURL(st.URL), // a secret, as headers are: in, never out
 		Policy:          st.Policy,
 		Interval:        st.Interval.String(),
 		IntervalSeconds: st.Interval.Seconds(),
@@ -115,11 +115,11 @@ func newAdminStatus(st ResourceStatus) adminStatus {
 		LastPoll:        timePtr(st.LastPoll),
 		NextPoll:        timePtr(st.NextPoll),
 		LastOutcome:     st.LastOutcome,
-		LastError:       shownText(st.LastError),
+		LastError:       ShownText(st.LastError),
 		Polls:           st.Polls,
 		Changes:         st.Changes,
 		Errors:          st.Errors,
-		Diagnostics:     shownTexts(st.Diagnostics),
+		Diagnostics:     ShownTexts(st.Diagnostics),
 	}
 }
 

@@ -276,8 +276,8 @@ func TestTokenMatches(t *testing.T) {
 		{"tok", "", false},
 		{"", "", false},
 	} {
-		if got := tokenMatches(tc.got, tc.token); got != tc.want {
-			t.Errorf("tokenMatches(%q, %q) = %v, want %v", tc.got, tc.token, got, tc.want)
+		if got := TokenMatches(tc.got, tc.token); got != tc.want {
+			t.Errorf("TokenMatches(%q, %q) = %v, want %v", tc.got, tc.token, got, tc.want)
 		}
 	}
 }

@@ -155,8 +155,8 @@ func TestShownText(t *testing.T) {
 		{"no url here", "no url here"},
 	}
 	for _, tc := range cases {
-		if got := shownText(tc.in); got != tc.want {
-			t.Errorf("shownText(%q) = %q, want %q", tc.in, got, tc.want)
+		if got := ShownText(tc.in); got != tc.want {
+			t.Errorf("ShownText(%q) = %q, want %q", tc.in, got, tc.want)
 		}
 	}
 	u, err := url.Parse("/register?url=http%3A%2F%2Fu%3Ap%40host%2F&x=1")

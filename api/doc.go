@@ -149,7 +149,7 @@
 // # Adding a feed in the browser
 //
 // With admin on, GET /login takes the admin token in a form (compared as
-// the bearer token is, [tokenMatches]) and sets a session cookie signed by
+// the bearer token is, [TokenMatches]) and sets a session cookie signed by
 // internal/session with a key derived from the token (HttpOnly,
 // SameSite=Strict, Secure when the request came over TLS or, through one of
 // Options.TrustedProxies, with X-Forwarded-Proto: https; 12 h, checked
@@ -178,12 +178,12 @@
 // suggest's proposals (suggest_adapter.go, the one reader of extractor's
 // suggest API), each extracted from the kept bytes. POST /new/preview
 // extracts them again with an edited block; POST /new/add registers
-// through registerDefinition, the path of PUT /admin/resources, waits for
+// through RegisterDefinition, the path of PUT /admin/resources, waits for
 // its first poll (FirstPoll when the poller has it, which does not poll a
 // resource its registration had polled already, else PollNow; at most
 // firstPollWait) and redirects to /view/{id}. GET
 // and POST /register are the webmasters' form for POST /resources
-// (selfRegister is the path of both).
+// (SelfRegister is the path of both).
 //
 // GET /healthz answers while the process serves; GET /readyz asks
 // Options.Ready (store reachable, poller running); GET /metrics serves

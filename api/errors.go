@@ -84,9 +84,9 @@ func errTooLarge(limit int64) error {
 	return problemf(http.StatusRequestEntityTooLarge, "the request body is larger than the limit of %d bytes", limit)
 }
 
-// tooManyRequests is a 429 whose Retry-After says when to try again, in
+// TooManyRequests is a 429 whose Retry-After says when to try again, in
 // whole seconds rounded up (at least 1: "0" would invite an immediate retry).
-func tooManyRequests(c echo.Context, wait time.Duration, format string, args ...any) error {
+func TooManyRequests(c echo.Context, wait time.Duration, format string, args ...any) error {
 	c.Response().Header().Set("Retry-After", strconv.Itoa(max(1, int(math.Ceil(wait.Seconds())))))
 	return problemf(http.StatusTooManyRequests, format, args...)
 }
@@ -96,9 +96,9 @@ func errNotImplemented(detail string) error {
 	return &Problem{Status: http.StatusNotImplemented, Detail: detail}
 }
 
-// unavailableRetry is the Retry-After of a 503 for a store that cannot be
+// UnavailableRetry is the Retry-After of a 503 for a store that cannot be
 // reached: a database restarting is usually back within seconds.
-const unavailableRetry = 5 * time.Second
+const UnavailableRetry = 5 * time.Second
 
 // problemBody is the RFC 9457 JSON object.
 type problemBody struct {
@@ -124,9 +124,9 @@ type problemField struct {
 	Detail string `json:"detail"`
 }
 
-// toProblem maps any error a handler returns to the problem the client sees.
+// ProblemOf maps any error a handler returns to the problem the client sees.
 // This is the only place where errors become HTTP statuses.
-func toProblem(err error) *Problem {
+func ProblemOf(err error) *Problem {
 	var (
 		p   *Problem
 		he  *echo.HTTPError
@@ -141,7 +141,7 @@ func toProblem(err error) *Problem {
 	case errors.As(err, &he):
 		out := &Problem{Status: he.Code, Err: err}
 		if he.Code == http.StatusServiceUnavailable { // the request's deadline passed (requestDeadline)
-			out.RetryAfter = unavailableRetry
+			out.RetryAfter = UnavailableRetry
 		}
 		if he.Code < http.StatusInternalServerError {
 			if msg, ok := he.Message.(string); ok && msg != http.StatusText(he.Code) {
@@ -168,7 +168,7 @@ func toProblem(err error) *Problem {
 	case errors.As(err, &fe):
 		return badDefinition(err)
 	case errors.Is(err, storage.ErrUnavailable):
-		return &Problem{Status: http.StatusServiceUnavailable, RetryAfter: unavailableRetry,
+		return &Problem{Status: http.StatusServiceUnavailable, RetryAfter: UnavailableRetry,
 			Detail: "the store cannot be reached just now; try again in a few seconds", Err: err}
 	case errors.Is(err, storage.ErrGone): // before ErrNotFound, which it also matches
 		return &Problem{Status: http.StatusGone, Detail: "this resource was deleted; its feeds are gone for good", Err: err}
@@ -182,7 +182,7 @@ func toProblem(err error) *Problem {
 // their cause and answers every error as application/problem+json, without
 // leaking the cause of a 5xx to the client.
 func (s *Server) httpError(err error, c echo.Context) {
-	p := toProblem(err)
+	p := ProblemOf(err)
 	req := c.Request()
 	if p.Status >= http.StatusInternalServerError {
 		s.log.ErrorContext(req.Context(), "request failed",

@@ -5,7 +5,6 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
-	"html/template"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -80,29 +79,6 @@ func hasTypeParam(raw string) bool {
 	return false
 }
 
-// feedPage is the data of feed.html.
-type feedPage struct {
-	Title       string
-	Description string
-	Link        string // the page people read
-	View        string // the resource's page for people; "": not a resource's feed
-	Updated     homeTime
-	Links       []homeLink // subscribe: the resource's items feed (this feed when it is one), or this feed, in each format
-	History     []homeLink // a resource's versions feed, the history of its changes; nil: the feed of all resources
-	Hub         string     // the WebSub hub; "": none
-	Items       []feedPageItem
-}
-
-// feedPageItem is one item as a reader would show it.
-type feedPageItem struct {
-	Title   string
-	Link    string
-	Date    homeTime
-	Image   string
-	Content template.HTML // sanitized content:encoded; "": none
-	Text    string        // the description, when there is no content
-}
-
 // serveFeedPage answers a feed request from a browser with the feed as a
 // page. It has validators of its own (the feed's, marked as HTML), and
 // varies by Accept like the feed. The ETag is weak: the page shows times
@@ -112,7 +88,7 @@ type feedPageItem struct {
 // like the feed; serveCachedPage is its shortcut.
 //
 // The page's one clock-dependent text is the feed's age ("updated 3m20s
-// ago", homeTime's Relative). A cached page keeps the age it was rendered
+// ago", Time's Relative). A cached page keeps the age it was rendered
 // with and answers only while the clock gives the same text (pageCurrent);
 // when it reads otherwise the lookup is a miss, and the page is rendered
 // again and replaces its entry under the same key. The text counts
@@ -213,7 +189,7 @@ func (s *Server) pageNotModified(req *http.Request, fr *feedRequest, k *pageKeys
 // elsewhere copies them).
 var (
 	htmlContentType = []string{echo.MIMETextHTMLCharsetUTF8}[:1:1]
-	pageCSP         = []string{contentSecurityPolicy}[:1:1]
+	pageCSP         = []string{PageSecurityPolicy}[:1:1]
 	noReferrer      = []string{"no-referrer"}[:1:1]
 )
 
@@ -302,7 +278,7 @@ func (s *Server) pageBody(c echo.Context, key string, gz bool, fr *feedRequest) 
 			return nil, err
 		}
 		page := s.feedPageData(c, m, s.now())
-		body, err := s.executePage("feed.html", page)
+		body, err := s.opts.Pages.FeedPage(&page)
 		if err != nil {
 			return nil, err
 		}
@@ -319,35 +295,35 @@ func (s *Server) pageBody(c echo.Context, key string, gz bool, fr *feedRequest) 
 }
 
 // feedPageData is the page of the feed m, its times relative to now.
-func (s *Server) feedPageData(c echo.Context, m *feedModel, now time.Time) feedPage {
-	page := feedPage{
+func (s *Server) feedPageData(c echo.Context, m *feedModel, now time.Time) FeedPage {
+	page := FeedPage{
 		Title:       cmp.Or(m.Title, "feed"),
 		Description: m.Description,
 		Link:        m.Link,
-		Updated:     s.homeTime(m.Updated, now),
+		Updated:     NewTime(m.Updated, now),
 		Links:       s.formatLinks(c),
 		Hub:         s.opts.HubURL,
 	}
 	if id := c.Param("rssId"); id != "" {
 		if unescaped, err := url.PathUnescape(id); err == nil {
-			page.View = s.viewHref(unescaped)
-			page.History = s.historyLinks(unescaped)
+			page.View = ViewHref(unescaped)
+			page.History = s.HistoryLinks(unescaped)
 			// Subscribe links point at what a reader wants, the items feed:
 			// this one when it is one (?max=, perhaps filtered), else the
 			// resource's (a version or the history is a page snapshot).
 			if q, err := parseFeedQuery(c.Request().URL.RawQuery); err != nil || q.max == 0 || q.index > 0 || c.Param("seq") != "" {
-				page.Links = s.feedLinks(unescaped)
+				page.Links = s.FeedLinks(unescaped)
 			}
 		}
 	}
 	for i := range m.Items {
 		it := &m.Items[i]
-		pi := feedPageItem{Title: cmp.Or(it.Title, it.GUID), Link: it.Link, Date: s.homeTime(it.Date, now)}
+		pi := FeedPageItem{Title: cmp.Or(it.Title, it.GUID), Link: it.Link, Date: NewTime(it.Date, now)}
 		if it.Image != nil {
 			pi.Image = it.Image.URL
 		}
 		if it.ContentHTML != "" {
-			pi.Content = s.people.safeHTML(it.ContentHTML)
+			pi.ContentHTML = it.ContentHTML // sanitized by the page that shows it
 		} else {
 			pi.Text = it.Description
 		}
@@ -358,7 +334,7 @@ func (s *Server) feedPageData(c echo.Context, m *feedModel, now time.Time) feedP
 
 // formatLinks returns the request's feed URL in each format: its path and
 // query, with type= set.
-func (s *Server) formatLinks(c echo.Context) []homeLink {
+func (s *Server) formatLinks(c echo.Context) []Link {
 	req := c.Request()
 	var keep []string
 	for part := range strings.FieldsFuncSeq(req.URL.RawQuery, func(r rune) bool { return r == '&' || r == ';' }) {
@@ -372,11 +348,11 @@ func (s *Server) formatLinks(c echo.Context) []homeLink {
 	if len(keep) > 0 {
 		base += strings.Join(keep, "&") + "&"
 	}
-	links := make([]homeLink, 0, len(feedFormats))
+	links := make([]Link, 0, len(feedFormats))
 	for _, f := range feedFormats {
 		mediaType, _, _ := strings.Cut(f.contentType, ";")
-		links = append(links, homeLink{
-			subscribeFormat: subscribeFormat{Type: f.name, Label: f.label, MIME: mediaType},
+		links = append(links, Link{
+			SubscribeFormat: SubscribeFormat{Type: f.name, Label: f.label, MIME: mediaType},
 			Href:            base + "type=" + url.QueryEscape(f.name),
 		})
 	}

@@ -144,6 +144,7 @@ func (s *Server) getResources(c echo.Context) error {
 		return err
 	}
 	format, page := negotiateFeed(q.format, req)
+	page = page && s.opts.Pages != nil // no pages mounted: a browser gets the feed
 	base := s.baseURL(c)
 	infos, err := s.opts.Store.Resources(ctx)
 	if err != nil {
@@ -243,6 +244,7 @@ func (s *Server) serveResourceOnce(c echo.Context, seq uint64) error {
 		q.index = 0 // the path names the version
 	}
 	format, page := negotiateFeed(q.format, req)
+	page = page && s.opts.Pages != nil // no pages mounted: a browser gets the feed
 	info, err := s.opts.Store.Resource(ctx, id)
 	switch {
 	case errors.Is(err, storage.ErrGone):
@@ -607,7 +609,7 @@ type feedEntry struct {
 	maxAge atomic.Pointer[maxAgeHeader]
 	// On a feed's page for browsers (feedpage.go; link is then unset): the
 	// time its age counts from, zero when it shows none, and the age it was
-	// rendered with (homeTime's Relative), for pageCurrent.
+	// rendered with (Time's Relative), for pageCurrent.
 	ageFrom time.Time
 	age     string
 }

@@ -88,7 +88,7 @@ func (b *builder) resources(ctx context.Context, infos []storage.ResourceInfo, u
 		}
 		// The link is the resource's page for people, which a browser
 		// shows (its feeds are XML there) and which offers its feeds.
-		cands[i] = schema.Item{Index: i + 1, ID: in.ID, Title: title, Link: b.base + b.s.viewHref(in.ID), Description: in.Description}
+		cands[i] = schema.Item{Index: i + 1, ID: in.ID, Title: title, Link: b.base + ViewHref(in.ID), Description: in.Description}
 	}
 	keep, err := b.q.selectItems(ctx, cands, true, b.q.max)
 	if err != nil {
@@ -241,7 +241,7 @@ func (b *builder) items(ctx context.Context, info storage.ResourceInfo) (*feedMo
 // version vanished since the validators were computed) into a 404.
 func (b *builder) notFound(err error, info storage.ResourceInfo) error {
 	if errors.Is(err, storage.ErrGone) {
-		return err // 410, see toProblem
+		return err // 410, see ProblemOf
 	}
 	if errors.Is(err, storage.ErrNotFound) {
 		return errNotFound(err, "resource %q or the version asked for is no longer stored", info.ID)
@@ -257,15 +257,15 @@ func (b *builder) channel(info storage.ResourceInfo, doc *schema.Document, updat
 		ID:          b.feedID("resources", info.ID),
 		Title:       info.Title,
 		Description: info.Description,
-		Link:        shownURL(info.URL),
+		Link:        ShownURL(info.URL),
 		Self:        b.self(path),
 		Hub:         b.s.opts.HubURL,
 		Updated:     updated.UTC(),
 		Interval:    b.interval,
 	}
 	if doc != nil {
-		m.Title, m.Description = doc.Channel.Title, shownText(doc.Channel.Description)
-		m.Link = shownURL(cmp.Or(doc.Channel.Link, doc.URL, info.URL))
+		m.Title, m.Description = doc.Channel.Title, ShownText(doc.Channel.Description)
+		m.Link = ShownURL(cmp.Or(doc.Channel.Link, doc.URL, info.URL))
 		m.Extensions = shownExtensions(datedExtensions(doc.Channel.Extensions, b.dates.Parse))
 		if doc.Channel.Image != nil && doc.Channel.Image.URL != "" {
 			m.Image = shownImage(doc.Channel.Image)
@@ -299,14 +299,14 @@ func (b *builder) item(resourceID string, it *schema.Item, fallback time.Time, c
 	if it.Image != nil && it.Image.URL != "" {
 		img = shownImage(it.Image)
 	}
-	id := shownText(it.ID)
+	id := ShownText(it.ID)
 	return feedItem{
 		GUID:        id,
 		ID:          tagURI(b.base, "resources", resourceID, "items", id),
 		Title:       it.Title,
-		Link:        cmp.Or(shownURL(it.Link), channelLink),
-		Description: shownText(it.Description),
-		ContentHTML: shownText(content),
+		Link:        cmp.Or(ShownURL(it.Link), channelLink),
+		Description: ShownText(it.Description),
+		ContentHTML: ShownText(content),
 		Date:        date,
 		Image:       img,
 		Extensions:  ext,

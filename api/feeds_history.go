@@ -70,8 +70,8 @@ func (b *builder) describeVersions(ctx context.Context, info storage.ResourceInf
 			e.html = "<p>" + html.EscapeString(e.text) + ".</p>" + wholeVersion(permalink)
 			out[i] = e
 		} else {
-			var d viewVersion
-			diffVersions(&d, prev, cur)
+			var d Diff
+			DiffVersions(&d, prev, cur)
 			out[i] = changeEntry(&d, len(cur.Items), v.Seq == 1, permalink)
 		}
 		cur = prev
@@ -113,7 +113,7 @@ func itemCount(n int) string {
 // Budget approved; Tram line 4 · 1 removed"), its text counts, its HTML
 // lists the items, each linking to its page. The first version (first)
 // lists its items as "N items: …".
-func changeEntry(d *viewVersion, items int, first bool, permalink string) versionEntry {
+func changeEntry(d *Diff, items int, first bool, permalink string) versionEntry {
 	var titles, counts []string
 	if first {
 		t := itemCount(items) + namesOf(d.Added)
@@ -128,9 +128,9 @@ func changeEntry(d *viewVersion, items int, first bool, permalink string) versio
 		counts = append(counts, strconv.Itoa(n)+" new")
 	}
 	if n := len(d.Changed); n > 0 {
-		refs := make([]diffItem, n)
+		refs := make([]DiffItem, n)
 		for i := range d.Changed {
-			refs[i] = d.Changed[i].diffItem
+			refs[i] = d.Changed[i].DiffItem
 		}
 		titles = append(titles, strconv.Itoa(n)+" changed"+namesOf(refs))
 		counts = append(counts, strconv.Itoa(n)+" changed")
@@ -166,7 +166,7 @@ func changeEntry(d *viewVersion, items int, first bool, permalink string) versio
 }
 
 // namesOf is ": A; B; C" naming the first maxTitleNames items, "…" after.
-func namesOf(items []diffItem) string {
+func namesOf(items []DiffItem) string {
 	if len(items) == 0 {
 		return ""
 	}
@@ -187,7 +187,7 @@ func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
 // itemList is an HTML heading and list of items (or of changed items, with
 // the fields that changed), each linking to its page, at most
 // maxListedItems of them.
-func itemList(heading string, items []diffItem, changed []changedItem) string {
+func itemList(heading string, items []DiffItem, changed []ChangedItem) string {
 	n := len(items) + len(changed)
 	if n == 0 {
 		return ""
@@ -195,10 +195,10 @@ func itemList(heading string, items []diffItem, changed []changedItem) string {
 	var sb strings.Builder
 	fmt.Fprintf(&sb, "<h3>%s (%d)</h3><ul>", heading, n)
 	for i := range min(n, maxListedItems) {
-		var it diffItem
+		var it DiffItem
 		var fields []string
 		if changed != nil {
-			it = changed[i].diffItem
+			it = changed[i].DiffItem
 			for _, f := range changed[i].Fields {
 				fields = append(fields, f.Name)
 			}

@@ -51,7 +51,7 @@ func (s *Server) getReadyz(c echo.Context) error {
 				reason = nr.Reason
 			}
 			s.log.WarnContext(ctx, "not ready", slog.String("reason", reason), slog.Any("error", err))
-			return &Problem{Status: http.StatusServiceUnavailable, Detail: reason, RetryAfter: unavailableRetry}
+			return &Problem{Status: http.StatusServiceUnavailable, Detail: reason, RetryAfter: UnavailableRetry}
 		}
 	}
 	c.Response().Header().Set(echo.HeaderCacheControl, "no-store")

@@ -70,15 +70,23 @@ func (s *Server) getOPML(c echo.Context) error {
 			Docs:        "http://opml.org/spec2.opml",
 		},
 	}
-	for _, r := range s.homeResources(stored, now) {
-		title := cmp.Or(r.Title, r.ID)
+	var statuses []ResourceStatus
+	if s.opts.Poller != nil {
+		statuses = s.opts.Poller.Statuses()
+	}
+	for _, r := range ListResources(statuses, stored) {
+		var info storage.ResourceInfo
+		if r.Info != nil {
+			info = *r.Info
+		}
+		title := cmp.Or(info.Title, r.ID)
 		doc.Body = append(doc.Body, opmlOutline{
 			Type:        "rss",
 			Text:        title,
 			Title:       title,
-			XMLURL:      base + s.itemsPath(r.ID),
-			HTMLURL:     cmp.Or(absoluteURL(shownURL(s.channelLink(ctx, r))), base+s.viewHref(r.ID)),
-			Description: r.Description,
+			XMLURL:      base + s.ItemsPath(r.ID),
+			HTMLURL:     cmp.Or(absoluteURL(ShownURL(s.channelLink(ctx, &r))), base+ViewHref(r.ID)),
+			Description: info.Description,
 			Version:     "RSS2",
 		})
 	}
@@ -109,19 +117,19 @@ func absoluteURL(raw string) string {
 // else its page URL: what a reader's "open the site" should open. It reads
 // the latest version (the catalog does not keep the link); a version that
 // cannot be read falls back to the page URL.
-func (s *Server) channelLink(ctx context.Context, r homeResource) string {
-	if !r.Stored || s.opts.Store == nil {
-		return r.URL
+func (s *Server) channelLink(ctx context.Context, r *Listed) string {
+	if r.Info == nil || s.opts.Store == nil {
+		return r.URL()
 	}
 	doc, _, err := s.opts.Store.Version(ctx, r.ID, 1)
 	if err != nil {
 		if !errors.Is(err, storage.ErrNotFound) {
 			s.log.LogAttrs(ctx, slog.LevelWarn, "read latest version for opml", slog.String("resource", r.ID), slog.Any("error", err))
 		}
-		return r.URL
+		return r.URL()
 	}
 	if absoluteURL(doc.Channel.Link) != "" {
 		return doc.Channel.Link
 	}
-	return cmp.Or(absoluteURL(doc.URL), r.URL)
+	return cmp.Or(absoluteURL(doc.URL), r.URL())
 }

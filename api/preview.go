@@ -22,11 +22,13 @@ import (
 	"github.com/dynamo-rss/dynamo/schema"
 )
 
-// previewRSSID names the document of a preview (the page has no configured id).
-const previewRSSID = "preview"
+// PreviewRSSID names the document of a preview (the page has no configured
+// id), here and on /new.
+const PreviewRSSID = "preview"
 
-// previewDiagnostic is one extractor diagnostic in the JSON answer.
-type previewDiagnostic struct {
+// Diagnostic is one extractor diagnostic, as POST /preview and POST
+// /resources answer it (JSON) and the pages show it.
+type Diagnostic struct {
 	Line     int    `json:"line"`
 	Col      int    `json:"col"`
 	Severity string `json:"severity"`
@@ -37,13 +39,13 @@ type previewDiagnostic struct {
 // annotated gets the same members inside a problem+json 422 (RFC 9457
 // extension members), so clients read one shape either way.
 type previewResult struct {
-	Type        string              `json:"type,omitempty"`
-	Title       string              `json:"title,omitempty"`
-	Status      int                 `json:"status,omitempty"`
-	Detail      string              `json:"detail,omitempty"`
-	Document    string              `json:"document"`
-	Diagnostics []previewDiagnostic `json:"diagnostics"`
-	Error       *string             `json:"error"`
+	Type        string       `json:"type,omitempty"`
+	Title       string       `json:"title,omitempty"`
+	Status      int          `json:"status,omitempty"`
+	Detail      string       `json:"detail,omitempty"`
+	Document    string       `json:"document"`
+	Diagnostics []Diagnostic `json:"diagnostics"`
+	Error       *string      `json:"error"`
 	// Counts are the document's items and those a filter took out, when
 	// the preview yields a document; FilteredOut lists the latter, in page
 	// order, when the preview had a filter ([] when it took none out).
@@ -70,18 +72,6 @@ type previewFiltered struct {
 	Rule    string `json:"rule"`
 	Entry   string `json:"entry,omitempty"`
 	Matched string `json:"matched"`
-}
-
-// previewPage is the data of the preview template.
-type previewPage struct {
-	Title       string
-	Page        string // the submitted page, echoed into the form (UTF-8)
-	URL         string
-	MaxBytes    int64
-	Submitted   bool
-	Document    string
-	Diagnostics []previewDiagnostic
-	Error       string
 }
 
 // previewInput is what POST /preview received.
@@ -127,11 +117,6 @@ func severityName(s extractor.Severity) string {
 	default:
 		return fmt.Sprintf("severity(%d)", int(s))
 	}
-}
-
-// getPreview shows the form a webmaster pastes a page into.
-func (s *Server) getPreview(c echo.Context) error {
-	return s.renderPage(c, http.StatusOK, "preview.html", previewPage{Title: "Preview an annotated page", MaxBytes: s.opts.MaxPreviewBytes})
 }
 
 // readPreview reads the page from a form (fields page and url) or from the
@@ -304,8 +289,8 @@ func (s *Server) previewReadError(err error) error {
 	return &Problem{Status: http.StatusBadRequest, Detail: "the page could not be read from the request: " + err.Error(), Err: err}
 }
 
-// wantsHTML reports whether the client is a browser asking for a page.
-func wantsHTML(c echo.Context) bool {
+// WantsHTML reports whether the client is a browser asking for a page.
+func WantsHTML(c echo.Context) bool {
 	ranges := parseAccept(nil, c.Request().Header.Get(echo.HeaderAccept))
 	html := max(quality(ranges, "text/html"), quality(ranges, "application/xhtml+xml"))
 	return html > 0 && html > quality(ranges, "application/json")
@@ -337,7 +322,7 @@ func (s *Server) postPreview(c echo.Context) error {
 	}
 	res, err := extractor.Extract(bytes.NewReader(in.page), extractor.Options{
 		URL:         in.url,
-		RSSID:       previewRSSID,
+		RSSID:       PreviewRSSID,
 		ContentType: in.contentType,
 		Timestamp:   s.now().UTC(),
 		Select:      sel, // nil: the page's annotations
@@ -345,7 +330,7 @@ func (s *Server) postPreview(c echo.Context) error {
 		// dates are stored as the time they mean, others as written.
 		ExplainDates: true,
 	})
-	out := previewResult{Diagnostics: []previewDiagnostic{}}
+	out := previewResult{Diagnostics: []Diagnostic{}}
 	code := http.StatusOK
 	noDoc := "the page is not annotated: it has no channel:title annotation, so it yields no document (see the diagnostics)"
 	switch {
@@ -359,12 +344,12 @@ func (s *Server) postPreview(c echo.Context) error {
 	}
 	if res != nil {
 		for _, d := range res.Diagnostics {
-			out.Diagnostics = append(out.Diagnostics, previewDiagnostic{Line: d.Line, Col: d.Col, Severity: severityName(d.Severity), Message: d.Message})
+			out.Diagnostics = append(out.Diagnostics, Diagnostic{Line: d.Line, Col: d.Col, Severity: severityName(d.Severity), Message: d.Message})
 		}
 		for _, d := range res.Dates {
-			out.Diagnostics = append(out.Diagnostics, previewDiagnostic{Line: d.Line, Col: d.Col, Severity: "info", Message: d.Message()})
+			out.Diagnostics = append(out.Diagnostics, Diagnostic{Line: d.Line, Col: d.Col, Severity: "info", Message: d.Message()})
 		}
-		slices.SortStableFunc(out.Diagnostics, func(a, b previewDiagnostic) int { return cmp.Or(a.Line-b.Line, a.Col-b.Col) })
+		slices.SortStableFunc(out.Diagnostics, func(a, b Diagnostic) int { return cmp.Or(a.Line-b.Line, a.Col-b.Col) })
 		if res.Document != nil {
 			out.filtered(filter, res.Document)
 			xml, merr := schema.Marshal(res.Document)
@@ -379,8 +364,8 @@ func (s *Server) postPreview(c echo.Context) error {
 		out.Error = &msg
 		out.Type, out.Title, out.Status, out.Detail = "about:blank", http.StatusText(code), code, msg
 	}
-	if wantsHTML(c) {
-		page := previewPage{Title: "Preview an annotated page", MaxBytes: s.opts.MaxPreviewBytes, Submitted: true,
+	if s.opts.Pages != nil && WantsHTML(c) {
+		page := PreviewPage{Title: "Preview an annotated page", MaxBytes: s.opts.MaxPreviewBytes, Submitted: true,
 			URL: in.url, Document: out.Document, Diagnostics: out.Diagnostics}
 		if in.form || utf8.Valid(in.page) {
 			page.Page = string(in.page)
@@ -388,7 +373,7 @@ func (s *Server) postPreview(c echo.Context) error {
 		if out.Error != nil {
 			page.Error = *out.Error
 		}
-		return s.renderPage(c, code, "preview.html", page)
+		return s.opts.Pages.PreviewPage(c, code, &page)
 	}
 	body, err := json.Marshal(out)
 	if err != nil {

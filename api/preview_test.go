@@ -49,7 +49,7 @@ func TestPreviewJSON(t *testing.T) {
 		t.Fatalf("document does not parse: %v\n%s", err, got.Document)
 	}
 	schematest.ValidateXSD(t, []byte(got.Document))
-	if doc.Channel.Title != "Our Città News" || doc.RSSID != previewRSSID || doc.URL != "https://example.org/news.html" ||
+	if doc.Channel.Title != "Our Città News" || doc.RSSID != PreviewRSSID || doc.URL != "https://example.org/news.html" ||
 		len(doc.Items) != 2 || doc.Items[0].Link != "https://example.org/news/1.html" || !doc.Timestamp.Equal(svcNow) {
 		t.Errorf("document = %+v", doc)
 	}

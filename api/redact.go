@@ -23,28 +23,28 @@ import (
 // fragment, white space or a quote or angle bracket of the text around.
 var credentialsInText = regexp.MustCompile(`((?:[A-Za-z][A-Za-z0-9+.-]*:)?//)[^/?#\s"'<>]*@`)
 
-// shownURL is a URL as people and logs see it: credentials become ***
+// ShownURL is a URL as people and logs see it: credentials become ***
 // (config.RedactURL).
-func shownURL(raw string) string { return config.RedactURL(raw) }
+func ShownURL(raw string) string { return config.RedactURL(raw) }
 
-// shownText is text (an error message, a description, HTML) with the
-// credentials of every URL in it hidden as shownURL hides them.
-func shownText(s string) string {
+// ShownText is text (an error message, a description, HTML) with the
+// credentials of every URL in it hidden as ShownURL hides them.
+func ShownText(s string) string {
 	if !strings.Contains(s, "@") || !strings.Contains(s, "//") {
 		return s // the common case: nothing to hide, nothing allocated
 	}
 	return credentialsInText.ReplaceAllString(s, "${1}***@")
 }
 
-// shownTexts is ss with shownText applied to each; ss itself (not a copy)
+// ShownTexts is ss with ShownText applied to each; ss itself (not a copy)
 // when none changes.
-func shownTexts(ss []string) []string {
+func ShownTexts(ss []string) []string {
 	for i, s := range ss {
-		if shownText(s) != s {
+		if ShownText(s) != s {
 			out := make([]string, len(ss))
 			copy(out, ss[:i])
 			for j := i; j < len(ss); j++ {
-				out[j] = shownText(ss[j])
+				out[j] = ShownText(ss[j])
 			}
 			return out
 		}
@@ -62,11 +62,11 @@ func loggedURI(u *url.URL) string {
 	}
 	q, err := url.ParseQuery(u.RawQuery)
 	if err != nil {
-		return shownText(uri)
+		return ShownText(uri)
 	}
 	for _, vs := range q {
 		for i, v := range vs {
-			vs[i] = shownText(v)
+			vs[i] = ShownText(v)
 		}
 	}
 	return u.EscapedPath() + "?" + q.Encode()
@@ -77,7 +77,7 @@ func loggedURI(u *url.URL) string {
 func shownExtensions(ext schema.Extensions) schema.Extensions {
 	var out schema.Extensions
 	for i, x := range ext {
-		v := shownText(x.Value)
+		v := ShownText(x.Value)
 		if v == x.Value && out == nil {
 			continue
 		}
@@ -99,7 +99,7 @@ func shownImage(img *schema.Image) *schema.Image {
 		return nil
 	}
 	cp := *img
-	cp.URL, cp.Link = shownURL(cp.URL), shownURL(cp.Link)
+	cp.URL, cp.Link = ShownURL(cp.URL), ShownURL(cp.Link)
 	return &cp
 }
 
@@ -111,7 +111,7 @@ type redactingHandler struct{ h slog.Handler }
 func (r redactingHandler) Enabled(ctx context.Context, l slog.Level) bool { return r.h.Enabled(ctx, l) }
 
 func (r redactingHandler) Handle(ctx context.Context, rec slog.Record) error {
-	out := slog.NewRecord(rec.Time, rec.Level, shownText(rec.Message), rec.PC) // net/http's error log writes text
+	out := slog.NewRecord(rec.Time, rec.Level, ShownText(rec.Message), rec.PC) // net/http's error log writes text
 	rec.Attrs(func(a slog.Attr) bool {
 		out.AddAttrs(redactAttr(a))
 		return true
@@ -137,8 +137,8 @@ func redactAttr(a slog.Attr) slog.Attr {
 	v := a.Value.Resolve()
 	switch v.Kind() {
 	case slog.KindString:
-		if s := v.String(); shownText(s) != s {
-			return slog.String(a.Key, shownText(s))
+		if s := v.String(); ShownText(s) != s {
+			return slog.String(a.Key, ShownText(s))
 		}
 	case slog.KindGroup:
 		g := v.Group()
@@ -149,10 +149,20 @@ func redactAttr(a slog.Attr) slog.Attr {
 		return slog.Attr{Key: a.Key, Value: slog.GroupValue(red...)}
 	case slog.KindAny:
 		if err, ok := v.Any().(error); ok {
-			if s := err.Error(); shownText(s) != s {
-				return slog.String(a.Key, shownText(s))
+			if s := err.Error(); ShownText(s) != s {
+				return slog.String(a.Key, ShownText(s))
 			}
 		}
 	}
 	return slog.Attr{Key: a.Key, Value: v}
+}
+
+// RedactingLogger is l with the credentials of URLs hidden in every string
+// and error it logs, as the api's own logs are; nil: a logger that
+// discards.
+func RedactingLogger(l *slog.Logger) *slog.Logger {
+	if l == nil {
+		return slog.New(slog.DiscardHandler)
+	}
+	return slog.New(redactingHandler{h: l.Handler()})
 }

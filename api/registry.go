@@ -20,53 +20,6 @@ import (
 	"github.com/dynamo-rss/dynamo/extractor"
 )
 
-// Registry is the api's view of the runtime registry: resources registered
-// while the service runs, kept in the store. The poller implements it (cmd
-// adapts it); its errors wrap [ErrDeclaredInFile] for an id the
-// configuration file declares and storage.ErrNotFound for an unknown id.
-type Registry interface {
-	// Definitions lists every resource, declared and registered, by id.
-	Definitions() []ResourceDefinition
-	// Definition is one resource's definition, as Definitions lists it
-	// (the registered one when the file shadows it).
-	Definition(id string) (ResourceDefinition, bool)
-	// Register registers or replaces a resource; created reports a new id.
-	Register(ctx context.Context, entry config.ResourceEntry) (created bool, err error)
-	// Unregister stops polling a registered resource and removes it and
-	// its history; its feeds answer 410 Gone afterwards.
-	Unregister(ctx context.Context, id string) error
-	// PollerConfig is the poller configuration in force, under which a
-	// definition is validated (policy defaults come from it).
-	PollerConfig() config.PollerConfig
-}
-
-// ErrDeclaredInFile is wrapped by [Registry] errors for an id that the
-// configuration file declares: the admin API cannot change it (409).
-var ErrDeclaredInFile = errors.New("api: resource declared in the configuration file")
-
-// ResourceDefinition is a resource as GET /admin/resources lists it.
-type ResourceDefinition struct {
-	Resource   config.ResourceEntry
-	Source     string // "file" or "api"
-	Registered time.Time
-	Status     ResourceStatus
-	Polled     bool // false: registered but not polled (shadowed by the file, or invalid under the configuration in force)
-}
-
-// PageFetcher fetches one page through the poller's guarded fetcher (SSRF
-// guard, size and time limits, robots.txt, the host's politeness), for
-// self-registration.
-type PageFetcher interface {
-	FetchPage(ctx context.Context, url string) (Page, error)
-}
-
-// Page is a fetched page.
-type Page struct {
-	Body        []byte
-	ContentType string
-	URL         string // after redirects
-}
-
 // definitionJSON is one entry of GET /admin/resources and the body of a
 // PUT's answer.
 type definitionJSON struct {
@@ -92,7 +45,7 @@ func (s *Server) definitionJSON(d ResourceDefinition) definitionJSON {
 // come out, so that a token holder's tools and logs never hold them.
 func redactedEntry(e config.ResourceEntry) config.ResourceEntry {
 	e = e.Redacted()
-	e.URL = shownURL(e.URL)
+	e.URL = ShownURL(e.URL)
 	return e
 }
 
@@ -139,7 +92,7 @@ func (s *Server) putAdminResource(c echo.Context) error {
 	if len(bytes.TrimSpace(body)) == 0 {
 		return problemf(http.StatusBadRequest, "the body must be a JSON resource definition, e.g. {\"url\": \"https://example.org/news.html\", \"policy\": {\"kind\": \"smart\"}}")
 	}
-	entry, created, err := registerDefinition(c.Request().Context(), reg, id, body)
+	entry, created, err := RegisterDefinition(c.Request().Context(), reg, id, body)
 	if err != nil {
 		return err
 	}
@@ -154,12 +107,12 @@ func (s *Server) putAdminResource(c echo.Context) error {
 	return c.JSON(code, definitionJSON{ID: id, Source: "api", Resource: redactedEntry(entry), Feed: s.feedURL(id)})
 }
 
-// registerDefinition validates a resource definition (JSON or YAML) as the
+// RegisterDefinition validates a resource definition (JSON or YAML) as the
 // configuration file's resources are validated and registers it: the one
 // path of PUT /admin/resources and of the browser's /new. Its errors are a
 // *Problem 400 naming the field, or the registry's (errors.go maps
 // ErrDeclaredInFile to 409, storage.ErrNotFound to 404).
-func registerDefinition(ctx context.Context, reg Registry, id string, body []byte) (config.ResourceEntry, bool, error) {
+func RegisterDefinition(ctx context.Context, reg Registry, id string, body []byte) (config.ResourceEntry, bool, error) {
 	entry, err := config.ParseResource(body, id, reg.PollerConfig())
 	if err != nil {
 		return entry, false, badDefinition(err)
@@ -215,8 +168,8 @@ func problemFields(err error) []problemField {
 
 // Self-registration.
 
-// selfRegistration is what POST /resources takes.
-type selfRegistration struct {
+// SelfRegistration is what POST /resources takes.
+type SelfRegistration struct {
 	URL string `json:"url" form:"url"`
 	ID  string `json:"id" form:"id"`
 }
@@ -225,25 +178,25 @@ type selfRegistration struct {
 // they annotated; dynamo fetches it once and registers it only when it is
 // annotated (the annotations are the webmaster's consent).
 func (s *Server) postResources(c echo.Context) error {
-	if err := s.registrationOpen(); err != nil {
+	if err := s.RegistrationOpen(); err != nil {
 		return err
 	}
 	if err := checkJSONNesting(c); err != nil {
 		return err
 	}
-	var in selfRegistration
+	var in SelfRegistration
 	if err := c.Bind(&in); err != nil {
 		return problemf(http.StatusBadRequest, "the body must be a form or JSON with url (and optionally id): %v", bindCause(err))
 	}
-	out, err := s.selfRegister(c.Request().Context(), c.RealIP(), in)
-	var limited *rateLimited
-	var refused *notAnnotated
+	out, err := s.SelfRegister(c.Request().Context(), c.RealIP(), in)
+	var limited *RateLimited
+	var refused *NotAnnotated
 	switch {
 	case errors.As(err, &limited):
-		return tooManyRequests(c, limited.wait, "too many registrations from your address; try again in %v", limited.wait.Round(time.Second))
+		return TooManyRequests(c, limited.Wait, "too many registrations from your address; try again in %v", limited.Wait.Round(time.Second))
 	case errors.As(err, &refused):
 		res := previewResult{Type: "about:blank", Title: http.StatusText(http.StatusUnprocessableEntity), Status: http.StatusUnprocessableEntity,
-			Detail: notAnnotatedDetail, Diagnostics: refused.diagnostics}
+			Detail: notAnnotatedDetail, Diagnostics: refused.Diagnostics}
 		body, merr := json.Marshal(res)
 		if merr != nil {
 			return fmt.Errorf("encode registration problem: %w", merr)
@@ -259,9 +212,10 @@ func (s *Server) postResources(c echo.Context) error {
 	return c.JSON(http.StatusOK, out.def)
 }
 
-// registrationOpen is nil when webmasters may register pages, else the 403
-// that says how to allow it.
-func (s *Server) registrationOpen() error {
+// RegistrationOpen is nil when webmasters may register pages (POST
+// /resources, and the /register form of the pages), else the 403 that
+// says how to allow it.
+func (s *Server) RegistrationOpen() error {
 	if !s.opts.OpenRegistration || s.opts.Registry == nil || s.opts.Fetch == nil {
 		return problemf(http.StatusForbidden, "self-registration is off on this server; its operator can turn it on with registration: open")
 	}
@@ -269,50 +223,54 @@ func (s *Server) registrationOpen() error {
 }
 
 // notFetchedDetail is why a page that could not be fetched was refused,
-// whatever the cause (see selfRegister).
+// whatever the cause (see SelfRegister).
 const notFetchedDetail = "the page could not be fetched, so it was not registered; check that the URL is right and that the page is public (anyone on the internet can open it, and its robots.txt lets dynamo in), then try again"
 
 // notAnnotatedDetail is why a page that is not annotated was refused.
 const notAnnotatedDetail = "the page is not annotated (it has no channel:title annotation), so it was not registered; see the diagnostics and the annotation guide"
 
-// rateLimited is selfRegister's error past the per-client limit.
-type rateLimited struct{ wait time.Duration }
+// RateLimited is SelfRegister's error past the per-client limit.
+type RateLimited struct{ Wait time.Duration }
 
-func (e *rateLimited) Error() string { return fmt.Sprintf("rate limited for %v", e.wait) }
+func (e *RateLimited) Error() string { return fmt.Sprintf("rate limited for %v", e.Wait) }
 
-// notAnnotated is selfRegister's error for a page without annotations: the
+// NotAnnotated is SelfRegister's error for a page without annotations: the
 // extractor's diagnostics say why.
-type notAnnotated struct{ diagnostics []previewDiagnostic }
+type NotAnnotated struct{ Diagnostics []Diagnostic }
 
-func (e *notAnnotated) Error() string { return "page not annotated" }
+func (e *NotAnnotated) Error() string { return "page not annotated" }
 
-// selfRegistered is a registration that succeeded (created) or found the
+// SelfRegistered is a registration that succeeded (created) or found the
 // URL already registered.
-type selfRegistered struct {
+type SelfRegistered struct {
 	def     definitionJSON
 	created bool
 }
 
-// selfRegister registers an annotated page for a client: the path of POST
+// ID is the id of the resource registered, or of the one registered
+// earlier for the same URL.
+func (r SelfRegistered) ID() string { return r.def.ID }
+
+// SelfRegister registers an annotated page for a client: the path of POST
 // /resources and of the /register form. Its errors are a *Problem, a
-// *rateLimited or a *notAnnotated.
-func (s *Server) selfRegister(ctx context.Context, client string, in selfRegistration) (selfRegistered, error) {
+// *RateLimited or a *NotAnnotated.
+func (s *Server) SelfRegister(ctx context.Context, client string, in SelfRegistration) (SelfRegistered, error) {
 	in.URL = strings.TrimSpace(in.URL)
 	if config.HasCredentials(in.URL) {
 		p := problemf(http.StatusBadRequest, "url must not carry a user name or password (%s): a registered page is public, and so is its URL on this server's pages; register a page anyone can read", config.RedactURL(in.URL))
 		p.Param = "url"
-		return selfRegistered{}, p
+		return SelfRegistered{}, p
 	}
 	u, err := url.Parse(in.URL)
 	if in.URL == "" || err != nil || !u.IsAbs() || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		p := problemf(http.StatusBadRequest, "url must be the absolute http(s) URL of an annotated page, got %q", in.URL)
 		p.Param = "url"
-		return selfRegistered{}, p
+		return SelfRegistered{}, p
 	}
 	if in.ID != "" && !config.ValidID(in.ID) {
 		p := problemf(http.StatusBadRequest, "id %q is not valid: letters, digits, '.', '_', '-', at most 128, starting with a letter or digit", in.ID)
 		p.Param = "id"
-		return selfRegistered{}, p
+		return SelfRegistered{}, p
 	}
 	reg := s.opts.Registry
 	defs := reg.Definitions()
@@ -320,11 +278,11 @@ func (s *Server) selfRegister(ctx context.Context, client string, in selfRegistr
 		// An already registered URL answers its existing feed, whatever
 		// id was asked for: one page is polled once.
 		if d.Resource.URL == in.URL {
-			return selfRegistered{def: s.publicDefinition(d)}, nil
+			return SelfRegistered{def: s.publicDefinition(d)}, nil
 		}
 	}
 	if ok, wait, _ := s.limiter.Take(client, s.now()); !ok {
-		return selfRegistered{}, &rateLimited{wait: wait}
+		return SelfRegistered{}, &RateLimited{Wait: wait}
 	}
 	taken := func(id string) (string, bool) {
 		for _, d := range defs {
@@ -339,7 +297,7 @@ func (s *Server) selfRegister(ctx context.Context, client string, in selfRegistr
 		if other, ok := taken(id); ok {
 			p := problemf(http.StatusConflict, "the id %q is taken by another page (%s); choose another id", id, config.RedactURL(other))
 			p.Param = "id"
-			return selfRegistered{}, p
+			return SelfRegistered{}, p
 		}
 	}
 	page, err := s.opts.Fetch.FetchPage(ctx, in.URL)
@@ -351,42 +309,42 @@ func (s *Server) selfRegister(ctx context.Context, client string, in selfRegistr
 		s.log.WarnContext(ctx, "self-registration: page not fetched", slog.String("url", config.RedactURL(in.URL)), slog.Any("error", err))
 		p := problemf(http.StatusUnprocessableEntity, "%s", notFetchedDetail)
 		p.Param = "url"
-		return selfRegistered{}, p
+		return SelfRegistered{}, p
 	}
 	res, err := extractor.Extract(bytes.NewReader(page.Body), extractor.Options{URL: page.URL, RSSID: "registration", ContentType: page.ContentType, Timestamp: s.now().UTC()})
 	if errors.Is(err, extractor.ErrNotAnnotated) || (err == nil && (res == nil || res.Document == nil)) {
-		refused := &notAnnotated{diagnostics: []previewDiagnostic{}}
+		refused := &NotAnnotated{Diagnostics: []Diagnostic{}}
 		if res != nil {
 			for _, d := range res.Diagnostics {
-				refused.diagnostics = append(refused.diagnostics, previewDiagnostic{Line: d.Line, Col: d.Col, Severity: severityName(d.Severity), Message: d.Message})
+				refused.Diagnostics = append(refused.Diagnostics, Diagnostic{Line: d.Line, Col: d.Col, Severity: severityName(d.Severity), Message: d.Message})
 			}
 		}
-		return selfRegistered{}, refused
+		return SelfRegistered{}, refused
 	}
 	if err != nil {
-		return selfRegistered{}, fmt.Errorf("extract %s: %w", in.URL, err)
+		return SelfRegistered{}, fmt.Errorf("extract %s: %w", in.URL, err)
 	}
 	if id == "" {
-		id = deriveID(u, func(id string) bool { _, ok := taken(id); return ok })
+		id = DeriveID(u, func(id string) bool { _, ok := taken(id); return ok })
 	}
 	entry, err := config.ParseResource(mustJSON(map[string]string{"url": in.URL}), id, reg.PollerConfig())
 	if err != nil {
-		return selfRegistered{}, badDefinition(err)
+		return SelfRegistered{}, badDefinition(err)
 	}
 	if _, err := reg.Register(ctx, entry); err != nil {
-		return selfRegistered{}, err // errors.go maps ErrDeclaredInFile (409), config errors (400), storage.ErrNotFound (404)
+		return SelfRegistered{}, err // errors.go maps ErrDeclaredInFile (409), config errors (400), storage.ErrNotFound (404)
 	}
 	d, ok := reg.Definition(id)
 	if !ok {
 		d = ResourceDefinition{Resource: entry, Source: "api"}
 	}
-	return selfRegistered{def: s.publicDefinition(d), created: true}, nil
+	return SelfRegistered{def: s.publicDefinition(d), created: true}, nil
 }
 
 // publicDefinition is a registration as an anonymous client is answered:
 // the feed and the page, not the poll state and its errors (those are
 // behind the admin token: a first poll's error would tell the network's
-// detail that selfRegister keeps from visitors).
+// detail that SelfRegister keeps from visitors).
 func (s *Server) publicDefinition(d ResourceDefinition) definitionJSON {
 	return definitionJSON{ID: d.Resource.ID, Source: d.Source, Polled: d.Polled,
 		Resource: config.ResourceEntry{ID: d.Resource.ID, URL: config.RedactURL(d.Resource.URL)}, Feed: s.feedURL(d.Resource.ID)}
@@ -430,9 +388,9 @@ func bindCause(err error) error {
 
 var nonID = regexp.MustCompile(`[^A-Za-z0-9._-]+`)
 
-// deriveID makes an id from a page URL (host and path, e.g.
+// DeriveID makes an id from a page URL (host and path, e.g.
 // "example.org-news.html"), unique against taken by a numeric suffix.
-func deriveID(u *url.URL, taken func(string) bool) string {
+func DeriveID(u *url.URL, taken func(string) bool) string {
 	base := strings.Trim(nonID.ReplaceAllString(strings.ToLower(u.Host)+"-"+strings.Trim(u.Path, "/"), "-"), "-._")
 	base = strings.TrimLeft(base, "._-")
 	if len(base) > 120 {

@@ -41,9 +41,9 @@ func TestDeriveID(t *testing.T) {
 			}
 			return false
 		}
-		got := deriveID(u, taken)
+		got := DeriveID(u, taken)
 		if got != tc.want || !config.ValidID(got) {
-			t.Errorf("deriveID(%s) = %q (valid %v), want %q", tc.raw, got, config.ValidID(got), tc.want)
+			t.Errorf("DeriveID(%s) = %q (valid %v), want %q", tc.raw, got, config.ValidID(got), tc.want)
 		}
 	}
 }

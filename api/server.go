@@ -1,18 +1,17 @@
 package api
 
-// Routes and Options are shared by two implementers: handlers live in their
-// own files (feeds.go, errors.go, home.go, preview.go, admin.go, health.go,
-// metrics.go, middleware.go, http.go).
+// Routes and Options: handlers live in their own files (feeds.go,
+// errors.go, preview.go, admin.go, registry.go, websub.go, opml.go,
+// health.go, metrics.go, middleware.go, http.go); the pages for people are
+// package ui's, mounted through Options.Pages (pages.go).
 
 import (
 	"context"
 	"fmt"
-	"html/template"
 	"log/slog"
 	"net"
 	"net/http"
 	"net/netip"
-	"net/url"
 	"sync/atomic"
 	"time"
 
@@ -20,38 +19,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/dynamo-rss/dynamo/internal/ratelimit"
-	"github.com/dynamo-rss/dynamo/internal/session"
 	"github.com/dynamo-rss/dynamo/schema"
-	"github.com/dynamo-rss/dynamo/storage"
 )
-
-// ResourceStatus is what the poller knows of a resource, as the api shows it
-// (GET /, admin JSON, Cache-Control and <ttl> hints).
-type ResourceStatus struct {
-	ID          string        `json:"id"`
-	URL         string        `json:"url"`
-	Policy      string        `json:"policy"`   // "flat" or "smart"
-	Interval    time.Duration `json:"interval"` // the interval the policy chose for the next poll
-	Tau         time.Duration `json:"tau"`      // smart: estimate of the time between updates
-	Alpha       float64       `json:"alpha"`
-	AlphaAuto   bool          `json:"alpha_auto"`
-	LastPoll    time.Time     `json:"last_poll"`
-	NextPoll    time.Time     `json:"next_poll"`
-	LastOutcome string        `json:"last_outcome"`
-	LastError   string        `json:"last_error,omitempty"`
-	Polls       int64         `json:"polls"`
-	Changes     int64         `json:"changes"`
-	Errors      int64         `json:"errors"`
-	Since       time.Time     `json:"since"`                 // when the resource was first scheduled: declared or registered
-	Diagnostics []string      `json:"diagnostics,omitempty"` // the last extraction's diagnostics (the first few), e.g. a selector that matched nothing
-}
-
-// Poller is the api's view of the poller.
-type Poller interface {
-	Statuses() []ResourceStatus
-	Status(id string) (ResourceStatus, bool)
-	PollNow(ctx context.Context, id string) (ResourceStatus, error)
-}
 
 // Options configure a Server. Store is required; everything else may be zero.
 type Options struct {
@@ -69,7 +38,6 @@ type Options struct {
 	AccessLog    bool                             // one log line per request (log.access); off: only 5xx causes are logged
 	Registry     Registry                         // GET/PUT/DELETE /admin/resources; nil: those answer 501
 	Fetch        PageFetcher                      // self-registration fetches the page through it
-	DiskSpace    func() DiskSpace                 // the store's free space, shown on / when low; nil: not shown
 	DateRules    func(id string) schema.DateRules // a resource's date_format and timezone, for reading its dates; nil: the lenient defaults
 	// OpenRegistration lets webmasters register annotated pages with POST
 	// /resources (registration: open); RegistrationEvery is the mean time
@@ -89,21 +57,23 @@ type Options struct {
 	CacheBytes      int64                 // render cache bound; 0: 32 MiB
 	RequestTimeout  time.Duration         // deadline of each request's context; 0: 30s
 	ShutdownTimeout time.Duration         // Serve: bound on finishing in-flight requests after ctx ends; 0: 10s
-	// Sessions keeps the browser sessions ended by a logout, so that a copy
-	// of a session's cookie stops working on every node sharing it (the
-	// store: storage/badger and storage/postgres implement it); nil: they
-	// are kept in this process only, so a logout ends the session on this
-	// node alone.
-	Sessions storage.Sessions
 	// TrustedProxies are the reverse proxies whose X-Forwarded-For names the
 	// client (the last address in it that is not one of them); empty: the
 	// client is the connection's address, whatever the headers say.
 	TrustedProxies []netip.Prefix
+	// Pages are the pages for people (package ui), mounted through the
+	// same middleware; nil: none (a browser asking for a feed gets the
+	// feed, POST /preview answers JSON).
+	Pages Pages
 }
+
+// DefaultMaxPreviewBytes is POST /preview's body limit when
+// Options.MaxPreviewBytes is 0 (the /preview form states it).
+const DefaultMaxPreviewBytes = 5 << 20
 
 // Defaults for the zero values of Options.
 const (
-	defaultMaxPreviewBytes = 5 << 20
+	defaultMaxPreviewBytes = DefaultMaxPreviewBytes
 	defaultRequestTimeout  = 30 * time.Second
 	defaultShutdownTimeout = 10 * time.Second
 	maxAdminBodyBytes      = 64 << 10
@@ -117,22 +87,12 @@ type Server struct {
 	started time.Time // when New ran: the date of an empty feed whose registration time is unknown
 	e       *echo.Echo
 	metrics *httpMetrics
-	token   atomic.Pointer[string]        // admin bearer token; "" = admin routes off
-	hub     atomic.Pointer[Hub]           // POST /websub; nil or a nil Hub = off
-	pages   map[string]*template.Template // home and preview pages (embedded), by file name
-	feeds   *feedEngine                   // render cache and render metrics of the /resources feeds
-	limiter *ratelimit.Keyed              // self-registrations per client
-	subLim  *ratelimit.Keyed              // POST /websub per client
-	readers *readers                      // distinct clients per resource, for weight_readers
-	people  *people                       // what the pages for people share (view.go, feedpage.go)
-	// The pages that add feeds (login.go, newfeed.go, register.go): the
-	// session codec (nil while admin is off), login attempts per client,
-	// the browsers' cross-origin check and the pages /new fetched.
-	sessions    atomic.Pointer[session.Codec]
-	revoked     storage.Sessions // Options.Sessions, or this process's own
-	loginLim    *ratelimit.Keyed
-	crossOrigin *http.CrossOriginProtection
-	fetched     fetchedPages
+	token   atomic.Pointer[string] // admin bearer token; "" = admin routes off
+	hub     atomic.Pointer[Hub]    // POST /websub; nil or a nil Hub = off
+	feeds   *feedEngine            // render cache and render metrics of the /resources feeds
+	limiter *ratelimit.Keyed       // self-registrations per client
+	subLim  *ratelimit.Keyed       // POST /websub per client
+	readers *readers               // distinct clients per resource, for weight_readers
 	// chain is the middleware every request goes through, outermost first
 	// (middleware.go); handlers holds the routes registered with handle,
 	// chain and route middleware applied. Both are fixed once New returns.
@@ -154,11 +114,7 @@ func New(opts Options) (*Server, error) {
 	s := &Server{opts: opts, log: opts.Logger, now: opts.Now}
 	s.SetAdminToken(opts.AdminToken)
 	s.SetHub(opts.Hub)
-	if s.log == nil {
-		s.log = slog.New(slog.DiscardHandler)
-	} else {
-		s.log = slog.New(redactingHandler{h: s.log.Handler()}) // no credentials of a URL in the logs (redact.go)
-	}
+	s.log = RedactingLogger(s.log) // no credentials of a URL in the logs (redact.go)
 	if s.now == nil {
 		s.now = time.Now
 	}
@@ -169,9 +125,6 @@ func New(opts Options) (*Server, error) {
 		return nil, fmt.Errorf("register http metrics: %w", err)
 	}
 	s.metrics = m
-	if s.pages, err = parsePages(); err != nil {
-		return nil, fmt.Errorf("parse page templates: %w", err)
-	}
 	feeds, err := newFeedEngine(opts)
 	if err != nil {
 		return nil, err
@@ -183,19 +136,6 @@ func New(opts Options) (*Server, error) {
 	}
 	s.limiter = ratelimit.New(every, 5)
 	s.subLim = ratelimit.New(webSubEvery, webSubBurst)
-	s.loginLim = ratelimit.New(loginEvery, loginBurst)
-	s.revoked = opts.Sessions
-	if s.revoked == nil {
-		s.revoked = &localSessions{until: map[string]time.Time{}}
-	}
-	s.crossOrigin = http.NewCrossOriginProtection()
-	if o, err := url.Parse(opts.PublicURL); err == nil && o.Scheme != "" && o.Host != "" {
-		// Behind a proxy that rewrites Host, the public origin is ours too.
-		if err := s.crossOrigin.AddTrustedOrigin(o.Scheme + "://" + o.Host); err != nil {
-			return nil, fmt.Errorf("public_url as a trusted origin: %w", err)
-		}
-	}
-	s.people = newPeople()
 	s.e = echo.New()
 	s.e.HideBanner = true
 	s.e.HidePort = true
@@ -216,6 +156,9 @@ func New(opts Options) (*Server, error) {
 	s.chain = s.middleware()
 	s.handlers = make(map[routeKey]echo.HandlerFunc)
 	s.routes(s.handle)
+	if opts.Pages != nil {
+		opts.Pages.Routes(s, s.handle)
+	}
 	return s, nil
 }
 
@@ -234,33 +177,12 @@ func (s *Server) routes(add func(method, path string, h echo.HandlerFunc, mw ...
 
 	add(http.MethodPost, "/websub", s.postWebSub)
 
-	add(http.MethodGet, "/", s.getHome)
-	add(http.MethodHead, "/", s.getHome)
-	add(http.MethodGet, "/view/:rssId", s.getView)
-	add(http.MethodHead, "/view/:rssId", s.getView)
 	add(http.MethodGet, "/resources.opml", s.getOPML, publicRead)
 	add(http.MethodHead, "/resources.opml", s.getOPML, publicRead)
 	add(http.MethodOptions, "/resources.opml", preflight("OPTIONS, GET, HEAD"))
-	add(http.MethodGet, "/preview", s.getPreview)
-	add(http.MethodHead, "/preview", s.getPreview)
 	add(http.MethodPost, "/preview", s.postPreview)
-
-	// Adding a feed in the browser: the admin's session (login.go,
-	// session.go), /new (newfeed.go) and the webmasters' form (register.go).
-	// Every form that changes something passes checkCSRF (403 otherwise).
-	add(http.MethodGet, "/login", s.getLogin)
-	add(http.MethodHead, "/login", s.getLogin)
-	add(http.MethodPost, "/login", s.postLogin, s.checkCSRF)
-	add(http.MethodGet, "/logout", s.logout)
-	add(http.MethodPost, "/logout", s.logout, s.checkCSRF)
-	add(http.MethodGet, "/new", s.getNew, s.requireSession)
-	add(http.MethodHead, "/new", s.getNew, s.requireSession)
-	add(http.MethodPost, "/new", s.postNew, s.requireSession, s.checkCSRF)
-	add(http.MethodPost, "/new/preview", s.postNewPreview, s.requireSession, s.checkCSRF)
-	add(http.MethodPost, "/new/add", s.postNewAdd, s.requireSession, s.checkCSRF)
-	add(http.MethodGet, "/register", s.getRegister)
-	add(http.MethodHead, "/register", s.getRegister)
-	add(http.MethodPost, "/register", s.postRegister, s.checkCSRF)
+	// The pages for people (/, /view, GET /preview, /login, /logout, /new,
+	// /register) are Options.Pages', registered after these (New).
 
 	add(http.MethodGet, "/favicon.ico", s.getFavicon)
 	add(http.MethodHead, "/favicon.ico", s.getFavicon)
@@ -334,9 +256,9 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 // SetAdminToken replaces the admin bearer token ("" turns the admin routes
 // off), so that a configuration reload can rotate it. Safe for concurrent use.
-// The browser sessions are signed with a key derived from it, so a new
-// token ends them.
+// The pages' browser sessions are signed with a key derived from the
+// same token: whoever rotates it here rotates it there too (cmd/dynamo
+// calls both).
 func (s *Server) SetAdminToken(token string) {
 	s.token.Store(&token)
-	s.setSessionKey(token)
 }

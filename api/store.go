@@ -1,32 +1,40 @@
 package api
 
-import (
-	"context"
+import "github.com/dynamo-rss/dynamo/internal/service"
 
-	"github.com/dynamo-rss/dynamo/schema"
-	"github.com/dynamo-rss/dynamo/storage"
+// The services the api calls are declared in internal/service, below both
+// HTTP packages (api and ui), and named here as the api's own: callers
+// write api.Store, api.ResourceStatus and so on.
+type (
+	// Catalog lists the resources that have stored versions.
+	Catalog = service.Catalog
+	// History reads a resource's stored versions and its item index.
+	History = service.History
+	// Store is what the api reads from storage; every storage.Store
+	// implements it.
+	Store = service.Store
+	// ResourceStatus is what the poller knows of a resource.
+	ResourceStatus = service.ResourceStatus
+	// Poller is the api's view of the poller.
+	Poller = service.Poller
+	// FirstPoller is a Poller that polls a new registration once.
+	FirstPoller = service.FirstPoller
+	// PollRecord is one poll of a resource, as the pages' charts show it.
+	PollRecord = service.PollRecord
+	// PollHistory is a Poller that remembers its polls (optional).
+	PollHistory = service.PollHistory
+	// Registry is the runtime registry.
+	Registry = service.Registry
+	// ResourceDefinition is a resource as GET /admin/resources lists it.
+	ResourceDefinition = service.ResourceDefinition
+	// PageFetcher fetches one page through the poller's guarded fetcher.
+	PageFetcher = service.PageFetcher
+	// Page is a fetched page.
+	Page = service.Page
+	// DiskSpace is the store's free-space state, which / shows when low.
+	DiskSpace = service.DiskSpace
 )
 
-// Catalog lists the resources that have stored versions. The feeds compute
-// their validators (ETag, Last-Modified) from it alone, so a conditional
-// request costs one call and no rendering.
-type Catalog interface {
-	Resources(ctx context.Context) ([]storage.ResourceInfo, error)
-	Resource(ctx context.Context, id string) (storage.ResourceInfo, error)
-}
-
-// History reads a resource's stored versions and its item index.
-type History interface {
-	Version(ctx context.Context, id string, n int) (*schema.Document, storage.VersionInfo, error)
-	Versions(ctx context.Context, id string, offset, limit int) ([]storage.VersionInfo, error)
-	Items(ctx context.Context, id string, q storage.ItemQuery) ([]storage.Item, error)
-}
-
-// Store is what the api reads from storage (declared here, by its consumer);
-// every storage.Store implements it. Implementations must be safe for concurrent use
-// and return errors wrapping [storage.ErrNotFound] for an unknown resource or
-// a version past the history.
-type Store interface {
-	Catalog
-	History
-}
+// ErrDeclaredInFile is wrapped by [Registry] errors for an id that the
+// configuration file declares: the admin API cannot change it (409).
+var ErrDeclaredInFile = service.ErrDeclaredInFile

@@ -64,7 +64,7 @@ func (s *Server) postWebSub(c echo.Context) error {
 	// Every request counts, accepted or not: each costs a topic render, and
 	// a client that floods the hub with refused ones is no better.
 	if ok, wait, _ := s.subLim.Take(c.RealIP(), s.now()); !ok {
-		return tooManyRequests(c, wait, "too many subscription requests from your address; try again in %v", wait.Round(time.Second))
+		return TooManyRequests(c, wait, "too many subscription requests from your address; try again in %v", wait.Round(time.Second))
 	}
 	if err := req.ParseForm(); err != nil {
 		return fmt.Errorf("read form: %w", err) // a body past the limit is a *http.MaxBytesError: 413
@@ -72,7 +72,7 @@ func (s *Server) postWebSub(c echo.Context) error {
 	if err := hub.Request(req.Context(), req.PostForm); err != nil {
 		var le *websub.LimitError
 		if errors.As(err, &le) {
-			return tooManyRequests(c, le.RetryAfter, "too many subscription requests for callbacks on %s; try again in %v", le.Host, le.RetryAfter.Round(time.Second))
+			return TooManyRequests(c, le.RetryAfter, "too many subscription requests for callbacks on %s; try again in %v", le.Host, le.RetryAfter.Round(time.Second))
 		}
 		return err
 	}

@@ -26,6 +26,7 @@ import (
 	"github.com/dynamo-rss/dynamo/config"
 	"github.com/dynamo-rss/dynamo/poller"
 	"github.com/dynamo-rss/dynamo/storage"
+	"github.com/dynamo-rss/dynamo/ui"
 )
 
 // defaultConfig is the configuration of `dynamo serve` without --config.
@@ -257,6 +258,7 @@ func serve(ctx context.Context, o serveOptions) (err error) {
 		return fmt.Errorf("start poller: %w", err)
 	}
 	var srv *api.Server // built below, before the reloader runs
+	var pages *ui.Server
 	var inForce atomic.Pointer[config.Config]
 	inForce.Store(cfg)
 	last := cfg // the last configuration applied; only the reloader goroutine touches it after start
@@ -287,7 +289,8 @@ func serve(ctx context.Context, o serveOptions) (err error) {
 			return next, err
 		},
 	}, engine.Apply, func(_ context.Context, next *config.Config) error {
-		srv.SetAdminToken(next.Admin.Token) // rotated token (or admin turned on/off) at once
+		srv.SetAdminToken(next.Admin.Token)   // rotated token (or admin turned on/off) at once
+		pages.SetAdminToken(next.Admin.Token) // and the browser sessions signed with it end
 		warnConfig(log, next, o.ConfigPath)
 		if changed := restartOnly(last, next); len(changed) > 0 {
 			log.Warn("these settings take effect at the next restart", slog.String("fields", strings.Join(changed, ", ")))
@@ -311,6 +314,26 @@ func serve(ctx context.Context, o serveOptions) (err error) {
 	}
 
 	var pollerRunning atomic.Bool
+	registry := apiRegistry{e: engine, cfg: &inForce, stored: db}
+	fetcher := apiFetcher{e: engine}
+	// The pages for people (package ui), mounted by the api on its own
+	// middleware: the same services, the same token.
+	pages, err = ui.New(ui.Options{
+		Store:            db,
+		Poller:           apiPoller{engine},
+		Registry:         registry,
+		Fetch:            fetcher,
+		AdminToken:       cfg.Admin.Token,
+		TrustedProxies:   cfg.TrustedProxyPrefixes(),
+		PublicURL:        publicURL,
+		OpenRegistration: cfg.Registration == config.RegistrationOpen,
+		HubURL:           hubURL(cfg, publicURL),
+		Logger:           log.With(slog.String("component", "api")), // as before the split: one component for HTTP
+	})
+	if err != nil {
+		_ = ln.Close() // nothing was served on it; the pages' error is the one to report
+		return fmt.Errorf("build pages: %w", err)
+	}
 	srv, err = api.New(api.Options{
 		Store:            db,
 		Poller:           apiPoller{engine},
@@ -319,14 +342,13 @@ func serve(ctx context.Context, o serveOptions) (err error) {
 		PublicURL:        publicURL,
 		SubscribeMax:     cfg.Feeds.SubscribeMax,
 		TrustedProxies:   cfg.TrustedProxyPrefixes(),
-		Sessions:         db.sessions,
 		HubURL:           hubURL(cfg, publicURL),
 		Logger:           log.With(slog.String("component", "api")),
 		AccessLog:        cfg.Log.Access,
-		DiskSpace:        db.space,
 		DateRules:        engine.DateRules, // resolved once per resource, not per render
-		Registry:         apiRegistry{e: engine, cfg: &inForce, stored: db},
-		Fetch:            apiFetcher{e: engine},
+		Registry:         registry,
+		Fetch:            fetcher,
+		Pages:            pages,
 		OpenRegistration: cfg.Registration == config.RegistrationOpen,
 		Registerer:       reg,
 		Gatherer:         reg,

@@ -1,4 +1,4 @@
-package api
+package ui
 
 import (
 	"context"
@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/dynamo-rss/dynamo/api"
 )
 
 // homePerPage is how many resources one page of / shows: a server with
@@ -31,19 +33,19 @@ func homeHref(q string, n int) string {
 
 // filterEntries keeps the resources whose id, title, page URL or
 // description contain every word of q (case-insensitively).
-func filterEntries(es []homeEntry, q string) []homeEntry {
+func filterEntries(es []api.Listed, q string) []api.Listed {
 	words := strings.Fields(strings.ToLower(q))
 	if len(words) == 0 {
 		return es
 	}
-	out := make([]homeEntry, 0, len(es))
+	out := make([]api.Listed, 0, len(es))
 	for _, e := range es {
-		fields := []string{e.id}
-		if e.st != nil {
-			fields = append(fields, shownURL(e.st.URL)) // a search must not find a password
+		fields := []string{e.ID}
+		if e.Status != nil {
+			fields = append(fields, api.ShownURL(e.Status.URL)) // a search must not find a password
 		}
-		if e.info != nil {
-			fields = append(fields, e.info.Title, shownURL(e.info.URL), e.info.Description)
+		if e.Info != nil {
+			fields = append(fields, e.Info.Title, api.ShownURL(e.Info.URL), e.Info.Description)
 		}
 		hay := strings.ToLower(strings.Join(fields, "\x00"))
 		match := true
@@ -63,9 +65,9 @@ func filterEntries(es []homeEntry, q string) []homeEntry {
 // decorate adds what only the resources of the page shown need: subscribe
 // links, the link to its view and the sparkline of its recent polls.
 func (s *Server) decorate(ctx context.Context, r *homeResource, now time.Time) {
-	r.Links = s.feedLinks(r.ID)
-	r.History = s.historyLinks(r.ID)
-	r.View = s.viewHref(r.ID)
+	r.Links = s.api.FeedLinks(r.ID)
+	r.History = s.api.HistoryLinks(r.ID)
+	r.View = api.ViewHref(r.ID)
 	h := s.pollHistory(ctx, r.ID)
 	if len(h) == 0 {
 		return

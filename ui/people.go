@@ -1,8 +1,7 @@
-package api
+package ui
 
 import (
 	"html/template"
-	"net/url"
 	"strconv"
 	"strings"
 	"sync"
@@ -12,20 +11,15 @@ import (
 	"github.com/microcosm-cc/bluemonday"
 	"golang.org/x/net/html"
 	"golang.org/x/net/html/atom"
-)
 
-// contentSecurityPolicy is sent with every HTML page. The pages work
-// offline and without JavaScript: no scripts at all, styles only inline (the
-// layout's <style> and the style attributes gonum's SVG charts carry), images
-// from anywhere (the item images of a feed preview are the watched site's),
-// forms posting only here, and no framing.
-const contentSecurityPolicy = "default-src 'none'; script-src 'none'; style-src 'unsafe-inline'; img-src * data:; form-action 'self'; base-uri 'none'; frame-ancestors 'none'"
+	"github.com/dynamo-rss/dynamo/api"
+)
 
 // pageHeaders sets the headers every HTML page carries, besides those of
 // every answer (secureHeaders): the pages' own policy replaces the sandbox.
 func pageHeaders(c echo.Context) {
 	h := c.Response().Header()
-	h.Set("Content-Security-Policy", contentSecurityPolicy)
+	h.Set("Content-Security-Policy", api.PageSecurityPolicy)
 	h.Set("Referrer-Policy", "no-referrer")
 }
 
@@ -63,7 +57,7 @@ type sparkEntry struct {
 }
 
 // sparkline returns the sparkline of resource id's history h.
-func (p *people) sparkline(id string, h []PollRecord) (template.HTML, error) {
+func (p *people) sparkline(id string, h []api.PollRecord) (template.HTML, error) {
 	key := sparkEntry{n: len(h)}
 	if len(h) > 0 {
 		key.last = h[len(h)-1].Time
@@ -110,9 +104,6 @@ func (p *people) safeHTML(s string) template.HTML {
 	}
 	return template.HTML(b.String()) //nolint:gosec // sanitized by bluemonday's UGC policy just now, and balanced
 }
-
-// viewHref is the link to a resource's page for people.
-func (s *Server) viewHref(id string) string { return "/view/" + url.PathEscape(id) }
 
 // pageNumber reads ?page= (1 when absent or not a positive integer: a bad
 // page number on a page for people shows the first page, it is no error).

@@ -1,6 +1,6 @@
-package api
+package ui
 
-// The one place where the api reads package suggest: the pages turn
+// The one place where the pages read package suggest: the pages turn
 // what it proposes into pageOffer, so a change of its Go API is a change of
 // this file only.
 
@@ -9,6 +9,7 @@ import (
 
 	"github.com/goccy/go-yaml"
 
+	"github.com/dynamo-rss/dynamo/api"
 	"github.com/dynamo-rss/dynamo/extractor"
 	"github.com/dynamo-rss/dynamo/suggest"
 )
@@ -43,7 +44,7 @@ type proposal struct {
 // proposals of select blocks (its schema.org items, its repeated
 // structures), best first. Its annotations are shown apart, as the feed
 // they make. A page without any has no proposals, and no error.
-func suggestOffer(page Page) (pageOffer, error) {
+func suggestOffer(page api.Page) (pageOffer, error) {
 	sugs, err := suggest.Page(page.Body, extractor.Options{URL: page.URL, ContentType: page.ContentType})
 	if err != nil {
 		return pageOffer{}, fmt.Errorf("suggest: %w", err)

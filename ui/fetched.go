@@ -1,10 +1,11 @@
-package api
+package ui
 
 import (
 	"slices"
 	"sync"
 	"time"
 
+	"github.com/dynamo-rss/dynamo/api"
 	"github.com/dynamo-rss/dynamo/internal/session"
 )
 
@@ -24,7 +25,7 @@ type fetchedPage struct {
 	ID        string // random, unguessable: the hidden field of the forms
 	SessionID string // the session that fetched it; no other may read it
 	Requested string // the URL typed in
-	Page             // body, content type, URL after redirects
+	api.Page         // body, content type, URL after redirects
 	Fetched   time.Time
 }
 

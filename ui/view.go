@@ -1,4 +1,4 @@
-package api
+package ui
 
 import (
 	"cmp"
@@ -7,12 +7,12 @@ import (
 	"html/template"
 	"net/http"
 	"net/url"
-	"slices"
 	"strconv"
 	"time"
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/dynamo-rss/dynamo/api"
 	"github.com/dynamo-rss/dynamo/schema"
 	"github.com/dynamo-rss/dynamo/storage"
 )
@@ -30,10 +30,6 @@ const (
 	viewItemsPerPage = 200
 )
 
-// maxDiffValue bounds a field value shown in a diff (longer ones are cut,
-// with an ellipsis: the permalink has the whole version).
-const maxDiffValue = 400
-
 // viewPage is the data of view.html.
 type viewPage struct {
 	Title     string
@@ -42,7 +38,7 @@ type viewPage struct {
 	ChartNote string
 	Versions  []viewVersion
 	Pager     pager
-	Alternate []homeLink // <link rel="alternate"> per format
+	Alternate []api.Link // <link rel="alternate"> per format
 	Single    bool       // one version (?v=SEQ) with all its changes, paged
 	Hub       string     // the WebSub hub readers may subscribe at; "": none
 }
@@ -51,16 +47,12 @@ type viewPage struct {
 type viewVersion struct {
 	Seq      uint64
 	Href     string // its permalink
-	Time     homeTime
+	Time     api.Time
 	Title    string
 	Items    int
 	Compared bool   // there is a previous version to compare with
 	Note     string // why there is no comparison
-	Channel  []fieldChange
-	Added    []diffItem
-	Removed  []diffItem
-	Changed  []changedItem
-	Same     int // items present and equal in both
+	api.Diff
 	// The counts of the whole diff; Added, Removed and Changed may hold a
 	// window of it (see window).
 	NAdded, NRemoved, NChanged int
@@ -68,42 +60,30 @@ type viewVersion struct {
 	AllHref                    string // the version's own page, with all its changes; "": all shown
 }
 
-// diffItem is an item named in a diff.
-type diffItem struct {
-	ID, Title, Link string
-}
-
-// changedItem is an item present in both versions whose fields differ.
-type changedItem struct {
-	diffItem
-	Fields []fieldChange
-}
-
-// fieldChange is one field that differs: its value before and after.
-type fieldChange struct {
-	Name, Old, New string
-}
-
 // getView serves GET /view/{rssId}: one resource for people.
 func (s *Server) getView(c echo.Context) error {
 	ctx := c.Request().Context()
 	id, err := url.PathUnescape(c.Param("rssId"))
 	if err != nil {
-		return errNotFound(nil, "the resource id %q is not correctly percent-encoded", c.Param("rssId"))
+		return notFound(nil, "the resource id %q is not correctly percent-encoded", c.Param("rssId"))
 	}
 	now := s.now()
-	st, known := s.knownResource(id)
+	var st api.ResourceStatus
+	known := false
+	if s.opts.Poller != nil {
+		st, known = s.opts.Poller.Status(id)
+	}
 	info, err := s.opts.Store.Resource(ctx, id)
 	stored := err == nil
 	switch {
 	case errors.Is(err, storage.ErrNotFound):
 		if !known {
-			return errNotFound(err, "there is no resource %q; / lists the resources", id)
+			return notFound(err, "there is no resource %q; / lists the resources", id)
 		}
 	case err != nil:
 		return fmt.Errorf("read resource %q: %w", id, err)
 	}
-	r := homeResource{ID: id, Links: s.feedLinks(id), History: s.historyLinks(id), View: s.viewHref(id)}
+	r := homeResource{ID: id, Links: s.api.FeedLinks(id), History: s.api.HistoryLinks(id), View: api.ViewHref(id)}
 	if known {
 		s.fillStatus(&r, st, now)
 	}
@@ -130,16 +110,16 @@ func (s *Server) getView(c echo.Context) error {
 		seq, err := strconv.ParseUint(v, 10, 64)
 		idx := int(info.LatestSeq) - int(seq) + 1 //nolint:gosec // seqs fit in int
 		if err != nil || seq == 0 || idx < 1 || idx > info.Versions {
-			return errNotFound(nil, "resource %q has no stored version %q; its versions are listed on %s", id, v, s.viewHref(id))
+			return notFound(nil, "resource %q has no stored version %q; its versions are listed on %s", id, v, api.ViewHref(id))
 		}
 		if page.Versions, err = s.viewVersions(c, info, idx, idx, now); err != nil {
 			return err
 		}
 		if len(page.Versions) != 1 || page.Versions[0].Seq != seq {
-			return errNotFound(nil, "version %d of %q is no longer stored", seq, id)
+			return notFound(nil, "version %d of %q is no longer stored", seq, id)
 		}
 		vv := &page.Versions[0]
-		base := s.viewHref(id) + "?v=" + strconv.FormatUint(seq, 10)
+		base := api.ViewHref(id) + "?v=" + strconv.FormatUint(seq, 10)
 		page.Pager = newPager(itemsNumber(c), len(vv.Added)+len(vv.Removed)+len(vv.Changed), viewItemsPerPage, func(n int) string {
 			return base + "&items=" + strconv.Itoa(n) + "#v" + strconv.FormatUint(seq, 10)
 		})
@@ -151,7 +131,7 @@ func (s *Server) getView(c echo.Context) error {
 			total = info.Versions
 		}
 		page.Pager = newPager(pageNumber(c), total, viewVersionsPerPage, func(n int) string {
-			return s.viewHref(id) + "?page=" + strconv.Itoa(n) + "#versions"
+			return api.ViewHref(id) + "?page=" + strconv.Itoa(n) + "#versions"
 		})
 		if stored {
 			first := (page.Pager.Page-1)*viewVersionsPerPage + 1
@@ -161,7 +141,7 @@ func (s *Server) getView(c echo.Context) error {
 			}
 			for i := range page.Versions {
 				vv := &page.Versions[i]
-				vv.window(0, viewDiffItems, s.viewHref(id)+"?v="+strconv.FormatUint(vv.Seq, 10)+"#v"+strconv.FormatUint(vv.Seq, 10))
+				vv.window(0, viewDiffItems, api.ViewHref(id)+"?v="+strconv.FormatUint(vv.Seq, 10)+"#v"+strconv.FormatUint(vv.Seq, 10))
 			}
 		}
 	}
@@ -171,18 +151,18 @@ func (s *Server) getView(c echo.Context) error {
 
 // versionHistory makes a poll history of the stored versions: one changed
 // poll per version, the newest 500 at most.
-func (s *Server) versionHistory(c echo.Context, info storage.ResourceInfo, now time.Time) ([]PollRecord, error) {
+func (s *Server) versionHistory(c echo.Context, info storage.ResourceInfo, now time.Time) ([]api.PollRecord, error) {
 	vs, err := s.opts.Store.Versions(c.Request().Context(), info.ID, 0, min(max(info.Versions, 1), 500))
 	if err != nil {
 		return nil, fmt.Errorf("list versions of %q: %w", info.ID, err)
 	}
-	h := make([]PollRecord, len(vs))
+	h := make([]api.PollRecord, len(vs))
 	for i, v := range vs { // newest first
 		next := now
 		if i > 0 {
 			next = vs[i-1].Timestamp
 		}
-		h[len(vs)-1-i] = PollRecord{Time: v.Timestamp, Outcome: "changed", Wait: next.Sub(v.Timestamp), Versions: info.Versions - i}
+		h[len(vs)-1-i] = api.PollRecord{Time: v.Timestamp, Outcome: "changed", Wait: next.Sub(v.Timestamp), Versions: info.Versions - i}
 	}
 	return h, nil
 }
@@ -243,18 +223,18 @@ func (s *Server) viewVersions(c echo.Context, info storage.ResourceInfo, first, 
 		vi := infos[idx]
 		v := viewVersion{
 			Seq:   vi.Seq,
-			Href:  versionPath(info.ID, vi.Seq),
-			Time:  s.homeTime(vi.Timestamp, now),
+			Href:  api.VersionPath(info.ID, vi.Seq),
+			Time:  api.NewTime(vi.Timestamp, now),
 			Title: cmp.Or(doc.Channel.Title, info.ID),
 			Items: len(doc.Items),
 		}
 		switch prev, ok := docs[idx+1]; {
 		case ok:
 			v.Compared = true
-			diffVersions(&v, prev, doc)
+			api.DiffVersions(&v.Diff, prev, doc)
 		case vi.Seq == 1:
 			v.Note = "The first version: every item is new."
-			diffVersions(&v, &schema.Document{}, doc)
+			api.DiffVersions(&v.Diff, &schema.Document{}, doc)
 			v.Channel = nil // all of it is new: nothing to point out
 		default:
 			v.Note = "The versions before this one were removed by the retention policy: nothing to compare with."
@@ -262,99 +242,4 @@ func (s *Server) viewVersions(c echo.Context, info storage.ResourceInfo, first, 
 		out = append(out, v)
 	}
 	return out, nil
-}
-
-// diffVersions fills v with what changed from prev to cur: channel fields,
-// and items added, removed and changed, matched by item id.
-func diffVersions(v *viewVersion, prev, cur *schema.Document) {
-	v.Channel = changedFields(channelFields(prev), channelFields(cur))
-	before := make(map[string]*schema.Item, len(prev.Items))
-	for i := range prev.Items {
-		before[prev.Items[i].ID] = &prev.Items[i]
-	}
-	seen := make(map[string]bool, len(cur.Items))
-	for i := range cur.Items {
-		it := &cur.Items[i]
-		seen[it.ID] = true
-		old, ok := before[it.ID]
-		switch {
-		case !ok:
-			v.Added = append(v.Added, itemRef(it))
-		default:
-			if f := changedFields(itemFields(old), itemFields(it)); len(f) > 0 {
-				v.Changed = append(v.Changed, changedItem{diffItem: itemRef(it), Fields: f})
-			} else {
-				v.Same++
-			}
-		}
-	}
-	for i := range prev.Items {
-		if it := &prev.Items[i]; !seen[it.ID] {
-			v.Removed = append(v.Removed, itemRef(it))
-		}
-	}
-}
-
-func itemRef(it *schema.Item) diffItem {
-	return diffItem{ID: shownText(it.ID), Title: cmp.Or(it.Title, shownText(it.ID)), Link: shownURL(it.Link)}
-}
-
-// namedField is a field of a channel or item, in display order.
-type namedField struct{ name, value string }
-
-// channelFields and itemFields show what they hold without the
-// credentials of a URL (redact.go).
-func channelFields(d *schema.Document) []namedField {
-	f := []namedField{{"title", d.Channel.Title}, {"link", shownURL(d.Channel.Link)}, {"description", shownText(d.Channel.Description)}}
-	if d.Channel.Image != nil {
-		f = append(f, namedField{"image", shownURL(d.Channel.Image.URL)})
-	}
-	return f
-}
-
-func itemFields(it *schema.Item) []namedField {
-	f := []namedField{{"title", it.Title}, {"link", shownURL(it.Link)}, {"description", shownText(it.Description)}}
-	if it.Image != nil {
-		f = append(f, namedField{"image", shownURL(it.Image.URL)})
-	}
-	for _, x := range it.Extensions {
-		f = append(f, namedField{x.Prefix + ":" + x.LocalName, shownText(x.Value)})
-	}
-	return f
-}
-
-// changedFields compares two field lists by name (a field missing on one
-// side is empty there), in the order they first appear.
-func changedFields(old, cur []namedField) []fieldChange {
-	oldBy := map[string]string{}
-	var names []string
-	for _, f := range old {
-		if _, dup := oldBy[f.name]; !dup {
-			names = append(names, f.name)
-		}
-		oldBy[f.name] = f.value
-	}
-	curBy := map[string]string{}
-	for _, f := range cur {
-		if _, inOld := oldBy[f.name]; !inOld && !slices.Contains(names, f.name) {
-			names = append(names, f.name)
-		}
-		curBy[f.name] = f.value
-	}
-	var out []fieldChange
-	for _, n := range names {
-		if o, c := oldBy[n], curBy[n]; o != c {
-			out = append(out, fieldChange{Name: n, Old: clip(o), New: clip(c)})
-		}
-	}
-	return out
-}
-
-// clip cuts a value for display at maxDiffValue runes.
-func clip(s string) string {
-	r := []rune(s)
-	if len(r) <= maxDiffValue {
-		return s
-	}
-	return string(r[:maxDiffValue]) + "…"
 }

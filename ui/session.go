@@ -1,4 +1,4 @@
-package api
+package ui
 
 // The admin's browser session and the CSRF check of the forms that change
 // something (/login, /logout, /new, /register). The signing and the tokens
@@ -19,6 +19,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/dynamo-rss/dynamo/api"
 	"github.com/dynamo-rss/dynamo/internal/session"
 )
 
@@ -161,11 +162,11 @@ func (s *Server) sessionUnavailable(c echo.Context) error {
 	if c.Path() == "/logout" {
 		detail = logoutFailed
 	}
-	c.Response().Header().Set(echo.HeaderRetryAfter, strconv.Itoa(int(unavailableRetry/time.Second)))
-	if wantsHTML(c) {
+	c.Response().Header().Set(echo.HeaderRetryAfter, strconv.Itoa(int(api.UnavailableRetry/time.Second)))
+	if api.WantsHTML(c) {
 		return s.renderPage(c, http.StatusServiceUnavailable, "notice.html", noticePage{Title: "Try again", Message: detail, Back: backLink(c)})
 	}
-	return problemf(http.StatusServiceUnavailable, "%s", detail)
+	return problem(http.StatusServiceUnavailable, detail)
 }
 
 // loggedIn reports whether the request carries a valid session.
@@ -182,7 +183,7 @@ func (s *Server) requireSession(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		c.Response().Header().Set(echo.HeaderCacheControl, "no-store")
 		if s.sessions.Load() == nil {
-			return problemf(http.StatusNotFound, "%s", adminOff)
+			return problem(http.StatusNotFound, api.AdminOff)
 		}
 		sess, err := s.currentSession(c)
 		var unchecked *sessionUnchecked
@@ -271,10 +272,10 @@ func (s *Server) checkCSRF(next echo.HandlerFunc) echo.HandlerFunc {
 
 // forbiddenForm answers 403: a page for browsers, a problem for others.
 func (s *Server) forbiddenForm(c echo.Context, detail string) error {
-	if wantsHTML(c) {
+	if api.WantsHTML(c) {
 		return s.renderPage(c, http.StatusForbidden, "notice.html", noticePage{Title: "Form refused", Message: detail, Back: backLink(c)})
 	}
-	return problemf(http.StatusForbidden, "%s", detail)
+	return problem(http.StatusForbidden, detail)
 }
 
 // noticePage is the data of notice.html: a short message and where to go.

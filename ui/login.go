@@ -1,4 +1,4 @@
-package api
+package ui
 
 import (
 	"errors"
@@ -11,6 +11,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/dynamo-rss/dynamo/api"
 	"github.com/dynamo-rss/dynamo/internal/session"
 )
 
@@ -80,7 +81,7 @@ func localPath(s string) bool {
 // adminPagesOff answers the session pages while admin is off: absent, as
 // the admin routes are, saying how to turn them on.
 func (s *Server) adminPagesOff() error {
-	return problemf(http.StatusNotFound, "%s", adminOff)
+	return problem(http.StatusNotFound, api.AdminOff)
 }
 
 // getLogin shows the login form.
@@ -107,12 +108,12 @@ func (s *Server) postLogin(c echo.Context) error {
 	page := loginPage{Title: "Log in", Next: safeNext(c.FormValue("next"))}
 	ok, wait, giveBack := s.loginLim.Take(c.RealIP(), s.now())
 	if !ok {
-		page.Error = "Too many login attempts from your address; wait " + humanDuration(wait.Round(time.Second)) + " and try again."
+		page.Error = "Too many login attempts from your address; wait " + api.HumanDuration(wait.Round(time.Second)) + " and try again."
 		page.CSRF = s.csrfToken(c)
-		_ = tooManyRequests(c, wait, "") // sets Retry-After; the page is the answer
+		_ = api.TooManyRequests(c, wait, "") // sets Retry-After; the page is the answer
 		return s.renderPage(c, http.StatusTooManyRequests, "login.html", page)
 	}
-	if !tokenMatches(c.FormValue("token"), *s.token.Load()) {
+	if !api.TokenMatches(c.FormValue("token"), *s.token.Load()) {
 		page.Error = "That is not the admin token of this server (admin.token or admin.token_file in its configuration). Paste it exactly: nothing is trimmed."
 		page.CSRF = s.csrfToken(c)
 		c.Response().Header().Set(echo.HeaderWWWAuthenticate, `Bearer realm="dynamo admin"`)

@@ -1,4 +1,4 @@
-package api
+package ui
 
 // GET/POST /new: the admin pastes a page's URL; dynamo fetches it once
 // through the poller's guarded fetcher (Options.Fetch), keeps the bytes
@@ -22,6 +22,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/dynamo-rss/dynamo/api"
 	"github.com/dynamo-rss/dynamo/config"
 	"github.com/dynamo-rss/dynamo/extractor"
 	"github.com/dynamo-rss/dynamo/internal/session"
@@ -53,7 +54,7 @@ type offerPage struct {
 	Fetch       string // the fetched page's id, a hidden field of every form
 	Requested   string // the URL typed in
 	PageURL     string // after redirects
-	Fetched     homeTime
+	Fetched     api.Time
 	Size        int64
 	Annotations candidate
 	Feeds       []pageFeed
@@ -103,7 +104,7 @@ func (s *Server) postNew(c echo.Context) error {
 		return s.renderPage(c, http.StatusBadRequest, "new.html", page)
 	}
 	if s.opts.Fetch == nil {
-		return errNotImplemented("this server has no retriever to fetch pages with")
+		return problem(http.StatusNotImplemented, "this server has no retriever to fetch pages with")
 	}
 	fetched, err := s.opts.Fetch.FetchPage(c.Request().Context(), raw)
 	if err != nil {
@@ -132,9 +133,9 @@ func (s *Server) postNewPreview(c echo.Context) error {
 // and redirects to its view. Mistakes come back on the form, next to their
 // fields, with nothing registered.
 func (s *Server) postNewAdd(c echo.Context) error {
-	reg, err := s.registry()
-	if err != nil {
-		return err
+	reg := s.opts.Registry
+	if reg == nil {
+		return problem(http.StatusNotImplemented, "this server has no runtime registry")
 	}
 	form := readAddForm(c)
 	p, kept := s.fetchedPage(c, form.Fetch)
@@ -143,13 +144,13 @@ func (s *Server) postNewAdd(c echo.Context) error {
 	}
 	ctx := c.Request().Context()
 	if d, ok := reg.Definition(form.ID); ok && form.ID != "" {
-		form.Errors.add(fieldID, fmt.Sprintf("%q is already the id of %s; choose another", form.ID, shownURL(d.Resource.URL)))
+		form.Errors.add(fieldID, fmt.Sprintf("%q is already the id of %s; choose another", form.ID, api.ShownURL(d.Resource.URL)))
 	}
 	body := form.definition()
 	if len(form.Errors) == 0 {
-		if _, _, err := registerDefinition(ctx, reg, form.ID, body); err != nil {
+		if _, _, err := api.RegisterDefinition(ctx, reg, form.ID, body); err != nil {
 			definitionErrors(err, form.Errors)
-			if p := toProblem(err); p.Status >= http.StatusInternalServerError {
+			if p := api.ProblemOf(err); p.Status >= http.StatusInternalServerError {
 				return err // the store is down: 503 from errors.go, nothing registered
 			}
 		}
@@ -170,7 +171,7 @@ func (s *Server) postNewAdd(c echo.Context) error {
 			s.log.LogAttrs(ctx, slog.LevelWarn, "first poll of a resource added in the browser", slog.String("id", form.ID), slog.Any("error", err))
 		}
 	}
-	return c.Redirect(http.StatusSeeOther, s.viewHref(form.ID))
+	return c.Redirect(http.StatusSeeOther, api.ViewHref(form.ID))
 }
 
 // fetchedPage is the page id that this session fetched, while kept.
@@ -195,8 +196,8 @@ func (s *Server) fetchExpired(c echo.Context, rawURL string) error {
 func (s *Server) renderOffer(c echo.Context, code int, p *fetchedPage, form addForm, from string) error {
 	now := s.now()
 	page := offerPage{
-		Title: "Add a feed", CSRF: s.csrfToken(c), Fetch: p.ID, Requested: p.Requested, PageURL: shownURL(p.URL),
-		Fetched: s.homeTime(p.Fetched, now), Size: int64(len(p.Body)), Policies: policyKinds,
+		Title: "Add a feed", CSRF: s.csrfToken(c), Fetch: p.ID, Requested: p.Requested, PageURL: api.ShownURL(p.URL),
+		Fetched: api.NewTime(p.Fetched, now), Size: int64(len(p.Body)), Policies: policyKinds,
 	}
 	proposedID := s.proposeID(p.Requested)
 	defaults := func(block string) addForm {
@@ -259,7 +260,7 @@ func (s *Server) proposeID(raw string) string {
 	if s.opts.Registry != nil {
 		taken = func(id string) bool { _, ok := s.opts.Registry.Definition(id); return ok }
 	}
-	return deriveID(u, taken)
+	return api.DeriveID(u, taken)
 }
 
 // tryBlock extracts the kept page with a select block ("" = with its
@@ -276,7 +277,7 @@ func (s *Server) tryBlock(p *fetchedPage, block string, now time.Time) candidate
 		}
 	}
 	res, err := extractor.Extract(bytes.NewReader(p.Body), extractor.Options{
-		URL: p.URL, RSSID: previewRSSID, ContentType: p.ContentType, Timestamp: now.UTC(), Select: sel,
+		URL: p.URL, RSSID: api.PreviewRSSID, ContentType: p.ContentType, Timestamp: now.UTC(), Select: sel,
 	})
 	switch {
 	case errors.Is(err, extractor.ErrNotAnnotated):
@@ -299,13 +300,13 @@ func (s *Server) tryBlock(p *fetchedPage, block string, now time.Time) candidate
 	cd.Channel, cd.Total = doc.Channel.Title, len(doc.Items)
 	for i := range doc.Items[:min(firstItems, len(doc.Items))] {
 		it := &doc.Items[i]
-		link := shownURL(it.Link) // resolved against the page's URL, with its credentials if it has any
-		pi := feedPageItem{Title: cmp.Or(it.Title, link, shownText(it.ID)), Link: link, Text: shownText(it.Description)}
+		link := api.ShownURL(it.Link) // resolved against the page's URL, with its credentials if it has any
+		pi := feedPageItem{Title: cmp.Or(it.Title, link, api.ShownText(it.ID)), Link: link, Text: api.ShownText(it.Description)}
 		if t, ok := it.Extensions.Published(); ok {
-			pi.Date = s.homeTime(t, now)
+			pi.Date = api.NewTime(t, now)
 		}
 		if it.Image != nil {
-			pi.Image = shownURL(it.Image.URL)
+			pi.Image = api.ShownURL(it.Image.URL)
 		}
 		cd.Items = append(cd.Items, pi)
 	}
@@ -324,17 +325,10 @@ func candidateArgs(page offerPage, cand candidate) candidateView {
 	return candidateView{Page: page, Cand: cand}
 }
 
-// FirstPoller is a [Poller] that can make sure a resource was polled once
-// without polling it twice: a registration is polled at once by the
-// poller itself, and Add waits for that poll rather than making another.
-type FirstPoller interface {
-	FirstPoll(ctx context.Context, id string) (ResourceStatus, error)
-}
-
 // firstPoll polls a resource just registered once: through FirstPoll when
 // the poller has it, else PollNow.
-func (s *Server) firstPoll(ctx context.Context, id string) (ResourceStatus, error) {
-	if fp, ok := s.opts.Poller.(FirstPoller); ok {
+func (s *Server) firstPoll(ctx context.Context, id string) (api.ResourceStatus, error) {
+	if fp, ok := s.opts.Poller.(api.FirstPoller); ok {
 		return fp.FirstPoll(ctx, id)
 	}
 	return s.opts.Poller.PollNow(ctx, id)

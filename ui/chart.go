@@ -1,4 +1,4 @@
-package api
+package ui
 
 import (
 	"bytes"
@@ -16,27 +16,13 @@ import (
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
 	"gonum.org/v1/plot/vg/vgsvg"
+
+	"github.com/dynamo-rss/dynamo/api"
 )
 
-// PollRecord is one poll of a resource, as the charts show it.
-type PollRecord struct {
-	Time     time.Time
-	Outcome  string        // changed, unchanged, not-modified, error, not-annotated, robots-denied, disk_full
-	Wait     time.Duration // the wait chosen after the poll
-	Tau      time.Duration // the estimate τ after the poll; 0: none
-	Versions int           // versions stored after the poll
-}
-
-// PollHistory is what the pages need of a poller that remembers its polls
-// (optional: a [Poller] may implement it). History returns a resource's
-// recent polls, oldest first, and false for an unknown resource.
-type PollHistory interface {
-	History(ctx context.Context, id string) ([]PollRecord, bool)
-}
-
 // pollHistory returns id's recent polls, nil when the poller keeps none.
-func (s *Server) pollHistory(ctx context.Context, id string) []PollRecord {
-	ph, ok := s.opts.Poller.(PollHistory)
+func (s *Server) pollHistory(ctx context.Context, id string) []api.PollRecord {
+	ph, ok := s.opts.Poller.(api.PollHistory)
 	if !ok {
 		return nil
 	}
@@ -89,7 +75,7 @@ type chartSeries struct {
 // minChartWait is the floor of the y axis (log scale): one second.
 const minChartWait = 1.0
 
-func newChartSeries(h []PollRecord, now time.Time) chartSeries {
+func newChartSeries(h []api.PollRecord, now time.Time) chartSeries {
 	cs := chartSeries{marks: map[string]plotter.XYs{}, minY: math.Inf(1), maxY: math.Inf(-1)}
 	y := func(d time.Duration) float64 { return math.Max(d.Seconds(), minChartWait) }
 	for _, r := range h {
@@ -165,7 +151,7 @@ func (durationTicks) Ticks(lo, hi float64) []plot.Tick {
 	coarse := 0
 	for _, c := range tickDurations {
 		if v := c.d.Seconds(); v >= lo && v <= hi {
-			ticks = append(ticks, plot.Tick{Value: v, Label: humanDuration(c.d)})
+			ticks = append(ticks, plot.Tick{Value: v, Label: api.HumanDuration(c.d)})
 			if c.coarse {
 				coarse++
 			}
@@ -313,7 +299,7 @@ func svgHTML(c *vgsvg.Canvas, class, label string) (template.HTML, error) {
 // as a mark at the wait chosen after it (changed, unchanged, error) and τ as
 // a line, on a log scale of durations; below, the versions stored; a legend
 // on the right.
-func pollChart(h []PollRecord, now time.Time) (template.HTML, error) {
+func pollChart(h []api.PollRecord, now time.Time) (template.HTML, error) {
 	const (
 		width, height = 720, 340 // points; CSS scales the SVG to the page
 		legendWidth   = 130
@@ -368,7 +354,7 @@ const sparklinePolls = 48
 // sparkline draws a resource's recent polls small, for the list on /: the
 // marks and the τ line of the big chart, without axes, from the first to the
 // last of those polls (so that it changes only when a poll is added).
-func sparkline(h []PollRecord) (template.HTML, error) {
+func sparkline(h []api.PollRecord) (template.HTML, error) {
 	if len(h) > sparklinePolls {
 		h = h[len(h)-sparklinePolls:]
 	}

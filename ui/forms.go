@@ -1,9 +1,10 @@
-package api
+package ui
 
 // Parsing and validation of the forms of the pages that add feeds: what a
 // form sent becomes a value here, its mistakes messages next to its fields.
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/url"
@@ -13,6 +14,7 @@ import (
 	"github.com/goccy/go-yaml"
 	"github.com/labstack/echo/v4"
 
+	"github.com/dynamo-rss/dynamo/api"
 	"github.com/dynamo-rss/dynamo/config"
 )
 
@@ -81,7 +83,7 @@ func readAddForm(c echo.Context) addForm {
 }
 
 // definition is the resource the form describes, as the body of PUT
-// /admin/resources/{id} would be (JSON), for registerDefinition to validate
+// /admin/resources/{id} would be (JSON), for api.RegisterDefinition to validate
 // exactly as that route does. Mistakes the form alone shows (a weight that
 // is no number, a select block that is not YAML) are in f.Errors, and then
 // the body is nil.
@@ -119,7 +121,12 @@ func (f *addForm) definition() []byte {
 	if len(f.Errors) > 0 {
 		return nil
 	}
-	return mustJSON(def)
+	body, err := json.Marshal(def)
+	if err != nil { // strings, numbers and a YAML block's maps: cannot happen
+		f.Errors.add("", "the form could not be read: "+err.Error())
+		return nil
+	}
+	return body
 }
 
 // selectBlock reads the select field: the mapping of a select block, or a
@@ -145,7 +152,7 @@ func definitionErrors(err error, fe fieldErrors) {
 	var fields []*config.FieldError
 	collectFieldErrors(err, &fields)
 	if len(fields) == 0 {
-		p := toProblem(err)
+		p := api.ProblemOf(err)
 		msg := p.Detail
 		if msg == "" {
 			msg = "the resource could not be registered; try again"
