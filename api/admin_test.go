@@ -54,8 +54,8 @@ func TestAdminOffWithoutToken(t *testing.T) {
 			t.Errorf("%s %s: detail %q does not say how to turn admin on", r.method, r.path, p.Detail)
 		}
 	}
-	if len(poller.polled) != 0 {
-		t.Errorf("polled %v with admin off", poller.polled)
+	if len(poller.Polled) != 0 {
+		t.Errorf("polled %v with admin off", poller.Polled)
 	}
 }
 
@@ -181,14 +181,14 @@ func TestAdminPoll(t *testing.T) {
 	if err := json.Unmarshal(rec.Body.Bytes(), &got); err != nil {
 		t.Fatalf("decode: %v", err)
 	}
-	if got.Polls != 10 || got.LastOutcome != "unchanged" || len(poller.polled) != 1 {
-		t.Errorf("after poll: %+v, polled %v", got, poller.polled)
+	if got.Polls != 10 || got.LastOutcome != "unchanged" || len(poller.Polled) != 1 {
+		t.Errorf("after poll: %+v, polled %v", got, poller.Polled)
 	}
 	svcProblem(t, svcDo(s, http.MethodPost, "/admin/resources/nope/poll", nil, "Authorization", "Bearer t"), http.StatusNotFound)
-	if len(poller.polled) != 1 {
-		t.Errorf("unknown id was polled: %v", poller.polled)
+	if len(poller.Polled) != 1 {
+		t.Errorf("unknown id was polled: %v", poller.Polled)
 	}
-	poller.pollErr = context.Canceled
+	poller.PollErr = context.Canceled
 	svcProblem(t, svcDo(s, http.MethodPost, "/admin/resources/news/poll", nil, "Authorization", "Bearer t"), http.StatusServiceUnavailable)
 }
 

@@ -47,7 +47,7 @@ func TestOutageServesTheNewestRenderAfterAnOlderOneIsEvicted(t *testing.T) {
 	if rec := fdDo(s, http.MethodGet, target); rec.Code != http.StatusOK {
 		t.Fatalf("GET %s: %d", target, rec.Code)
 	}
-	f.save(&schema.Document{URL: "https://example.org/news/index.html", RSSID: "news", Timestamp: fdT0.Add(3 * time.Hour),
+	f.Save(&schema.Document{URL: "https://example.org/news/index.html", RSSID: "news", Timestamp: fdT0.Add(3 * time.Hour),
 		Channel: schema.Channel{Title: "Town News", Link: "https://example.org/news/"},
 		Items:   []schema.Item{{Index: 1, ID: "d", Title: "Fourth story", Link: "https://example.org/news/d.html"}}})
 	rec := fdDo(s, http.MethodGet, target)
@@ -72,9 +72,9 @@ func TestOutageServesTheNewestRenderAfterAnOlderOneIsEvicted(t *testing.T) {
 		t.Fatalf("%d renders evicted at once, want the older one alone", cacheEvicted(cache))
 	}
 
-	f.mu.Lock()
-	f.err, f.infoErr = errDown, errDown
-	f.mu.Unlock()
+	f.Mu.Lock()
+	f.Err, f.InfoErr = errDown, errDown
+	f.Mu.Unlock()
 	rec = fdDo(s, http.MethodGet, target)
 	if rec.Code != http.StatusOK || !bytes.Equal(rec.Body.Bytes(), newest) {
 		t.Fatalf("store down, GET %s: %d, want 200 with the newest render\n%s", target, rec.Code, rec.Body)

@@ -84,7 +84,7 @@ const dispatchToken = "dispatch-test-token-0123456789abcdef"
 func TestDispatchMatchesEcho(t *testing.T) {
 	store := newFDStore()
 	for v := range 3 {
-		store.save(benchDoc("bench", fdT0.Add(time.Duration(v)*time.Hour), 2*v, 20))
+		store.Save(benchDoc("bench", fdT0.Add(time.Duration(v)*time.Hour), 2*v, 20))
 	}
 	reg := prometheus.NewRegistry()
 	var logs bytes.Buffer
@@ -108,9 +108,11 @@ func TestDispatchMatchesEcho(t *testing.T) {
 	ref.HTTPErrorHandler = s.httpError
 	ref.IPExtractor = s.e.IPExtractor
 	ref.Use(s.chain...)
-	s.routes(func(method, path string, h echo.HandlerFunc, mw ...echo.MiddlewareFunc) {
+	refAdd := func(method, path string, h echo.HandlerFunc, mw ...echo.MiddlewareFunc) {
 		ref.Add(method, path, h, mw...)
-	})
+	}
+	s.routes(refAdd)
+	s.opts.Pages.Routes(s, refAdd) // the pages' routes, mounted as New mounts them
 
 	etag := fdDo(s, http.MethodGet, "/resources/bench?max=20").Header().Get("ETag")
 	cases := dispatchCases(etag)

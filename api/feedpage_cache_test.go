@@ -22,7 +22,7 @@ import (
 // caches nothing renders, with the new age.
 func TestCachedPageShowsCurrentAge(t *testing.T) {
 	store := newFDStore()
-	store.save(benchDoc("bench", fdT0, 0, 20)) // the feed's update time: fdT0
+	store.Save(benchDoc("bench", fdT0, 0, 20)) // the feed's update time: fdT0
 	now := fdT0.Add(3*time.Minute + 20*time.Second + 100*time.Millisecond)
 	build := func(cacheBytes int64) *Server {
 		return newFDServer(t, store, func(o *Options) {
@@ -108,7 +108,7 @@ func TestCachedPageShowsCurrentAge(t *testing.T) {
 // gzip member whose CRC and size hold, an age.
 func TestFeedPageAgeUnderConcurrentAnswers(t *testing.T) {
 	store := newFDStore()
-	store.save(benchDoc("bench", fdT0, 0, 20))
+	store.Save(benchDoc("bench", fdT0, 0, 20))
 	var clock atomic.Int64
 	clock.Store(fdNow.UnixNano())
 	s := newFDServer(t, store, func(o *Options) {

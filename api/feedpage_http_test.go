@@ -83,7 +83,7 @@ func TestVersionPageSubscribesToItems(t *testing.T) {
 		t.Fatalf("version page = %d %s", rec.Code, rec.Header().Get("Content-Type"))
 	}
 	for _, f := range feedFormats {
-		if href := s.feedHref("news", f.name, false); !strings.Contains(body, `href="`+strings.ReplaceAll(href, "&", "&amp;")+`"`) {
+		if href := s.FeedHref("news", f.name, false); !strings.Contains(body, `href="`+strings.ReplaceAll(href, "&", "&amp;")+`"`) {
 			t.Errorf("no subscribe link %s", href)
 		}
 	}

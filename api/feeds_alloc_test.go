@@ -90,7 +90,7 @@ func checkCachedAllocs(t *testing.T, accept, wantType string, max int, cases fun
 		t.Skip("the race detector allocates")
 	}
 	fds := newFDStore()
-	fds.save(benchDoc("bench", fdT0, 0, 20))
+	fds.Save(benchDoc("bench", fdT0, 0, 20))
 	info, err := fds.Resource(context.Background(), "bench")
 	if err != nil {
 		t.Fatal(err)
@@ -147,9 +147,9 @@ func checkCachedAllocs(t *testing.T, accept, wantType string, max int, cases fun
 func TestCachedAnswersMatchRendered(t *testing.T) {
 	store := newFDStore()
 	for v := range 3 {
-		store.save(benchDoc("bench", fdT0.Add(time.Duration(v)*time.Hour), 2*v, 20))
+		store.Save(benchDoc("bench", fdT0.Add(time.Duration(v)*time.Hour), 2*v, 20))
 	}
-	poller := &svcPoller{now: fdNow, statuses: []ResourceStatus{{ID: "bench", URL: "https://example.org/bench/", Policy: "flat",
+	poller := &svcPoller{At: fdNow, List: []ResourceStatus{{ID: "bench", URL: "https://example.org/bench/", Policy: "flat",
 		Interval: 20 * time.Minute, LastPoll: fdNow.Add(-5 * time.Minute), NextPoll: fdNow.Add(15*time.Minute + 30*time.Second)},
 		{ID: "fresh", URL: "https://example.org/fresh/", Policy: "flat", Interval: time.Hour, Since: fdT0, NextPoll: fdNow.Add(time.Minute)}}}
 	now := fdNow
@@ -206,11 +206,11 @@ func TestCachedAnswersMatchRendered(t *testing.T) {
 	}
 	now = now.Add(3*24*time.Hour + 7*time.Second) // the page's age reads 3d…
 	compare("3 days later", pages)
-	store.save(benchDoc("bench", now.Add(-time.Minute), 10, 20))
+	store.Save(benchDoc("bench", now.Add(-time.Minute), 10, 20))
 	compare("after a new version", pages)
-	poller.mu.Lock()
-	poller.statuses[1].LastPoll, poller.statuses[1].LastError = now.Add(-time.Second), "HTTP 503 from the origin"
-	poller.mu.Unlock()
+	poller.Mu.Lock()
+	poller.List[1].LastPoll, poller.List[1].LastError = now.Add(-time.Second), "HTTP 503 from the origin"
+	poller.Mu.Unlock()
 	compare("after a failed poll", pages)
 }
 
@@ -253,9 +253,9 @@ func pageCases(etag string) []dispatchCase {
 func TestFeedKeyForm(t *testing.T) {
 	store := newFDStore()
 	for v := range 3 {
-		store.save(benchDoc("bench", fdT0.Add(time.Duration(v)*time.Hour), 2*v, 5))
+		store.Save(benchDoc("bench", fdT0.Add(time.Duration(v)*time.Hour), 2*v, 5))
 	}
-	poller := &svcPoller{now: fdNow, statuses: []ResourceStatus{{ID: "bench", Policy: "flat", Interval: 20 * time.Minute, NextPoll: fdNow.Add(time.Minute)}}}
+	poller := &svcPoller{At: fdNow, List: []ResourceStatus{{ID: "bench", Policy: "flat", Interval: 20 * time.Minute, NextPoll: fdNow.Add(time.Minute)}}}
 	paris := schematest.Location(t, "Europe/Paris")
 	dates := schema.DateRules{Layout: "02/01/2006", Location: paris}
 	s := newFDServer(t, store, func(o *Options) {

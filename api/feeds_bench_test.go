@@ -39,7 +39,7 @@ func benchDoc(id string, at time.Time, first, n int) *schema.Document {
 // the handler, from the render cache and rendering every time.
 func BenchmarkFeedRender(b *testing.B) {
 	store := newFDStore()
-	store.save(benchDoc("bench", fdT0, 0, 20))
+	store.Save(benchDoc("bench", fdT0, 0, 20))
 	for _, format := range fdFormats {
 		for _, mode := range []string{"cached", "uncached"} {
 			b.Run(format+"/"+mode, func(b *testing.B) {

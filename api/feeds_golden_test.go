@@ -15,7 +15,7 @@ var update = flag.Bool("update", false, "rewrite the golden files in testdata/ap
 // TestFeedGolden compares whole rendered feeds with golden files in
 // testdata/api (rewrite them with go test ./api -run TestFeedGolden -update).
 func TestFeedGolden(t *testing.T) {
-	poller := &svcPoller{statuses: []ResourceStatus{
+	poller := &svcPoller{List: []ResourceStatus{
 		{ID: "news", Interval: 15 * time.Minute, NextPoll: fdNow.Add(10 * time.Minute)},
 		{ID: "forum", Interval: 2 * time.Hour, NextPoll: fdNow.Add(time.Hour)},
 	}}

@@ -42,7 +42,7 @@ func TestFeedGzip(t *testing.T) {
 	if !bytes.Equal(body, plain.Body.Bytes()) {
 		t.Error("the gzip body does not decompress to the identity body")
 	}
-	reads := store.readCount()
+	reads := store.ReadCount()
 	for _, tc := range []struct {
 		name    string
 		headers []string
@@ -67,7 +67,7 @@ func TestFeedGzip(t *testing.T) {
 			}
 		})
 	}
-	if n := store.readCount(); n != reads {
+	if n := store.ReadCount(); n != reads {
 		t.Errorf("history read %d more times; the gzip feed should come from the render cache", n-reads)
 	}
 	head := fdDo(s, http.MethodHead, path, "Accept-Encoding", "gzip")

@@ -26,16 +26,16 @@ func TestVersionsFeedSaysWhatChanged(t *testing.T) {
 		return &schema.Document{URL: "https://example.org/", RSSID: "town", Timestamp: fdT0.Add(at), Channel: ch, Items: items}
 	}
 	budget, tram, lib, pool := item("budget", "Budget approved"), item("tram", "Tram line 4"), item("lib", "Library hours"), item("pool", "Pool <closed>")
-	store.save(doc(0, ch, lib, pool))                       // v1: first
-	store.save(doc(time.Hour, ch, budget, tram, lib, pool)) // v2: 2 new
+	store.Save(doc(0, ch, lib, pool))                       // v1: first
+	store.Save(doc(time.Hour, ch, budget, tram, lib, pool)) // v2: 2 new
 	lib2 := lib
 	lib2.Description = "Open on Sundays"
-	store.save(doc(2*time.Hour, ch, budget, tram, lib2, pool))     // v3: 1 changed
-	store.save(doc(3*time.Hour, ch, budget, tram, lib2))           // v4: 1 removed
-	store.save(doc(4*time.Hour, ch, item("x", "X"), budget, tram)) // v5: 1 new, 1 removed
+	store.Save(doc(2*time.Hour, ch, budget, tram, lib2, pool))     // v3: 1 changed
+	store.Save(doc(3*time.Hour, ch, budget, tram, lib2))           // v4: 1 removed
+	store.Save(doc(4*time.Hour, ch, item("x", "X"), budget, tram)) // v5: 1 new, 1 removed
 	ch2 := ch
 	ch2.Title = "Town Hall News"
-	store.save(doc(5*time.Hour, ch2, item("x", "X"), budget, tram)) // v6: only the channel
+	store.Save(doc(5*time.Hour, ch2, item("x", "X"), budget, tram)) // v6: only the channel
 	s := newFDServer(t, store)
 
 	want := []string{
@@ -84,10 +84,10 @@ func TestVersionsFeedSaysWhatChanged(t *testing.T) {
 // "…", its content lists fifty and then says how many more, and the
 // fifty newest versions are described, the older ones counted.
 func TestVersionsFeedBounds(t *testing.T) {
-	items := func(n int) []diffItem {
-		out := make([]diffItem, n)
+	items := func(n int) []DiffItem {
+		out := make([]DiffItem, n)
 		for i := range out {
-			out[i] = diffItem{ID: fmt.Sprint(i), Title: fmt.Sprint("T", i), Link: fmt.Sprintf("https://example.org/%d", i)}
+			out[i] = DiffItem{ID: fmt.Sprint(i), Title: fmt.Sprint("T", i), Link: fmt.Sprintf("https://example.org/%d", i)}
 		}
 		return out
 	}
@@ -114,7 +114,7 @@ func TestVersionsFeedBounds(t *testing.T) {
 	const versions = 52
 	for v := 1; v <= versions; v++ {
 		it := fdItem(1, fmt.Sprint("i", v), fmt.Sprint("Item ", v), fmt.Sprintf("https://example.org/%d.html", v), "")
-		store.save(&schema.Document{URL: "https://example.org/", RSSID: "town", Timestamp: fdT0.Add(time.Duration(v) * time.Hour), Channel: ch, Items: []schema.Item{it}})
+		store.Save(&schema.Document{URL: "https://example.org/", RSSID: "town", Timestamp: fdT0.Add(time.Duration(v) * time.Hour), Channel: ch, Items: []schema.Item{it}})
 	}
 	s := newFDServer(t, store)
 	feed := parseFeed(t, fdDo(s, http.MethodGet, "/resources/town?type=rss2").Body.Bytes())

@@ -56,7 +56,7 @@ func TestKeywordQuery(t *testing.T) {
 		}
 		items = append(items, schema.Item{Index: bits + 1, ID: fmt.Sprintf("i%d", bits), Title: title, Link: "https://example.org/" + fmt.Sprint(bits), Description: desc})
 	}
-	store.save(&schema.Document{URL: "https://example.org/", RSSID: "kw", Timestamp: fdT0, Channel: schema.Channel{Title: "KW", Link: "https://example.org/"}, Items: items})
+	store.Save(&schema.Document{URL: "https://example.org/", RSSID: "kw", Timestamp: fdT0, Channel: schema.Channel{Title: "KW", Link: "https://example.org/"}, Items: items})
 	s := newFDServer(t, store)
 	tests := []struct {
 		query string
@@ -125,7 +125,7 @@ func TestConditionalRequests(t *testing.T) {
 	if lm := first.Header().Get("Last-Modified"); lm != "Sun, 01 Mar 2026 12:00:00 GMT" {
 		t.Errorf("Last-Modified = %q, want the latest version's timestamp", lm)
 	}
-	reads := store.readCount()
+	reads := store.ReadCount()
 	tests := []struct {
 		name   string
 		header []string
@@ -156,7 +156,7 @@ func TestConditionalRequests(t *testing.T) {
 			}
 		})
 	}
-	if n := store.readCount(); n != reads {
+	if n := store.ReadCount(); n != reads {
 		t.Errorf("conditional requests read history %d times; want 0 (the 200s come from the cache)", n-reads)
 	}
 
@@ -173,7 +173,7 @@ func TestConditionalRequests(t *testing.T) {
 	if got := fdDo(s, http.MethodGet, "/resources/news?max=2", "Accept", "application/atom+xml").Header().Get("ETag"); got == etag {
 		t.Errorf("negotiated Atom has the RSS 2.0 ETag %q", got)
 	}
-	store.save(&schema.Document{URL: "https://example.org/news/index.html", RSSID: "news", Timestamp: fdT0.Add(150 * time.Minute),
+	store.Save(&schema.Document{URL: "https://example.org/news/index.html", RSSID: "news", Timestamp: fdT0.Add(150 * time.Minute),
 		Channel: schema.Channel{Title: "Town News"}, Items: []schema.Item{{Index: 1, ID: "z", Title: "New"}}})
 	after := fdDo(s, http.MethodGet, "/resources/news?max=2", "If-None-Match", etag)
 	if after.Code != http.StatusOK || after.Header().Get("ETag") == etag {
@@ -189,7 +189,7 @@ func TestConditionalRequests(t *testing.T) {
 
 // TestCacheHeaders checks Cache-Control against the poller's next poll, and Vary.
 func TestCacheHeaders(t *testing.T) {
-	poller := &svcPoller{statuses: []ResourceStatus{
+	poller := &svcPoller{List: []ResourceStatus{
 		{ID: "news", Interval: 15 * time.Minute, NextPoll: fdNow.Add(90 * time.Second)},
 		{ID: "forum", Interval: time.Hour, NextPoll: fdNow.Add(-time.Minute)}, // overdue
 		{ID: "other", Interval: time.Hour, NextPoll: fdNow.Add(time.Hour)},
@@ -345,7 +345,7 @@ func TestStoreFailure(t *testing.T) {
 		t.Run(target, func(t *testing.T) {
 			var logs strings.Builder
 			store := fdFixture()
-			store.err = errors.New("disk on fire")
+			store.Err = errors.New("disk on fire")
 			s := newFDServer(t, &failHistory{fdStore: store}, func(o *Options) { o.Logger = slog.New(slog.NewTextHandler(&logs, nil)) })
 			rec := fdDo(s, http.MethodGet, target)
 			p := svcProblem(t, rec, http.StatusInternalServerError)
@@ -363,9 +363,9 @@ func TestStoreFailure(t *testing.T) {
 type failHistory struct{ *fdStore }
 
 func (f *failHistory) Resource(ctx context.Context, id string) (storage.ResourceInfo, error) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	in, ok := f.info(id)
+	f.Mu.Lock()
+	defer f.Mu.Unlock()
+	in, ok := f.Info(id)
 	if !ok {
 		return storage.ResourceInfo{}, storage.ErrNotFound
 	}
@@ -397,12 +397,12 @@ func TestRenderCache(t *testing.T) {
 	check(2, 1)
 	get("/resources/news?max=2&type=atom")
 	check(2, 2)
-	reads := store.readCount()
+	reads := store.ReadCount()
 	get("/resources/news?max=2&type=atom")
-	if store.readCount() != reads {
+	if store.ReadCount() != reads {
 		t.Errorf("a cache hit read history")
 	}
-	store.save(&schema.Document{URL: "https://example.org/news/index.html", RSSID: "news", Timestamp: fdT0.Add(3 * time.Hour),
+	store.Save(&schema.Document{URL: "https://example.org/news/index.html", RSSID: "news", Timestamp: fdT0.Add(3 * time.Hour),
 		Channel: schema.Channel{Title: "Town News"}, Items: []schema.Item{{Index: 1, ID: "z", Title: "New"}}})
 	get("/resources/news?max=2")
 	check(3, 3)
@@ -557,7 +557,7 @@ func TestConcurrentFeeds(t *testing.T) {
 		})
 	}
 	for i := range 5 {
-		store.save(&schema.Document{URL: "https://example.org/news/index.html", RSSID: "news", Timestamp: fdT0.Add(3*time.Hour + time.Duration(i)*time.Minute),
+		store.Save(&schema.Document{URL: "https://example.org/news/index.html", RSSID: "news", Timestamp: fdT0.Add(3*time.Hour + time.Duration(i)*time.Minute),
 			Channel: schema.Channel{Title: "Town News"}, Items: []schema.Item{{Index: 1, ID: fmt.Sprint("n", i), Title: "Budget news"}}})
 	}
 	wg.Wait()
@@ -609,7 +609,7 @@ func TestHugeMaxIsAPositiveInteger(t *testing.T) {
 // ETag or Last-Modified, which belong to the feed only.
 func TestErrorCarriesNoValidators(t *testing.T) {
 	store := fdFixture()
-	store.err = errors.New("disk on fire")
+	store.Err = errors.New("disk on fire")
 	s := newFDServer(t, &failHistory{fdStore: store})
 	rec := fdDo(s, http.MethodGet, "/resources/news?max=2")
 	if rec.Code != http.StatusInternalServerError {
@@ -624,21 +624,21 @@ func TestErrorCarriesNoValidators(t *testing.T) {
 // poll, but the feed announces τ, which moves only with updates; so the ETag
 // (and readers' 304s) survive unchanged polls. A new τ is a new feed.
 func TestETagStableWhileSmartBacksOff(t *testing.T) {
-	poller := &svcPoller{statuses: []ResourceStatus{
+	poller := &svcPoller{List: []ResourceStatus{
 		{ID: "news", Policy: "smart", Tau: 20 * time.Minute, Interval: 10 * time.Minute, NextPoll: fdNow.Add(time.Hour)},
 	}}
 	s := newFDServer(t, fdFixture(), func(o *Options) { o.Poller = poller })
 	etag := func() string { return fdDo(s, http.MethodGet, "/resources/news?max=2").Header().Get("ETag") }
 	first := etag()
-	poller.mu.Lock()
-	poller.statuses[0].Interval = 15 * time.Minute // an unchanged poll: the wait grew
-	poller.mu.Unlock()
+	poller.Mu.Lock()
+	poller.List[0].Interval = 15 * time.Minute // an unchanged poll: the wait grew
+	poller.Mu.Unlock()
 	if got := etag(); got != first {
 		t.Errorf("ETag changed from %s to %s although only the wait grew", first, got)
 	}
-	poller.mu.Lock()
-	poller.statuses[0].Tau = 5 * time.Minute // an update: a new estimate
-	poller.mu.Unlock()
+	poller.Mu.Lock()
+	poller.List[0].Tau = 5 * time.Minute // an update: a new estimate
+	poller.Mu.Unlock()
 	if got := etag(); got == first {
 		t.Error("ETag unchanged although the announced ttl changed")
 	}
@@ -650,7 +650,7 @@ func TestHumanDateInFeeds(t *testing.T) {
 	f := newFDStore()
 	it := fdItem(1, "d", "Dated", "https://example.org/d.html", "An item with a human date.",
 		schema.Extension{URI: schema.DCNamespace, Prefix: "dc", LocalName: "date", Value: "December 08, 2005 @ 08:25 AM"})
-	f.save(&schema.Document{URL: "https://example.org/", RSSID: "h", Timestamp: fdT0,
+	f.Save(&schema.Document{URL: "https://example.org/", RSSID: "h", Timestamp: fdT0,
 		Channel: schema.Channel{Title: "H", Link: "https://example.org/"}, Items: []schema.Item{it}})
 	s := newFDServer(t, f)
 	for _, typ := range []string{"rss2", "atom", "rss1"} {
@@ -716,8 +716,8 @@ func TestResourcesListsStored(t *testing.T) {
 	if want := []string{"Our News & Views", "Old page"}; !slices.Equal(titles, want) {
 		t.Errorf("items %q, want %q (newest first)", titles, want)
 	}
-	if len(feed.Items) > 0 && !feed.Items[0].DatePublished.Equal(store.resources[0].Updated) {
-		t.Errorf("first item dated %v, want its latest version's %v", feed.Items[0].DatePublished, store.resources[0].Updated)
+	if len(feed.Items) > 0 && !feed.Items[0].DatePublished.Equal(store.Infos[0].Updated) {
+		t.Errorf("first item dated %v, want its latest version's %v", feed.Items[0].DatePublished, store.Infos[0].Updated)
 	}
 }
 
@@ -726,7 +726,7 @@ func TestResourcesListsStored(t *testing.T) {
 // revalidates with If-Modified-Since alone must then get the new reason,
 // not a 304 dated by the registration.
 func TestEmptyFeedLastModifiedFollowsPolls(t *testing.T) {
-	poller := &svcPoller{statuses: []ResourceStatus{{ID: "later", URL: "https://pages.example.org/later.html", Since: fdT0}}}
+	poller := &svcPoller{List: []ResourceStatus{{ID: "later", URL: "https://pages.example.org/later.html", Since: fdT0}}}
 	s := newFDServer(t, &svcStore{}, func(o *Options) { o.Poller = poller })
 	first := fdDo(s, "GET", "/resources/later")
 	lm := first.Header().Get("Last-Modified")
@@ -736,10 +736,10 @@ func TestEmptyFeedLastModifiedFollowsPolls(t *testing.T) {
 	if rec := fdDo(s, "GET", "/resources/later", "If-Modified-Since", lm); rec.Code != http.StatusNotModified {
 		t.Fatalf("nothing changed: %d, want 304", rec.Code)
 	}
-	poller.mu.Lock()
-	poller.statuses[0].LastPoll = fdT0.Add(time.Hour)
-	poller.statuses[0].LastError = "GET: 503 Service Unavailable"
-	poller.mu.Unlock()
+	poller.Mu.Lock()
+	poller.List[0].LastPoll = fdT0.Add(time.Hour)
+	poller.List[0].LastError = "GET: 503 Service Unavailable"
+	poller.Mu.Unlock()
 	rec := fdDo(s, "GET", "/resources/later", "If-Modified-Since", lm)
 	if rec.Code != http.StatusOK || !strings.Contains(rec.Body.String(), "503 Service Unavailable") {
 		t.Fatalf("after a failed poll, If-Modified-Since %s: %d, want 200 with the new reason", lm, rec.Code)

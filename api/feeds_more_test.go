@@ -64,7 +64,7 @@ func TestVersionPermalinks(t *testing.T) {
 	}
 
 	// A new version: the old versions keep their ids; one new id appears.
-	doc := fdFixture().docs["news"][2] // a fresh copy: the fixture is built per call
+	doc := fdFixture().Docs["news"][2] // a fresh copy: the fixture is built per call
 	doc.Timestamp = doc.Timestamp.Add(time.Hour)
 	doc.Items = append(doc.Items, schema.Item{Index: len(doc.Items) + 1, ID: "d", Title: "A fourth story", Link: "https://example.org/news/d.html"})
 	if _, err := db.Save(context.Background(), doc); err != nil {
@@ -122,7 +122,7 @@ func TestVersionPermalinks(t *testing.T) {
 func TestEmptyFeed(t *testing.T) {
 	store, poller := svcFixture()
 	since := svcNow.Add(-5 * time.Hour).UTC()
-	poller.statuses = append(poller.statuses, ResourceStatus{ID: "fresh", URL: "https://example.org/fresh.html", Policy: "flat", Since: since})
+	poller.List = append(poller.List, ResourceStatus{ID: "fresh", URL: "https://example.org/fresh.html", Policy: "flat", Since: since})
 	s := newSvcServer(t, Options{Store: store, Poller: poller, PublicURL: "https://feeds.example.org"})
 	for _, id := range []string{"fresh", "forum"} {
 		for _, format := range fdFormats {
@@ -226,7 +226,7 @@ func TestImages(t *testing.T) {
 func TestUnreadableDateNotEmitted(t *testing.T) {
 	f := newFDStore()
 	seen := fdT0.Add(time.Hour)
-	f.save(&schema.Document{URL: "https://example.org/p.html", RSSID: "p", Timestamp: seen,
+	f.Save(&schema.Document{URL: "https://example.org/p.html", RSSID: "p", Timestamp: seen,
 		Channel: schema.Channel{Title: "P", Link: "https://example.org/p.html", Description: "d"},
 		Items: []schema.Item{
 			fdItem(1, "odd", "Odd date", "https://example.org/1", "x",
@@ -260,7 +260,7 @@ func TestUnreadableDateNotEmitted(t *testing.T) {
 func TestResourceDateRules(t *testing.T) {
 	rome := schematest.Location(t, "Europe/Rome")
 	f := newFDStore()
-	f.save(&schema.Document{URL: "https://example.org/p.html", RSSID: "p", Timestamp: fdT0,
+	f.Save(&schema.Document{URL: "https://example.org/p.html", RSSID: "p", Timestamp: fdT0,
 		Channel: schema.Channel{Title: "P", Link: "https://example.org/p.html", Description: "d"},
 		Items: []schema.Item{
 			fdItem(1, "a", "Dated the Italian way", "https://example.org/1", "x",
@@ -326,18 +326,6 @@ func TestReaders(t *testing.T) {
 	}
 }
 
-// TestPagesShowTheHub checks that the view and the browser page of a feed
-// name the WebSub hub when there is one.
-func TestPagesShowTheHub(t *testing.T) {
-	s := newFDServer(t, fdFixture(), func(o *Options) { o.HubURL = fdBase + "/websub" })
-	for _, path := range []string{"/view/news", "/resources/news"} {
-		rec := fdDo(s, http.MethodGet, path, "Accept", "text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8")
-		if rec.Code != http.StatusOK || !strings.Contains(rec.Body.String(), fdBase+"/websub") {
-			t.Errorf("%s: %d, hub not shown", path, rec.Code)
-		}
-	}
-}
-
 // countingPoller counts the calls that take the poller engine's lock.
 type countingPoller struct {
 	svcPoller
@@ -355,8 +343,8 @@ func (p *countingPoller) Status(id string) (ResourceStatus, bool) {
 // once, to know it and its freshness. Its page for browsers asks the same.
 func TestFeedAsksThePollerOnce(t *testing.T) {
 	store := newFDStore()
-	store.save(benchDoc("bench", fdT0, 0, 5))
-	p := &countingPoller{svcPoller: svcPoller{statuses: []ResourceStatus{
+	store.Save(benchDoc("bench", fdT0, 0, 5))
+	p := &countingPoller{svcPoller: svcPoller{List: []ResourceStatus{
 		{ID: "bench", Policy: "flat", Interval: time.Hour, NextPoll: fdNow.Add(time.Minute)},
 		{ID: "fresh", Policy: "flat", Interval: time.Hour, NextPoll: fdNow.Add(time.Minute)},
 	}}}

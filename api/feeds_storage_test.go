@@ -1,7 +1,6 @@
 package api
 
 import (
-	"context"
 	"net/http"
 	"testing"
 
@@ -12,39 +11,6 @@ var _ Store = (*badger.DB)(nil)
 
 // openDB opens an empty real Badger store in a temporary directory, closed
 // when the test ends.
-func openDB(t testing.TB) *badger.DB {
-	t.Helper()
-	db, err := badger.Open(t.TempDir(), badger.Options{})
-	if err != nil {
-		t.Fatalf("open storage: %v", err)
-	}
-	t.Cleanup(func() {
-		if err := db.Close(); err != nil {
-			t.Errorf("close storage: %v", err)
-		}
-	})
-	return db
-}
-
-// openFixtureDB opens a real Badger store in a temporary directory and saves
-// the versions of the feed fixture into it, oldest first.
-func openFixtureDB(t testing.TB) *badger.DB {
-	t.Helper()
-	db := openDB(t)
-	fixture := fdFixture()
-	for _, id := range []string{"news", "forum"} {
-		for _, doc := range fixture.docs[id] {
-			res, err := db.Save(context.Background(), doc)
-			if err != nil {
-				t.Fatalf("save %s @%s: %v", id, doc.Timestamp, err)
-			}
-			if !res.Changed {
-				t.Fatalf("save %s @%s: unchanged", id, doc.Timestamp)
-			}
-		}
-	}
-	return db
-}
 
 // TestFeedsOnStorage reads every request form in every format from the real
 // storage (Badger) and checks titles, links, ids, dates and order as in

@@ -1,6 +1,7 @@
 package api
 
 import (
+	"github.com/dynamo-rss/dynamo/internal/apitest"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -8,7 +9,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mmcdole/gofeed"
 	"github.com/prometheus/client_golang/prometheus"
 )
 
@@ -26,6 +26,7 @@ func newFDServer(t testing.TB, store Store, mod ...func(*Options)) *Server {
 		PublicURL:  fdBase + "/",
 		Now:        func() time.Time { return fdNow },
 		Registerer: prometheus.NewRegistry(),
+		Pages:      stubPages{},
 	}
 	for _, m := range mod {
 		m(&opts)
@@ -37,34 +38,12 @@ func newFDServer(t testing.TB, store Store, mod ...func(*Options)) *Server {
 	return s
 }
 
-// fdGet sends a GET (or another method) with header pairs and returns the answer.
+// fdDo sends a GET (or another method) with header pairs and returns the answer.
 func fdDo(s *Server, method, target string, header ...string) *httptest.ResponseRecorder {
-	req := httptest.NewRequest(method, target, nil)
-	for i := 0; i+1 < len(header); i += 2 {
-		req.Header.Set(header[i], header[i+1])
-	}
-	rec := httptest.NewRecorder()
-	s.ServeHTTP(rec, req)
-	return rec
+	return apitest.Do(s, method, target, nil, header...)
 }
 
-// parseFeed parses a feed body with gofeed, failing the test on error.
-func parseFeed(t *testing.T, body []byte) *gofeed.Feed {
-	t.Helper()
-	f, err := gofeed.NewParser().ParseString(string(body))
-	if err != nil {
-		t.Fatalf("gofeed cannot parse the feed: %v\n%s", err, body)
-	}
-	return f
-}
-
-var fdContentTypes = map[string]string{
-	"rss1": "application/rdf+xml; charset=utf-8",
-	"rss2": "application/rss+xml; charset=utf-8",
-	"atom": "application/atom+xml; charset=utf-8",
-	"json": "application/feed+json; charset=utf-8",
-	"html": "text/html; charset=UTF-8", // a feed asked for by a browser (feedpage.go)
-}
+var fdContentTypes = apitest.FeedContentTypes
 
 var fdFormats = []string{"rss1", "rss2", "atom", "json"}
 
@@ -190,7 +169,7 @@ func sep(target string) string {
 // TestFeedDetails checks what each format carries beyond items: self links,
 // the channel, content:encoded, extensions, <ttl> and sy:* hints.
 func TestFeedDetails(t *testing.T) {
-	poller := &svcPoller{statuses: []ResourceStatus{{ID: "news", Interval: 15 * time.Minute, NextPoll: fdNow.Add(10 * time.Minute)}}}
+	poller := &svcPoller{List: []ResourceStatus{{ID: "news", Interval: 15 * time.Minute, NextPoll: fdNow.Add(10 * time.Minute)}}}
 	s := newFDServer(t, fdFixture(), func(o *Options) { o.Poller = poller })
 	self := fdBase + "/resources/news?index=1&amp;type="
 	tests := []struct {

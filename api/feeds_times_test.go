@@ -13,7 +13,7 @@ import (
 // with nanoseconds are written in whole seconds.
 func TestTimesAreWholeSeconds(t *testing.T) {
 	store := newFDStore()
-	store.save(&schema.Document{URL: "https://example.org/", RSSID: "n", Timestamp: fdT0.Add(123456789 * time.Nanosecond),
+	store.Save(&schema.Document{URL: "https://example.org/", RSSID: "n", Timestamp: fdT0.Add(123456789 * time.Nanosecond),
 		Channel: schema.Channel{Title: "N", Link: "https://example.org/"},
 		Items:   []schema.Item{fdItem(1, "a", "A", "https://example.org/a", "a")}})
 	s := newFDServer(t, store)

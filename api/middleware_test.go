@@ -72,7 +72,7 @@ func TestGzip(t *testing.T) {
 func TestGzipOPML(t *testing.T) {
 	store := &svcStore{}
 	for i := range 40 {
-		store.resources = append(store.resources, storage.ResourceInfo{ID: fmt.Sprintf("page-%02d", i), URL: fmt.Sprintf("https://example.org/%02d.html", i),
+		store.Infos = append(store.Infos, storage.ResourceInfo{ID: fmt.Sprintf("page-%02d", i), URL: fmt.Sprintf("https://example.org/%02d.html", i),
 			Title: "A page of the town", Versions: 1, LatestSeq: 1, Updated: svcNow})
 	}
 	s := newSvcServer(t, Options{Store: store})

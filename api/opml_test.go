@@ -16,8 +16,8 @@ import (
 // per resource (nor is a warning logged for each).
 func TestOPMLCatalogDown(t *testing.T) {
 	store := fdFixture()
-	store.err = errors.New("disk on fire")
-	p := &svcPoller{statuses: []ResourceStatus{
+	store.Err = errors.New("disk on fire")
+	p := &svcPoller{List: []ResourceStatus{
 		{ID: "news", URL: "https://example.org/news/index.html", Policy: "flat"},
 		{ID: "forum", URL: "https://example.org/forum/", Policy: "flat"},
 	}}
@@ -44,7 +44,7 @@ func TestOPMLCatalogDown(t *testing.T) {
 			t.Errorf("%s: htmlUrl %q, want the page %q", o.Text, o.HTMLURL, want[o.Text])
 		}
 	}
-	if n := store.readCount(); n != 0 {
+	if n := store.ReadCount(); n != 0 {
 		t.Errorf("%d version reads on a store whose catalog is down, want 0", n)
 	}
 }
@@ -56,7 +56,7 @@ func TestOPMLCatalogDown(t *testing.T) {
 func TestOPMLHTMLURLOnlyHTTP(t *testing.T) {
 	for _, link := range []string{"javascript://example.org/%0Aalert(1)", "ftp://example.org/pub/", "http:///news/", "https:news"} {
 		store := newFDStore()
-		store.save(&schema.Document{URL: "https://example.org/news.html", RSSID: "news", Timestamp: fdT0,
+		store.Save(&schema.Document{URL: "https://example.org/news.html", RSSID: "news", Timestamp: fdT0,
 			Channel: schema.Channel{Title: "News", Link: link}, Items: []schema.Item{fdItem(1, "a", "A", "https://example.org/a", "")}})
 		s := newFDServer(t, store)
 		rec := fdDo(s, http.MethodGet, "/resources.opml")

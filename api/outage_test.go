@@ -45,9 +45,9 @@ func TestServingThroughStoreOutage(t *testing.T) {
 		before[r.target+" "+r.encoding] = answer{rec.Header().Get("ETag"), rec.Body.Bytes()}
 	}
 
-	f.mu.Lock()
-	f.err, f.infoErr = errDown, errDown
-	f.mu.Unlock()
+	f.Mu.Lock()
+	f.Err, f.InfoErr = errDown, errDown
+	f.Mu.Unlock()
 	for _, r := range rendered {
 		want := before[r.target+" "+r.encoding]
 		rec := fdDo(s, http.MethodGet, r.target, "Accept-Encoding", r.encoding)
@@ -89,9 +89,9 @@ func TestServingThroughStoreOutage(t *testing.T) {
 		}
 	}
 
-	f.mu.Lock()
-	f.err, f.infoErr = nil, nil
-	f.mu.Unlock()
+	f.Mu.Lock()
+	f.Err, f.InfoErr = nil, nil
+	f.Mu.Unlock()
 	if rec := fdDo(s, http.MethodGet, "/resources/forum"); rec.Code != http.StatusOK {
 		t.Errorf("store back, GET /resources/forum: %d", rec.Code)
 	}

@@ -163,15 +163,6 @@ func TestAdminNestedDefinitionRefused(t *testing.T) {
 	}
 }
 
-// TestAddFormNestedSelect: the /new form's select field nested too deeply
-// is an error beside that field, naming where.
-func TestAddFormNestedSelect(t *testing.T) {
-	f := addForm{URL: "https://example.org/", ID: "x", Select: "item: li\ntitle: " + strings.Repeat("[", 30000) + strings.Repeat("]", 30000), Errors: fieldErrors{}}
-	if f.definition() != nil || !strings.Contains(f.Errors[fieldSelect], "select.title[0]") || !strings.Contains(f.Errors[fieldSelect], "nested deeper than 64 levels") {
-		t.Fatalf("errors %q", f.Errors)
-	}
-}
-
 // TestPreviewSelectorLengthLimit: a selector of 4,096 bytes is compiled,
 // one byte more is a 400 naming the field.
 func TestPreviewSelectorLengthLimit(t *testing.T) {

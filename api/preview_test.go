@@ -16,17 +16,6 @@ import (
 	"github.com/dynamo-rss/dynamo/schema/schematest"
 )
 
-const previewPageHTML = `<html><head><title>News</title></head><body>
-<h1><!-- <channel:title> -->Our Città News<!-- </channel:title> --></h1>
-<ul>
-<li><!-- <item:link index="1"> --><a href="/news/1.html"><!-- <item:title index="1"> -->Budget approved<!-- </item:title> --></a><!-- </item:link> -->
-<!-- <item:description index="1"> -->The council approved it.<!-- </item:description> --></li>
-<li><!-- <item:title index="2"> -->Bridge closed<!-- </item:title> -->
-<!-- <item:bogus index="2"> -->x<!-- </item:bogus> --></li>
-</ul></body></html>`
-
-const notAnnotatedHTML = `<html><body><p>No annotations here.</p><!-- <item:title index="1"> -->Orphan<!-- </item:title> --></body></html>`
-
 func TestPreviewJSON(t *testing.T) {
 	s := newSvcServer(t, Options{})
 	rec := svcDo(s, http.MethodPost, "/preview?url="+url.QueryEscape("https://example.org/news.html"),
@@ -97,35 +86,6 @@ func TestPreviewNotAnnotated(t *testing.T) {
 	}
 	if got.Document != "" || got.Error == nil || got.Diagnostics == nil {
 		t.Errorf("422 body = %s", rec.Body)
-	}
-}
-
-func TestPreviewForm(t *testing.T) {
-	s := newSvcServer(t, Options{})
-	form := url.Values{"page": {previewPageHTML}, "url": {"https://example.org/news.html"}}
-	rec := svcDo(s, http.MethodPost, "/preview", strings.NewReader(form.Encode()),
-		"Content-Type", "application/x-www-form-urlencoded", "Accept", "text/html,application/xhtml+xml,*/*;q=0.8")
-	if rec.Code != http.StatusOK {
-		t.Fatalf("status %d: %s", rec.Code, rec.Body)
-	}
-	body := rec.Body.String()
-	for _, want := range []string{
-		`<textarea id="page" name="page" spellcheck="false">&lt;html&gt;`, // the page comes back in the form
-		`value="https://example.org/news.html"`,
-		`&lt;title&gt;Our Città News&lt;/title&gt;`, // the document, escaped
-		`bogus`, // the diagnostic
-	} {
-		if !strings.Contains(body, want) {
-			t.Errorf("page lacks %q", want)
-		}
-	}
-
-	// Not annotated, from a browser: the page with the error, status 422.
-	form.Set("page", notAnnotatedHTML)
-	rec = svcDo(s, http.MethodPost, "/preview", strings.NewReader(form.Encode()),
-		"Content-Type", "application/x-www-form-urlencoded", "Accept", "text/html")
-	if rec.Code != http.StatusUnprocessableEntity || !strings.Contains(rec.Body.String(), "not annotated") {
-		t.Errorf("not annotated form: %d\n%s", rec.Code, rec.Body)
 	}
 }
 
@@ -364,26 +324,5 @@ func TestPreviewUploadWithoutCharset(t *testing.T) {
 				t.Errorf("%s: diagnostic %q", ct, d.Message)
 			}
 		}
-	}
-}
-
-// TestPreviewFormStatesLimit: the preview form says how large a page may
-// be, in binary units when the limit is a whole number of them, else in
-// bytes, never rounded down to a unit it is not.
-func TestPreviewFormStatesLimit(t *testing.T) {
-	for limit, want := range map[int64]string{
-		5 << 20: "at most 5 MiB",
-		1500:    "at most 1500 bytes",
-		3 << 10: "at most 3 KiB",
-		512:     "at most 512 bytes",
-	} {
-		s := newSvcServer(t, Options{MaxPreviewBytes: limit})
-		rec := svcDo(s, http.MethodGet, "/preview", nil, "Accept", "text/html")
-		if rec.Code != http.StatusOK || !strings.Contains(rec.Body.String(), want) {
-			t.Errorf("limit %d: %d, the form does not say %q", limit, rec.Code, want)
-		}
-	}
-	if got := humanBytes(0); got != "0 bytes" {
-		t.Errorf("humanBytes(0) = %q", got)
 	}
 }

@@ -138,7 +138,7 @@ func TestXPathBounds(t *testing.T) {
 		doc.Items[i].Extensions = nil
 		doc.Items[i].Description = "short"
 	}
-	store.save(doc)
+	store.Save(doc)
 	s := newFDServer(t, store)
 	for _, path := range []string{"/resources/many?index=1&xpath=@id='none'", "/resources/many?max=1&xpath=@id='none'"} {
 		// A version's items, and the items over the history (where storage
@@ -299,7 +299,7 @@ func TestUpdateHints(t *testing.T) {
 	for _, order := range [][]time.Duration{{10 * time.Minute, 0, 30 * time.Minute}, {0, 30 * time.Minute, 10 * time.Minute}, {30 * time.Minute, 10 * time.Minute, 0}} {
 		p := &svcPoller{}
 		for i, iv := range order {
-			p.statuses = append(p.statuses, ResourceStatus{ID: strconv.Itoa(i), Policy: "flat", Interval: iv})
+			p.List = append(p.List, ResourceStatus{ID: strconv.Itoa(i), Policy: "flat", Interval: iv})
 		}
 		s := &Server{opts: Options{Poller: p}}
 		if _, got := s.listFreshness(); got != 10*time.Minute {

@@ -10,72 +10,10 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
-	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
-
-	"github.com/dynamo-rss/dynamo/config"
-	"github.com/dynamo-rss/dynamo/storage"
 )
-
-// fakeRegistry is an in-memory Registry with one file-declared resource.
-type fakeRegistry struct {
-	mu   sync.Mutex
-	defs map[string]ResourceDefinition
-}
-
-func newFakeRegistry() *fakeRegistry {
-	return &fakeRegistry{defs: map[string]ResourceDefinition{
-		"file1": {Resource: config.ResourceEntry{ID: "file1", URL: "https://example.org/file1"}, Source: "file", Polled: true},
-	}}
-}
-
-func (f *fakeRegistry) Definitions() []ResourceDefinition {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	var out []ResourceDefinition
-	for _, d := range f.defs {
-		out = append(out, d)
-	}
-	slices.SortFunc(out, func(a, b ResourceDefinition) int { return strings.Compare(a.Resource.ID, b.Resource.ID) })
-	return out
-}
-
-func (f *fakeRegistry) Definition(id string) (ResourceDefinition, bool) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	d, ok := f.defs[id]
-	return d, ok
-}
-
-func (f *fakeRegistry) Register(_ context.Context, e config.ResourceEntry) (bool, error) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	old, had := f.defs[e.ID]
-	if had && old.Source == "file" {
-		return false, fmt.Errorf("register: %w", ErrDeclaredInFile)
-	}
-	f.defs[e.ID] = ResourceDefinition{Resource: e, Source: "api", Registered: svcNow, Polled: true, Status: ResourceStatus{ID: e.ID, URL: e.URL}}
-	return !had, nil
-}
-
-func (f *fakeRegistry) Unregister(_ context.Context, id string) error {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	d, ok := f.defs[id]
-	switch {
-	case !ok:
-		return fmt.Errorf("unregister %q: %w", id, storage.ErrNotFound)
-	case d.Source == "file":
-		return fmt.Errorf("unregister: %w", ErrDeclaredInFile)
-	}
-	delete(f.defs, id)
-	return nil
-}
-
-func (f *fakeRegistry) PollerConfig() config.PollerConfig { return config.Default().Poller }
 
 func TestAdminRegistry(t *testing.T) {
 	reg := newFakeRegistry()

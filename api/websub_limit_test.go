@@ -8,7 +8,6 @@ import (
 	"net/netip"
 	"net/url"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -22,24 +21,6 @@ type countingHub struct{ n atomic.Int64 }
 func (h *countingHub) Request(context.Context, url.Values) error {
 	h.n.Add(1)
 	return nil
-}
-
-// testClock is a time that moves only when a test says.
-type testClock struct {
-	mu  sync.Mutex
-	now time.Time
-}
-
-func (c *testClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-func (c *testClock) Advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.now = c.now.Add(d)
 }
 
 // clientFrom is an HTTP client whose connections come from the loopback
@@ -75,7 +56,7 @@ func postWebSubForm(t *testing.T, c *http.Client, base string) *http.Response {
 // Retry-After and the hub never sees the request (no verification GET is
 // sent on its behalf). Other addresses are not affected.
 func TestWebSubLimitPerClient(t *testing.T) {
-	clock := &testClock{now: fdNow}
+	clock := &testClock{At: fdNow}
 	hub := &countingHub{}
 	s := newFDServer(t, fdFixture(), withHub, func(o *Options) { o.Now = clock.Now; o.Hub = hub })
 	srv := httptest.NewServer(s)
@@ -151,7 +132,7 @@ func TestTrustedProxies(t *testing.T) {
 		return resp.StatusCode
 	}
 	serve := func(t *testing.T, proxies ...netip.Prefix) string {
-		clock := &testClock{now: fdNow}
+		clock := &testClock{At: fdNow}
 		s := newFDServer(t, fdFixture(), withHub, func(o *Options) {
 			o.Now, o.Hub, o.TrustedProxies = clock.Now, &countingHub{}, proxies
 		})

@@ -207,7 +207,7 @@ func TestWebSubEndToEnd(t *testing.T) {
 		t.Fatal("subscription not stored")
 	}
 
-	store.save(&schema.Document{URL: "https://example.org/news/index.html", RSSID: "news", Timestamp: fdT0.Add(3 * time.Hour),
+	store.Save(&schema.Document{URL: "https://example.org/news/index.html", RSSID: "news", Timestamp: fdT0.Add(3 * time.Hour),
 		Channel: schema.Channel{Title: "Town News", Link: "https://example.org/news/", Description: "News"},
 		Items:   []schema.Item{fdItem(1, "d", "New item", "https://example.org/news/d", "Fresh")}})
 	hub.Notify("news")
@@ -242,7 +242,7 @@ func TestWebSubEndToEnd(t *testing.T) {
 // gone.
 func TestWebSubRequestWhenStoreFails(t *testing.T) {
 	store := fdFixture()
-	store.err = errors.New("disk on fire")
+	store.Err = errors.New("disk on fire")
 	s := newFDServer(t, &failHistory{fdStore: store}, withHub)
 	topic := fdBase + "/resources/news?type=atom"
 	if _, _, err := s.RenderTopic(context.Background(), topic); err == nil || errors.Is(err, websub.ErrUnknownTopic) {

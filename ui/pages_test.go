@@ -1,7 +1,10 @@
-package api
+package ui
 
 import (
+	"context"
 	"crypto/tls"
+	"github.com/dynamo-rss/dynamo/api"
+	"github.com/dynamo-rss/dynamo/internal/apitest"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -11,7 +14,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/dynamo-rss/dynamo/config"
 	"github.com/dynamo-rss/dynamo/internal/formclient"
 )
 
@@ -213,7 +215,7 @@ func TestAddFeedWalk(t *testing.T) {
 // TestLoginLimitAndCookies checks the cookie's attributes over http and
 // behind a trusted proxy, the login rate limit and a session's expiry.
 func TestLoginLimitAndCookies(t *testing.T) {
-	env := newPagesEnv(t, func(o *Options) { o.TrustedProxies = []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")} })
+	env := newPagesEnv(t, func(o *api.Options) { o.TrustedProxies = []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")} })
 	b := formclient.New(t, env.srv.URL)
 	b.C.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
 	b.Get("/login")
@@ -299,7 +301,7 @@ func TestRegisterForm(t *testing.T) {
 		t.Errorf("%d definitions, want file1 and the club", len(env.reg.Definitions()))
 	}
 	// Closed registration: no form.
-	closed := newPagesEnv(t, func(o *Options) { o.OpenRegistration = false })
+	closed := newPagesEnv(t, func(o *api.Options) { o.OpenRegistration = false })
 	cb := formclient.New(t, closed.srv.URL)
 	if code := cb.Get("/register"); code != http.StatusNotFound {
 		t.Errorf("/register while closed: %d, want 404", code)
@@ -345,8 +347,8 @@ func TestAddFormDefinition(t *testing.T) {
 	}
 	// Errors of the registry's validation go next to their fields.
 	fe := fieldErrors{}
-	_, err := config.ParseResource([]byte(`{"url":"ftp://x","policy":{"kind":"sometimes"},"weight":-1}`), "a b", config.Default().Poller)
-	definitionErrors(badDefinition(err), fe)
+	_, _, err := api.RegisterDefinition(context.Background(), apitest.NewFakeRegistry(), "a b", []byte(`{"url":"ftp://x","policy":{"kind":"sometimes"},"weight":-1}`))
+	definitionErrors(err, fe)
 	for _, field := range []string{fieldURL, fieldID, fieldPolicy} {
 		if fe[field] == "" {
 			t.Errorf("no error on %s: %v", field, fe)
@@ -357,7 +359,7 @@ func TestAddFormDefinition(t *testing.T) {
 // TestSecureRequest: the cookie is Secure over TLS, or over https behind a
 // trusted proxy; X-Forwarded-Proto from anyone else counts for nothing.
 func TestSecureRequest(t *testing.T) {
-	s := newSvcServer(t, Options{TrustedProxies: []netip.Prefix{netip.MustParsePrefix("10.0.0.0/8")}})
+	_, s := mountBoth(t, api.Options{Store: &apitest.SvcStore{}, TrustedProxies: []netip.Prefix{netip.MustParsePrefix("10.0.0.0/8")}})
 	cases := []struct {
 		name, remote, proto string
 		tls, want           bool
@@ -390,7 +392,7 @@ func TestSecureRequest(t *testing.T) {
 func TestFetchedPages(t *testing.T) {
 	var f fetchedPages
 	t0 := time.Date(2026, 11, 27, 9, 0, 0, 0, time.UTC)
-	first := f.put(fetchedPage{SessionID: "a", Page: Page{Body: []byte("x")}}, t0)
+	first := f.put(fetchedPage{SessionID: "a", Page: api.Page{Body: []byte("x")}}, t0)
 	if _, ok := f.get(first, "b", t0); ok {
 		t.Error("another session read the page")
 	}
@@ -402,7 +404,7 @@ func TestFetchedPages(t *testing.T) {
 	}
 	var ids []string
 	for i := range fetchedMaxCount + 3 {
-		ids = append(ids, f.put(fetchedPage{SessionID: "a", Page: Page{Body: make([]byte, 10)}}, t0.Add(time.Duration(i)*time.Millisecond)))
+		ids = append(ids, f.put(fetchedPage{SessionID: "a", Page: api.Page{Body: make([]byte, 10)}}, t0.Add(time.Duration(i)*time.Millisecond)))
 	}
 	if f.len() != fetchedMaxCount {
 		t.Errorf("%d pages kept, want %d", f.len(), fetchedMaxCount)
@@ -413,7 +415,7 @@ func TestFetchedPages(t *testing.T) {
 	if _, ok := f.get(ids[len(ids)-1], "a", t0); !ok {
 		t.Error("the newest page was dropped")
 	}
-	big := f.put(fetchedPage{SessionID: "a", Page: Page{Body: make([]byte, fetchedMaxBytes)}}, t0)
+	big := f.put(fetchedPage{SessionID: "a", Page: api.Page{Body: make([]byte, fetchedMaxBytes)}}, t0)
 	if f.len() != 1 || f.bytes != fetchedMaxBytes {
 		t.Errorf("after a page of the whole byte bound: %d pages, %d bytes", f.len(), f.bytes)
 	}
@@ -431,11 +433,13 @@ func TestSessionEndsWithToken(t *testing.T) {
 	if b.Submit(b.Form("/login", "token"), "token", pagesToken); b.Last.Request.URL.Path != "/new" {
 		t.Fatalf("login: at %s", b.Last.Request.URL)
 	}
-	env.s.SetAdminToken("a new token")
+	env.s.SetAdminToken("a new token") // as a reload does: the api and the pages
+	env.ui.SetAdminToken("a new token")
 	if b.Get("/new"); b.Last.Request.URL.Path != "/login" {
 		t.Errorf("/new after the token changed: at %s, want /login", b.Last.Request.URL)
 	}
 	env.s.SetAdminToken("")
+	env.ui.SetAdminToken("")
 	if code := b.Get("/new"); code != http.StatusNotFound || !strings.Contains(b.Body, "admin.token") {
 		t.Errorf("/new with admin off: %d, want 404 saying how to turn it on", code)
 	}
@@ -469,7 +473,7 @@ func TestLogoutDeletesTheCookie(t *testing.T) {
 // from the public URL's own pages (Origin: the public URL, no
 // Sec-Fetch-Site) is not taken for another site's; another origin is.
 func TestPublicOriginTrusted(t *testing.T) {
-	env := newPagesEnv(t, func(o *Options) { o.PublicURL = "https://feeds.example.org/dynamo" })
+	env := newPagesEnv(t, func(o *api.Options) { o.PublicURL = "https://feeds.example.org/dynamo" })
 	for origin, want := range map[string]string{
 		"https://feeds.example.org": "security token", // past the origin check, refused for its missing token
 		"https://evil.example":      "from another site",

@@ -1,7 +1,8 @@
-package api
+package ui
 
 import (
 	"fmt"
+	"github.com/dynamo-rss/dynamo/api"
 	"regexp"
 	"slices"
 	"strings"
@@ -50,7 +51,7 @@ func TestChartSeries(t *testing.T) {
 
 	t.Run("polls", func(t *testing.T) {
 		t0 := now.Add(-2 * time.Hour)
-		h := []PollRecord{
+		h := []api.PollRecord{
 			{Time: t0, Outcome: "changed", Wait: 0, Versions: 1},
 			{Time: t0.Add(time.Hour), Outcome: "not-modified", Wait: 10 * time.Minute, Tau: 30 * time.Minute, Versions: 1},
 			{Time: t0.Add(90 * time.Minute), Outcome: "robots-denied", Wait: 2 * time.Hour},
@@ -88,7 +89,7 @@ func TestChartSeries(t *testing.T) {
 	})
 
 	t.Run("one short poll", func(t *testing.T) {
-		cs := newChartSeries([]PollRecord{{Time: now.Add(-time.Minute), Outcome: "unchanged", Wait: 3 * time.Second}}, now)
+		cs := newChartSeries([]api.PollRecord{{Time: now.Add(-time.Minute), Outcome: "unchanged", Wait: 3 * time.Second}}, now)
 		if cs.minX != x(now)-600*1.04 {
 			t.Errorf("x axis from %v, want ten minutes (and the margin) before now, %v", cs.minX, x(now)-600*1.04)
 		}
@@ -99,7 +100,7 @@ func TestChartSeries(t *testing.T) {
 
 	t.Run("a poll past now", func(t *testing.T) {
 		later := now.Add(time.Hour)
-		cs := newChartSeries([]PollRecord{{Time: now.Add(-time.Hour), Outcome: "changed", Wait: time.Minute, Versions: 2}, {Time: later, Outcome: "changed", Wait: time.Minute, Versions: 3}}, now)
+		cs := newChartSeries([]api.PollRecord{{Time: now.Add(-time.Hour), Outcome: "changed", Wait: time.Minute, Versions: 2}, {Time: later, Outcome: "changed", Wait: time.Minute, Versions: 3}}, now)
 		if cs.maxX != x(later) || cs.minX != x(later)-7200*1.04 {
 			t.Errorf("x axis %v..%v, want it to end at the later poll %v", cs.minX, cs.maxX, x(later))
 		}
@@ -262,9 +263,9 @@ func TestSVGHTML(t *testing.T) {
 // axis, and the sparkline's window and label.
 func TestPollChartContents(t *testing.T) {
 	now := time.Date(2026, 11, 27, 12, 0, 0, 0, time.UTC)
-	h := make([]PollRecord, 10)
+	h := make([]api.PollRecord, 10)
 	for i := range h {
-		h[i] = PollRecord{Time: now.Add(time.Duration(i-10) * time.Hour), Outcome: "changed", Wait: time.Hour, Tau: time.Hour, Versions: i + 1}
+		h[i] = api.PollRecord{Time: now.Add(time.Duration(i-10) * time.Hour), Outcome: "changed", Wait: time.Hour, Tau: time.Hour, Versions: i + 1}
 	}
 	svg, err := pollChart(h, now)
 	if err != nil {
@@ -291,7 +292,7 @@ func TestPollChartContents(t *testing.T) {
 	}
 
 	// No versions: the count axis is 0..1, no versions line in the legend.
-	svg, err = pollChart([]PollRecord{{Time: now.Add(-time.Hour), Outcome: "error", Wait: time.Hour}}, now)
+	svg, err = pollChart([]api.PollRecord{{Time: now.Add(-time.Hour), Outcome: "error", Wait: time.Hour}}, now)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -336,20 +337,20 @@ func TestPollChartContents(t *testing.T) {
 func TestSparklineCache(t *testing.T) {
 	p := &people{sparks: sparkCache{m: map[string]sparkEntry{}}}
 	t0 := time.Date(2026, 11, 27, 8, 0, 0, 0, time.UTC)
-	polls := func(from, n int, outcome string) []PollRecord {
-		var h []PollRecord
+	polls := func(from, n int, outcome string) []api.PollRecord {
+		var h []api.PollRecord
 		for i := from; i < from+n; i++ {
-			h = append(h, PollRecord{Time: t0.Add(time.Duration(i) * time.Hour), Outcome: outcome, Wait: time.Hour, Versions: i})
+			h = append(h, api.PollRecord{Time: t0.Add(time.Duration(i) * time.Hour), Outcome: outcome, Wait: time.Hour, Versions: i})
 		}
 		return h
 	}
 	for _, step := range []struct {
 		name string
-		h    []PollRecord
+		h    []api.PollRecord
 	}{
 		{"first", polls(0, 10, "unchanged")},
 		{"the same history", polls(0, 10, "unchanged")},
-		{"one poll more", append(polls(0, 10, "unchanged"), PollRecord{Time: t0.Add(10 * time.Hour), Outcome: "changed", Wait: time.Hour, Versions: 11})},
+		{"one poll more", append(polls(0, 10, "unchanged"), api.PollRecord{Time: t0.Add(10 * time.Hour), Outcome: "changed", Wait: time.Hour, Versions: 11})},
 		{"the window moved on", polls(5, 11, "changed")},
 	} {
 		got, err := p.sparkline("news", step.h)

@@ -1,9 +1,11 @@
-package api
+package ui
 
 import (
 	"bytes"
 	"context"
 	"errors"
+	"github.com/dynamo-rss/dynamo/api"
+	"github.com/dynamo-rss/dynamo/internal/apitest"
 	stdhtml "html"
 	"net/http"
 	"net/url"
@@ -53,8 +55,8 @@ func htmlText(n *html.Node) string {
 }
 
 func TestHomeListsEveryResource(t *testing.T) {
-	store, poller := svcFixture()
-	s := newSvcServer(t, Options{Store: store, Poller: poller, PublicURL: "https://feeds.example.org/"})
+	store, poller := apitest.SvcFixture()
+	s := newSvcServer(t, api.Options{Store: store, Poller: poller, PublicURL: "https://feeds.example.org/"})
 	rec := svcDo(s, http.MethodGet, "/", nil)
 	if rec.Code != http.StatusOK {
 		t.Fatalf("status %d: %s", rec.Code, rec.Body)
@@ -116,8 +118,8 @@ func TestHomeListsEveryResource(t *testing.T) {
 }
 
 func TestHomeStoreError(t *testing.T) {
-	_, poller := svcFixture()
-	s := newSvcServer(t, Options{Store: &svcStore{err: errors.New("badger: closed")}, Poller: poller})
+	_, poller := apitest.SvcFixture()
+	s := newSvcServer(t, api.Options{Store: &apitest.SvcStore{Err: errors.New("badger: closed")}, Poller: poller})
 	rec := svcDo(s, http.MethodGet, "/", nil)
 	if rec.Code != http.StatusOK {
 		t.Fatalf("status %d", rec.Code)
@@ -129,8 +131,8 @@ func TestHomeStoreError(t *testing.T) {
 }
 
 func TestHomeHead(t *testing.T) {
-	store, poller := svcFixture()
-	s := newSvcServer(t, Options{Store: store, Poller: poller})
+	store, poller := apitest.SvcFixture()
+	s := newSvcServer(t, api.Options{Store: store, Poller: poller})
 	rec := svcDo(s, http.MethodHead, "/", nil)
 	if rec.Code != http.StatusOK || !strings.HasPrefix(rec.Header().Get("Content-Type"), "text/html") {
 		t.Errorf("HEAD /: %d %q", rec.Code, rec.Header().Get("Content-Type"))
@@ -138,7 +140,7 @@ func TestHomeHead(t *testing.T) {
 }
 
 func TestHomeEmpty(t *testing.T) {
-	s := newSvcServer(t, Options{})
+	s := newSvcServer(t, api.Options{})
 	rec := svcDo(s, http.MethodGet, "/", nil)
 	if rec.Code != http.StatusOK || !strings.Contains(rec.Body.String(), "No resources yet") {
 		t.Errorf("got %d:\n%s", rec.Code, rec.Body)
@@ -157,16 +159,18 @@ func TestHomeEmpty(t *testing.T) {
 	if !strings.Contains(body, "admin.token") {
 		t.Error("the empty page does not say how to turn the admin API on")
 	}
-	admin := newSvcServer(t, Options{AdminToken: "t", PublicURL: "https://feeds.example.org"})
+	admin := newSvcServer(t, api.Options{AdminToken: "t", PublicURL: "https://feeds.example.org"})
 	if b := svcDo(admin, http.MethodGet, "/", nil).Body.String(); !strings.Contains(b, "https://feeds.example.org/admin/resources/news") {
 		t.Errorf("with admin on, the empty page does not show how to register a page:\n%s", b)
 	}
 }
 
 func TestHomeShowsDiskFull(t *testing.T) {
-	store, poller := svcFixture()
+	store, poller := apitest.SvcFixture()
 	low := true
-	s := newSvcServer(t, Options{Store: store, Poller: poller, DiskSpace: func() DiskSpace { return DiskSpace{Low: low, Free: 10 << 20, MinFree: 256 << 20} }})
+	s := newSvcServer(t, api.Options{Store: store, Poller: poller}, func(o *Options) {
+		o.DiskSpace = func() api.DiskSpace { return api.DiskSpace{Low: low, Free: 10 << 20, MinFree: 256 << 20} }
+	})
 	if b := svcDo(s, http.MethodGet, "/", nil).Body.String(); !strings.Contains(b, `id="disk-full"`) || !strings.Contains(b, "min_free") {
 		t.Errorf("no disk-full notice:\n%s", b)
 	}
@@ -176,15 +180,18 @@ func TestHomeShowsDiskFull(t *testing.T) {
 	}
 }
 
+// html5Tag matches xmllint's complaint about an element HTML 4 lacks.
+var html5Tag = regexp.MustCompile(`HTML parser error : Tag (header|nav|main|section|footer|time) invalid`)
+
 // TestPagesValidate checks the pages with real HTML checkers: tidy (HTML5
 // aware) and xmllint's HTML parser.
 func TestPagesValidate(t *testing.T) {
-	store, poller := svcFixture()
-	s := newSvcServer(t, Options{Store: store, Poller: poller})
+	store, poller := apitest.SvcFixture()
+	s := newSvcServer(t, api.Options{Store: store, Poller: poller})
 	pages := map[string][]byte{
 		"home":    svcDo(s, http.MethodGet, "/", nil).Body.Bytes(),
 		"preview": svcDo(s, http.MethodGet, "/preview", nil).Body.Bytes(),
-		"preview-result": svcDo(s, http.MethodPost, "/preview", strings.NewReader(url.Values{"page": {previewPageHTML}}.Encode()),
+		"preview-result": svcDo(s, http.MethodPost, "/preview", strings.NewReader(url.Values{"page": {apitest.PreviewPageHTML}}.Encode()),
 			"Content-Type", "application/x-www-form-urlencoded", "Accept", "text/html").Body.Bytes(),
 	}
 	for name, page := range pages {
@@ -217,52 +224,6 @@ func TestPagesValidate(t *testing.T) {
 				}
 			}
 		})
-	}
-}
-
-// html5Tag matches xmllint's complaint about an element HTML 4 lacks.
-var html5Tag = regexp.MustCompile(`HTML parser error : Tag (header|nav|main|section|footer|time) invalid`)
-
-func TestHumanDuration(t *testing.T) {
-	for _, tc := range []struct {
-		d    time.Duration
-		want string
-	}{
-		{0, "0s"},
-		{1500 * time.Millisecond, "2s"},
-		{90 * time.Second, "1m30s"},
-		{15 * time.Minute, "15m"},
-		{26*time.Hour + 5*time.Second, "1d2h5s"},
-		{250 * time.Millisecond, "250ms"},
-	} {
-		if got := humanDuration(tc.d); got != tc.want {
-			t.Errorf("humanDuration(%v) = %q, want %q", tc.d, got, tc.want)
-		}
-	}
-}
-
-// TestRelative checks the relative times the pages show: seconds dropped
-// past an hour, minutes past a day, "now" at zero.
-func TestRelative(t *testing.T) {
-	for _, tc := range []struct {
-		d    time.Duration
-		want string
-	}{
-		{0, "now"},
-		{time.Second, "in 1s"},
-		{-time.Second, "1s ago"},
-		{4*time.Minute + 10*time.Second, "in 4m10s"},
-		{-(time.Hour - time.Second), "59m59s ago"},
-		{time.Hour + 59*time.Second, "in 1h"},
-		{-(2*time.Hour + 5*time.Minute + 30*time.Second), "2h5m ago"},
-		{24*time.Hour - time.Second, "in 23h59m"},
-		{24*time.Hour + 59*time.Minute, "in 1d"},
-		{-(3*24*time.Hour + 4*time.Hour + 30*time.Minute), "3d4h ago"},
-		{-2 * time.Millisecond, "2ms ago"},
-	} {
-		if got := string(appendRelative(nil, tc.d)); got != tc.want {
-			t.Errorf("appendRelative(%v) = %q, want %q", tc.d, got, tc.want)
-		}
 	}
 }
 

@@ -1,6 +1,8 @@
-package api
+package ui
 
 import (
+	"github.com/dynamo-rss/dynamo/api"
+	"github.com/dynamo-rss/dynamo/internal/apitest"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
@@ -39,7 +41,7 @@ func extractedDB(t *testing.T, page string) *badger.DB {
 	if err != nil {
 		t.Fatalf("extract: %v", err)
 	}
-	db := openDB(t)
+	db := apitest.OpenDB(t)
 	if _, err := db.Save(t.Context(), res.Document); err != nil {
 		t.Fatalf("save: %v", err)
 	}
@@ -85,7 +87,7 @@ func (w *xmlWriter) Write(b []byte) (int, error) {
 // the answer's Content-Security-Policy forbids it.
 func TestFeedScriptsDoNotRunInBrowser(t *testing.T) {
 	ctx := startBrowser(t, true)
-	s := newFDServer(t, hostileDB(t), func(o *Options) { o.PublicURL = "" })
+	s := newFDServer(t, hostileDB(t), func(o *api.Options) { o.PublicURL = "" })
 	srv := httptest.NewServer(asXML{s})
 	t.Cleanup(srv.Close)
 	for _, target := range []string{
@@ -113,7 +115,7 @@ func TestFeedScriptsDoNotRunInBrowser(t *testing.T) {
 // something else, run a script, or be framed: feeds, problems, JSON, OPML,
 // the pages for people, admin answers and unmatched routes.
 func TestSecurityHeadersOnEveryAnswer(t *testing.T) {
-	s := newFDServer(t, hostileDB(t), func(o *Options) { o.AdminToken = "secret" })
+	s := newFDServer(t, hostileDB(t), func(o *api.Options) { o.AdminToken = "secret" })
 	page := "text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8"
 	for _, tc := range []struct {
 		method, target string
@@ -160,8 +162,8 @@ func TestSecurityHeadersOnEveryAnswer(t *testing.T) {
 			t.Errorf("%s: Content-Security-Policy %q: no default-src 'none' or frame-ancestors 'none'", name, csp)
 		}
 		if tc.html {
-			if csp != contentSecurityPolicy {
-				t.Errorf("%s: Content-Security-Policy %q, want the pages' %q", name, csp, contentSecurityPolicy)
+			if csp != api.PageSecurityPolicy {
+				t.Errorf("%s: Content-Security-Policy %q, want the pages' %q", name, csp, api.PageSecurityPolicy)
 			}
 		} else if !strings.Contains(csp, "sandbox") {
 			t.Errorf("%s: Content-Security-Policy %q of a document that is no page of ours has no sandbox", name, csp)
@@ -172,8 +174,8 @@ func TestSecurityHeadersOnEveryAnswer(t *testing.T) {
 // TestAdminAnswersNotStored checks that admin answers, which carry poll
 // state and resource definitions behind the token, are kept by no cache.
 func TestAdminAnswersNotStored(t *testing.T) {
-	store, poller := svcFixture()
-	s := newSvcServer(t, Options{Store: store, Poller: poller, AdminToken: "secret"})
+	store, poller := apitest.SvcFixture()
+	s := newSvcServer(t, api.Options{Store: store, Poller: poller, AdminToken: "secret"})
 	for _, target := range []string{"/admin/resources/news", "/admin/debug/pprof/"} {
 		rec := svcDo(s, http.MethodGet, target, nil, "Authorization", "Bearer secret")
 		if rec.Code != http.StatusOK {
@@ -214,10 +216,10 @@ func TestFeedPageItemStaysInItsBox(t *testing.T) {
 			if p.Type != html.ElementNode {
 				continue
 			}
-			if class, _ := attr(p, "class"); p.Data == "li" && class == "item" {
+			if class, _ := apitest.Attr(p, "class"); p.Data == "li" && class == "item" {
 				li = true
 			}
-			if id, _ := attr(p, "id"); p.Data == "ol" && id == "items" {
+			if id, _ := apitest.Attr(p, "id"); p.Data == "ol" && id == "items" {
 				return li
 			}
 		}
@@ -247,7 +249,7 @@ func TestFeedPageItemStaysInItsBox(t *testing.T) {
 // default: each request stays one log line (no forged entries).
 func TestAccessLogOneLinePerRequest(t *testing.T) {
 	var logs strings.Builder
-	s := newFDServer(t, hostileDB(t), func(o *Options) {
+	s := newFDServer(t, hostileDB(t), func(o *api.Options) {
 		o.AccessLog = true
 		o.Logger = slog.New(slog.NewTextHandler(&logs, nil))
 		o.AdminToken = "secret"
@@ -274,7 +276,7 @@ func TestAccessLogOneLinePerRequest(t *testing.T) {
 // validators and hub links, and nothing else: not the admin answers, the
 // pages, the health checks or self-registration.
 func TestFeedsReadableAcrossOrigins(t *testing.T) {
-	s := newFDServer(t, hostileDB(t), func(o *Options) { o.AdminToken = "secret" })
+	s := newFDServer(t, hostileDB(t), func(o *api.Options) { o.AdminToken = "secret" })
 	for _, tc := range []struct {
 		method, target string
 		header         []string
@@ -313,7 +315,7 @@ func TestFeedsReadableAcrossOrigins(t *testing.T) {
 // conditional headers; self-registration, admin routes and pages do not
 // invite other sites.
 func TestFeedPreflight(t *testing.T) {
-	s := newFDServer(t, hostileDB(t), func(o *Options) { o.AdminToken = "secret" })
+	s := newFDServer(t, hostileDB(t), func(o *api.Options) { o.AdminToken = "secret" })
 	preflight := func(target, method, headers string) *httptest.ResponseRecorder {
 		return fdDo(s, "OPTIONS", target, "Origin", "https://widget.example",
 			"Access-Control-Request-Method", method, "Access-Control-Request-Headers", headers)

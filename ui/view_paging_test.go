@@ -1,7 +1,10 @@
-package api
+package ui
 
 import (
 	"fmt"
+	"github.com/dynamo-rss/dynamo/api"
+	"github.com/dynamo-rss/dynamo/internal/apitest"
+	"github.com/labstack/echo/v4"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -15,12 +18,12 @@ import (
 // 10,000 items: a bounded page with a link to the version's own pages,
 // which list every change, a page at a time.
 func TestViewPagesLargeVersions(t *testing.T) {
-	store := newFDStore()
+	store := apitest.NewFDStore()
 	items := make([]schema.Item, 10000)
 	for i := range items {
-		items[i] = fdItem(i+1, fmt.Sprintf("i%05d", i), fmt.Sprintf("Item %05d", i), fmt.Sprintf("https://example.org/%d", i), "text")
+		items[i] = apitest.FDItem(i+1, fmt.Sprintf("i%05d", i), fmt.Sprintf("Item %05d", i), fmt.Sprintf("https://example.org/%d", i), "text")
 	}
-	store.save(&schema.Document{URL: "https://example.org/", RSSID: "big", Timestamp: fdT0, Channel: schema.Channel{Title: "Big"}, Items: items})
+	store.Save(&schema.Document{URL: "https://example.org/", RSSID: "big", Timestamp: apitest.FDT0, Channel: schema.Channel{Title: "Big"}, Items: items})
 	s := newFDServer(t, store)
 
 	rec := fdDo(s, http.MethodGet, "/view/big")
@@ -58,12 +61,12 @@ func TestViewPagesLargeVersions(t *testing.T) {
 	next := make([]schema.Item, 0, len(items))
 	next = append(next, items[300:]...)
 	for i := range 300 {
-		next = append(next, fdItem(20000+i, fmt.Sprintf("n%05d", i), fmt.Sprintf("New %05d", i), fmt.Sprintf("https://example.org/n%d", i), "text"))
+		next = append(next, apitest.FDItem(20000+i, fmt.Sprintf("n%05d", i), fmt.Sprintf("New %05d", i), fmt.Sprintf("https://example.org/n%d", i), "text"))
 	}
 	for i := range 100 {
 		next[i].Title += " (updated)"
 	}
-	store.save(&schema.Document{URL: "https://example.org/", RSSID: "big", Timestamp: fdT0.Add(time.Hour), Channel: schema.Channel{Title: "Big"}, Items: next})
+	store.Save(&schema.Document{URL: "https://example.org/", RSSID: "big", Timestamp: apitest.FDT0.Add(time.Hour), Channel: schema.Channel{Title: "Big"}, Items: next})
 	if body := fdDo(s, http.MethodGet, "/view/big?v=2").Body.String(); !strings.Contains(body, "page 1 of 4") {
 		t.Errorf("/view/big?v=2 (300 added, 300 removed, 100 changed): not page 1 of 4")
 	}
@@ -79,13 +82,13 @@ func TestViewPagesLargeVersions(t *testing.T) {
 // each waiting until the next (the newest until now), the count of
 // versions stored after each.
 func TestVersionHistory(t *testing.T) {
-	store := newFDStore()
+	store := apitest.NewFDStore()
 	for i := range 3 {
-		store.save(&schema.Document{URL: "https://example.org/", RSSID: "h", Timestamp: fdT0.Add(time.Duration(i) * time.Hour), Channel: schema.Channel{Title: "H"},
-			Items: []schema.Item{fdItem(1, "a", fmt.Sprintf("A %d", i), "https://example.org/a", "text")}})
+		store.Save(&schema.Document{URL: "https://example.org/", RSSID: "h", Timestamp: apitest.FDT0.Add(time.Duration(i) * time.Hour), Channel: schema.Channel{Title: "H"},
+			Items: []schema.Item{apitest.FDItem(1, "a", fmt.Sprintf("A %d", i), "https://example.org/a", "text")}})
 	}
-	s := newFDServer(t, store)
-	c := s.e.NewContext(httptest.NewRequest(http.MethodGet, "/view/h", nil), httptest.NewRecorder())
+	_, s := mountBoth(t, api.Options{Store: store, Now: func() time.Time { return fdNow }})
+	c := echo.New().NewContext(httptest.NewRequest(http.MethodGet, "/view/h", nil), httptest.NewRecorder())
 	info, err := store.Resource(t.Context(), "h")
 	if err != nil {
 		t.Fatal(err)
@@ -98,7 +101,7 @@ func TestVersionHistory(t *testing.T) {
 		t.Fatalf("%d records, want 3", len(h))
 	}
 	for i, r := range h {
-		at := fdT0.Add(time.Duration(i) * time.Hour)
+		at := apitest.FDT0.Add(time.Duration(i) * time.Hour)
 		next := at.Add(time.Hour)
 		if i == 2 {
 			next = fdNow
@@ -115,12 +118,12 @@ func TestVersionHistory(t *testing.T) {
 // never had: the 404 says so and points at the list of versions, rather
 // than saying it is "no longer stored".
 func TestViewOutOfRangeNumbers(t *testing.T) {
-	store := newFDStore()
+	store := apitest.NewFDStore()
 	items := make([]schema.Item, 450)
 	for i := range items {
-		items[i] = fdItem(i+1, fmt.Sprintf("i%05d", i), fmt.Sprintf("Item %05d", i), fmt.Sprintf("https://example.org/%d", i), "text")
+		items[i] = apitest.FDItem(i+1, fmt.Sprintf("i%05d", i), fmt.Sprintf("Item %05d", i), fmt.Sprintf("https://example.org/%d", i), "text")
 	}
-	store.save(&schema.Document{URL: "https://example.org/", RSSID: "big", Timestamp: fdT0, Channel: schema.Channel{Title: "Big"}, Items: items})
+	store.Save(&schema.Document{URL: "https://example.org/", RSSID: "big", Timestamp: apitest.FDT0, Channel: schema.Channel{Title: "Big"}, Items: items})
 	s := newFDServer(t, store)
 	for _, n := range []string{"99999999999999999999", "x", "0", "-99999999999999999999"} {
 		body := fdDo(s, http.MethodGet, "/view/big?v=1&items="+n).Body.String()
@@ -130,7 +133,7 @@ func TestViewOutOfRangeNumbers(t *testing.T) {
 	}
 	for _, v := range []string{"2", "99", "99999999999999999999"} {
 		rec := fdDo(s, http.MethodGet, "/view/big?v="+v)
-		if p := svcProblem(t, rec, http.StatusNotFound); !strings.Contains(p.Detail, "has no stored version") || !strings.Contains(p.Detail, "/view/big") {
+		if p := apitest.CheckProblem(t, rec, http.StatusNotFound); !strings.Contains(p.Detail, "has no stored version") || !strings.Contains(p.Detail, "/view/big") {
 			t.Errorf("?v=%s: detail %q", v, p.Detail)
 		}
 	}

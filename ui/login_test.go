@@ -1,8 +1,10 @@
-package api
+package ui
 
 import (
 	"context"
 	"fmt"
+	"github.com/dynamo-rss/dynamo/api"
+	"github.com/dynamo-rss/dynamo/internal/apitest"
 	"net/http"
 	"net/url"
 	"strings"
@@ -161,10 +163,10 @@ func TestLogoutEndsSessionEverywhere(t *testing.T) {
 	for _, shared := range []bool{false, true} {
 		name := map[bool]string{false: "one node, no store", true: "two nodes sharing a store"}[shared]
 		t.Run(name, func(t *testing.T) {
-			clock := &testClock{now: time.Date(2026, 11, 27, 9, 0, 0, 0, time.UTC)} // one time for both nodes
-			mod := []func(*Options){func(o *Options) { o.Now = clock.Now }}
+			clock := &apitest.Clock{At: time.Date(2026, 11, 27, 9, 0, 0, 0, time.UTC)} // one time for both nodes
+			mod := []any{func(o *api.Options) { o.Now = clock.Now }}
 			if shared {
-				db := openDB(t)
+				db := apitest.OpenDB(t)
 				mod = append(mod, func(o *Options) { o.Sessions = db })
 			}
 			one := newPagesEnv(t, mod...)
@@ -226,7 +228,7 @@ func (f *flakySessions) SessionRevoked(ctx context.Context, id string) (bool, er
 // ended, the session opens nothing (503) and a logout is not pretended
 // (503, the cookie kept, so logging out again finishes it).
 func TestSessionStoreDown(t *testing.T) {
-	store := &flakySessions{Sessions: openDB(t)}
+	store := &flakySessions{Sessions: apitest.OpenDB(t)}
 	env := newPagesEnv(t, func(o *Options) { o.Sessions = store })
 	b := formclient.New(t, env.srv.URL)
 	login(t, b)

@@ -1,6 +1,10 @@
-package api
+package ui
 
 import (
+	"context"
+	"encoding/json"
+	"github.com/dynamo-rss/dynamo/api"
+	"github.com/dynamo-rss/dynamo/internal/apitest"
 	"strings"
 	"testing"
 
@@ -25,12 +29,12 @@ func TestDefinitionErrorsPlacement(t *testing.T) {
 		{"a", `{"url":"https://x","select":{"item":"li","title":"h3["}}`, fieldSelect, "select.title", ""},
 		{"a", `{"url":"https://x","max_versions":2}`, "", "max_versions", ""},
 	} {
-		_, err := config.ParseResource([]byte(tc.def), tc.id, config.Default().Poller)
+		_, _, err := api.RegisterDefinition(context.Background(), apitest.NewFakeRegistry(), tc.id, []byte(tc.def))
 		if err == nil {
 			t.Fatalf("%s: no error", tc.def)
 		}
 		fe := fieldErrors{}
-		definitionErrors(badDefinition(err), fe)
+		definitionErrors(err, fe)
 		msg, ok := fe[tc.field]
 		if !ok || len(fe) != 1 {
 			t.Errorf("%s (id %q): errors %q, want one on field %q", tc.def, tc.id, fe, tc.field)
@@ -87,7 +91,11 @@ func TestSelectBlockShapes(t *testing.T) {
 			t.Errorf("%q: %v", tc.text, err)
 			continue
 		}
-		got := string(mustJSON(block))
+		body, err := json.Marshal(block)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := string(body)
 		if got != tc.want {
 			t.Errorf("%q: %s, want %s", tc.text, got, tc.want)
 		}
@@ -113,5 +121,14 @@ func TestDefinitionPolicy(t *testing.T) {
 		if got := strings.TrimSpace(string(tc.f.definition())); got != tc.want {
 			t.Errorf("%+v: %s, want %s", tc.f, got, tc.want)
 		}
+	}
+}
+
+// TestAddFormNestedSelect: the /new form's select field nested too deeply
+// is an error beside that field, naming where.
+func TestAddFormNestedSelect(t *testing.T) {
+	f := addForm{URL: "https://example.org/", ID: "x", Select: "item: li\ntitle: " + strings.Repeat("[", 30000) + strings.Repeat("]", 30000), Errors: fieldErrors{}}
+	if f.definition() != nil || !strings.Contains(f.Errors[fieldSelect], "select.title[0]") || !strings.Contains(f.Errors[fieldSelect], "nested deeper than 64 levels") {
+		t.Fatalf("errors %q", f.Errors)
 	}
 }

@@ -1,9 +1,11 @@
-package api
+package ui
 
 import (
 	"bytes"
 	"context"
 	"fmt"
+	"github.com/dynamo-rss/dynamo/api"
+	"github.com/dynamo-rss/dynamo/internal/apitest"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -79,75 +81,75 @@ func (o *pagesOrigin) count(path string) int {
 // guarded retriever (which refuses loopback unless allow_private).
 type loopFetcher struct{ c *http.Client }
 
-func (f loopFetcher) FetchPage(ctx context.Context, u string) (Page, error) {
+func (f loopFetcher) FetchPage(ctx context.Context, u string) (api.Page, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
 	if err != nil {
-		return Page{}, err
+		return api.Page{}, err
 	}
 	resp, err := f.c.Do(req)
 	if err != nil {
-		return Page{}, err
+		return api.Page{}, err
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
-		return Page{}, fmt.Errorf("fetch %s: %s", u, resp.Status)
+		return api.Page{}, fmt.Errorf("fetch %s: %s", u, resp.Status)
 	}
 	body, err := io.ReadAll(resp.Body)
-	return Page{Body: body, ContentType: resp.Header.Get("Content-Type"), URL: resp.Request.URL.String()}, err
+	return api.Page{Body: body, ContentType: resp.Header.Get("Content-Type"), URL: resp.Request.URL.String()}, err
 }
 
 // pollingRegistry is the fake registry with a poller that polls for real:
 // PollNow fetches the registered page, extracts it with its select block
 // (or annotations) and stores the version.
 type pollingRegistry struct {
-	*fakeRegistry
-	fetch PageFetcher
+	*apitest.FakeRegistry
+	fetch api.PageFetcher
 	db    *badger.DB
 	now   func() time.Time
 	polls atomic.Int64
 }
 
-func (p *pollingRegistry) Statuses() []ResourceStatus {
-	var out []ResourceStatus
+func (p *pollingRegistry) Statuses() []api.ResourceStatus {
+	var out []api.ResourceStatus
 	for _, d := range p.Definitions() {
 		out = append(out, d.Status)
 	}
 	return out
 }
 
-func (p *pollingRegistry) Status(id string) (ResourceStatus, bool) {
+func (p *pollingRegistry) Status(id string) (api.ResourceStatus, bool) {
 	d, ok := p.Definition(id)
 	return d.Status, ok
 }
 
-func (p *pollingRegistry) PollNow(ctx context.Context, id string) (ResourceStatus, error) {
+func (p *pollingRegistry) PollNow(ctx context.Context, id string) (api.ResourceStatus, error) {
 	p.polls.Add(1)
 	d, ok := p.Definition(id)
 	if !ok {
-		return ResourceStatus{}, fmt.Errorf("poll %q: unknown", id)
+		return api.ResourceStatus{}, fmt.Errorf("poll %q: unknown", id)
 	}
 	page, err := p.fetch.FetchPage(ctx, d.Resource.URL)
 	if err != nil {
-		return ResourceStatus{}, err
+		return api.ResourceStatus{}, err
 	}
 	opts := extractor.Options{URL: page.URL, RSSID: id, ContentType: page.ContentType, Timestamp: p.now().UTC()}
 	if !d.Resource.Select.IsZero() {
 		if opts.Select, err = extractor.CompileSelectors(d.Resource.Select); err != nil {
-			return ResourceStatus{}, err
+			return api.ResourceStatus{}, err
 		}
 	}
 	res, err := extractor.Extract(bytes.NewReader(page.Body), opts)
 	if err != nil {
-		return ResourceStatus{}, err
+		return api.ResourceStatus{}, err
 	}
 	if _, err := p.db.Save(ctx, res.Document); err != nil {
-		return ResourceStatus{}, err
+		return api.ResourceStatus{}, err
 	}
-	st := ResourceStatus{ID: id, URL: d.Resource.URL, Policy: "smart", LastPoll: p.now(), LastOutcome: "changed", Polls: 1, Changes: 1}
-	p.mu.Lock()
+	st := api.ResourceStatus{ID: id, URL: d.Resource.URL, Policy: "smart", LastPoll: p.now(), LastOutcome: "changed", Polls: 1, Changes: 1}
+	p.Mu.Lock()
 	d.Status = st
-	p.defs[id] = d
-	p.mu.Unlock()
+	p.Defs[id] = d
+	p.Mu.Unlock()
 	return st, nil
 }
 
@@ -155,32 +157,40 @@ func (p *pollingRegistry) PollNow(ctx context.Context, id string) (ResourceStatu
 // a loopback origin.
 type pagesEnv struct {
 	srv    *httptest.Server
-	s      *Server
+	s      *api.Server
+	ui     *Server // the pages mounted on s
 	origin *pagesOrigin
 	reg    *pollingRegistry
-	clock  *testClock
+	clock  *apitest.Clock
 }
 
 const pagesToken = "correct horse battery staple"
 
-func newPagesEnv(t *testing.T, mod ...func(*Options)) *pagesEnv {
+// newPagesEnv builds the env; each of mod is a func(*api.Options) or a
+// func(*Options) (the pages' own).
+func newPagesEnv(t *testing.T, mod ...any) *pagesEnv {
 	t.Helper()
 	origin := newPagesOrigin(t)
-	clock := &testClock{now: time.Date(2026, 11, 27, 9, 0, 0, 0, time.UTC)}
+	clock := &apitest.Clock{At: time.Date(2026, 11, 27, 9, 0, 0, 0, time.UTC)}
 	fetch := loopFetcher{c: origin.Client()}
-	reg := &pollingRegistry{fakeRegistry: newFakeRegistry(), fetch: fetch, db: openDB(t), now: clock.Now}
-	opts := Options{
+	reg := &pollingRegistry{FakeRegistry: apitest.NewFakeRegistry(), fetch: fetch, db: apitest.OpenDB(t), now: clock.Now}
+	opts := api.Options{
 		Store: reg.db, Poller: reg, Registry: reg, Fetch: fetch, AdminToken: pagesToken, OpenRegistration: true,
 		Now: clock.Now, Registerer: prometheus.NewRegistry(),
 	}
+	var pageMods []func(*Options)
 	for _, m := range mod {
-		m(&opts)
+		switch m := m.(type) {
+		case func(*api.Options):
+			m(&opts)
+		case func(*Options):
+			pageMods = append(pageMods, m)
+		default:
+			t.Fatalf("newPagesEnv: a modifier of type %T", m)
+		}
 	}
-	s, err := New(opts)
-	if err != nil {
-		t.Fatalf("New: %v", err)
-	}
+	s, pages := mountBoth(t, opts, pageMods...)
 	srv := httptest.NewServer(s)
 	t.Cleanup(srv.Close)
-	return &pagesEnv{srv: srv, s: s, origin: origin, reg: reg, clock: clock}
+	return &pagesEnv{srv: srv, s: s, ui: pages, origin: origin, reg: reg, clock: clock}
 }

@@ -1,6 +1,8 @@
-package api
+package ui
 
 import (
+	"github.com/dynamo-rss/dynamo/api"
+	"github.com/dynamo-rss/dynamo/internal/apitest"
 	"net/http"
 	"slices"
 	"strings"
@@ -13,8 +15,8 @@ import (
 // <link rel="alternate">: the resource's items feed ?max=feeds.subscribe_max
 // in each format, with the versions feed beside it as the history.
 func TestSubscribeLinksAreTheItemsFeed(t *testing.T) {
-	db := openFixtureDB(t)
-	s := newFDServer(t, db, func(o *Options) { o.SubscribeMax = 20 })
+	db := apitest.OpenFixtureDB(t)
+	s := newFDServer(t, db, func(o *api.Options) { o.SubscribeMax = 20 })
 	items := func(id string) []string {
 		var out []string
 		for _, f := range feedFormats {
@@ -42,15 +44,15 @@ func TestSubscribeLinksAreTheItemsFeed(t *testing.T) {
 		alternates           []string // nil: not checked
 	}{
 		{"view", "/view/news", "", items("news"), history("news"), items("news")},
-		{"versions feed page", "/resources/news", acceptFirefox, items("news"), history("news"), items("news")},
-		{"version page", "/resources/news/versions/2", acceptFirefox, items("news"), history("news"), items("news")},
-		{"index page", "/resources/news?index=1", acceptFirefox, items("news"), history("news"), items("news")},
+		{"versions feed page", "/resources/news", apitest.AcceptFirefox, items("news"), history("news"), items("news")},
+		{"version page", "/resources/news/versions/2", apitest.AcceptFirefox, items("news"), history("news"), items("news")},
+		{"index page", "/resources/news?index=1", apitest.AcceptFirefox, items("news"), history("news"), items("news")},
 		// An items feed opened in a browser is itself what to subscribe to.
-		{"items feed page", "/resources/news?max=3&title=a", acceptFirefox, []string{
+		{"items feed page", "/resources/news?max=3&title=a", apitest.AcceptFirefox, []string{
 			fdBase + "/resources/news?max=3&title=a&type=rss2", fdBase + "/resources/news?max=3&title=a&type=atom",
 			fdBase + "/resources/news?max=3&title=a&type=rss1", fdBase + "/resources/news?max=3&title=a&type=json",
 		}, history("news"), nil},
-		{"all resources page", "/resources", acceptFirefox, []string{
+		{"all resources page", "/resources", apitest.AcceptFirefox, []string{
 			fdBase + "/resources?type=rss2", fdBase + "/resources?type=atom", fdBase + "/resources?type=rss1", fdBase + "/resources?type=json",
 		}, nil, nil},
 	}
@@ -60,38 +62,38 @@ func TestSubscribeLinksAreTheItemsFeed(t *testing.T) {
 			if rec.Code != http.StatusOK {
 				t.Fatalf("GET %s = %d\n%s", tt.target, rec.Code, rec.Body)
 			}
-			doc := parseHTML(t, rec.Body.String())
-			if got := hrefs(findAll(doc, "a", "class", "feed")); !slices.Equal(got, tt.subscribe) {
+			doc := apitest.ParseHTML(t, rec.Body.String())
+			if got := hrefs(apitest.FindAll(doc, "a", "class", "feed")); !slices.Equal(got, tt.subscribe) {
 				t.Errorf("subscribe links %q, want %q", got, tt.subscribe)
 			}
-			if got := hrefs(findAll(doc, "a", "class", "history")); !slices.Equal(got, tt.history) {
+			if got := hrefs(apitest.FindAll(doc, "a", "class", "history")); !slices.Equal(got, tt.history) {
 				t.Errorf("history links %q, want %q", got, tt.history)
 			}
 			if tt.history != nil && !strings.Contains(rec.Body.String(), "History of changes") {
 				t.Error("the versions feed is not labelled as the history of changes")
 			}
 			if tt.alternates != nil {
-				if got := hrefs(findAll(doc, "link", "rel", "alternate")); !slices.Equal(got, tt.alternates) {
+				if got := hrefs(apitest.FindAll(doc, "link", "rel", "alternate")); !slices.Equal(got, tt.alternates) {
 					t.Errorf("<link rel=alternate> %q, want %q", got, tt.alternates)
 				}
 			}
 		})
 	}
 	// On /, each resource's card and the page's autodiscovery.
-	doc := parseHTML(t, fdDo(s, http.MethodGet, "/").Body.String())
+	doc := apitest.ParseHTML(t, fdDo(s, http.MethodGet, "/").Body.String())
 	for _, id := range []string{"forum", "news"} {
-		card := findAll(doc, "section", "data-rssid", id)
+		card := apitest.FindAll(doc, "section", "data-rssid", id)
 		if len(card) != 1 {
 			t.Fatalf("%d cards of %s on /", len(card), id)
 		}
-		if got := hrefs(findAll(card[0], "a", "class", "feed")); !slices.Equal(got, items(id)) {
+		if got := hrefs(apitest.FindAll(card[0], "a", "class", "feed")); !slices.Equal(got, items(id)) {
 			t.Errorf("/ %s: subscribe links %q, want %q", id, got, items(id))
 		}
-		if got := hrefs(findAll(card[0], "a", "class", "history")); !slices.Equal(got, history(id)) {
+		if got := hrefs(apitest.FindAll(card[0], "a", "class", "history")); !slices.Equal(got, history(id)) {
 			t.Errorf("/ %s: history links %q, want %q", id, got, history(id))
 		}
 	}
-	alts := hrefs(findAll(doc, "link", "rel", "alternate"))
+	alts := hrefs(apitest.FindAll(doc, "link", "rel", "alternate"))
 	for _, id := range []string{"forum", "news"} {
 		for _, want := range items(id) {
 			if !slices.Contains(alts, want) {

@@ -1,8 +1,10 @@
-package api
+package ui
 
 import (
 	"context"
 	"fmt"
+	"github.com/dynamo-rss/dynamo/api"
+	"github.com/dynamo-rss/dynamo/internal/apitest"
 	"net/http"
 	"testing"
 	"time"
@@ -20,26 +22,26 @@ func testDoc(id string, ts time.Time, items []schemaItem) *schema.Document {
 	doc := &schema.Document{URL: "https://example.org/" + id + ".html", RSSID: id, Timestamp: ts,
 		Channel: schema.Channel{Title: "Page " + id, Link: "https://example.org/" + id + ".html", Description: "A page"}}
 	for i, it := range items {
-		doc.Items = append(doc.Items, fdItem(i+1, it.id, it.title, "https://example.org/"+id+"/"+it.id, "About "+it.title))
+		doc.Items = append(doc.Items, apitest.FDItem(i+1, it.id, it.title, "https://example.org/"+id+"/"+it.id, "About "+it.title))
 	}
 	return doc
 }
 
 // newHomeBench returns a server with n resources (stored and polled), each
 // with a poll history of polls records.
-func newHomeBench(tb testing.TB, n, polls int) *Server {
+func newHomeBench(tb testing.TB, n, polls int) *api.Server {
 	tb.Helper()
-	store := &svcStore{}
-	p := &histPoller{history: map[string][]PollRecord{}}
+	store := &apitest.SvcStore{}
+	p := &histPoller{history: map[string][]api.PollRecord{}}
 	h := testHistory(polls, fdNow)
 	for i := range n {
 		id := fmt.Sprintf("res%05d", i)
-		store.resources = append(store.resources, storage.ResourceInfo{ID: id, URL: "https://example.org/" + id + ".html", Title: "Title of " + id, Versions: 3, LatestSeq: 3, Updated: fdNow.Add(-time.Hour)})
-		p.statuses = append(p.statuses, ResourceStatus{ID: id, URL: "https://example.org/" + id + ".html", Policy: "smart", Interval: time.Hour, Tau: 2 * time.Hour, Alpha: 0.5,
+		store.Infos = append(store.Infos, storage.ResourceInfo{ID: id, URL: "https://example.org/" + id + ".html", Title: "Title of " + id, Versions: 3, LatestSeq: 3, Updated: fdNow.Add(-time.Hour)})
+		p.List = append(p.List, api.ResourceStatus{ID: id, URL: "https://example.org/" + id + ".html", Policy: "smart", Interval: time.Hour, Tau: 2 * time.Hour, Alpha: 0.5,
 			LastPoll: fdNow.Add(-time.Minute), NextPoll: fdNow.Add(time.Hour), LastOutcome: "unchanged", Polls: 10, Changes: 3})
 		p.history[id] = h
 	}
-	return newFDServer(tb, store, func(o *Options) { o.Poller = p })
+	return newFDServer(tb, store, func(o *api.Options) { o.Poller = p })
 }
 
 // BenchmarkHome10k renders / (its first page, and a filtered one) for
@@ -72,13 +74,13 @@ func BenchmarkView1000(b *testing.B) {
 			k := i + j
 			items = append(items, schemaItem{fmt.Sprintf("i%d", k), fmt.Sprintf("Item %d (rev %d)", k, i%3)})
 		}
-		if _, err := db.Save(ctx, testDoc("big", fdT0.Add(time.Duration(i)*time.Hour), items)); err != nil {
+		if _, err := db.Save(ctx, testDoc("big", apitest.FDT0.Add(time.Duration(i)*time.Hour), items)); err != nil {
 			b.Fatal(err)
 		}
 	}
-	p := &histPoller{svcPoller: svcPoller{statuses: []ResourceStatus{{ID: "big", Policy: "smart", Tau: time.Hour}}},
-		history: map[string][]PollRecord{"big": testHistory(500, fdNow)}}
-	s := newFDServer(b, db, func(o *Options) { o.Poller = p })
+	p := &histPoller{SvcPoller: apitest.SvcPoller{List: []api.ResourceStatus{{ID: "big", Policy: "smart", Tau: time.Hour}}},
+		history: map[string][]api.PollRecord{"big": testHistory(500, fdNow)}}
+	s := newFDServer(b, db, func(o *api.Options) { o.Poller = p })
 	for _, target := range []string{"/view/big", "/view/big?page=50"} {
 		b.Run(target, func(b *testing.B) {
 			for b.Loop() {

@@ -1,8 +1,9 @@
-package api
+package ui
 
 import (
 	"context"
 	"fmt"
+	"github.com/dynamo-rss/dynamo/api"
 	"io"
 	"log/slog"
 	"net"
@@ -40,10 +41,10 @@ type netFetcher struct {
 	guardedHosts  map[string]bool
 }
 
-func (f netFetcher) FetchPage(ctx context.Context, u string) (Page, error) {
+func (f netFetcher) FetchPage(ctx context.Context, u string) (api.Page, error) {
 	pu, err := url.Parse(u)
 	if err != nil {
-		return Page{}, err
+		return api.Page{}, err
 	}
 	dl := f.open
 	if f.guardedHosts[pu.Hostname()] {
@@ -53,15 +54,15 @@ func (f netFetcher) FetchPage(ctx context.Context, u string) (Page, error) {
 	defer c.CloseIdleConnections()
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
 	if err != nil {
-		return Page{}, err
+		return api.Page{}, err
 	}
 	resp, err := c.Do(req)
 	if err != nil {
-		return Page{}, fmt.Errorf("fetch %s: %w", u, err)
+		return api.Page{}, fmt.Errorf("fetch %s: %w", u, err)
 	}
 	defer resp.Body.Close()
 	body, err := io.ReadAll(resp.Body)
-	return Page{Body: body, ContentType: resp.Header.Get("Content-Type"), URL: u}, err
+	return api.Page{Body: body, ContentType: resp.Header.Get("Content-Type"), URL: u}, err
 }
 
 // TestRegistrationFetchErrorsUniform: a page that cannot be fetched is
@@ -94,7 +95,7 @@ func TestRegistrationFetchErrorsUniform(t *testing.T) {
 		guardedHosts: map[string]bool{"inside.example": true},
 	}
 	var logs syncbuf.Buffer
-	env := newPagesEnv(t, func(o *Options) {
+	env := newPagesEnv(t, func(o *api.Options) {
 		o.Fetch = fetcher
 		o.Logger = slog.New(slog.NewTextHandler(&logs, nil))
 	})

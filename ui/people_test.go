@@ -1,9 +1,11 @@
-package api
+package ui
 
 import (
 	"context"
 	"encoding/xml"
 	"fmt"
+	"github.com/dynamo-rss/dynamo/api"
+	"github.com/dynamo-rss/dynamo/internal/apitest"
 	"net/http"
 	"regexp"
 	"slices"
@@ -12,26 +14,25 @@ import (
 	"time"
 
 	"github.com/mmcdole/gofeed"
-	"golang.org/x/net/html"
 )
 
-// histPoller is a svcPoller that also keeps a poll history (PollHistory).
+// histPoller is a apitest.SvcPoller that also keeps a poll history (api.PollHistory).
 type histPoller struct {
-	svcPoller
-	history map[string][]PollRecord
+	apitest.SvcPoller
+	history map[string][]api.PollRecord
 }
 
-func (p *histPoller) History(_ context.Context, id string) ([]PollRecord, bool) {
+func (p *histPoller) History(_ context.Context, id string) ([]api.PollRecord, bool) {
 	h, ok := p.history[id]
 	return slices.Clone(h), ok
 }
 
-var _ PollHistory = (*histPoller)(nil)
+var _ api.PollHistory = (*histPoller)(nil)
 
 // testHistory makes n polls of every two hours up to end: every fifth
 // changed, every seventh failed, τ growing.
-func testHistory(n int, end time.Time) []PollRecord {
-	h := make([]PollRecord, n)
+func testHistory(n int, end time.Time) []api.PollRecord {
+	h := make([]api.PollRecord, n)
 	versions := 0
 	for i := range h {
 		o := "unchanged"
@@ -44,101 +45,19 @@ func testHistory(n int, end time.Time) []PollRecord {
 		case i%3 == 0:
 			o = "not-modified"
 		}
-		h[i] = PollRecord{Time: end.Add(time.Duration(i-n) * 2 * time.Hour), Outcome: o, Wait: time.Duration(30+i%4*20) * time.Minute, Tau: time.Duration(1+i/20) * time.Hour, Versions: versions}
+		h[i] = api.PollRecord{Time: end.Add(time.Duration(i-n) * 2 * time.Hour), Outcome: o, Wait: time.Duration(30+i%4*20) * time.Minute, Tau: time.Duration(1+i/20) * time.Hour, Versions: versions}
 	}
 	return h
 }
-
-// parseHTML parses a page, failing the test when it is not HTML.
-func parseHTML(t *testing.T, body string) *html.Node {
-	t.Helper()
-	doc, err := html.Parse(strings.NewReader(body))
-	if err != nil {
-		t.Fatalf("parse page: %v", err)
-	}
-	return doc
-}
-
-// findAll returns the elements named tag whose attributes include every
-// key=value of attrs (a value "" only requires the key).
-func findAll(n *html.Node, tag string, attrs ...string) []*html.Node {
-	var out []*html.Node
-	var walk func(*html.Node)
-	walk = func(n *html.Node) {
-		if n.Type == html.ElementNode && n.Data == tag && hasAttrs(n, attrs...) {
-			out = append(out, n)
-		}
-		for c := n.FirstChild; c != nil; c = c.NextSibling {
-			walk(c)
-		}
-	}
-	walk(n)
-	return out
-}
-
-func hasAttrs(n *html.Node, kv ...string) bool {
-	for i := 0; i+1 < len(kv); i += 2 {
-		v, ok := attr(n, kv[i])
-		if !ok || (kv[i+1] != "" && v != kv[i+1]) {
-			return false
-		}
-	}
-	return true
-}
-
-func attr(n *html.Node, key string) (string, bool) {
-	for _, a := range n.Attr {
-		if a.Key == key {
-			return a.Val, true
-		}
-	}
-	return "", false
-}
-
-func text(n *html.Node) string {
-	var b strings.Builder
-	var walk func(*html.Node)
-	walk = func(n *html.Node) {
-		if n.Type == html.TextNode {
-			b.WriteString(n.Data)
-		}
-		for c := n.FirstChild; c != nil; c = c.NextSibling {
-			walk(c)
-		}
-	}
-	walk(n)
-	return strings.Join(strings.Fields(b.String()), " ")
-}
-
-// checkPageHeaders checks the headers every HTML page carries.
-func checkPageHeaders(t *testing.T, h http.Header) {
-	t.Helper()
-	if ct := h.Get("Content-Type"); !strings.HasPrefix(ct, "text/html") {
-		t.Errorf("Content-Type = %q, want text/html", ct)
-	}
-	csp := h.Get("Content-Security-Policy")
-	for _, want := range []string{"default-src 'none'", "script-src 'none'"} {
-		if !strings.Contains(csp, want) {
-			t.Errorf("Content-Security-Policy %q lacks %q", csp, want)
-		}
-	}
-}
-
-// Browser Accept headers, as the browsers send them for a navigation.
-const (
-	acceptChrome  = "text/html,application/xhtml+xml,application/xml;q=0.9,image/avif,image/webp,image/apng,*/*;q=0.8,application/signed-exchange;v=b3;q=0.7"
-	acceptFirefox = "text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8"
-	acceptSafari  = "text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8"
-)
 
 // TestFeedPageAccept checks who gets the page and who the feed: the Accept
 // headers real feed readers send (looked up in their sources) get the feed,
 // exactly as before; browsers get the page; both vary by Accept.
 func TestFeedPageAccept(t *testing.T) {
-	s := newFDServer(t, fdFixture())
+	s := newFDServer(t, apitest.FDFixture())
 	tests := []struct {
 		name, accept, query string
-		want                string // a key of fdContentTypes
+		want                string // a key of apitest.FeedContentTypes
 	}{
 		// feedparser 6.0: feedparser/http.py ACCEPT_HEADER.
 		{"feedparser", "application/atom+xml,application/rdf+xml,application/rss+xml,application/x-netcdf,application/xml;q=0.9,text/xml;q=0.2,*/*;q=0.1", "", "rss2"}, // a tie among feed types goes to RSS 2.0
@@ -155,12 +74,12 @@ func TestFeedPageAccept(t *testing.T) {
 		{"curl", "*/*", "", "rss2"},
 		{"html only at a lower quality", "application/rss+xml, text/html;q=0.5", "", "rss2"},
 		{"html and xml tied", "text/html, application/xml", "", "rss2"},
-		{"chrome", acceptChrome, "", "html"},
-		{"firefox", acceptFirefox, "", "html"},
-		{"safari", acceptSafari, "", "html"},
+		{"chrome", apitest.AcceptChrome, "", "html"},
+		{"firefox", apitest.AcceptFirefox, "", "html"},
+		{"safari", apitest.AcceptSafari, "", "html"},
 		{"html only", "text/html", "", "html"},
-		{"browser asking for a type", acceptChrome, "type=atom", "atom"},
-		{"browser asking for rss2", acceptFirefox, "type=rss2", "rss2"},
+		{"browser asking for a type", apitest.AcceptChrome, "type=atom", "atom"},
+		{"browser asking for rss2", apitest.AcceptFirefox, "type=rss2", "rss2"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -172,14 +91,14 @@ func TestFeedPageAccept(t *testing.T) {
 			if rec.Code != http.StatusOK {
 				t.Fatalf("GET %s = %d\n%s", target, rec.Code, rec.Body)
 			}
-			if got := rec.Header().Get("Content-Type"); got != fdContentTypes[tt.want] {
-				t.Errorf("Accept %q: Content-Type = %q, want %q", tt.accept, got, fdContentTypes[tt.want])
+			if got := rec.Header().Get("Content-Type"); got != apitest.FeedContentTypes[tt.want] {
+				t.Errorf("Accept %q: Content-Type = %q, want %q", tt.accept, got, apitest.FeedContentTypes[tt.want])
 			}
 			if vary := strings.Join(rec.Header().Values("Vary"), ","); !strings.Contains(vary, "Accept") {
 				t.Errorf("Vary = %q, want Accept in it", vary)
 			}
 			if tt.want != "html" {
-				parseFeed(t, rec.Body.Bytes())
+				apitest.ParseFeed(t, rec.Body.Bytes())
 			}
 		})
 	}
@@ -189,21 +108,21 @@ func TestFeedPageAccept(t *testing.T) {
 // feed's items, links to each format and to the resource's view, and
 // revalidates with its own ETag.
 func TestFeedPageShowsTheFeed(t *testing.T) {
-	db := openFixtureDB(t)
+	db := apitest.OpenFixtureDB(t)
 	s := newFDServer(t, db)
 	for _, target := range []string{"/resources/news", "/resources/news?max=2", "/resources/news?index=1", "/resources/news/versions/2", "/resources"} {
 		t.Run(target, func(t *testing.T) {
 			feedRec := fdDo(s, http.MethodGet, target)
-			feed := parseFeed(t, feedRec.Body.Bytes())
-			rec := fdDo(s, http.MethodGet, target, "Accept", acceptFirefox)
+			feed := apitest.ParseFeed(t, feedRec.Body.Bytes())
+			rec := fdDo(s, http.MethodGet, target, "Accept", apitest.AcceptFirefox)
 			if rec.Code != http.StatusOK {
 				t.Fatalf("GET %s = %d\n%s", target, rec.Code, rec.Body)
 			}
-			checkPageHeaders(t, rec.Header())
-			doc := parseHTML(t, rec.Body.String())
+			apitest.CheckPageHeaders(t, rec.Header())
+			doc := apitest.ParseHTML(t, rec.Body.String())
 			var titles []string
-			for _, li := range findAll(doc, "li", "class", "item") {
-				titles = append(titles, text(findAll(li, "h3")[0]))
+			for _, li := range apitest.FindAll(doc, "li", "class", "item") {
+				titles = append(titles, apitest.Text(apitest.FindAll(li, "h3")[0]))
 			}
 			var want []string
 			for _, it := range feed.Items {
@@ -212,36 +131,36 @@ func TestFeedPageShowsTheFeed(t *testing.T) {
 			if !slices.Equal(titles, want) {
 				t.Errorf("page items %q, feed items %q", titles, want)
 			}
-			alts := findAll(doc, "link", "rel", "alternate")
+			alts := apitest.FindAll(doc, "link", "rel", "alternate")
 			if len(alts) != len(feedFormats) {
 				t.Fatalf("%d <link rel=alternate>, want %d", len(alts), len(feedFormats))
 			}
 			for i, f := range feedFormats {
-				href, _ := attr(alts[i], "href")
-				typ, _ := attr(alts[i], "type")
+				href, _ := apitest.Attr(alts[i], "href")
+				typ, _ := apitest.Attr(alts[i], "type")
 				if !strings.HasPrefix(href, fdBase+"/resources") || !strings.Contains(href, "type="+f.name) || !strings.HasPrefix(f.contentType, typ) {
 					t.Errorf("alternate %d: %s %s, want the %s feed", i, typ, href, f.name)
 				}
 				// Each subscribe link serves that format to a browser too.
 				rel := strings.TrimPrefix(href, fdBase)
-				if got := fdDo(s, http.MethodGet, rel, "Accept", acceptChrome).Header().Get("Content-Type"); got != f.contentType {
+				if got := fdDo(s, http.MethodGet, rel, "Accept", apitest.AcceptChrome).Header().Get("Content-Type"); got != f.contentType {
 					t.Errorf("GET %s from a browser: %s, want %s", rel, got, f.contentType)
 				}
 			}
-			if strings.HasPrefix(target, "/resources/news") && len(findAll(doc, "a", "href", "/view/news")) == 0 {
+			if strings.HasPrefix(target, "/resources/news") && len(apitest.FindAll(doc, "a", "href", "/view/news")) == 0 {
 				t.Error("no link to /view/news")
 			}
 			etag := rec.Header().Get("ETag")
 			if etag == "" || etag == feedRec.Header().Get("ETag") {
 				t.Fatalf("page ETag %q, feed ETag %q: want one of its own", etag, feedRec.Header().Get("ETag"))
 			}
-			if got := fdDo(s, http.MethodGet, target, "Accept", acceptFirefox, "If-None-Match", etag).Code; got != http.StatusNotModified {
+			if got := fdDo(s, http.MethodGet, target, "Accept", apitest.AcceptFirefox, "If-None-Match", etag).Code; got != http.StatusNotModified {
 				t.Errorf("revalidation = %d, want 304", got)
 			}
 		})
 	}
 	// The item's HTML content is shown, sanitized, never its scripts.
-	rec := fdDo(s, http.MethodGet, "/resources/news?max=5", "Accept", acceptChrome)
+	rec := fdDo(s, http.MethodGet, "/resources/news?max=5", "Accept", apitest.AcceptChrome)
 	if body := rec.Body.String(); !strings.Contains(body, "<b>closed</b>") {
 		t.Errorf("content:encoded not shown as HTML:\n%s", body)
 	}
@@ -251,22 +170,22 @@ func TestFeedPageShowsTheFeed(t *testing.T) {
 // changed items: state, the chart, versions newest first with permalinks, and
 // the diffs.
 func TestViewPage(t *testing.T) {
-	db := openFixtureDB(t)
+	db := apitest.OpenFixtureDB(t)
 	p := &histPoller{
-		svcPoller: svcPoller{statuses: []ResourceStatus{{ID: "news", URL: "https://example.org/news/index.html", Policy: "smart", Tau: 3 * time.Hour, Interval: time.Hour,
+		SvcPoller: apitest.SvcPoller{List: []api.ResourceStatus{{ID: "news", URL: "https://example.org/news/index.html", Policy: "smart", Tau: 3 * time.Hour, Interval: time.Hour,
 			LastPoll: fdNow.Add(-10 * time.Minute), NextPoll: fdNow.Add(50 * time.Minute), LastOutcome: "error", LastError: "fetch: connection refused", Polls: 40, Changes: 3, Errors: 2}}},
-		history: map[string][]PollRecord{"news": testHistory(300, fdNow)},
+		history: map[string][]api.PollRecord{"news": testHistory(300, fdNow)},
 	}
-	s := newFDServer(t, db, func(o *Options) { o.Poller = p })
+	s := newFDServer(t, db, func(o *api.Options) { o.Poller = p })
 	rec := fdDo(s, http.MethodGet, "/view/news")
 	if rec.Code != http.StatusOK {
 		t.Fatalf("GET /view/news = %d\n%s", rec.Code, rec.Body)
 	}
-	checkPageHeaders(t, rec.Header())
+	apitest.CheckPageHeaders(t, rec.Header())
 	body := rec.Body.String()
-	doc := parseHTML(t, body)
+	doc := apitest.ParseHTML(t, body)
 
-	if svgs := findAll(doc, "svg", "class", "chart"); len(svgs) != 1 {
+	if svgs := apitest.FindAll(doc, "svg", "class", "chart"); len(svgs) != 1 {
 		t.Fatalf("%d chart SVGs, want 1", len(svgs))
 	}
 	for _, want := range []string{"changed poll", "unchanged poll", "error poll", "estimate τ", "versions stored", "connection refused", "3h"} {
@@ -274,43 +193,43 @@ func TestViewPage(t *testing.T) {
 			t.Errorf("page lacks %q", want)
 		}
 	}
-	if n := len(findAll(doc, "a", "class", "feed")); n != len(feedFormats) {
+	if n := len(apitest.FindAll(doc, "a", "class", "feed")); n != len(feedFormats) {
 		t.Errorf("%d subscribe links, want %d", n, len(feedFormats))
 	}
 
-	versions := findAll(doc, "article", "class", "card version")
+	versions := apitest.FindAll(doc, "article", "class", "card version")
 	if len(versions) != 3 {
 		t.Fatalf("%d versions shown, want 3", len(versions))
 	}
 	wantIDs := []string{"v3", "v2", "v1"}
 	for i, v := range versions {
-		if id, _ := attr(v, "id"); id != wantIDs[i] {
+		if id, _ := apitest.Attr(v, "id"); id != wantIDs[i] {
 			t.Errorf("version %d is %s, want %s (newest first)", i, id, wantIDs[i])
 		}
 		seq := strings.TrimPrefix(wantIDs[i], "v")
-		if len(findAll(v, "a", "href", "/resources/news/versions/"+seq)) != 1 {
+		if len(apitest.FindAll(v, "a", "href", "/resources/news/versions/"+seq)) != 1 {
 			t.Errorf("version %s lacks its permalink", seq)
 		}
 	}
 	// Version 3 added c and changed b's title; version 2 added b.
 	v3 := versions[0]
-	added := findAll(v3, "li", "class", "added")
-	if len(added) != 1 || !hasAttrs(added[0], "data-item", "c") {
+	added := apitest.FindAll(v3, "li", "class", "added")
+	if len(added) != 1 || !apitest.HasAttrs(added[0], "data-item", "c") {
 		t.Errorf("version 3 added %d items, want c", len(added))
 	}
-	changed := findAll(v3, "li", "class", "changed")
-	if len(changed) != 1 || !hasAttrs(changed[0], "data-item", "b") {
+	changed := apitest.FindAll(v3, "li", "class", "changed")
+	if len(changed) != 1 || !apitest.HasAttrs(changed[0], "data-item", "b") {
 		t.Fatalf("version 3 changed %d items, want b", len(changed))
 	}
-	field := findAll(changed[0], "li", "data-field", "title")
-	if len(field) != 1 || text(findAll(field[0], "del")[0]) != "Weather: rain" || text(findAll(field[0], "ins")[0]) != "Weather: sun at last" {
-		t.Errorf("b's title change not shown as del/ins: %s", text(changed[0]))
+	field := apitest.FindAll(changed[0], "li", "data-field", "title")
+	if len(field) != 1 || apitest.Text(apitest.FindAll(field[0], "del")[0]) != "Weather: rain" || apitest.Text(apitest.FindAll(field[0], "ins")[0]) != "Weather: sun at last" {
+		t.Errorf("b's title change not shown as del/ins: %s", apitest.Text(changed[0]))
 	}
-	if n := len(findAll(versions[1], "li", "class", "added")); n != 1 {
+	if n := len(apitest.FindAll(versions[1], "li", "class", "added")); n != 1 {
 		t.Errorf("version 2 added %d items, want 1", n)
 	}
-	if !strings.Contains(text(versions[2]), "first version") {
-		t.Errorf("version 1 not marked as the first: %s", text(versions[2]))
+	if !strings.Contains(apitest.Text(versions[2]), "first version") {
+		t.Errorf("version 1 not marked as the first: %s", apitest.Text(versions[2]))
 	}
 
 	if head := fdDo(s, http.MethodHead, "/view/news"); head.Code != http.StatusOK || head.Body.Len() != 0 && head.Body.Len() != rec.Body.Len() {
@@ -320,7 +239,7 @@ func TestViewPage(t *testing.T) {
 	if got := fdDo(s, http.MethodGet, "/view/nope").Code; got != http.StatusNotFound {
 		t.Errorf("GET /view/nope = %d, want 404", got)
 	}
-	p.statuses = append(p.statuses, ResourceStatus{ID: "fresh", URL: "https://example.org/fresh.html", Policy: "flat"})
+	p.List = append(p.List, api.ResourceStatus{ID: "fresh", URL: "https://example.org/fresh.html", Policy: "flat"})
 	rec = fdDo(s, http.MethodGet, "/view/fresh")
 	if rec.Code != http.StatusOK || !strings.Contains(rec.Body.String(), "No version stored yet") || !strings.Contains(rec.Body.String(), `class="chart"`) {
 		t.Errorf("GET /view/fresh = %d, want the page with an empty chart and no versions:\n%s", rec.Code, rec.Body)
@@ -330,11 +249,11 @@ func TestViewPage(t *testing.T) {
 // TestViewPaging checks that a long history is paged, each page comparing
 // its last version with the one on the next page.
 func TestViewPaging(t *testing.T) {
-	store := newFDStore()
+	store := apitest.NewFDStore()
 	const n = 25
 	for i := range n {
 		items := []schemaItem{{"x", "steady"}, {fmt.Sprintf("i%d", i), fmt.Sprintf("Item %d", i)}}
-		store.save(testDoc("long", fdT0.Add(time.Duration(i)*time.Hour), items))
+		store.Save(testDoc("long", apitest.FDT0.Add(time.Duration(i)*time.Hour), items))
 	}
 	s := newFDServer(t, store)
 	seqRe := regexp.MustCompile(`<article class="card version" id="v(\d+)"`)
@@ -363,9 +282,9 @@ func TestViewPaging(t *testing.T) {
 // TestOPML parses /resources.opml back: OPML 2.0, one rss outline per
 // resource with absolute feed and page URLs, and each feed URL serves a feed.
 func TestOPML(t *testing.T) {
-	db := openFixtureDB(t)
-	p := &svcPoller{statuses: []ResourceStatus{{ID: "pending", URL: "https://example.org/pending.html", Policy: "flat"}}}
-	s := newFDServer(t, db, func(o *Options) { o.Poller = p })
+	db := apitest.OpenFixtureDB(t)
+	p := &apitest.SvcPoller{List: []api.ResourceStatus{{ID: "pending", URL: "https://example.org/pending.html", Policy: "flat"}}}
+	s := newFDServer(t, db, func(o *api.Options) { o.Poller = p })
 	rec := fdDo(s, http.MethodGet, "/resources.opml")
 	if rec.Code != http.StatusOK || !strings.HasPrefix(rec.Header().Get("Content-Type"), "text/x-opml") {
 		t.Fatalf("GET /resources.opml = %d %s", rec.Code, rec.Header().Get("Content-Type"))
@@ -413,31 +332,31 @@ func TestOPML(t *testing.T) {
 func TestHomePagedAndFiltered(t *testing.T) {
 	s := newHomeBench(t, 120, 20)
 	rec := fdDo(s, http.MethodGet, "/")
-	checkPageHeaders(t, rec.Header())
-	doc := parseHTML(t, rec.Body.String())
-	cards := findAll(doc, "section", "data-rssid", "")
+	apitest.CheckPageHeaders(t, rec.Header())
+	doc := apitest.ParseHTML(t, rec.Body.String())
+	cards := apitest.FindAll(doc, "section", "data-rssid", "")
 	if len(cards) != homePerPage {
 		t.Fatalf("%d resources on page 1, want %d", len(cards), homePerPage)
 	}
 	first := cards[0]
-	if id, _ := attr(first, "data-rssid"); id != "res00000" || len(findAll(first, "a", "href", "/view/res00000")) == 0 {
+	if id, _ := apitest.Attr(first, "data-rssid"); id != "res00000" || len(apitest.FindAll(first, "a", "href", "/view/res00000")) == 0 {
 		t.Errorf("first card %s lacks its view link", id)
 	}
-	if len(findAll(first, "svg", "class", "spark")) != 1 {
+	if len(apitest.FindAll(first, "svg", "class", "spark")) != 1 {
 		t.Error("first card lacks its sparkline")
 	}
 	if !strings.Contains(rec.Body.String(), `href="/?page=2"`) || !strings.Contains(rec.Body.String(), "120 resources") {
 		t.Error("no pager or count on /")
 	}
-	last := parseHTML(t, fdDo(s, http.MethodGet, "/?page=3").Body.String())
-	if n := len(findAll(last, "section", "data-rssid", "")); n != 20 {
+	last := apitest.ParseHTML(t, fdDo(s, http.MethodGet, "/?page=3").Body.String())
+	if n := len(apitest.FindAll(last, "section", "data-rssid", "")); n != 20 {
 		t.Errorf("page 3 has %d resources, want 20", n)
 	}
 	// Every word must match, in id, title or URL, case-insensitively.
-	filtered := parseHTML(t, fdDo(s, http.MethodGet, "/?q=RES0011+title").Body.String())
+	filtered := apitest.ParseHTML(t, fdDo(s, http.MethodGet, "/?q=RES0011+title").Body.String())
 	var ids []string
-	for _, c := range findAll(filtered, "section", "data-rssid", "") {
-		id, _ := attr(c, "data-rssid")
+	for _, c := range apitest.FindAll(filtered, "section", "data-rssid", "") {
+		id, _ := apitest.Attr(c, "data-rssid")
 		ids = append(ids, id)
 	}
 	if want := []string{"res00110", "res00111", "res00112", "res00113", "res00114", "res00115", "res00116", "res00117", "res00118", "res00119"}; !slices.Equal(ids, want) {

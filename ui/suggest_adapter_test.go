@@ -1,6 +1,7 @@
-package api
+package ui
 
 import (
+	"github.com/dynamo-rss/dynamo/api"
 	"strconv"
 	"strings"
 	"testing"
@@ -26,7 +27,7 @@ func TestPageFeeds(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			offer, err := suggestOffer(Page{Body: []byte(tc.page), URL: tc.url})
+			offer, err := suggestOffer(api.Page{Body: []byte(tc.page), URL: tc.url})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -44,7 +45,7 @@ func TestPageFeeds(t *testing.T) {
 // TestSuggestOffer: the adapter gives at most maxProposals blocks, each a
 // YAML mapping that the configuration reads back.
 func TestSuggestOffer(t *testing.T) {
-	offer, err := suggestOffer(Page{Body: []byte(listPage), URL: "https://example.org/list.html", ContentType: "text/html; charset=utf-8"})
+	offer, err := suggestOffer(api.Page{Body: []byte(listPage), URL: "https://example.org/list.html", ContentType: "text/html; charset=utf-8"})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,9 +1,11 @@
-package api
+package ui
 
 import (
 	"bytes"
 	"context"
 	"fmt"
+	"github.com/dynamo-rss/dynamo/api"
+	"github.com/dynamo-rss/dynamo/internal/apitest"
 	"image/png"
 	"net/http/httptest"
 	"os"
@@ -86,7 +88,7 @@ func screenshotDir(t *testing.T) string {
 // scrolls sideways.
 func TestPagesInChromium(t *testing.T) {
 	ctx := newBrowser(t)
-	db := openFixtureDB(t)
+	db := apitest.OpenFixtureDB(t)
 	// The origin adds an item: a fourth version on top of the fixture's three.
 	latest, _, err := db.Version(t.Context(), "news", 1)
 	if err != nil {
@@ -94,7 +96,7 @@ func TestPagesInChromium(t *testing.T) {
 	}
 	next := *latest
 	next.Timestamp = fdNow.Add(-time.Minute)
-	next.Items = append([]schema.Item{fdItem(1, "d", "Library opens on Sundays", "https://example.org/news/d.html", "From next week.")}, latest.Items...)
+	next.Items = append([]schema.Item{apitest.FDItem(1, "d", "Library opens on Sundays", "https://example.org/news/d.html", "From next week.")}, latest.Items...)
 	for i := range next.Items {
 		next.Items[i].Index = i + 1
 	}
@@ -102,12 +104,12 @@ func TestPagesInChromium(t *testing.T) {
 		t.Fatal(err)
 	}
 	p := &histPoller{
-		svcPoller: svcPoller{statuses: []ResourceStatus{{ID: "news", URL: "https://example.org/news/index.html", Policy: "smart", Tau: 3 * time.Hour, Interval: time.Hour,
+		SvcPoller: apitest.SvcPoller{List: []api.ResourceStatus{{ID: "news", URL: "https://example.org/news/index.html", Policy: "smart", Tau: 3 * time.Hour, Interval: time.Hour,
 			LastPoll: fdNow.Add(-time.Minute), NextPoll: fdNow.Add(time.Hour), LastOutcome: "changed", Polls: 300, Changes: 60, Errors: 30,
 			LastError: ""}}},
-		history: map[string][]PollRecord{"news": testHistory(300, fdNow)},
+		history: map[string][]api.PollRecord{"news": testHistory(300, fdNow)},
 	}
-	s := newFDServer(t, db, func(o *Options) { o.Poller = p; o.PublicURL = "" })
+	s := newFDServer(t, db, func(o *api.Options) { o.Poller = p; o.PublicURL = "" })
 	srv := httptest.NewServer(s)
 	t.Cleanup(srv.Close)
 
