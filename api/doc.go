@@ -41,17 +41,28 @@
 // handlers return a *Problem (or a storage error) and [Server] maps it; a 5xx
 // is logged with its cause, which the client never sees.
 //
-// # People, operators and the HTTP server
+// # Machines here, people in package ui
 //
-// GET / is a server-rendered page (html/template, embedded under templates/,
-// no JavaScript): every configured resource (Options.Poller) merged with
-// every stored one (Options.Store), with subscribe links in each format and
-// <link rel="alternate"> for each, last and next poll, policy, interval,
-// estimate τ, α, versions and the last error. It is built for phones first
-// (viewport meta, a single column of cards). GET /preview is a form and POST
-// /preview runs the extractor on a submitted page (raw body with its charset
-// in Content-Type and ?url=, or the form fields page and url); it never
-// fetches anything. Browsers get HTML; other clients JSON
+// The api answers machines: feeds, the admin JSON API, WebSub, POST
+// /preview, OPML, metrics and health. The pages people use (GET /,
+// /view/{rssId}, the GET /preview form, /login and /logout, /new,
+// /register, the charts and a feed's page in a browser) are package ui's.
+// The api declares what it needs of them, [Pages] (pages.go), and mounts
+// an implementation given in Options.Pages: New calls its Routes with the
+// function that registers the api's own routes, so each page runs behind
+// the one middleware chain below, and the api's error handler answers the
+// errors its handlers return (a *[Problem], or any error). The dependency
+// goes one way: ui imports api (its exported types, link helpers and
+// self-registration, [Server.SelfRegister]); api never imports ui. The
+// services both call (store, poller, registry, page fetcher) are declared
+// in internal/service and named here (store.go: api.Store,
+// api.ResourceStatus, …). Without Pages the api serves machines only: a
+// browser asking for a feed gets the feed, POST /preview answers JSON.
+//
+// POST /preview runs the extractor on a submitted page (raw body with its
+// charset in Content-Type and ?url=, or the form fields page and url); it
+// never fetches anything. Browsers get the page of the preview
+// (Pages.PreviewPage, [PreviewPage]); other clients JSON
 // {"document", "diagnostics", "error"}; a page that is not annotated is a 422
 // whose problem+json carries the same members; a body over
 // Options.MaxPreviewBytes is a 413. A JSON body or a select block (form
@@ -76,35 +87,13 @@
 // hub which topics are of a deleted resource (the store's tombstone), whose
 // subscriptions the hub then denies.
 //
-// GET / filters (?q=: every word must occur in the id, title, page URL or
-// description, case-insensitively) and pages (?page=, 50 resources a page,
-// ids in order): only the page shown is formatted, so a server with 10,000
-// resources answers / in tens of milliseconds. Each card links to the
-// resource's view and shows a sparkline of its last 48 polls, drawn with
-// gonum/plot and cached until the resource polls again.
-//
-// GET /view/{rssId} is one resource for people: subscribe links, its state
-// as on /, a chart drawn on the server as inline SVG with gonum/plot (vgsvg,
-// fonts not embedded: the browser's own sans-serif) of the poller's history
-// ([PollHistory], optional on the Poller: the last 200 polls or four weeks)
-// — each poll a mark at the wait chosen after it on a log scale of
-// durations (green filled circle: changed; grey ring: unchanged or 304; red
-// cross: any failure: error, not-annotated, robots-denied, disk_full), τ as a
-// step line, the versions stored below — and its versions newest first, 10 a
-// page (?page=), each linked to its permalink and compared with the version
-// before it (50 changes shown; ?v=SEQ shows one version with all its
-// changes, 200 a page, ?items=N): items added, removed and changed matched by item id, changed
-// fields (title, link, description, image, each extension by prefix:name)
-// shown as <del>old</del> <ins>new</ins>, long values cut at 400 characters.
-// Without a poll history (a poller that keeps none), the chart shows when the
-// stored versions appeared. An unknown id is a 404 problem; a resource the
-// poller knows but has not stored gets the page with an empty chart.
-//
 // A feed URL without type= whose Accept rates text/html strictly above every
 // feed media type, application/xml and text/xml (what browsers send) gets the
-// feed as a page (feedpage.go): the same feed model, so exactly the reader's
-// items, with subscribe links and <link rel="alternate"> per format, a link
-// to the view, its own weak ETag (the page shows times relative to now, so
+// feed as a page (feedpage.go) when Pages are mounted: the api decides,
+// builds the page's data ([FeedPage]) from the same feed model, so exactly
+// the reader's items, with subscribe links and <link rel="alternate"> per
+// format and a link to the view, has Pages.FeedPage render it, and keeps the
+// bytes in the render cache, with its own weak ETag (the page shows times relative to now, so
 // its bytes change while the feed does not), gzip when accepted, and Vary:
 // Accept. A tie goes to the feed, so
 // Miniflux (text/html listed at q=1 beside the feed types), feedparser,
@@ -115,13 +104,14 @@
 // version; else the page's URL) in htmlUrl.
 //
 // Subscribe links — the buttons on /, /view and feeds' pages, <link
-// rel="alternate">, OPML — point at what a reader wants, the items feed
+// rel="alternate">, OPML; built here for both packages ([Server.FeedLinks],
+// [Server.HistoryLinks], [Server.FeedHref], links.go) — point at what a reader wants, the items feed
 // /resources/{rssId}?max=N (N = Options.SubscribeMax, feeds.subscribe_max,
 // default 50); the versions feed is offered beside them as the history of
 // changes. The versions feed's entries say what each version changed
 // (feeds_history.go): a title naming the change ("2 new: Budget approved;
 // Tram line 4 · 1 removed"), content listing the items with links, from
-// the same diff /view shows (diffVersions), for the newest 50 versions.
+// the same diff /view shows ([DiffVersions], diff.go), for the newest 50 versions.
 // /resources' items link to /view/{rssId}, their id the resource's feed.
 // GET /favicon.ico serves an embedded icon, cacheable.
 //
@@ -148,48 +138,21 @@
 //
 // # Adding a feed in the browser
 //
-// With admin on, GET /login takes the admin token in a form (compared as
-// the bearer token is, [TokenMatches]) and sets a session cookie signed by
-// internal/session with a key derived from the token (HttpOnly,
-// SameSite=Strict, Secure when the request came over TLS or, through one of
-// Options.TrustedProxies, with X-Forwarded-Proto: https; 12 h, checked
-// against Options.Now at every request). A login goes back to ?next= only
-// when it is a path of this site (safeNext: one "/" followed by neither "/"
-// nor "\", no control character or white space, raw or percent-encoded at
-// any depth), else to /. Login attempts are limited per client address
-// with internal/ratelimit, wrong ones only. Logout revokes the session in
-// Options.Sessions (the store, shared by every node; nil: this process's
-// memory) until its cookie would have expired, and every request checks
-// its session there once; when the store cannot say, the session opens
-// nothing (a page or form that needs it, and a logout, answer 503). The
-// session opens /new and nothing else: the admin JSON routes keep wanting the
-// bearer token, so a cookie a browser sends by itself never reaches them.
-// Every form route that changes something runs checkCSRF first: a browser's
-// cross-origin request (net/http.CrossOriginProtection) or a token that is
-// not the HMAC of this browser's seed cookie and session id is a 403, and
-// the handler never runs. Pages: login.go, session.go, newfeed.go,
-// register.go, forms.go (parsing and field errors), one template each.
-//
-// POST /new fetches a page once through Options.Fetch (the poller's
-// guarded fetcher) and keeps the bytes, for the session that fetched
-// them, in a cache bounded in count, bytes and time (fetched.go), under a
-// random id that the forms carry; it redirects to GET /new?fetch=id, which
-// shows the page's own feeds, its annotations as the feed they make and
-// suggest's proposals (suggest_adapter.go, the one reader of extractor's
-// suggest API), each extracted from the kept bytes. POST /new/preview
-// extracts them again with an edited block; POST /new/add registers
-// through RegisterDefinition, the path of PUT /admin/resources, waits for
-// its first poll (FirstPoll when the poller has it, which does not poll a
-// resource its registration had polled already, else PollNow; at most
-// firstPollWait) and redirects to /view/{id}. GET
-// and POST /register are the webmasters' form for POST /resources
-// (SelfRegister is the path of both).
+// The forms that add feeds (/login, /new, /register) and the admin's
+// browser session are ui's. What they register goes through the api's
+// paths: /new through [RegisterDefinition], the path of PUT
+// /admin/resources, and /register through [Server.SelfRegister], the path
+// of POST /resources. The session opens /new and nothing else: the admin
+// JSON routes keep wanting the bearer token, so a cookie a browser sends
+// by itself never reaches them. [TokenMatches] is the one comparison of a
+// presented token with the admin token, for the bearer header and the
+// login form.
 //
 // GET /healthz answers while the process serves; GET /readyz asks
 // Options.Ready (store reachable, poller running); GET /metrics serves
 // Options.Gatherer. The admin routes answer 404, as if absent, unless a
 // token is set (Options.AdminToken; [Server.SetAdminToken] rotates it on a
-// configuration reload); the bearer token is compared in constant time (both sides hashed, then
+// configuration reload, as ui's SetAdminToken does the sessions' key); the bearer token is compared in constant time (both sides hashed, then
 // subtle.ConstantTimeCompare), and a missing or wrong one is a 401 with
 // WWW-Authenticate. POST /admin/reload calls Options.Reload (a refused
 // configuration is a 422 naming the field; the old one stays in force).

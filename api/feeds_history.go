@@ -14,7 +14,7 @@ import (
 
 // The versions feed /resources/{rssId} is the history of a resource: each
 // entry says what its version changed against the one before, from the
-// same item diff /view shows (diffVersions), so that a reader shows "2 new:
+// same item diff /view shows (DiffVersions, diff.go), so that a reader shows "2 new:
 // Budget approved; Tram line 4" rather than a snapshot of the page.
 
 // Bounds of the versions feed's descriptions.

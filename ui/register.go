@@ -1,7 +1,7 @@
 package ui
 
 // GET/POST /register: the webmasters' form for POST /resources (with
-// registration: open). It registers through the same path (selfRegister)
+// registration: open). It registers through the same path (api.Server.SelfRegister)
 // and shows the feed, or the lint diagnostics that say why the page was
 // refused.
 

@@ -1,0 +1,109 @@
+// Package ui is the pages people use: GET / and /view/{rssId} with their
+// charts, the /preview form, a feed's page in a browser, and the forms
+// that add feeds (/login and /logout with the admin's browser session and
+// the CSRF check, /new, /register), all server-rendered with html/template
+// (embedded under templates/), without JavaScript.
+//
+// # Mounted by the api
+//
+// Package api answers machines (feeds, admin JSON, WebSub, POST /preview,
+// OPML, metrics, health) and declares what it needs of the pages,
+// api.Pages; [Server] implements it. cmd/dynamo builds a Server with
+// [New] and hands it to the api in api.Options.Pages, and api.New calls
+// [Server.Routes] with its own route registration, so every page runs
+// behind the api's one middleware chain (security headers, access log and
+// HTTP metrics, recover, gzip, body limit, deadline) and its errors are
+// answered by the api's error handler as problems. The dependency goes one
+// way: ui imports api, for the services' types (api.Store, api.Poller,
+// api.Registry, api.PageFetcher, declared in internal/service), the links
+// to feeds (api.Server.FeedLinks, HistoryLinks, FeedHref, ItemsPath,
+// api.ViewHref), times as people read them (api.Time), the diff of two
+// versions (api.DiffVersions, which the versions feed tells too),
+// self-registration (api.Server.SelfRegister) and the problems; api never
+// imports ui. The api decides when a browser gets a feed as a page, builds
+// its data (api.FeedPage) and caches it; [Server.FeedPage] renders it,
+// sanitizing each item's HTML once more (bluemonday, then balanced as a
+// fragment). POST /preview is the api's too; [Server.PreviewPage] renders
+// its answer for a browser.
+//
+// The admin token is given twice, to the api (its bearer token) and here
+// (the login form and the sessions' signing key); a configuration reload
+// rotates both (api.Server.SetAdminToken, [Server.SetAdminToken]).
+//
+// # The pages
+//
+// GET / is a server-rendered page (html/template, embedded under templates/,
+// no JavaScript): every configured resource (Options.Poller) merged with
+// every stored one (Options.Store), with subscribe links in each format and
+// <link rel="alternate"> for each, last and next poll, policy, interval,
+// estimate τ, α, versions and the last error. It is built for phones first
+// (viewport meta, a single column of cards).
+//
+// GET / filters (?q=: every word must occur in the id, title, page URL or
+// description, case-insensitively) and pages (?page=, 50 resources a page,
+// ids in order): only the page shown is formatted, so a server with 10,000
+// resources answers / in tens of milliseconds. Each card links to the
+// resource's view and shows a sparkline of its last 48 polls, drawn with
+// gonum/plot and cached until the resource polls again.
+//
+// GET /view/{rssId} is one resource for people: subscribe links, its state
+// as on /, a chart drawn on the server as inline SVG with gonum/plot (vgsvg,
+// fonts not embedded: the browser's own sans-serif) of the poller's history
+// (api.PollHistory, optional on the Poller: the last 200 polls or four weeks)
+// — each poll a mark at the wait chosen after it on a log scale of
+// durations (green filled circle: changed; grey ring: unchanged or 304; red
+// cross: any failure: error, not-annotated, robots-denied, disk_full), τ as a
+// step line, the versions stored below — and its versions newest first, 10 a
+// page (?page=), each linked to its permalink and compared with the version
+// before it (50 changes shown; ?v=SEQ shows one version with all its
+// changes, 200 a page, ?items=N): items added, removed and changed matched by item id, changed
+// fields (title, link, description, image, each extension by prefix:name)
+// shown as <del>old</del> <ins>new</ins>, long values cut at 400 characters.
+// Without a poll history (a poller that keeps none), the chart shows when the
+// stored versions appeared. An unknown id is a 404 problem; a resource the
+// poller knows but has not stored gets the page with an empty chart.
+//
+// Every page carries api.PageSecurityPolicy (no script at all, inline
+// styles only, images from anywhere for the items of a feed page, forms to
+// this origin, no framing) and Referrer-Policy: no-referrer; the pages
+// load nothing from elsewhere and work with JavaScript off.
+//
+// # Adding a feed in the browser
+//
+// With admin on, GET /login takes the admin token in a form (compared as
+// the bearer token is, api.TokenMatches) and sets a session cookie signed by
+// internal/session with a key derived from the token (HttpOnly,
+// SameSite=Strict, Secure when the request came over TLS or, through one of
+// Options.TrustedProxies, with X-Forwarded-Proto: https; 12 h, checked
+// against Options.Now at every request). A login goes back to ?next= only
+// when it is a path of this site (safeNext: one "/" followed by neither "/"
+// nor "\", no control character or white space, raw or percent-encoded at
+// any depth), else to /. Login attempts are limited per client address
+// with internal/ratelimit, wrong ones only. Logout revokes the session in
+// Options.Sessions (the store, shared by every node; nil: this process's
+// memory) until its cookie would have expired, and every request checks
+// its session there once; when the store cannot say, the session opens
+// nothing (a page or form that needs it, and a logout, answer 503). The
+// session opens /new and nothing else: the admin JSON routes keep wanting the
+// bearer token, so a cookie a browser sends by itself never reaches them.
+// Every form route that changes something runs checkCSRF first: a browser's
+// cross-origin request (net/http.CrossOriginProtection) or a token that is
+// not the HMAC of this browser's seed cookie and session id is a 403, and
+// the handler never runs. Pages: login.go, session.go, newfeed.go,
+// register.go, forms.go (parsing and field errors), one template each.
+//
+// POST /new fetches a page once through Options.Fetch (the poller's
+// guarded fetcher) and keeps the bytes, for the session that fetched
+// them, in a cache bounded in count, bytes and time (fetched.go), under a
+// random id that the forms carry; it redirects to GET /new?fetch=id, which
+// shows the page's own feeds, its annotations as the feed they make and
+// suggest's proposals (suggest_adapter.go, the one reader of extractor's
+// suggest API), each extracted from the kept bytes. POST /new/preview
+// extracts them again with an edited block; POST /new/add registers
+// through api.RegisterDefinition, the path of PUT /admin/resources, waits for
+// its first poll (FirstPoll when the poller has it, which does not poll a
+// resource its registration had polled already, else PollNow; at most
+// firstPollWait) and redirects to /view/{id}. GET
+// and POST /register are the webmasters' form for POST /resources
+// (api.Server.SelfRegister is the path of both).
+package ui
