@@ -6,6 +6,7 @@ import (
 	"crypto/subtle"
 	"errors"
 	"fmt"
+	"github.com/dynamo-rss/dynamo/internal/redact"
 	"net/http"
 	"strings"
 	"time"
@@ -104,7 +105,7 @@ func timePtr(t time.Time) *time.Time {
 func newAdminStatus(st ResourceStatus) adminStatus {
 	return adminStatus{
 		ID:              st.ID,
-		URL:             ShownURL(st.URL), // a secret, as headers are: in, never out
+		URL:             redact.URL(st.URL), // a secret, as headers are: in, never out
 		Policy:          st.Policy,
 		Interval:        st.Interval.String(),
 		IntervalSeconds: st.Interval.Seconds(),
@@ -115,11 +116,11 @@ func newAdminStatus(st ResourceStatus) adminStatus {
 		LastPoll:        timePtr(st.LastPoll),
 		NextPoll:        timePtr(st.NextPoll),
 		LastOutcome:     st.LastOutcome,
-		LastError:       ShownText(st.LastError),
+		LastError:       redact.Text(st.LastError),
 		Polls:           st.Polls,
 		Changes:         st.Changes,
 		Errors:          st.Errors,
-		Diagnostics:     ShownTexts(st.Diagnostics),
+		Diagnostics:     redact.Texts(st.Diagnostics),
 	}
 }
 

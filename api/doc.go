@@ -111,12 +111,12 @@
 // changes. The versions feed's entries say what each version changed
 // (feeds_history.go): a title naming the change ("2 new: Budget approved;
 // Tram line 4 · 1 removed"), content listing the items with links, from
-// the same diff /view shows ([DiffVersions], diff.go), for the newest 50 versions.
+// the same diff /view shows (internal/versiondiff), for the newest 50 versions.
 // /resources' items link to /view/{rssId}, their id the resource's feed.
 // GET /favicon.ico serves an embedded icon, cacheable.
 //
 // Credentials in a resource's URL (https://user:pass@host/) are used to
-// fetch it and shown nowhere (redact.go): pages, feeds (the channel's and
+// fetch it and shown nowhere (internal/redact): pages, feeds (the channel's and
 // items' links, which the page's URL resolved, ids, descriptions), OPML,
 // the admin JSON (as header values are) and the api's logs (its slog
 // handler hides them in every string and error) show ***@host.

@@ -5,6 +5,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"github.com/dynamo-rss/dynamo/internal/humantime"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -226,7 +227,7 @@ func pageCurrent(e *feedEntry, now time.Time) bool {
 		return true
 	}
 	var buf [32]byte
-	return string(appendRelative(buf[:0], relativeSeconds(e.ageFrom, now))) == e.age
+	return string(humantime.AppendRelative(buf[:0], humantime.RelativeSeconds(e.ageFrom, now))) == e.age
 }
 
 // writePage answers 200 with the page e (gzip-compressed when gz).
@@ -300,7 +301,7 @@ func (s *Server) feedPageData(c echo.Context, m *feedModel, now time.Time) FeedP
 		Title:       cmp.Or(m.Title, "feed"),
 		Description: m.Description,
 		Link:        m.Link,
-		Updated:     NewTime(m.Updated, now),
+		Updated:     humantime.New(m.Updated, now),
 		Links:       s.formatLinks(c),
 		Hub:         s.opts.HubURL,
 	}
@@ -318,7 +319,7 @@ func (s *Server) feedPageData(c echo.Context, m *feedModel, now time.Time) FeedP
 	}
 	for i := range m.Items {
 		it := &m.Items[i]
-		pi := FeedPageItem{Title: cmp.Or(it.Title, it.GUID), Link: it.Link, Date: NewTime(it.Date, now)}
+		pi := FeedPageItem{Title: cmp.Or(it.Title, it.GUID), Link: it.Link, Date: humantime.New(it.Date, now)}
 		if it.Image != nil {
 			pi.Image = it.Image.URL
 		}

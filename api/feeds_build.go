@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/dynamo-rss/dynamo/internal/redact"
 	"net/url"
 	"slices"
 	"strconv"
@@ -257,18 +258,18 @@ func (b *builder) channel(info storage.ResourceInfo, doc *schema.Document, updat
 		ID:          b.feedID("resources", info.ID),
 		Title:       info.Title,
 		Description: info.Description,
-		Link:        ShownURL(info.URL),
+		Link:        redact.URL(info.URL),
 		Self:        b.self(path),
 		Hub:         b.s.opts.HubURL,
 		Updated:     updated.UTC(),
 		Interval:    b.interval,
 	}
 	if doc != nil {
-		m.Title, m.Description = doc.Channel.Title, ShownText(doc.Channel.Description)
-		m.Link = ShownURL(cmp.Or(doc.Channel.Link, doc.URL, info.URL))
-		m.Extensions = shownExtensions(datedExtensions(doc.Channel.Extensions, b.dates.Parse))
+		m.Title, m.Description = doc.Channel.Title, redact.Text(doc.Channel.Description)
+		m.Link = redact.URL(cmp.Or(doc.Channel.Link, doc.URL, info.URL))
+		m.Extensions = redact.Extensions(datedExtensions(doc.Channel.Extensions, b.dates.Parse))
 		if doc.Channel.Image != nil && doc.Channel.Image.URL != "" {
-			m.Image = shownImage(doc.Channel.Image)
+			m.Image = redact.Image(doc.Channel.Image)
 		}
 	}
 	if m.Link == "" {
@@ -293,20 +294,20 @@ func (b *builder) item(resourceID string, it *schema.Item, fallback time.Time, c
 	}
 	// Links and text carry the page URL's credentials when it has any
 	// (resolved against it): shown without them (redact.go).
-	ext := shownExtensions(datedExtensions(it.Extensions, b.dates.Parse))
+	ext := redact.Extensions(datedExtensions(it.Extensions, b.dates.Parse))
 	content, _ := it.Extensions.ContentEncoded()
 	var img *schema.Image
 	if it.Image != nil && it.Image.URL != "" {
-		img = shownImage(it.Image)
+		img = redact.Image(it.Image)
 	}
-	id := ShownText(it.ID)
+	id := redact.Text(it.ID)
 	return feedItem{
 		GUID:        id,
 		ID:          tagURI(b.base, "resources", resourceID, "items", id),
 		Title:       it.Title,
-		Link:        cmp.Or(ShownURL(it.Link), channelLink),
-		Description: ShownText(it.Description),
-		ContentHTML: ShownText(content),
+		Link:        cmp.Or(redact.URL(it.Link), channelLink),
+		Description: redact.Text(it.Description),
+		ContentHTML: redact.Text(content),
 		Date:        date,
 		Image:       img,
 		Extensions:  ext,

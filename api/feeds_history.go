@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/dynamo-rss/dynamo/internal/versiondiff"
 	"html"
 	"strconv"
 	"strings"
@@ -14,7 +15,7 @@ import (
 
 // The versions feed /resources/{rssId} is the history of a resource: each
 // entry says what its version changed against the one before, from the
-// same item diff /view shows (DiffVersions, diff.go), so that a reader shows "2 new:
+// same item diff /view shows (internal/versiondiff), so that a reader shows "2 new:
 // Budget approved; Tram line 4" rather than a snapshot of the page.
 
 // Bounds of the versions feed's descriptions.
@@ -70,8 +71,8 @@ func (b *builder) describeVersions(ctx context.Context, info storage.ResourceInf
 			e.html = "<p>" + html.EscapeString(e.text) + ".</p>" + wholeVersion(permalink)
 			out[i] = e
 		} else {
-			var d Diff
-			DiffVersions(&d, prev, cur)
+			var d versiondiff.Diff
+			versiondiff.DiffVersions(&d, prev, cur)
 			out[i] = changeEntry(&d, len(cur.Items), v.Seq == 1, permalink)
 		}
 		cur = prev
@@ -113,7 +114,7 @@ func itemCount(n int) string {
 // Budget approved; Tram line 4 · 1 removed"), its text counts, its HTML
 // lists the items, each linking to its page. The first version (first)
 // lists its items as "N items: …".
-func changeEntry(d *Diff, items int, first bool, permalink string) versionEntry {
+func changeEntry(d *versiondiff.Diff, items int, first bool, permalink string) versionEntry {
 	var titles, counts []string
 	if first {
 		t := itemCount(items) + namesOf(d.Added)
@@ -128,7 +129,7 @@ func changeEntry(d *Diff, items int, first bool, permalink string) versionEntry 
 		counts = append(counts, strconv.Itoa(n)+" new")
 	}
 	if n := len(d.Changed); n > 0 {
-		refs := make([]DiffItem, n)
+		refs := make([]versiondiff.DiffItem, n)
 		for i := range d.Changed {
 			refs[i] = d.Changed[i].DiffItem
 		}
@@ -166,7 +167,7 @@ func changeEntry(d *Diff, items int, first bool, permalink string) versionEntry 
 }
 
 // namesOf is ": A; B; C" naming the first maxTitleNames items, "…" after.
-func namesOf(items []DiffItem) string {
+func namesOf(items []versiondiff.DiffItem) string {
 	if len(items) == 0 {
 		return ""
 	}
@@ -187,7 +188,7 @@ func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
 // itemList is an HTML heading and list of items (or of changed items, with
 // the fields that changed), each linking to its page, at most
 // maxListedItems of them.
-func itemList(heading string, items []DiffItem, changed []ChangedItem) string {
+func itemList(heading string, items []versiondiff.DiffItem, changed []versiondiff.ChangedItem) string {
 	n := len(items) + len(changed)
 	if n == 0 {
 		return ""
@@ -195,7 +196,7 @@ func itemList(heading string, items []DiffItem, changed []ChangedItem) string {
 	var sb strings.Builder
 	fmt.Fprintf(&sb, "<h3>%s (%d)</h3><ul>", heading, n)
 	for i := range min(n, maxListedItems) {
-		var it DiffItem
+		var it versiondiff.DiffItem
 		var fields []string
 		if changed != nil {
 			it = changed[i].DiffItem

@@ -2,6 +2,7 @@ package api
 
 import (
 	"fmt"
+	"github.com/dynamo-rss/dynamo/internal/versiondiff"
 	"net/http"
 	"strings"
 	"testing"
@@ -84,10 +85,10 @@ func TestVersionsFeedSaysWhatChanged(t *testing.T) {
 // "…", its content lists fifty and then says how many more, and the
 // fifty newest versions are described, the older ones counted.
 func TestVersionsFeedBounds(t *testing.T) {
-	items := func(n int) []DiffItem {
-		out := make([]DiffItem, n)
+	items := func(n int) []versiondiff.DiffItem {
+		out := make([]versiondiff.DiffItem, n)
 		for i := range out {
-			out[i] = DiffItem{ID: fmt.Sprint(i), Title: fmt.Sprint("T", i), Link: fmt.Sprintf("https://example.org/%d", i)}
+			out[i] = versiondiff.DiffItem{ID: fmt.Sprint(i), Title: fmt.Sprint("T", i), Link: fmt.Sprintf("https://example.org/%d", i)}
 		}
 		return out
 	}

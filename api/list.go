@@ -2,6 +2,7 @@ package api
 
 import (
 	"cmp"
+	"github.com/dynamo-rss/dynamo/internal/redact"
 	"slices"
 
 	"github.com/dynamo-rss/dynamo/storage"
@@ -44,9 +45,9 @@ func ListResources(statuses []ResourceStatus, stored []storage.ResourceInfo) []L
 func (l *Listed) URL() string {
 	switch {
 	case l.Status != nil && l.Status.URL != "":
-		return ShownURL(l.Status.URL)
+		return redact.URL(l.Status.URL)
 	case l.Info != nil:
-		return ShownURL(l.Info.URL)
+		return redact.URL(l.Info.URL)
 	}
 	return ""
 }

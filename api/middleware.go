@@ -2,6 +2,7 @@ package api
 
 import (
 	"fmt"
+	"github.com/dynamo-rss/dynamo/internal/redact"
 	"log/slog"
 	"net/http"
 	"strings"
@@ -103,7 +104,7 @@ func (s *Server) observe(next echo.HandlerFunc) echo.HandlerFunc {
 		// The path with its query: the feeds of one resource differ only there.
 		attrs := []slog.Attr{
 			slog.String("method", req.Method),
-			slog.String("path", loggedURI(req.URL)), // a URL in the query without its credentials
+			slog.String("path", redact.URI(req.URL)), // a URL in the query without its credentials
 			slog.String("route", route),
 			slog.Int("status", res.Status),
 			slog.Int64("bytes", res.Size),

@@ -7,6 +7,7 @@ import (
 	"encoding/xml"
 	"errors"
 	"fmt"
+	"github.com/dynamo-rss/dynamo/internal/redact"
 	"log/slog"
 	"net/http"
 	"net/url"
@@ -85,7 +86,7 @@ func (s *Server) getOPML(c echo.Context) error {
 			Text:        title,
 			Title:       title,
 			XMLURL:      base + s.ItemsPath(r.ID),
-			HTMLURL:     cmp.Or(absoluteURL(ShownURL(s.channelLink(ctx, &r))), base+ViewHref(r.ID)),
+			HTMLURL:     cmp.Or(absoluteURL(redact.URL(s.channelLink(ctx, &r))), base+ViewHref(r.ID)),
 			Description: info.Description,
 			Version:     "RSS2",
 		})

@@ -1,6 +1,7 @@
 package api
 
 import (
+	"github.com/dynamo-rss/dynamo/internal/humantime"
 	"github.com/labstack/echo/v4"
 )
 
@@ -40,7 +41,7 @@ type FeedPage struct {
 	Description string
 	Link        string // the page people read
 	View        string // the resource's page for people; "": not a resource's feed
-	Updated     Time
+	Updated     humantime.Time
 	Links       []Link // subscribe: the resource's items feed (this feed when it is one), or this feed, in each format
 	History     []Link // a resource's versions feed, the history of its changes; nil: the feed of all resources
 	Hub         string // the WebSub hub; "": none
@@ -51,7 +52,7 @@ type FeedPage struct {
 type FeedPageItem struct {
 	Title       string
 	Link        string
-	Date        Time
+	Date        humantime.Time
 	Image       string
 	ContentHTML string // content:encoded as the feed carries it, not sanitized for a page; "": none
 	Text        string // the description

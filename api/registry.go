@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/dynamo-rss/dynamo/internal/redact"
 	"io"
 	"log/slog"
 	"net/http"
@@ -45,7 +46,7 @@ func (s *Server) definitionJSON(d ResourceDefinition) definitionJSON {
 // come out, so that a token holder's tools and logs never hold them.
 func redactedEntry(e config.ResourceEntry) config.ResourceEntry {
 	e = e.Redacted()
-	e.URL = ShownURL(e.URL)
+	e.URL = redact.URL(e.URL)
 	return e
 }
 

@@ -8,6 +8,7 @@ package api
 import (
 	"context"
 	"fmt"
+	"github.com/dynamo-rss/dynamo/internal/redact"
 	"log/slog"
 	"net"
 	"net/http"
@@ -114,7 +115,7 @@ func New(opts Options) (*Server, error) {
 	s := &Server{opts: opts, log: opts.Logger, now: opts.Now}
 	s.SetAdminToken(opts.AdminToken)
 	s.SetHub(opts.Hub)
-	s.log = RedactingLogger(s.log) // no credentials of a URL in the logs (redact.go)
+	s.log = redact.Logger(s.log) // no credentials of a URL in the logs (redact.go)
 	if s.now == nil {
 		s.now = time.Now
 	}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"github.com/dynamo-rss/dynamo/internal/humantime"
 	"html/template"
 	"image/color"
 	"math"
@@ -151,7 +152,7 @@ func (durationTicks) Ticks(lo, hi float64) []plot.Tick {
 	coarse := 0
 	for _, c := range tickDurations {
 		if v := c.d.Seconds(); v >= lo && v <= hi {
-			ticks = append(ticks, plot.Tick{Value: v, Label: api.HumanDuration(c.d)})
+			ticks = append(ticks, plot.Tick{Value: v, Label: humantime.Duration(c.d)})
 			if c.coarse {
 				coarse++
 			}

@@ -17,8 +17,8 @@
 // way: ui imports api, for the services' types (api.Store, api.Poller,
 // api.Registry, api.PageFetcher, declared in internal/service), the links
 // to feeds (api.Server.FeedLinks, HistoryLinks, FeedHref, ItemsPath,
-// api.ViewHref), times as people read them (api.Time), the diff of two
-// versions (api.DiffVersions, which the versions feed tells too),
+// api.ViewHref), times as people read them (humantime.Time), the diff of two
+// versions (versiondiff.DiffVersions, which the versions feed tells too),
 // self-registration (api.Server.SelfRegister) and the problems; api never
 // imports ui. The api decides when a browser gets a feed as a page, builds
 // its data (api.FeedPage) and caches it; [Server.FeedPage] renders it,

@@ -1,6 +1,7 @@
 package ui
 
 import (
+	"github.com/dynamo-rss/dynamo/internal/humantime"
 	"html/template"
 
 	"github.com/dynamo-rss/dynamo/api"
@@ -24,7 +25,7 @@ type feedPage struct {
 type feedPageItem struct {
 	Title   string
 	Link    string
-	Date    api.Time
+	Date    humantime.Time
 	Image   string
 	Content template.HTML // sanitized content:encoded; "": none
 	Text    string        // the description, when there is no content

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"embed"
 	"fmt"
+	"github.com/dynamo-rss/dynamo/internal/humantime"
+	"github.com/dynamo-rss/dynamo/internal/redact"
 	"html/template"
 	"log/slog"
 	"net/http"
@@ -24,7 +26,7 @@ var templateFS embed.FS
 // layout (so that each page may define its own "alternates" block).
 func parsePages() (map[string]*template.Template, error) {
 	base, err := template.New("layout").Funcs(template.FuncMap{
-		"duration": api.HumanDuration,
+		"duration": humantime.Duration,
 		"bytes":    humanBytes,
 		"args":     candidateArgs,
 	}).ParseFS(templateFS, "templates/layout.html", "templates/formparts.html")
@@ -55,9 +57,9 @@ type homeResource struct {
 	Links       []api.Link // subscribe: the items feed in each format
 	History     []api.Link // the versions feed (history of changes) in each format
 	Versions    int
-	Updated     api.Time // latest stored version
-	LastPoll    api.Time
-	NextPoll    api.Time
+	Updated     humantime.Time // latest stored version
+	LastPoll    humantime.Time
+	NextPoll    humantime.Time
 	Policy      string
 	Interval    time.Duration
 	Tau         time.Duration
@@ -75,7 +77,7 @@ type homeResource struct {
 // homePage is the data of the home template.
 type homePage struct {
 	Title     string
-	Generated api.Time
+	Generated humantime.Time
 	AllFeed   []api.Link     // the feed of all resources
 	Resources []homeResource // the resources of this page
 	Total     int            // every resource
@@ -105,9 +107,9 @@ func humanBytes(n int64) string {
 // fillStatus sets what the poller knows of a resource.
 func (s *Server) fillStatus(r *homeResource, st api.ResourceStatus, now time.Time) {
 	r.Configured = true
-	r.URL = api.ShownURL(st.URL)
-	r.LastPoll = api.NewTime(st.LastPoll, now)
-	r.NextPoll = api.NewTime(st.NextPoll, now)
+	r.URL = redact.URL(st.URL)
+	r.LastPoll = humantime.New(st.LastPoll, now)
+	r.NextPoll = humantime.New(st.NextPoll, now)
 	r.Policy = st.Policy
 	r.Interval = st.Interval
 	r.Tau = st.Tau
@@ -118,8 +120,8 @@ func (s *Server) fillStatus(r *homeResource, st api.ResourceStatus, now time.Tim
 		}
 	}
 	r.LastOutcome = st.LastOutcome
-	r.LastError = api.ShownText(st.LastError)
-	r.Diagnostics = api.ShownTexts(st.Diagnostics)
+	r.LastError = redact.Text(st.LastError)
+	r.Diagnostics = redact.Texts(st.Diagnostics)
 	r.Polls, r.Changes, r.Errors = st.Polls, st.Changes, st.Errors
 }
 
@@ -127,12 +129,12 @@ func (s *Server) fillStatus(r *homeResource, st api.ResourceStatus, now time.Tim
 func (s *Server) fillStored(r *homeResource, info storage.ResourceInfo, now time.Time) {
 	r.Stored = true
 	if r.URL == "" {
-		r.URL = api.ShownURL(info.URL)
+		r.URL = redact.URL(info.URL)
 	}
 	r.Title = info.Title
 	r.Description = info.Description
 	r.Versions = info.Versions
-	r.Updated = api.NewTime(info.Updated, now)
+	r.Updated = humantime.New(info.Updated, now)
 }
 
 // homeEntries merges the configured resources (poller) with the stored ones
@@ -163,7 +165,7 @@ func (s *Server) resource(e api.Listed, now time.Time) homeResource {
 func (s *Server) getHome(c echo.Context) error {
 	ctx := c.Request().Context()
 	now := s.now()
-	page := homePage{Title: "dynamo feeds", Generated: api.NewTime(now, now), AllFeed: s.api.FeedLinks("")}
+	page := homePage{Title: "dynamo feeds", Generated: humantime.New(now, now), AllFeed: s.api.FeedLinks("")}
 	var stored []storage.ResourceInfo
 	if s.opts.Store != nil {
 		var err error

@@ -2,6 +2,7 @@ package ui
 
 import (
 	"context"
+	"github.com/dynamo-rss/dynamo/internal/redact"
 	"log/slog"
 	"net/url"
 	"strconv"
@@ -42,10 +43,10 @@ func filterEntries(es []api.Listed, q string) []api.Listed {
 	for _, e := range es {
 		fields := []string{e.ID}
 		if e.Status != nil {
-			fields = append(fields, api.ShownURL(e.Status.URL)) // a search must not find a password
+			fields = append(fields, redact.URL(e.Status.URL)) // a search must not find a password
 		}
 		if e.Info != nil {
-			fields = append(fields, e.Info.Title, api.ShownURL(e.Info.URL), e.Info.Description)
+			fields = append(fields, e.Info.Title, redact.URL(e.Info.URL), e.Info.Description)
 		}
 		hay := strings.ToLower(strings.Join(fields, "\x00"))
 		match := true

@@ -2,6 +2,7 @@ package ui
 
 import (
 	"errors"
+	"github.com/dynamo-rss/dynamo/internal/humantime"
 	"log/slog"
 	"net/http"
 	"net/url"
@@ -108,7 +109,7 @@ func (s *Server) postLogin(c echo.Context) error {
 	page := loginPage{Title: "Log in", Next: safeNext(c.FormValue("next"))}
 	ok, wait, giveBack := s.loginLim.Take(c.RealIP(), s.now())
 	if !ok {
-		page.Error = "Too many login attempts from your address; wait " + api.HumanDuration(wait.Round(time.Second)) + " and try again."
+		page.Error = "Too many login attempts from your address; wait " + humantime.Duration(wait.Round(time.Second)) + " and try again."
 		page.CSRF = s.csrfToken(c)
 		_ = api.TooManyRequests(c, wait, "") // sets Retry-After; the page is the answer
 		return s.renderPage(c, http.StatusTooManyRequests, "login.html", page)

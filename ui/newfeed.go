@@ -15,6 +15,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/dynamo-rss/dynamo/internal/humantime"
+	"github.com/dynamo-rss/dynamo/internal/redact"
 	"log/slog"
 	"net/http"
 	"net/url"
@@ -54,7 +56,7 @@ type offerPage struct {
 	Fetch       string // the fetched page's id, a hidden field of every form
 	Requested   string // the URL typed in
 	PageURL     string // after redirects
-	Fetched     api.Time
+	Fetched     humantime.Time
 	Size        int64
 	Annotations candidate
 	Feeds       []pageFeed
@@ -144,7 +146,7 @@ func (s *Server) postNewAdd(c echo.Context) error {
 	}
 	ctx := c.Request().Context()
 	if d, ok := reg.Definition(form.ID); ok && form.ID != "" {
-		form.Errors.add(fieldID, fmt.Sprintf("%q is already the id of %s; choose another", form.ID, api.ShownURL(d.Resource.URL)))
+		form.Errors.add(fieldID, fmt.Sprintf("%q is already the id of %s; choose another", form.ID, redact.URL(d.Resource.URL)))
 	}
 	body := form.definition()
 	if len(form.Errors) == 0 {
@@ -196,8 +198,8 @@ func (s *Server) fetchExpired(c echo.Context, rawURL string) error {
 func (s *Server) renderOffer(c echo.Context, code int, p *fetchedPage, form addForm, from string) error {
 	now := s.now()
 	page := offerPage{
-		Title: "Add a feed", CSRF: s.csrfToken(c), Fetch: p.ID, Requested: p.Requested, PageURL: api.ShownURL(p.URL),
-		Fetched: api.NewTime(p.Fetched, now), Size: int64(len(p.Body)), Policies: policyKinds,
+		Title: "Add a feed", CSRF: s.csrfToken(c), Fetch: p.ID, Requested: p.Requested, PageURL: redact.URL(p.URL),
+		Fetched: humantime.New(p.Fetched, now), Size: int64(len(p.Body)), Policies: policyKinds,
 	}
 	proposedID := s.proposeID(p.Requested)
 	defaults := func(block string) addForm {
@@ -300,13 +302,13 @@ func (s *Server) tryBlock(p *fetchedPage, block string, now time.Time) candidate
 	cd.Channel, cd.Total = doc.Channel.Title, len(doc.Items)
 	for i := range doc.Items[:min(firstItems, len(doc.Items))] {
 		it := &doc.Items[i]
-		link := api.ShownURL(it.Link) // resolved against the page's URL, with its credentials if it has any
-		pi := feedPageItem{Title: cmp.Or(it.Title, link, api.ShownText(it.ID)), Link: link, Text: api.ShownText(it.Description)}
+		link := redact.URL(it.Link) // resolved against the page's URL, with its credentials if it has any
+		pi := feedPageItem{Title: cmp.Or(it.Title, link, redact.Text(it.ID)), Link: link, Text: redact.Text(it.Description)}
 		if t, ok := it.Extensions.Published(); ok {
-			pi.Date = api.NewTime(t, now)
+			pi.Date = humantime.New(t, now)
 		}
 		if it.Image != nil {
-			pi.Image = api.ShownURL(it.Image.URL)
+			pi.Image = redact.URL(it.Image.URL)
 		}
 		cd.Items = append(cd.Items, pi)
 	}

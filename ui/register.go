@@ -8,6 +8,7 @@ package ui
 import (
 	"errors"
 	"fmt"
+	"github.com/dynamo-rss/dynamo/internal/humantime"
 	"net/http"
 	"net/url"
 	"time"
@@ -79,7 +80,7 @@ func (s *Server) postRegister(c echo.Context) error {
 	case errors.As(err, &limited):
 		code = http.StatusTooManyRequests
 		_ = api.TooManyRequests(c, limited.Wait, "") // sets Retry-After; the page is the answer
-		page.Errors.add("", "Too many registrations from your address; try again in "+api.HumanDuration(limited.Wait.Round(time.Second))+".")
+		page.Errors.add("", "Too many registrations from your address; try again in "+humantime.Duration(limited.Wait.Round(time.Second))+".")
 	case errors.As(err, &refused):
 		page.Refused = true
 		page.Errors.add(fieldURL, "The page is not annotated, so it was not registered: its annotations are your consent to be polled. The diagnostics below say what is missing; see the annotation guide, and check the page with dynamo lint.")

@@ -2,6 +2,7 @@ package ui
 
 import (
 	"fmt"
+	"github.com/dynamo-rss/dynamo/internal/redact"
 	"html/template"
 	"log/slog"
 	"net/http"
@@ -82,7 +83,7 @@ func New(opts Options) (*Server, error) {
 	if opts.MaxPreviewBytes <= 0 {
 		opts.MaxPreviewBytes = api.DefaultMaxPreviewBytes
 	}
-	s := &Server{opts: opts, log: api.RedactingLogger(opts.Logger), now: opts.Now}
+	s := &Server{opts: opts, log: redact.Logger(opts.Logger), now: opts.Now}
 	if s.now == nil {
 		s.now = time.Now
 	}

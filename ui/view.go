@@ -4,6 +4,8 @@ import (
 	"cmp"
 	"errors"
 	"fmt"
+	"github.com/dynamo-rss/dynamo/internal/humantime"
+	"github.com/dynamo-rss/dynamo/internal/versiondiff"
 	"html/template"
 	"net/http"
 	"net/url"
@@ -47,12 +49,12 @@ type viewPage struct {
 type viewVersion struct {
 	Seq      uint64
 	Href     string // its permalink
-	Time     api.Time
+	Time     humantime.Time
 	Title    string
 	Items    int
 	Compared bool   // there is a previous version to compare with
 	Note     string // why there is no comparison
-	api.Diff
+	versiondiff.Diff
 	// The counts of the whole diff; Added, Removed and Changed may hold a
 	// window of it (see window).
 	NAdded, NRemoved, NChanged int
@@ -224,17 +226,17 @@ func (s *Server) viewVersions(c echo.Context, info storage.ResourceInfo, first, 
 		v := viewVersion{
 			Seq:   vi.Seq,
 			Href:  api.VersionPath(info.ID, vi.Seq),
-			Time:  api.NewTime(vi.Timestamp, now),
+			Time:  humantime.New(vi.Timestamp, now),
 			Title: cmp.Or(doc.Channel.Title, info.ID),
 			Items: len(doc.Items),
 		}
 		switch prev, ok := docs[idx+1]; {
 		case ok:
 			v.Compared = true
-			api.DiffVersions(&v.Diff, prev, doc)
+			versiondiff.DiffVersions(&v.Diff, prev, doc)
 		case vi.Seq == 1:
 			v.Note = "The first version: every item is new."
-			api.DiffVersions(&v.Diff, &schema.Document{}, doc)
+			versiondiff.DiffVersions(&v.Diff, &schema.Document{}, doc)
 			v.Channel = nil // all of it is new: nothing to point out
 		default:
 			v.Note = "The versions before this one were removed by the retention policy: nothing to compare with."

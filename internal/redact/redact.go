@@ -1,11 +1,14 @@
-package api
-
+// Package redact hides the credentials of URLs (https://user:pass@host/)
+// wherever dynamo shows or logs them: the HTTP packages (api, ui) call it
+// for everything they show, and their loggers pass through [Logger].
+//
 // Credentials inside a resource's URL (https://user:pass@host/) are the
 // operator's: the resource is fetched with them, but they are never shown
 // (pages, feeds, OPML, the admin JSON) nor logged. The page's own URL
 // carries them into what is stored: its links resolved against it, the
 // document's URL, a poll's error; so they are hidden where shown, not where
 // stored.
+package redact
 
 import (
 	"context"
@@ -23,28 +26,28 @@ import (
 // fragment, white space or a quote or angle bracket of the text around.
 var credentialsInText = regexp.MustCompile(`((?:[A-Za-z][A-Za-z0-9+.-]*:)?//)[^/?#\s"'<>]*@`)
 
-// ShownURL is a URL as people and logs see it: credentials become ***
+// URL is a URL as people and logs see it: credentials become ***
 // (config.RedactURL).
-func ShownURL(raw string) string { return config.RedactURL(raw) }
+func URL(raw string) string { return config.RedactURL(raw) }
 
-// ShownText is text (an error message, a description, HTML) with the
-// credentials of every URL in it hidden as ShownURL hides them.
-func ShownText(s string) string {
+// Text is text (an error message, a description, HTML) with the
+// credentials of every URL in it hidden as URL hides them.
+func Text(s string) string {
 	if !strings.Contains(s, "@") || !strings.Contains(s, "//") {
 		return s // the common case: nothing to hide, nothing allocated
 	}
 	return credentialsInText.ReplaceAllString(s, "${1}***@")
 }
 
-// ShownTexts is ss with ShownText applied to each; ss itself (not a copy)
+// Texts is ss with Text applied to each; ss itself (not a copy)
 // when none changes.
-func ShownTexts(ss []string) []string {
+func Texts(ss []string) []string {
 	for i, s := range ss {
-		if ShownText(s) != s {
+		if Text(s) != s {
 			out := make([]string, len(ss))
 			copy(out, ss[:i])
 			for j := i; j < len(ss); j++ {
-				out[j] = ShownText(ss[j])
+				out[j] = Text(ss[j])
 			}
 			return out
 		}
@@ -52,32 +55,32 @@ func ShownTexts(ss []string) []string {
 	return ss
 }
 
-// loggedURI is a request's path and query as the access log writes it:
+// URI is a request's path and query as the access log writes it:
 // a URL given in the query (?url=…, percent-encoded) with its credentials
 // hidden.
-func loggedURI(u *url.URL) string {
+func URI(u *url.URL) string {
 	uri := u.RequestURI()
 	if !strings.Contains(u.RawQuery, "@") && !strings.Contains(strings.ToLower(u.RawQuery), "%40") {
 		return uri
 	}
 	q, err := url.ParseQuery(u.RawQuery)
 	if err != nil {
-		return ShownText(uri)
+		return Text(uri)
 	}
 	for _, vs := range q {
 		for i, v := range vs {
-			vs[i] = ShownText(v)
+			vs[i] = Text(v)
 		}
 	}
 	return u.EscapedPath() + "?" + q.Encode()
 }
 
-// shownExtensions is ext with shownText applied to every value; ext itself
+// Extensions is ext with Text applied to every value; ext itself
 // when no value changes.
-func shownExtensions(ext schema.Extensions) schema.Extensions {
+func Extensions(ext schema.Extensions) schema.Extensions {
 	var out schema.Extensions
 	for i, x := range ext {
-		v := ShownText(x.Value)
+		v := Text(x.Value)
 		if v == x.Value && out == nil {
 			continue
 		}
@@ -93,13 +96,13 @@ func shownExtensions(ext schema.Extensions) schema.Extensions {
 	return out
 }
 
-// shownImage is a copy of img with its URLs shown (nil stays nil).
-func shownImage(img *schema.Image) *schema.Image {
+// Image is a copy of img with its URLs shown (nil stays nil).
+func Image(img *schema.Image) *schema.Image {
 	if img == nil {
 		return nil
 	}
 	cp := *img
-	cp.URL, cp.Link = ShownURL(cp.URL), ShownURL(cp.Link)
+	cp.URL, cp.Link = URL(cp.URL), URL(cp.Link)
 	return &cp
 }
 
@@ -111,7 +114,7 @@ type redactingHandler struct{ h slog.Handler }
 func (r redactingHandler) Enabled(ctx context.Context, l slog.Level) bool { return r.h.Enabled(ctx, l) }
 
 func (r redactingHandler) Handle(ctx context.Context, rec slog.Record) error {
-	out := slog.NewRecord(rec.Time, rec.Level, ShownText(rec.Message), rec.PC) // net/http's error log writes text
+	out := slog.NewRecord(rec.Time, rec.Level, Text(rec.Message), rec.PC) // net/http's error log writes text
 	rec.Attrs(func(a slog.Attr) bool {
 		out.AddAttrs(redactAttr(a))
 		return true
@@ -137,8 +140,8 @@ func redactAttr(a slog.Attr) slog.Attr {
 	v := a.Value.Resolve()
 	switch v.Kind() {
 	case slog.KindString:
-		if s := v.String(); ShownText(s) != s {
-			return slog.String(a.Key, ShownText(s))
+		if s := v.String(); Text(s) != s {
+			return slog.String(a.Key, Text(s))
 		}
 	case slog.KindGroup:
 		g := v.Group()
@@ -149,18 +152,18 @@ func redactAttr(a slog.Attr) slog.Attr {
 		return slog.Attr{Key: a.Key, Value: slog.GroupValue(red...)}
 	case slog.KindAny:
 		if err, ok := v.Any().(error); ok {
-			if s := err.Error(); ShownText(s) != s {
-				return slog.String(a.Key, ShownText(s))
+			if s := err.Error(); Text(s) != s {
+				return slog.String(a.Key, Text(s))
 			}
 		}
 	}
 	return slog.Attr{Key: a.Key, Value: v}
 }
 
-// RedactingLogger is l with the credentials of URLs hidden in every string
+// Logger is l with the credentials of URLs hidden in every string
 // and error it logs, as the api's own logs are; nil: a logger that
 // discards.
-func RedactingLogger(l *slog.Logger) *slog.Logger {
+func Logger(l *slog.Logger) *slog.Logger {
 	if l == nil {
 		return slog.New(slog.DiscardHandler)
 	}

@@ -1,7 +1,13 @@
-package api
+// Package versiondiff tells what changed from one stored version of a
+// resource to the next: channel fields, and items added, removed and
+// changed, matched by item id. The versions feed (package api) says it in
+// its entries and /view (package ui) shows it; values are shown without
+// the credentials of a URL.
+package versiondiff
 
 import (
 	"cmp"
+	"github.com/dynamo-rss/dynamo/internal/redact"
 	"slices"
 
 	"github.com/dynamo-rss/dynamo/schema"
@@ -38,7 +44,7 @@ type FieldChange struct {
 
 // DiffVersions fills v with what changed from prev to cur: channel fields,
 // and items added, removed and changed, matched by item id. The versions
-// feed's entries (feeds_history.go) and /view tell changes from it.
+// feed's entries and /view tell changes from it.
 func DiffVersions(v *Diff, prev, cur *schema.Document) {
 	v.Channel = changedFields(channelFields(prev), channelFields(cur))
 	before := make(map[string]*schema.Item, len(prev.Items))
@@ -69,7 +75,7 @@ func DiffVersions(v *Diff, prev, cur *schema.Document) {
 }
 
 func itemRef(it *schema.Item) DiffItem {
-	return DiffItem{ID: ShownText(it.ID), Title: cmp.Or(it.Title, ShownText(it.ID)), Link: ShownURL(it.Link)}
+	return DiffItem{ID: redact.Text(it.ID), Title: cmp.Or(it.Title, redact.Text(it.ID)), Link: redact.URL(it.Link)}
 }
 
 // namedField is a field of a channel or item, in display order.
@@ -78,20 +84,20 @@ type namedField struct{ name, value string }
 // channelFields and itemFields show what they hold without the
 // credentials of a URL (redact.go).
 func channelFields(d *schema.Document) []namedField {
-	f := []namedField{{"title", d.Channel.Title}, {"link", ShownURL(d.Channel.Link)}, {"description", ShownText(d.Channel.Description)}}
+	f := []namedField{{"title", d.Channel.Title}, {"link", redact.URL(d.Channel.Link)}, {"description", redact.Text(d.Channel.Description)}}
 	if d.Channel.Image != nil {
-		f = append(f, namedField{"image", ShownURL(d.Channel.Image.URL)})
+		f = append(f, namedField{"image", redact.URL(d.Channel.Image.URL)})
 	}
 	return f
 }
 
 func itemFields(it *schema.Item) []namedField {
-	f := []namedField{{"title", it.Title}, {"link", ShownURL(it.Link)}, {"description", ShownText(it.Description)}}
+	f := []namedField{{"title", it.Title}, {"link", redact.URL(it.Link)}, {"description", redact.Text(it.Description)}}
 	if it.Image != nil {
-		f = append(f, namedField{"image", ShownURL(it.Image.URL)})
+		f = append(f, namedField{"image", redact.URL(it.Image.URL)})
 	}
 	for _, x := range it.Extensions {
-		f = append(f, namedField{x.Prefix + ":" + x.LocalName, ShownText(x.Value)})
+		f = append(f, namedField{x.Prefix + ":" + x.LocalName, redact.Text(x.Value)})
 	}
 	return f
 }
