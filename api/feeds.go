@@ -253,7 +253,7 @@ func (s *Server) serveResourceOnce(c echo.Context, seq uint64) error {
 		st, known := s.knownResource(id)
 		switch {
 		case known && seq == 0 && q.index == 0:
-			s.readers.saw(id, c.RealIP())
+			s.readers.Saw(id, c.RealIP())
 			return s.serveEmpty(c, q, format, page, st)
 		case known:
 			return errNotFound(err, "%q has no stored version yet", id)
@@ -267,7 +267,7 @@ func (s *Server) serveResourceOnce(c echo.Context, seq uint64) error {
 	}
 	// Readers are counted for resources that exist only: ids a client makes
 	// up must not grow the count's memory.
-	s.readers.saw(id, c.RealIP())
+	s.readers.Saw(id, c.RealIP())
 	if seq > 0 {
 		idx, err := seqIndex(info, seq)
 		if err != nil {

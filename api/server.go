@@ -8,6 +8,7 @@ package api
 import (
 	"context"
 	"fmt"
+	"github.com/dynamo-rss/dynamo/internal/readers"
 	"github.com/dynamo-rss/dynamo/internal/redact"
 	"log/slog"
 	"net"
@@ -93,7 +94,7 @@ type Server struct {
 	feeds   *feedEngine            // render cache and render metrics of the /resources feeds
 	limiter *ratelimit.Keyed       // self-registrations per client
 	subLim  *ratelimit.Keyed       // POST /websub per client
-	readers *readers               // distinct clients per resource, for weight_readers
+	readers *readers.Counter       // distinct clients per resource, for weight_readers
 	// chain is the middleware every request goes through, outermost first
 	// (middleware.go); handlers holds the routes registered with handle,
 	// chain and route middleware applied. Both are fixed once New returns.
@@ -120,7 +121,7 @@ func New(opts Options) (*Server, error) {
 		s.now = time.Now
 	}
 	s.started = s.now().UTC().Truncate(time.Second)
-	s.readers = newReaders(s.now)
+	s.readers = readers.New(s.now)
 	m, err := newHTTPMetrics(opts.Registerer)
 	if err != nil {
 		return nil, fmt.Errorf("register http metrics: %w", err)
@@ -263,3 +264,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 func (s *Server) SetAdminToken(token string) {
 	s.token.Store(&token)
 }
+
+// Readers is the number of distinct clients that fetched resource id's
+// feeds in the last week, for the budget policy's weight_readers.
+func (s *Server) Readers(id string) int { return s.readers.Readers(id) }

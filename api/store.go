@@ -33,7 +33,12 @@ type (
 	Page = service.Page
 	// DiskSpace is the store's free-space state, which / shows when low.
 	DiskSpace = service.DiskSpace
+	// Listed is a resource as the poller and the store know it.
+	Listed = service.Listed
 )
+
+// ListResources merges the poller's resources with the stored ones, by id.
+var ListResources = service.ListResources
 
 // ErrDeclaredInFile is wrapped by [Registry] errors for an id that the
 // configuration file declares: the admin API cannot change it (409).

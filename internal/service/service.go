@@ -1,9 +1,10 @@
 // Package service declares the services that the two HTTP packages, api
 // (what machines call) and ui (the pages people use), both call: the store
 // they read, the poller's state and history, the runtime registry and the
-// guarded page fetcher. It holds contracts only, no behaviour, so that both
+// guarded page fetcher. It holds contracts, so that both
 // packages, and the fakes their tests share (internal/apitest), can name
-// them without importing each other. Package api re-exports every type here
+// them without importing each other; besides them, only [ListResources],
+// the one merge of the poller's and the store's resources that both list. Package api re-exports every type here
 // under the same name (api.ResourceStatus is service.ResourceStatus), which
 // is how cmd/dynamo and other callers name them.
 package service

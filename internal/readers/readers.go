@@ -1,4 +1,7 @@
-package api
+// Package readers counts, per resource, the distinct clients that fetched
+// its feeds in the last week (a keyed hash of each address): the budget
+// policy's weight_readers. Package api records every feed request here.
+package readers
 
 import (
 	"hash/maphash"
@@ -13,12 +16,12 @@ const readersWindow = 7 * 24 * time.Hour
 // resource simply has that many readers.
 const maxReadersPerResource = 4096
 
-// readers counts, per resource, the distinct clients (by address; only a
+// Counter counts, per resource, the distinct clients (by address; only a
 // keyed hash of it is kept) that fetched its feeds in the last week: the
 // budget policy's weight_readers, as advaRSS weighs feeds by subscribers.
 // Safe for concurrent use; each resource has its own lock, so feed requests
 // of different resources do not contend.
-type readers struct {
+type Counter struct {
 	seed  maphash.Seed
 	now   func() time.Time
 	byRes sync.Map // resource id → *readerSet
@@ -30,12 +33,13 @@ type readerSet struct {
 	pruned time.Time
 }
 
-func newReaders(now func() time.Time) *readers {
-	return &readers{seed: maphash.MakeSeed(), now: now}
+// New returns an empty Counter on the clock now.
+func New(now func() time.Time) *Counter {
+	return &Counter{seed: maphash.MakeSeed(), now: now}
 }
 
-// saw records that client fetched a feed of resource id.
-func (r *readers) saw(id, client string) {
+// Saw records that client fetched a feed of resource id.
+func (r *Counter) Saw(id, client string) {
 	v, ok := r.byRes.Load(id)
 	if !ok {
 		v, _ = r.byRes.LoadOrStore(id, &readerSet{seen: map[uint64]time.Time{}})
@@ -64,7 +68,7 @@ func (s *readerSet) prune(now time.Time) {
 
 // Readers is the number of distinct clients that fetched resource id's
 // feeds in the last week (poller.Readers).
-func (r *readers) Readers(id string) int {
+func (r *Counter) Readers(id string) int {
 	v, ok := r.byRes.Load(id)
 	if !ok {
 		return 0
@@ -78,7 +82,3 @@ func (r *readers) Readers(id string) int {
 	}
 	return len(set.seen)
 }
-
-// Readers is the number of distinct clients that fetched resource id's
-// feeds in the last week, for the budget policy's weight_readers.
-func (s *Server) Readers(id string) int { return s.readers.Readers(id) }

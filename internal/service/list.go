@@ -1,4 +1,4 @@
-package api
+package service
 
 import (
 	"cmp"
@@ -9,7 +9,7 @@ import (
 )
 
 // Listed is a resource as the poller and the store know it, before
-// anything is formatted: GET / and the OPML list are made of these.
+// anything is formatted: GET / (package ui) and the OPML list (package api) are made of these.
 type Listed struct {
 	ID     string
 	Status *ResourceStatus       // nil: not configured
