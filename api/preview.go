@@ -19,6 +19,7 @@ import (
 
 	"github.com/dynamo-rss/dynamo/config"
 	"github.com/dynamo-rss/dynamo/extractor"
+	"github.com/dynamo-rss/dynamo/extractor/filter"
 	"github.com/dynamo-rss/dynamo/schema"
 )
 
@@ -194,10 +195,10 @@ func blockOf(raw json.RawMessage) []byte {
 
 // previewFilter compiles the filter a preview was sent, if any, as the
 // configuration does; an invalid one is a 400 naming each bad entry.
-func previewFilter(in previewFilterInput) (*extractor.Filter, error) {
+func previewFilter(in previewFilterInput) (*filter.Filter, error) {
 	block := len(bytes.TrimSpace(in.block)) > 0
 	lines := strings.TrimSpace(in.include) != "" || strings.TrimSpace(in.exclude) != ""
-	var spec extractor.FilterSpec
+	var spec filter.Spec
 	var err error
 	switch {
 	case block && lines:
@@ -213,7 +214,7 @@ func previewFilter(in previewFilterInput) (*extractor.Filter, error) {
 	if err != nil {
 		return nil, fieldProblem("invalid filter: ", err)
 	}
-	f, err := extractor.CompileFilter(spec)
+	f, err := filter.Compile(spec)
 	if err != nil { // config checked it: not expected
 		return nil, fieldProblem("invalid filter: ", err)
 	}
@@ -235,7 +236,7 @@ func previewSelectors(block []byte) (*extractor.Selectors, error) {
 
 // filtered applies the preview's filter (nil: none) to doc and counts
 // and lists what it took out, as the poller would store doc.
-func (out *previewResult) filtered(f *extractor.Filter, doc *schema.Document) {
+func (out *previewResult) filtered(f *filter.Filter, doc *schema.Document) {
 	dropped := f.Apply(doc)
 	out.Counts = &previewCounts{Kept: len(doc.Items), FilteredOut: len(dropped)}
 	if f == nil {

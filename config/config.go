@@ -18,6 +18,7 @@ import (
 	"github.com/goccy/go-yaml/parser"
 
 	"github.com/dynamo-rss/dynamo/extractor"
+	"github.com/dynamo-rss/dynamo/extractor/filter"
 )
 
 // Config is the whole dynamo configuration file (docs/configuration.md).
@@ -171,9 +172,9 @@ type ResourceEntry struct {
 	// the page is extracted with these selectors, not its annotations.
 	Select extractor.SelectSpec `yaml:"select,omitzero" json:"select,omitzero"`
 	// Filter keeps or drops the extracted items before a version is
-	// stored (SELECTORS.md "filter"; [extractor.FilterSpec]), whatever
+	// stored (SELECTORS.md "filter"; [filter.Spec]), whatever
 	// found them: annotations, selectors or schema.org.
-	Filter extractor.FilterSpec `yaml:"filter,omitzero" json:"filter,omitzero"`
+	Filter filter.Spec `yaml:"filter,omitzero" json:"filter,omitzero"`
 	// Weight is the resource's importance under policy kind budget (default
 	// 1, must be positive); WeightReaders multiplies it by the number of
 	// distinct clients that fetched its feeds in the last week. Both are

@@ -49,7 +49,7 @@
 // does not hide a bad timezone; a refused field raises no second problem
 // of its own.
 //
-// A resource's filter (extractor.FilterSpec: include and exclude words or
+// A resource's filter (filter.Spec: include and exclude words or
 // re: expressions) is compiled when it is validated; a bad entry is named
 // by its list and position ("resources[2].filter.exclude[1]"). A list has
 // at most 64 entries of at most 256 bytes, and an expression compiles to

@@ -8,20 +8,20 @@ import (
 
 	"github.com/goccy/go-yaml"
 
-	"github.com/dynamo-rss/dynamo/extractor"
+	"github.com/dynamo-rss/dynamo/extractor/filter"
 )
 
 // filterErrors compiles a resource's filter block (when set) and returns
 // one [*FieldError] per bad entry or list, its path at+".exclude[1]" (at
 // is the block's own path).
-func filterErrors(at string, spec extractor.FilterSpec) []error {
-	_, err := extractor.CompileFilter(spec)
+func filterErrors(at string, spec filter.Spec) []error {
+	_, err := filter.Compile(spec)
 	if err == nil {
 		return nil
 	}
 	var out []error
 	for _, e := range unjoin(err) {
-		var fe *extractor.FilterError
+		var fe *filter.Error
 		if !errors.As(e, &fe) {
 			out = append(out, &FieldError{Path: at, Err: e})
 			continue
@@ -42,8 +42,8 @@ func filterErrors(at string, spec extractor.FilterSpec) []error {
 // file is, then compiled. Every problem is reported, in document order,
 // with its line and column; field paths start at "$.filter". An empty
 // document is an empty block: every item is kept.
-func ParseFilter(data []byte) (extractor.FilterSpec, error) {
-	var spec extractor.FilterSpec
+func ParseFilter(data []byte) (filter.Spec, error) {
+	var spec filter.Spec
 	if fe := nestingProblem(data); fe != nil {
 		return spec, fe
 	}
@@ -66,20 +66,20 @@ func ParseFilter(data []byte) (extractor.FilterSpec, error) {
 		return r.Filter, nil
 	}
 	decode := func() error {
-		spec = extractor.FilterSpec{}
+		spec = filter.Spec{}
 		return yaml.NodeToValue(body, &spec, yaml.DisallowUnknownField())
 	}
 	meant := map[string]bool{}
 	var problems []error
 	if err := decode(); err != nil {
 		var rest bool
-		if problems, rest = decodeProblems(body, reflect.TypeFor[extractor.FilterSpec](), decode, err, meant); !rest {
-			return extractor.FilterSpec{}, underFilter(tidy(problems, meant))
+		if problems, rest = decodeProblems(body, reflect.TypeFor[filter.Spec](), decode, err, meant); !rest {
+			return filter.Spec{}, underFilter(tidy(problems, meant))
 		}
 	}
 	problems = append(problems, placed(data, filterErrors("$", spec))...)
 	if len(problems) > 0 {
-		return extractor.FilterSpec{}, underFilter(tidy(problems, meant))
+		return filter.Spec{}, underFilter(tidy(problems, meant))
 	}
 	return spec, nil
 }
@@ -100,8 +100,8 @@ func underFilter(problems []error) error {
 // /new form's, POST /preview's include and exclude): one entry a line,
 // blank lines skipped, white space around an entry trimmed. A bad entry is
 // a problem at the field ("$.filter.include") and its line in the field.
-func FilterLines(include, exclude string) (extractor.FilterSpec, error) {
-	var spec extractor.FilterSpec
+func FilterLines(include, exclude string) (filter.Spec, error) {
+	var spec filter.Spec
 	var problems []error
 	for _, list := range []struct {
 		name    string
@@ -131,15 +131,15 @@ func FilterLines(include, exclude string) (extractor.FilterSpec, error) {
 		}
 	}
 	if len(problems) > 0 {
-		return extractor.FilterSpec{}, joinProblems(problems)
+		return filter.Spec{}, joinProblems(problems)
 	}
 	return spec, nil
 }
 
 // lineSpec is a block of the one list name.
-func lineSpec(name string, entries []string) extractor.FilterSpec {
+func lineSpec(name string, entries []string) filter.Spec {
 	if name == "include" {
-		return extractor.FilterSpec{Include: entries}
+		return filter.Spec{Include: entries}
 	}
-	return extractor.FilterSpec{Exclude: entries}
+	return filter.Spec{Exclude: entries}
 }

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/dynamo-rss/dynamo/extractor"
+	"github.com/dynamo-rss/dynamo/extractor/filter"
 )
 
 // TestFilterInFile: a resource's filter is read from the file; its bad
@@ -18,7 +18,7 @@ func TestFilterInFile(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := extractor.FilterSpec{Include: []string{"Gemeinderat", "re:(?i)budget"}, Exclude: []string{"Anzeige", "Sponsored"}}
+	want := filter.Spec{Include: []string{"Gemeinderat", "re:(?i)budget"}, Exclude: []string{"Anzeige", "Sponsored"}}
 	if f := cfg.Resources[0].Filter; !f.Equal(want) {
 		t.Fatalf("filter %+v, want %+v", f, want)
 	}
@@ -63,7 +63,7 @@ func TestFilterInAdminBody(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !r.Filter.Equal(extractor.FilterSpec{Exclude: []string{"Sponsored"}}) {
+	if !r.Filter.Equal(filter.Spec{Exclude: []string{"Sponsored"}}) {
 		t.Fatalf("filter %+v", r.Filter)
 	}
 	b, err := json.Marshal(r)
@@ -121,24 +121,24 @@ func TestResourceBodyAllProblems(t *testing.T) {
 func TestParseFilter(t *testing.T) {
 	tests := []struct {
 		name, in string
-		want     extractor.FilterSpec
+		want     filter.Spec
 		errs     []string
 	}{
-		{"bare", "include: [Gemeinderat]\nexclude: [Anzeige]\n", extractor.FilterSpec{Include: []string{"Gemeinderat"}, Exclude: []string{"Anzeige"}}, nil},
-		{"json", `{"exclude": ["Sponsored"]}`, extractor.FilterSpec{Exclude: []string{"Sponsored"}}, nil},
-		{"flow", `{include: [Gemeinderat], exclude: ["re:(?i)anzeige"]}`, extractor.FilterSpec{Include: []string{"Gemeinderat"}, Exclude: []string{"re:(?i)anzeige"}}, nil},
-		{"under filter", "url: https://example.org/\nfilter:\n  exclude: [Anzeige]\n", extractor.FilterSpec{Exclude: []string{"Anzeige"}}, nil},
-		{"empty", "{}", extractor.FilterSpec{}, nil},
-		{"bad entries", "include: [\"\"]\nexclude: [\"re:[\"]\n", extractor.FilterSpec{}, []string{
+		{"bare", "include: [Gemeinderat]\nexclude: [Anzeige]\n", filter.Spec{Include: []string{"Gemeinderat"}, Exclude: []string{"Anzeige"}}, nil},
+		{"json", `{"exclude": ["Sponsored"]}`, filter.Spec{Exclude: []string{"Sponsored"}}, nil},
+		{"flow", `{include: [Gemeinderat], exclude: ["re:(?i)anzeige"]}`, filter.Spec{Include: []string{"Gemeinderat"}, Exclude: []string{"re:(?i)anzeige"}}, nil},
+		{"under filter", "url: https://example.org/\nfilter:\n  exclude: [Anzeige]\n", filter.Spec{Exclude: []string{"Anzeige"}}, nil},
+		{"empty", "{}", filter.Spec{}, nil},
+		{"bad entries", "include: [\"\"]\nexclude: [\"re:[\"]\n", filter.Spec{}, []string{
 			"line 1, column 11: filter.include[0]: an empty word",
 			`line 2, column 11: filter.exclude[0]: "re:[": not an RE2 expression`,
 		}},
-		{"under filter, every problem", "url: https://example.org/\nfilter: {exclude: [\"\"], includ: []}\n", extractor.FilterSpec{}, []string{
+		{"under filter, every problem", "url: https://example.org/\nfilter: {exclude: [\"\"], includ: []}\n", filter.Spec{}, []string{
 			"line 2, column 20: filter.exclude[0]: an empty word",
 			"line 2, column 25: filter.includ: unknown field; did you mean include?",
 		}},
-		{"unknown key", "exclud: [x]\n", extractor.FilterSpec{}, []string{"line 1, column 1: filter.exclud: unknown field; did you mean exclude?"}},
-		{"not a list", "exclude: Sponsored\n", extractor.FilterSpec{}, []string{"line 1, column 10: filter.exclude: "}},
+		{"unknown key", "exclud: [x]\n", filter.Spec{}, []string{"line 1, column 1: filter.exclud: unknown field; did you mean exclude?"}},
+		{"not a list", "exclude: Sponsored\n", filter.Spec{}, []string{"line 1, column 10: filter.exclude: "}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -162,7 +162,7 @@ func TestFilterLines(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := extractor.FilterSpec{Include: []string{"Gemeinderat", "re:(?i)budget"}, Exclude: []string{"Anzeige", "Sponsored"}}
+	want := filter.Spec{Include: []string{"Gemeinderat", "re:(?i)budget"}, Exclude: []string{"Anzeige", "Sponsored"}}
 	if !spec.Equal(want) {
 		t.Fatalf("got %+v, want %+v", spec, want)
 	}

@@ -172,13 +172,13 @@
 // date is then stored as RFC 3339 in the resource's zone). The string
 // functions of XPath 1.0 (concat, normalize-space, substring-after…) are
 // evaluated by this package when they are the whole expression, each
-// argument from the item (xpathcall.go): github.com/antchfx/xpath leaves
+// argument from the item (package extractor/xpathcall): github.com/antchfx/xpath leaves
 // its navigator where a predicate of one argument moved it, and evaluates
 // the next argument from there. An item selector that matches nothing, or whose every item
 // is dropped, gives no document and an error wrapping [ErrNoItems] (a
 // redesigned page never stores an empty version).
 //
-// No selector costs more than time linear in the page (cssmatch.go):
+// No selector costs more than time linear in the page (package extractor/cssmatch):
 // cascadia matches a combinator by trying every choice of ancestors, so a
 // CSS selector is split into its compound selectors, each compiled by
 // cascadia, and matched by one walk of the whole page per selector list
@@ -197,7 +197,7 @@
 // expression (through a navigator counting its moves) spend a budget of
 // 64 units per node of the page plus a constant, per selector and
 // extraction; beyond it the selector fails with "costs too much on this
-// page" (errCost): an item selector gives no document, a field is left
+// page" (cssmatch.ErrCost): an item selector gives no document, a field is left
 // empty, each with an error diagnostic naming it.
 //
 // A third front end, schema.org (schemaorg.go), takes the items a page
@@ -213,10 +213,10 @@
 //
 // # Filters
 //
-// A resource's filter (filter.go; SELECTORS.md "filter") is not part of
-// Extract: [CompileFilter] compiles a [FilterSpec] once, and its
-// [Filter.Apply] takes items out of a document, whichever front end made
-// it, with the reason of each ([FilteredItem]); the poller applies it
+// A resource's filter (package extractor/filter; SELECTORS.md "filter")
+// is not part of Extract: filter.Compile compiles a filter.Spec once, and
+// its Apply takes items out of a document, whichever front end made it,
+// with the reason of each (filter.Item); the poller applies it
 // before versioning, POST /preview and dynamo extract to show what was
 // filtered out. Words match case-insensitively (full case folding) as
 // whole words (letters, digits and marks of any script make words) in an

@@ -9,6 +9,8 @@ import (
 
 	"golang.org/x/net/html"
 	"golang.org/x/net/html/atom"
+
+	"github.com/dynamo-rss/dynamo/extractor/xpathcall"
 )
 
 // SchemaOrg is the value of [SelectSpec.From] that takes a page's items
@@ -285,7 +287,7 @@ func ldString(v any) (string, bool) {
 	case string:
 		return v, strings.TrimSpace(v) != ""
 	case float64:
-		return xpathNumber(v), true
+		return xpathcall.Number(v), true
 	case []any:
 		for _, e := range v {
 			if s, ok := ldString(e); ok {

@@ -10,6 +10,9 @@ import (
 	"github.com/antchfx/htmlquery"
 	"github.com/antchfx/xpath"
 	"golang.org/x/net/html"
+
+	"github.com/dynamo-rss/dynamo/extractor/cssmatch"
+	"github.com/dynamo-rss/dynamo/extractor/xpathcall"
 )
 
 // SelectSpec is a resource's select block as written (SELECTORS.md): where
@@ -156,11 +159,11 @@ func (s *Selectors) Spec() SelectSpec { return s.spec }
 // take instead of the matched element's content.
 type selector struct {
 	src   string
-	css   *cssSel // evaluated by cssmatch.go, linear in the page
+	css   *cssmatch.Selector // evaluated by package cssmatch, linear in the page
 	xp    *xpath.Expr
-	call  *xpathCall // xp is a call of a string function, evaluated by xpathcall.go
-	attr  string     // lower case; "" for the element itself
-	empty bool       // only "@attr": the attribute of the context element itself
+	call  *xpathcall.Call // xp is a call of a string function, evaluated by package xpathcall
+	attr  string          // lower case; "" for the element itself
+	empty bool            // only "@attr": the attribute of the context element itself
 }
 
 // maxSelectorLen bounds a selector's source, which comes from configuration
@@ -193,11 +196,11 @@ func compileSelector(src string) (*selector, error) {
 		if expr == "" {
 			return nil, errors.New("empty XPath expression")
 		}
-		xp, err := compileXPathLib(expr)
+		xp, err := xpathcall.Compile(expr)
 		if err != nil {
 			return nil, fmt.Errorf("invalid XPath: %w", err)
 		}
-		call, _, err := parseXPathCall(expr)
+		call, _, err := xpathcall.Parse(expr)
 		if err != nil {
 			return nil, fmt.Errorf("invalid XPath: %w", err)
 		}
@@ -208,23 +211,12 @@ func compileSelector(src string) (*selector, error) {
 	if err != nil {
 		return nil, fmt.Errorf("invalid CSS selector: %w", err)
 	}
-	css, err := compileCSS(s, group)
+	css, err := cssmatch.Compile(s, group)
 	if err != nil {
 		return nil, err
 	}
 	sel.css = css
 	return sel, nil
-}
-
-// compileXPathLib compiles an expression with github.com/antchfx/xpath,
-// turning the library's panics on hostile input into errors.
-func compileXPathLib(expr string) (xp *xpath.Expr, err error) {
-	defer func() {
-		if r := recover(); r != nil {
-			xp, err = nil, fmt.Errorf("%v", r)
-		}
-	}()
-	return xpath.Compile(expr)
 }
 
 // isAttrName reports whether s can be an HTML attribute name in a selector.
@@ -263,7 +255,7 @@ func (m match) node() *html.Node {
 
 // elements returns the elements the selector matches under ctx, in
 // document order (the item selector; attributes are not allowed there).
-// The error is a selector that costs too much on this page (errCost).
+// The error is a selector that costs too much on this page (cssmatch.ErrCost).
 func (s *selector) elements(ec *evalCache, doc, ctx *html.Node) ([]*html.Node, error) {
 	var out []*html.Node
 	if s.css != nil {
@@ -411,19 +403,19 @@ func attrMatch(n *html.Node, name string) match {
 //
 // Every move of the library's navigator is counted against the selector's
 // budget on this page (see evalCache): beyond it the evaluation stops
-// with an error wrapping errCost.
+// with an error wrapping cssmatch.ErrCost.
 func (s *selector) eachXPath(ec *evalCache, doc, ctx *html.Node, f func(*htmlquery.NodeNavigator) bool) (scalar string, ok bool, err error) {
 	if ec == nil {
 		ec = newEvalCache()
 	}
 	b := ec.xpathBudget(s, doc)
 	if b.exceeded() {
-		return "", false, costError(b.limit)
+		return "", false, cssmatch.CostError(b.limit)
 	}
 	if s.call != nil {
-		v := s.call.eval(doc, ctx, b)
+		v := s.call.Eval(ctx, func() xpath.NodeNavigator { return budgetNav(doc, ctx, b) })
 		if b.exceeded() {
-			return "", false, costError(b.limit)
+			return "", false, cssmatch.CostError(b.limit)
 		}
 		return v, true, nil
 	}
@@ -432,7 +424,7 @@ func (s *selector) eachXPath(ec *evalCache, doc, ctx *html.Node, f func(*htmlque
 		if r := recover(); r != nil { // the library panics on some type errors at run time
 			scalar, ok = "", false
 			if b.exceeded() {
-				err = costError(b.limit)
+				err = cssmatch.CostError(b.limit)
 			}
 		}
 	}()
@@ -448,7 +440,7 @@ func (s *selector) eachXPath(ec *evalCache, doc, ctx *html.Node, f func(*htmlque
 	case string:
 		return v, true, nil
 	case float64:
-		return xpathNumber(v), true, nil
+		return xpathcall.Number(v), true, nil
 	case bool:
 		if v {
 			return "true", true, nil
@@ -456,14 +448,6 @@ func (s *selector) eachXPath(ec *evalCache, doc, ctx *html.Node, f func(*htmlque
 		return "false", true, nil
 	}
 	return "", false, nil
-}
-
-// xpathNumber formats a number as XPath's string() does for the usual cases.
-func xpathNumber(v float64) string {
-	if v == float64(int64(v)) {
-		return fmt.Sprintf("%d", int64(v))
-	}
-	return fmt.Sprintf("%g", v)
 }
 
 // navigatorAt returns a navigator rooted at doc and positioned on n (a

@@ -176,7 +176,7 @@ func TestXPathBudget(t *testing.T) {
 }
 
 // BenchmarkExtractSelectChain is BenchmarkExtractSelect with selectors that
-// have combinators (a walk of the page per selector, cssmatch.go), beside
+// have combinators (a walk of the page per selector, package cssmatch), beside
 // its single compounds (cascadia's matcher per node).
 func BenchmarkExtractSelectChain(b *testing.B) {
 	data := legacyPage(1000)

@@ -4,6 +4,8 @@ import (
 	"github.com/antchfx/htmlquery"
 	"github.com/antchfx/xpath"
 	"golang.org/x/net/html"
+
+	"github.com/dynamo-rss/dynamo/extractor/cssmatch"
 )
 
 // evalCache holds what one extraction's selectors computed on its page:
@@ -18,7 +20,7 @@ type evalCache struct {
 }
 
 type cssKey struct {
-	sel  *cssSel
+	sel  *cssmatch.Selector
 	root *html.Node
 }
 
@@ -68,16 +70,16 @@ func (ec *evalCache) countNodes(root *html.Node) int64 {
 }
 
 // result evaluates c on the tree of root, once per cache.
-func (ec *evalCache) result(c *cssSel, root *html.Node) *cssResult {
+func (ec *evalCache) result(c *cssmatch.Selector, root *html.Node) *cssResult {
 	k := cssKey{c, root}
 	if r, ok := ec.css[k]; ok {
 		return r
 	}
 	var limit int64
-	if c.costly {
+	if c.Costly() {
 		limit = budgetPerNode*ec.countNodes(root) + cssBudgetBase
 	}
-	list, err := c.run(root, limit)
+	list, err := c.Run(root, limit)
 	r := &cssResult{list: list, err: err}
 	ec.css[k] = r
 	return r
@@ -87,8 +89,8 @@ func (ec *evalCache) result(c *cssSel, root *html.Node) *cssResult {
 // in document order, until f returns false: as cascadia.QueryAll finds
 // them, or the elements only when elementsOnly.
 func (s *selector) cssEach(ec *evalCache, ctx *html.Node, elementsOnly bool, f func(*html.Node) bool) error {
-	if s.css.fastPath != nil {
-		queryFirst(ctx, s.css.fastPath, !elementsOnly, f)
+	if s.css.FastPath() != nil {
+		queryFirst(ctx, s.css.FastPath(), !elementsOnly, f)
 		return nil
 	}
 	if ec == nil {
@@ -127,6 +129,9 @@ func (s inSet) Match(n *html.Node) bool {
 	_, ok := s[n]
 	return ok
 }
+
+// costPanic aborts an XPath evaluation that exceeded its budget.
+type costPanic struct{}
 
 // xpBudget is what an XPath selector may still spend on a page.
 type xpBudget struct {

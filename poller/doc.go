@@ -77,7 +77,7 @@
 // store, decide.
 //
 // A resource's filter (config's filter, compiled once per definition into
-// an [extractor.Filter]) takes items out of the extracted document before
+// an [filter.Filter]) takes items out of the extracted document before
 // anything else reads it: the relative dates, the article step (an item
 // filtered out is never fetched), the comparison with the last version and
 // the store, so filtered-out items are never stored, whichever front end

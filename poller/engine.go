@@ -21,6 +21,7 @@ import (
 
 	"github.com/dynamo-rss/dynamo/config"
 	"github.com/dynamo-rss/dynamo/extractor"
+	"github.com/dynamo-rss/dynamo/extractor/filter"
 	"github.com/dynamo-rss/dynamo/fetch"
 	"github.com/dynamo-rss/dynamo/schema"
 	"github.com/dynamo-rss/dynamo/storage"
@@ -1104,7 +1105,7 @@ type fetchState struct {
 	bodyHash uint64 // of the last body extracted and stored; 0: none
 	dates    schema.DateRules
 	sel      *extractor.Selectors  // nil: the page's annotations
-	filter   *extractor.Filter     // nil: every item kept
+	filter   *filter.Filter        // nil: every item kept
 	entry    *config.ResourceEntry // its title, headers and how it is fetched
 	poller   config.PollerConfig
 }

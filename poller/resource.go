@@ -12,6 +12,7 @@ import (
 
 	"github.com/dynamo-rss/dynamo/config"
 	"github.com/dynamo-rss/dynamo/extractor"
+	"github.com/dynamo-rss/dynamo/extractor/filter"
 	"github.com/dynamo-rss/dynamo/schema"
 	"github.com/dynamo-rss/dynamo/storage"
 )
@@ -24,7 +25,7 @@ type resource struct {
 	retention storage.Retention
 	dates     schema.DateRules      // how its page's dates are read (date_format, timezone)
 	sel       *extractor.Selectors  // its select block, compiled; nil: annotations
-	filter    *extractor.Filter     // its filter block, compiled; nil: every item kept
+	filter    *filter.Filter        // its filter block, compiled; nil: every item kept
 	entry     *config.ResourceEntry // its definition, as the file or the admin API gave it (shared, never modified)
 	source    string                // SourceFile or SourceAPI
 	st        persisted
@@ -53,7 +54,7 @@ type built struct {
 	since  time.Time // a registered resource: when it was registered (the same on every node)
 	dates  schema.DateRules
 	sel    *extractor.Selectors
-	filter *extractor.Filter
+	filter *filter.Filter
 	entry  *config.ResourceEntry
 	source string
 	u      *url.URL
@@ -84,7 +85,7 @@ func build(p config.PollerConfig, bud *Budget, r *config.ResourceEntry, source, 
 			return built{}, &config.FieldError{Path: at + ".select", Err: err}
 		}
 	}
-	filter, err := extractor.CompileFilter(r.Filter)
+	filter, err := filter.Compile(r.Filter)
 	if err != nil {
 		return built{}, &config.FieldError{Path: at + ".filter", Err: err}
 	}
@@ -147,12 +148,12 @@ func extractionKey(r *config.ResourceEntry) uint64 {
 		Select     extractor.SelectSpec
 		DateFormat string
 		Timezone   string
-		Title      string               `json:",omitempty"` // omitted when empty: keys recorded before these fields stay valid
-		Headers    map[string]string    `json:",omitempty"`
-		Fetch      string               `json:",omitempty"`
-		WaitFor    string               `json:",omitempty"`
-		Content    string               `json:",omitempty"`
-		Filter     extractor.FilterSpec `json:",omitzero"`
+		Title      string            `json:",omitempty"` // omitted when empty: keys recorded before these fields stay valid
+		Headers    map[string]string `json:",omitempty"`
+		Fetch      string            `json:",omitempty"`
+		WaitFor    string            `json:",omitempty"`
+		Content    string            `json:",omitempty"`
+		Filter     filter.Spec       `json:",omitzero"`
 	}{r.Select, r.DateFormat, r.Timezone, r.Title, r.Headers, r.Fetch, r.WaitFor, r.Content, r.Filter})
 	return xxhash.Sum64(b) | 1
 }

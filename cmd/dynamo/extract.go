@@ -16,6 +16,7 @@ import (
 
 	"github.com/dynamo-rss/dynamo/config"
 	"github.com/dynamo-rss/dynamo/extractor"
+	"github.com/dynamo-rss/dynamo/extractor/filter"
 	"github.com/dynamo-rss/dynamo/fetch"
 	"github.com/dynamo-rss/dynamo/schema"
 )
@@ -27,7 +28,7 @@ type pageFlags struct {
 	selectFile                         string
 	filterFile                         string   // extract --filter
 	include, exclude                   []string // extract --include, --exclude
-	filter                             *extractor.Filter
+	filter                             *filter.Filter
 	configFile                         string // the poller settings of a page given as a URL
 	allowPrivate                       bool
 	dates                              bool // lint --dates: how each date reads
@@ -129,7 +130,7 @@ func (p *pageFlags) options(path string) (extractor.Options, error) {
 // compileFilter reads --filter and adds --include and --exclude to its
 // lists; p.filter stays nil without any.
 func (p *pageFlags) compileFilter() error {
-	var spec extractor.FilterSpec
+	var spec filter.Spec
 	if p.filterFile != "" {
 		data, err := os.ReadFile(p.filterFile)
 		if err != nil {
@@ -141,7 +142,7 @@ func (p *pageFlags) compileFilter() error {
 	}
 	spec.Include = append(spec.Include, p.include...)
 	spec.Exclude = append(spec.Exclude, p.exclude...)
-	f, err := extractor.CompileFilter(spec)
+	f, err := filter.Compile(spec)
 	if err != nil { // the file's lists are valid: the problem is a flag's
 		return &exitError{code: 2, err: fmt.Errorf("--include/--exclude: filter.%w", err)}
 	}
@@ -151,7 +152,7 @@ func (p *pageFlags) compileFilter() error {
 
 // printFiltered says on w which items the filter took out of the
 // document and why, then how many it kept and took out.
-func printFiltered(w io.Writer, name string, kept int, out []extractor.FilteredItem) {
+func printFiltered(w io.Writer, name string, kept int, out []filter.Item) {
 	for _, o := range out {
 		fmt.Fprintf(w, "%s: filtered out: item %d %q %s (%s)\n", name, o.Item.Index, o.Item.Title, o.Item.Link, o.Reason())
 	}

@@ -1,4 +1,8 @@
-package extractor
+// Package filter keeps or drops a document's items by words or RE2
+// expressions in their title or description (a resource's filter block:
+// [Spec], compiled by [Compile], applied by [Filter.Apply] after extraction
+// and before versioning).
+package filter
 
 import (
 	"errors"
@@ -20,51 +24,51 @@ import (
 // compiling it, and matching it, in time linear in each item's text (at
 // most an entry's length of steps per byte per entry; see [Filter.Apply]).
 const (
-	MaxFilterEntries    = 64  // entries of include, of exclude
-	MaxFilterEntryBytes = 256 // bytes of one entry, "re:" included
-	// maxFilterProgram bounds the instructions of one re: expression's
+	MaxEntries    = 64  // entries of include, of exclude
+	MaxEntryBytes = 256 // bytes of one entry, "re:" included
+	// maxProgram bounds the instructions of one re: expression's
 	// compiled program: counted repeats ("x{1000}") expand in it, and
 	// matching costs up to one step per instruction per byte of text.
-	maxFilterProgram = 1000
+	maxProgram = 1000
 )
 
-// FilterSpec is a resource's filter block as written (SELECTORS.md
+// Spec is a resource's filter block as written (SELECTORS.md
 // "filter"): Include keeps the items matching any of its entries (all
 // items when it is empty), then Exclude drops the items matching any of
 // its. An entry is a word (or a phrase), matched case-insensitively as
 // whole words, or "re:" and an RE2 expression.
-type FilterSpec struct {
+type Spec struct {
 	Include []string `yaml:"include,omitempty" json:"include,omitempty"`
 	Exclude []string `yaml:"exclude,omitempty" json:"exclude,omitempty"`
 }
 
 // IsZero reports whether the block has no entry: every item is kept.
-func (s FilterSpec) IsZero() bool { return len(s.Include) == 0 && len(s.Exclude) == 0 }
+func (s Spec) IsZero() bool { return len(s.Include) == 0 && len(s.Exclude) == 0 }
 
 // Equal reports whether two blocks have the same entries in the same order.
-func (s FilterSpec) Equal(o FilterSpec) bool {
+func (s Spec) Equal(o Spec) bool {
 	return slices.Equal(s.Include, o.Include) && slices.Equal(s.Exclude, o.Exclude)
 }
 
-// FilterError is an invalid entry (or list) of a filter block. Field is
+// Error is an invalid entry (or list) of a filter block. Field is
 // "include[2]", "exclude[0]", or the list's name for a problem of the
 // whole list; Entry is the entry as written ("" for a list).
-type FilterError struct {
+type Error struct {
 	Field string
 	Entry string
 	Err   error
 }
 
-func (e *FilterError) Error() string {
+func (e *Error) Error() string {
 	if e.Entry == "" {
 		return fmt.Sprintf("%s: %v", e.Field, e.Err)
 	}
 	return fmt.Sprintf("%s: %q: %v", e.Field, e.Entry, e.Err)
 }
 
-func (e *FilterError) Unwrap() error { return e.Err }
+func (e *Error) Unwrap() error { return e.Err }
 
-// Filter is a compiled filter block: [CompileFilter] builds it once per
+// Filter is a compiled filter block: [Compile] builds it once per
 // definition, and it is safe for concurrent use. A nil *Filter keeps
 // every item.
 type Filter struct {
@@ -81,8 +85,8 @@ type filterEntry struct {
 	re         *regexp.Regexp
 }
 
-// FilteredItem is an item a filter took out of a document, and why.
-type FilteredItem struct {
+// Item is an item a filter took out of a document, and why.
+type Item struct {
 	Item schema.Item
 	// Rule is "include" (no include entry matched it) or "exclude";
 	// Entry is the exclude entry that matched, as written.
@@ -92,17 +96,17 @@ type FilteredItem struct {
 
 // Reason says why the item was filtered out: "exclude: Sponsored", or
 // "include: none matched".
-func (f FilteredItem) Reason() string {
+func (f Item) Reason() string {
 	if f.Rule == "include" {
 		return "include: none matched"
 	}
 	return f.Rule + ": " + f.Entry
 }
 
-// CompileFilter compiles a filter block; a zero block gives a nil
-// *Filter. Its error joins one [*FilterError] per bad entry or list, in
+// Compile compiles a filter block; a zero block gives a nil
+// *Filter. Its error joins one [*Error] per bad entry or list, in
 // block order (include first).
-func CompileFilter(spec FilterSpec) (*Filter, error) {
+func Compile(spec Spec) (*Filter, error) {
 	if spec.IsZero() {
 		return nil, nil
 	}
@@ -124,16 +128,16 @@ func CompileFilter(spec FilterSpec) (*Filter, error) {
 
 // compileEntries compiles one list of a filter block.
 func compileEntries(list string, entries []string) ([]filterEntry, []error) {
-	if len(entries) > MaxFilterEntries {
-		return nil, []error{&FilterError{Field: list, Err: fmt.Errorf("%d entries, more than the %d a list may have", len(entries), MaxFilterEntries)}}
+	if len(entries) > MaxEntries {
+		return nil, []error{&Error{Field: list, Err: fmt.Errorf("%d entries, more than the %d a list may have", len(entries), MaxEntries)}}
 	}
 	var errs []error
 	out := make([]filterEntry, 0, len(entries))
 	for i, s := range entries {
 		e, err := compileEntry(s)
 		if err != nil {
-			fe := &FilterError{Field: fmt.Sprintf("%s[%d]", list, i), Entry: s, Err: err}
-			if strings.TrimSpace(s) == "" || len(s) > MaxFilterEntryBytes {
+			fe := &Error{Field: fmt.Sprintf("%s[%d]", list, i), Entry: s, Err: err}
+			if strings.TrimSpace(s) == "" || len(s) > MaxEntryBytes {
 				fe.Entry = "" // nothing to quote, or too much
 			}
 			errs = append(errs, fe)
@@ -146,8 +150,8 @@ func compileEntries(list string, entries []string) ([]filterEntry, []error) {
 
 // compileEntry compiles one entry.
 func compileEntry(s string) (filterEntry, error) {
-	if len(s) > MaxFilterEntryBytes {
-		return filterEntry{}, fmt.Errorf("%d bytes, more than the %d an entry may have", len(s), MaxFilterEntryBytes)
+	if len(s) > MaxEntryBytes {
+		return filterEntry{}, fmt.Errorf("%d bytes, more than the %d an entry may have", len(s), MaxEntryBytes)
 	}
 	if expr, ok := strings.CutPrefix(s, "re:"); ok {
 		if expr == "" {
@@ -158,8 +162,8 @@ func compileEntry(s string) (filterEntry, error) {
 			return filterEntry{}, reError(err)
 		}
 		prog, err := syntax.Compile(parsed.Simplify())
-		if err != nil || len(prog.Inst) > maxFilterProgram {
-			return filterEntry{}, fmt.Errorf("too complex an expression (counted repeats such as {100} expand; at most %d steps, write a simpler one)", maxFilterProgram)
+		if err != nil || len(prog.Inst) > maxProgram {
+			return filterEntry{}, fmt.Errorf("too complex an expression (counted repeats such as {100} expand; at most %d steps, write a simpler one)", maxProgram)
 		}
 		re, err := regexp.Compile(expr)
 		if err != nil {
@@ -207,11 +211,11 @@ func wordRune(r rune) bool {
 // Its cost is linear in the items' text: one case folding per text, and
 // per entry a search that takes at most the entry's length of steps per
 // byte (RE2 for expressions). A nil *Filter keeps everything.
-func (f *Filter) Apply(doc *schema.Document) []FilteredItem {
+func (f *Filter) Apply(doc *schema.Document) []Item {
 	if f == nil || doc == nil {
 		return nil
 	}
-	var out []FilteredItem
+	var out []Item
 	kept := doc.Items[:0]
 	for _, it := range doc.Items {
 		rule, entry, keep := f.judge(it.Title, it.Description)
@@ -219,7 +223,7 @@ func (f *Filter) Apply(doc *schema.Document) []FilteredItem {
 			kept = append(kept, it)
 			continue
 		}
-		out = append(out, FilteredItem{Item: it, Rule: rule, Entry: entry})
+		out = append(out, Item{Item: it, Rule: rule, Entry: entry})
 	}
 	clear(doc.Items[len(kept):]) // no stale copies behind the slice's length
 	doc.Items = kept

@@ -1,4 +1,4 @@
-package extractor_test
+package filter_test
 
 import (
 	"errors"
@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/dynamo-rss/dynamo/extractor"
+	"github.com/dynamo-rss/dynamo/extractor/filter"
 	"github.com/dynamo-rss/dynamo/schema"
 )
 
@@ -18,38 +19,38 @@ import (
 func TestFilterMatch(t *testing.T) {
 	tests := []struct {
 		name        string
-		spec        extractor.FilterSpec
+		spec        filter.Spec
 		title, desc string
 		keep        bool
 		reason      string
 	}{
-		{"no filter keeps", extractor.FilterSpec{}, "Anything", "", true, ""},
-		{"exclude word in title", extractor.FilterSpec{Exclude: []string{"Anzeige"}}, "ANZEIGE: Sofa zu verkaufen", "", false, "exclude: Anzeige"},
-		{"exclude is whole words", extractor.FilterSpec{Exclude: []string{"Anzeige"}}, "Neues im Anzeigenblatt", "", true, ""},
-		{"word inside a longer word at its end", extractor.FilterSpec{Exclude: []string{"Anzeige"}}, "Kleinanzeige", "", true, ""},
-		{"word before punctuation", extractor.FilterSpec{Exclude: []string{"sponsored"}}, "Great offer (Sponsored)", "", false, "exclude: sponsored"},
-		{"word in description", extractor.FilterSpec{Exclude: []string{"Sponsored"}}, "Great offer", "This post is sponsored by ACME.", false, "exclude: Sponsored"},
-		{"non-ASCII letters are word characters", extractor.FilterSpec{Exclude: []string{"Gemeinderat"}}, "Gemeinderatssitzung", "", true, ""},
-		{"word ending in a non-ASCII letter", extractor.FilterSpec{Exclude: []string{"Café"}}, "Das CAFÉ am Markt", "", false, "exclude: Café"},
-		{"non-ASCII letter after the word", extractor.FilterSpec{Exclude: []string{"Caf"}}, "Café", "", true, ""},
-		{"full case folding", extractor.FilterSpec{Exclude: []string{"Straße"}}, "STRASSE gesperrt", "", false, "exclude: Straße"},
-		{"digits are word characters", extractor.FilterSpec{Exclude: []string{"G7"}}, "G77 summit", "", true, ""},
-		{"phrase", extractor.FilterSpec{Exclude: []string{"paid  content"}}, "Paid content: new phones", "", false, "exclude: paid  content"},
-		{"a word of no letters needs no boundary", extractor.FilterSpec{Exclude: []string{"+++"}}, "News+++Eilmeldung", "", false, "exclude: +++"},
-		{"a later occurrence is whole", extractor.FilterSpec{Exclude: []string{"ad"}}, "Adam read the ad", "", false, "exclude: ad"},
-		{"include matches", extractor.FilterSpec{Include: []string{"Gemeinderat", "re:(?i)budget"}}, "Der Gemeinderat tagt", "", true, ""},
-		{"include by re", extractor.FilterSpec{Include: []string{"Gemeinderat", "re:(?i)budget"}}, "Budgets 2027", "", true, ""},
-		{"include misses", extractor.FilterSpec{Include: []string{"Gemeinderat", "re:(?i)budget"}}, "Sport am Sonntag", "", false, "include: none matched"},
-		{"re is case-sensitive by default", extractor.FilterSpec{Include: []string{"re:budget"}}, "Budget", "", false, "include: none matched"},
-		{"exclude after include", extractor.FilterSpec{Include: []string{"Budget"}, Exclude: []string{"Anzeige"}}, "Budget: Anzeige", "", false, "exclude: Anzeige"},
-		{"first exclude entry that matches is named", extractor.FilterSpec{Exclude: []string{"Werbung", "Anzeige", "re:^Anz"}}, "Anzeige", "", false, "exclude: Anzeige"},
-		{"re anchors each field", extractor.FilterSpec{Exclude: []string{"re:^Sale$"}}, "Big", "Sale", false, "exclude: re:^Sale$"},
+		{"no filter keeps", filter.Spec{}, "Anything", "", true, ""},
+		{"exclude word in title", filter.Spec{Exclude: []string{"Anzeige"}}, "ANZEIGE: Sofa zu verkaufen", "", false, "exclude: Anzeige"},
+		{"exclude is whole words", filter.Spec{Exclude: []string{"Anzeige"}}, "Neues im Anzeigenblatt", "", true, ""},
+		{"word inside a longer word at its end", filter.Spec{Exclude: []string{"Anzeige"}}, "Kleinanzeige", "", true, ""},
+		{"word before punctuation", filter.Spec{Exclude: []string{"sponsored"}}, "Great offer (Sponsored)", "", false, "exclude: sponsored"},
+		{"word in description", filter.Spec{Exclude: []string{"Sponsored"}}, "Great offer", "This post is sponsored by ACME.", false, "exclude: Sponsored"},
+		{"non-ASCII letters are word characters", filter.Spec{Exclude: []string{"Gemeinderat"}}, "Gemeinderatssitzung", "", true, ""},
+		{"word ending in a non-ASCII letter", filter.Spec{Exclude: []string{"Café"}}, "Das CAFÉ am Markt", "", false, "exclude: Café"},
+		{"non-ASCII letter after the word", filter.Spec{Exclude: []string{"Caf"}}, "Café", "", true, ""},
+		{"full case folding", filter.Spec{Exclude: []string{"Straße"}}, "STRASSE gesperrt", "", false, "exclude: Straße"},
+		{"digits are word characters", filter.Spec{Exclude: []string{"G7"}}, "G77 summit", "", true, ""},
+		{"phrase", filter.Spec{Exclude: []string{"paid  content"}}, "Paid content: new phones", "", false, "exclude: paid  content"},
+		{"a word of no letters needs no boundary", filter.Spec{Exclude: []string{"+++"}}, "News+++Eilmeldung", "", false, "exclude: +++"},
+		{"a later occurrence is whole", filter.Spec{Exclude: []string{"ad"}}, "Adam read the ad", "", false, "exclude: ad"},
+		{"include matches", filter.Spec{Include: []string{"Gemeinderat", "re:(?i)budget"}}, "Der Gemeinderat tagt", "", true, ""},
+		{"include by re", filter.Spec{Include: []string{"Gemeinderat", "re:(?i)budget"}}, "Budgets 2027", "", true, ""},
+		{"include misses", filter.Spec{Include: []string{"Gemeinderat", "re:(?i)budget"}}, "Sport am Sonntag", "", false, "include: none matched"},
+		{"re is case-sensitive by default", filter.Spec{Include: []string{"re:budget"}}, "Budget", "", false, "include: none matched"},
+		{"exclude after include", filter.Spec{Include: []string{"Budget"}, Exclude: []string{"Anzeige"}}, "Budget: Anzeige", "", false, "exclude: Anzeige"},
+		{"first exclude entry that matches is named", filter.Spec{Exclude: []string{"Werbung", "Anzeige", "re:^Anz"}}, "Anzeige", "", false, "exclude: Anzeige"},
+		{"re anchors each field", filter.Spec{Exclude: []string{"re:^Sale$"}}, "Big", "Sale", false, "exclude: re:^Sale$"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			f, err := extractor.CompileFilter(tt.spec)
+			f, err := filter.Compile(tt.spec)
 			if err != nil {
-				t.Fatalf("CompileFilter: %v", err)
+				t.Fatalf("Compile: %v", err)
 			}
 			doc := &schema.Document{Items: []schema.Item{{Index: 1, ID: "a", Title: tt.title, Description: tt.desc}}}
 			out := f.Apply(doc)
@@ -72,7 +73,7 @@ func TestFilterMatch(t *testing.T) {
 // TestFilterApply: kept items keep their order and indexes; the filtered
 // out ones are listed in page order.
 func TestFilterApply(t *testing.T) {
-	f, err := extractor.CompileFilter(extractor.FilterSpec{Exclude: []string{"Sponsored"}})
+	f, err := filter.Compile(filter.Spec{Exclude: []string{"Sponsored"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -91,7 +92,7 @@ func TestFilterApply(t *testing.T) {
 	if strings.Join(kept, ",") != "1 a,3 c" || strings.Join(dropped, ",") != "2 b,4 d" {
 		t.Fatalf("kept %v, dropped %v", kept, dropped)
 	}
-	var nilFilter *extractor.Filter
+	var nilFilter *filter.Filter
 	doc2 := &schema.Document{Items: []schema.Item{{Index: 1, Title: "x"}}}
 	if out := nilFilter.Apply(doc2); out != nil || len(doc2.Items) != 1 {
 		t.Fatalf("a nil filter dropped %v", out)
@@ -112,7 +113,7 @@ func TestFilterDescriptionText(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	f, err := extractor.CompileFilter(extractor.FilterSpec{Exclude: []string{"sponsored"}})
+	f, err := filter.Compile(filter.Spec{Exclude: []string{"sponsored"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -126,26 +127,26 @@ func TestFilterDescriptionText(t *testing.T) {
 // and position: a bad re: expression, an empty word, too long an entry,
 // too many entries, an expression that compiles too large.
 func TestCompileFilterErrors(t *testing.T) {
-	many := make([]string, extractor.MaxFilterEntries+1)
+	many := make([]string, filter.MaxEntries+1)
 	for i := range many {
 		many[i] = fmt.Sprint("w", i)
 	}
 	tests := []struct {
 		name string
-		spec extractor.FilterSpec
+		spec filter.Spec
 		want []string
 	}{
-		{"bad re", extractor.FilterSpec{Exclude: []string{"ok", "re:(budget"}}, []string{`exclude[1]: "re:(budget": not an RE2 expression: missing closing ): ` + "`(budget`"}},
-		{"empty word", extractor.FilterSpec{Include: []string{"  "}}, []string{"include[0]: an empty word matches nothing; remove it or write a word"}},
-		{"empty re", extractor.FilterSpec{Include: []string{"re:"}}, []string{`include[0]: "re:": has no expression after re:`}},
-		{"too long", extractor.FilterSpec{Include: []string{strings.Repeat("x", extractor.MaxFilterEntryBytes+1)}}, []string{"include[0]: 257 bytes, more than the 256 an entry may have"}},
-		{"too many", extractor.FilterSpec{Exclude: many}, []string{"exclude: 65 entries, more than the 64 a list may have"}},
-		{"too large", extractor.FilterSpec{Exclude: []string{`re:(?:\pL\pN\pL\pN\pL){300}`}}, []string{`exclude[0]: "re:(?:\\pL\\pN\\pL\\pN\\pL){300}": too complex an expression`}},
-		{"several", extractor.FilterSpec{Include: []string{""}, Exclude: []string{"re:["}}, []string{"include[0]: an empty word", `exclude[0]: "re:[": not an RE2 expression`}},
+		{"bad re", filter.Spec{Exclude: []string{"ok", "re:(budget"}}, []string{`exclude[1]: "re:(budget": not an RE2 expression: missing closing ): ` + "`(budget`"}},
+		{"empty word", filter.Spec{Include: []string{"  "}}, []string{"include[0]: an empty word matches nothing; remove it or write a word"}},
+		{"empty re", filter.Spec{Include: []string{"re:"}}, []string{`include[0]: "re:": has no expression after re:`}},
+		{"too long", filter.Spec{Include: []string{strings.Repeat("x", filter.MaxEntryBytes+1)}}, []string{"include[0]: 257 bytes, more than the 256 an entry may have"}},
+		{"too many", filter.Spec{Exclude: many}, []string{"exclude: 65 entries, more than the 64 a list may have"}},
+		{"too large", filter.Spec{Exclude: []string{`re:(?:\pL\pN\pL\pN\pL){300}`}}, []string{`exclude[0]: "re:(?:\\pL\\pN\\pL\\pN\\pL){300}": too complex an expression`}},
+		{"several", filter.Spec{Include: []string{""}, Exclude: []string{"re:["}}, []string{"include[0]: an empty word", `exclude[0]: "re:[": not an RE2 expression`}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			_, err := extractor.CompileFilter(tt.spec)
+			_, err := filter.Compile(tt.spec)
 			if err == nil {
 				t.Fatal("no error")
 			}
@@ -159,9 +160,9 @@ func TestCompileFilterErrors(t *testing.T) {
 				t.Fatalf("%d errors (%v), want %d", len(errs), err, len(tt.want))
 			}
 			for i, e := range errs {
-				var fe *extractor.FilterError
+				var fe *filter.Error
 				if !errors.As(e, &fe) {
-					t.Fatalf("error %d %v is no *FilterError", i, e)
+					t.Fatalf("error %d %v is no *Error", i, e)
 				}
 				if !strings.HasPrefix(e.Error(), tt.want[i]) {
 					t.Errorf("error %d:\n got %s\nwant %s…", i, e, tt.want[i])
@@ -177,11 +178,11 @@ func TestFilterCostLinear(t *testing.T) {
 	if testing.Short() {
 		t.Skip("cost test")
 	}
-	words := make([]string, extractor.MaxFilterEntries)
+	words := make([]string, filter.MaxEntries)
 	for i := range words {
 		words[i] = strings.Repeat("a", 200) + fmt.Sprint(i)
 	}
-	f, err := extractor.CompileFilter(extractor.FilterSpec{Exclude: words})
+	f, err := filter.Compile(filter.Spec{Exclude: words})
 	if err != nil {
 		t.Fatal(err)
 	}

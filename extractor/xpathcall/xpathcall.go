@@ -1,4 +1,8 @@
-package extractor
+// Package xpathcall evaluates an XPath expression whose outermost part is
+// a call of a string function (concat, normalize-space, substring-after…)
+// as XPath 1.0 says: every argument from the same context node. The
+// extractor's field selectors use it (see [Call]).
+package xpathcall
 
 import (
 	"fmt"
@@ -12,7 +16,7 @@ import (
 	"golang.org/x/net/html"
 )
 
-// xpathCall is an XPath expression whose outermost part is a call of a
+// Call is an XPath expression whose outermost part is a call of a
 // string function (concat, normalize-space, substring-after…), evaluated
 // here rather than by github.com/antchfx/xpath. That library evaluates a
 // function's arguments one after the other on one navigator, which a
@@ -22,22 +26,22 @@ import (
 // every argument with the same context node, so here each argument that is
 // not a literal or another such call is compiled apart and evaluated on a
 // fresh navigator at the context node.
-type xpathCall struct {
+type Call struct {
 	name string
-	args []xpathArg
+	args []arg
 }
 
-// xpathArg is one argument: a literal, a nested call, or any other
+// arg is one argument: a literal, a nested call, or any other
 // expression.
-type xpathArg struct {
+type arg struct {
 	lit  *string
-	call *xpathCall
+	call *Call
 	expr *xpath.Expr
 }
 
-// xpathStringFuncs are the functions evaluated here, with their arity
+// stringFuncs are the functions evaluated here, with their arity
 // (max -1: any number).
-var xpathStringFuncs = map[string]struct{ min, max int }{
+var stringFuncs = map[string]struct{ min, max int }{
 	"concat":           {2, -1},
 	"normalize-space":  {0, 1},
 	"substring-after":  {2, 2},
@@ -49,17 +53,17 @@ var xpathStringFuncs = map[string]struct{ min, max int }{
 	"starts-with":      {2, 2},
 }
 
-// parseXPathCall reads expr as a call of one of xpathStringFuncs; ok is
+// Parse reads expr as a call of one of stringFuncs; ok is
 // false when it is anything else (the library evaluates it then). Each
 // argument is compiled, so an error is a real one.
-func parseXPathCall(expr string) (c *xpathCall, ok bool, err error) {
+func Parse(expr string) (c *Call, ok bool, err error) {
 	expr = strings.TrimSpace(expr)
 	open := strings.IndexByte(expr, '(')
 	if open < 0 || !strings.HasSuffix(expr, ")") {
 		return nil, false, nil
 	}
 	name := strings.TrimSpace(expr[:open])
-	arity, known := xpathStringFuncs[name]
+	arity, known := stringFuncs[name]
 	if !known {
 		return nil, false, nil
 	}
@@ -70,29 +74,29 @@ func parseXPathCall(expr string) (c *xpathCall, ok bool, err error) {
 	if len(parts) < arity.min || arity.max >= 0 && len(parts) > arity.max {
 		return nil, false, fmt.Errorf("%s() takes %s arguments, not %d", name, arityText(arity.min, arity.max), len(parts))
 	}
-	c = &xpathCall{name: name}
+	c = &Call{name: name}
 	for _, p := range parts {
 		p = strings.TrimSpace(p)
 		if p == "" {
 			return nil, false, fmt.Errorf("%s(): an empty argument", name)
 		}
 		if lit, isLit := xpathLiteral(p); isLit {
-			c.args = append(c.args, xpathArg{lit: &lit})
+			c.args = append(c.args, arg{lit: &lit})
 			continue
 		}
-		inner, isCall, err := parseXPathCall(p)
+		inner, isCall, err := Parse(p)
 		if err != nil {
 			return nil, false, err
 		}
 		if isCall {
-			c.args = append(c.args, xpathArg{call: inner})
+			c.args = append(c.args, arg{call: inner})
 			continue
 		}
-		xp, err := compileXPathLib(p)
+		xp, err := Compile(p)
 		if err != nil {
 			return nil, false, err
 		}
-		c.args = append(c.args, xpathArg{expr: xp})
+		c.args = append(c.args, arg{expr: xp})
 	}
 	return c, true, nil
 }
@@ -150,11 +154,13 @@ func xpathLiteral(s string) (string, bool) {
 	return "", false
 }
 
-// eval evaluates the call with ctx as the context node.
-func (c *xpathCall) eval(doc, ctx *html.Node, b *xpBudget) string {
+// Eval evaluates the call with ctx as the context node; nav gives a fresh
+// navigator positioned on ctx (in ctx's whole document) for each argument
+// that is a path, so that the caller can count its moves.
+func (c *Call) Eval(ctx *html.Node, nav func() xpath.NodeNavigator) string {
 	args := make([]string, len(c.args))
 	for i, a := range c.args {
-		args[i] = a.eval(doc, ctx, b)
+		args[i] = a.eval(ctx, nav)
 	}
 	switch c.name {
 	case "concat":
@@ -193,19 +199,19 @@ func (c *xpathCall) eval(doc, ctx *html.Node, b *xpBudget) string {
 
 // eval returns the argument's string value (XPath's string()): a node-set
 // gives its first node's string value.
-func (a xpathArg) eval(doc, ctx *html.Node, b *xpBudget) (s string) {
+func (a arg) eval(ctx *html.Node, nav func() xpath.NodeNavigator) (s string) {
 	switch {
 	case a.lit != nil:
 		return *a.lit
 	case a.call != nil:
-		return a.call.eval(doc, ctx, b)
+		return a.call.Eval(ctx, nav)
 	}
 	defer func() {
 		if recover() != nil { // the library panics on some type errors at run time
 			s = ""
 		}
 	}()
-	switch v := a.expr.Evaluate(budgetNav(doc, ctx, b)).(type) { // b (may be nil) bounds its moves
+	switch v := a.expr.Evaluate(nav()).(type) { // nav may count and bound its moves
 	case *xpath.NodeIterator:
 		if v.MoveNext() {
 			return v.Current().Value()
@@ -214,7 +220,7 @@ func (a xpathArg) eval(doc, ctx *html.Node, b *xpBudget) (s string) {
 	case string:
 		return v
 	case float64:
-		return xpathNumber(v)
+		return Number(v)
 	case bool:
 		return strconv.FormatBool(v)
 	}
@@ -293,4 +299,23 @@ func xpathTranslate(s, from, to string) string {
 		b.WriteRune(r)
 	}
 	return b.String()
+}
+
+// Number formats a number as XPath's string() does for the usual cases.
+func Number(v float64) string {
+	if v == float64(int64(v)) {
+		return fmt.Sprintf("%d", int64(v))
+	}
+	return fmt.Sprintf("%g", v)
+}
+
+// Compile compiles an expression with github.com/antchfx/xpath,
+// turning the library's panics on hostile input into errors.
+func Compile(expr string) (xp *xpath.Expr, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			xp, err = nil, fmt.Errorf("%v", r)
+		}
+	}()
+	return xpath.Compile(expr)
 }

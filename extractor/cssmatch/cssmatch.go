@@ -1,4 +1,7 @@
-package extractor
+// Package cssmatch evaluates CSS selectors in time linear in the page
+// (github.com/andybalholm/cascadia backtracks on combinators); the
+// extractor's selectors use it. See [Compile] and [Selector.Run].
+package cssmatch
 
 import (
 	"errors"
@@ -43,8 +46,8 @@ import (
 // maxChainSteps bounds the compound selectors of one chain (one bit each).
 const maxChainSteps = 64
 
-// cssSel is a compiled CSS selector group.
-type cssSel struct {
+// Selector is a compiled CSS selector group.
+type Selector struct {
 	groups   []*cssGroup // inner groups (arguments of :not, :has, :haschild) before the groups that use them; the last is the selector
 	nth      bool        // some step uses sibling positions
 	nthType  bool        // ... of the same type
@@ -90,10 +93,10 @@ type cssSimple struct {
 	rx           *regexp.Regexp
 }
 
-// compileCSS compiles a selector group (already accepted by cascadia.ParseGroup
+// Compile compiles a selector group (already accepted by cascadia.ParseGroup
 // as whole, which is passed as want) for linear evaluation.
-func compileCSS(src string, want cascadia.SelectorGroup) (*cssSel, error) {
-	c := &cssSel{}
+func Compile(src string, want cascadia.SelectorGroup) (*Selector, error) {
+	c := &Selector{}
 	p := &cssParser{s: src, sel: c}
 	g, err := p.group(0)
 	if err == nil && p.i < len(p.s) {
@@ -118,6 +121,16 @@ func compileCSS(src string, want cascadia.SelectorGroup) (*cssSel, error) {
 	}
 	return c, nil
 }
+
+// Costly reports whether some step reads an element's text or walks its
+// ancestors (:contains, :matches, :lang, :enabled, :disabled): such a
+// selector is counted against the limit given to [Selector.Run].
+func (c *Selector) Costly() bool { return c.costly }
+
+// FastPath is cascadia's own matcher when the selector is one compound of
+// simple selectors that each test one element in constant time (no walk
+// of the page is needed: match each node); nil otherwise.
+func (c *Selector) FastPath() cascadia.Matcher { return c.fastPath }
 
 // String writes the group as cascadia's serialization does.
 func (g *cssGroup) String() string {
@@ -151,7 +164,7 @@ func (g *cssGroup) String() string {
 type cssParser struct {
 	s     string
 	i     int
-	sel   *cssSel
+	sel   *Selector
 	depth int
 }
 
@@ -594,12 +607,12 @@ func (p *cssParser) pseudo(depth int) (*cssSimple, error) {
 	return nil, nil
 }
 
-// errCost is a selector's evaluation stopped by its budget.
-var errCost = errors.New("the selector costs too much on this page")
+// ErrCost is a selector's evaluation stopped by its budget.
+var ErrCost = errors.New("the selector costs too much on this page")
 
-// costError says what was too costly and what to do.
-func costError(budget int64) error {
-	return fmt.Errorf("%w: it needs more than %d steps (a bound proportional to the page's nodes); use fewer nested predicates, :has(), :contains() or descendant steps", errCost, budget)
+// CostError says what was too costly and what to do.
+func CostError(budget int64) error {
+	return fmt.Errorf("%w: it needs more than %d steps (a bound proportional to the page's nodes); use fewer nested predicates, :has(), :contains() or descendant steps", ErrCost, budget)
 }
 
 // costPanic aborts a walk that exceeded its budget.
@@ -607,7 +620,7 @@ type costPanic struct{}
 
 // cssRun is one evaluation of a selector over a whole tree.
 type cssRun struct {
-	sel    *cssSel
+	sel    *Selector
 	root   *html.Node
 	budget int64 // units left for the costly pseudo-classes
 	limit  int64
@@ -631,9 +644,9 @@ type positions struct {
 	posType, totalType int
 }
 
-// run evaluates the selector on the tree of root: the nodes it matches in
+// Run evaluates the selector on the tree of root: the nodes it matches in
 // document order (root itself included when it matches).
-func (c *cssSel) run(root *html.Node, limit int64) (out []*html.Node, err error) {
+func (c *Selector) Run(root *html.Node, limit int64) (out []*html.Node, err error) {
 	r := &cssRun{sel: c, root: root, budget: limit, limit: limit}
 	r.res = make([][]bool, len(c.groups))
 	r.has = make([][]bool, len(c.groups))
@@ -643,7 +656,7 @@ func (c *cssSel) run(root *html.Node, limit int64) (out []*html.Node, err error)
 			if _, ok := v.(costPanic); !ok {
 				panic(v)
 			}
-			out, err = nil, costError(r.limit)
+			out, err = nil, CostError(r.limit)
 		}
 	}()
 	for _, g := range c.groups {
