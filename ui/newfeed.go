@@ -149,6 +149,17 @@ func (s *Server) postNewAdd(c echo.Context) error {
 		form.Errors.add(fieldID, fmt.Sprintf("%q is already the id of %s; choose another", form.ID, redact.URL(d.Resource.URL)))
 	}
 	body := form.definition()
+	if len(form.Errors) == 0 && kept {
+		// A block that yields nothing here would register a feed that
+		// never has an item: refused beside the block.
+		if cd := s.tryBlock(p, form.Select, s.now()); cd.Total == 0 {
+			what := "This block yields no item on the fetched page"
+			if form.Select == "" {
+				what = "The page's annotations yield no item"
+			}
+			form.Errors.add(fieldSelect, what+"; nothing was added. "+cd.Error)
+		}
+	}
 	if len(form.Errors) == 0 {
 		if _, _, err := api.RegisterDefinition(ctx, reg, form.ID, body); err != nil {
 			definitionErrors(err, form.Errors)
