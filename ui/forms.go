@@ -44,6 +44,15 @@ func (fe fieldErrors) add(field, msg string) {
 	fe[field] = msg
 }
 
+// merge adds other's messages, each once.
+func (fe fieldErrors) merge(other fieldErrors) {
+	for field, msg := range other {
+		if prev, ok := fe[field]; !ok || !strings.Contains(prev, msg) {
+			fe.add(field, msg)
+		}
+	}
+}
+
 // pageURL reads and checks the url field: an absolute http(s) URL.
 func pageURL(raw string) (string, error) {
 	raw = strings.TrimSpace(raw)

@@ -18,8 +18,10 @@ import (
 	"github.com/dynamo-rss/dynamo/internal/humantime"
 	"github.com/dynamo-rss/dynamo/internal/redact"
 	"log/slog"
+	"net"
 	"net/http"
 	"net/url"
+	"strings"
 	"time"
 
 	"github.com/labstack/echo/v4"
@@ -62,6 +64,7 @@ type offerPage struct {
 	Feeds       []pageFeed
 	Preview     *candidate // the edited block's items, after Preview
 	Proposals   []candidate
+	Followed    []followedPage // resources that already follow this page
 	SuggestErr  string
 	Policies    []string
 }
@@ -145,9 +148,7 @@ func (s *Server) postNewAdd(c echo.Context) error {
 		form.URL = p.Requested
 	}
 	ctx := c.Request().Context()
-	if d, ok := reg.Definition(form.ID); ok && form.ID != "" {
-		form.Errors.add(fieldID, fmt.Sprintf("%q is already the id of %s; choose another", form.ID, redact.URL(d.Resource.URL)))
-	}
+	s.checkIDFree(&form)
 	body := form.definition()
 	if len(form.Errors) == 0 && kept {
 		// A block that yields nothing here would register a feed that
@@ -218,8 +219,10 @@ func (s *Server) renderOffer(c echo.Context, code int, p *fetchedPage, form addF
 		if form.Policy != "" || form.ID != "" || form.Weight != "" || form.Interval != "" {
 			f.ID, f.Policy, f.Interval, f.Weight = cmp.Or(form.ID, proposedID), form.Policy, form.Interval, form.Weight
 		}
+		s.checkIDFree(&f)
 		return f
 	}
+	page.Followed = s.following(p.Requested, p.URL)
 	page.Annotations = s.tryBlock(p, "", now)
 	page.Annotations.Anchor, page.Annotations.Label = "annotations", "Its annotations"
 	page.Annotations.Add = defaults("")
@@ -251,29 +254,92 @@ func (s *Server) renderOffer(c echo.Context, code int, p *fetchedPage, form addF
 	case from == "" && len(form.Errors) == 0: // a page just fetched
 	case target != nil: // an add form of the page sent back with its errors
 		target.Add = defaults(target.Block)
-		target.Add.Errors = form.Errors
+		target.Add.Errors.merge(form.Errors)
 	default: // a preview, or an add form of a preview
 		cd := s.tryBlock(p, form.Select, now)
 		cd.Anchor, cd.Label = "preview", "Your block"
 		cd.Add = defaults(form.Select)
-		cd.Add.Errors = form.Errors
+		cd.Add.Errors.merge(form.Errors)
 		page.Preview = &cd
 	}
 	return s.renderPage(c, code, "offer.html", page)
 }
 
 // proposeID proposes an id for a page from its URL (host and path, as
-// self-registration does), unique among the registry's.
+// self-registration derives it). It is never changed to make it unique:
+// an id in use is an error beside the id field (checkIDFree), for the
+// person to choose another.
 func (s *Server) proposeID(raw string) string {
 	u, err := url.Parse(raw)
 	if err != nil {
 		return "page"
 	}
-	taken := func(string) bool { return false }
-	if s.opts.Registry != nil {
-		taken = func(id string) bool { _, ok := s.opts.Registry.Definition(id); return ok }
+	return api.DeriveID(u, func(string) bool { return false })
+}
+
+// checkIDFree adds the error of an id in use to the form's id field.
+func (s *Server) checkIDFree(f *addForm) {
+	if s.opts.Registry == nil || f.ID == "" {
+		return
 	}
-	return api.DeriveID(u, taken)
+	if d, ok := s.opts.Registry.Definition(f.ID); ok {
+		f.Errors.add(fieldID, fmt.Sprintf("%q is already the id of %s; choose another", f.ID, redact.URL(d.Resource.URL)))
+	}
+}
+
+// followedPage is a resource that already follows the page fetched.
+type followedPage struct {
+	ID   string
+	View string // its /view href
+}
+
+// following lists the resources whose URL is, after normalization
+// (sameURL), one of urls: the URL typed in or the one after redirects.
+func (s *Server) following(urls ...string) []followedPage {
+	if s.opts.Registry == nil {
+		return nil
+	}
+	var out []followedPage
+	for _, d := range s.opts.Registry.Definitions() {
+		for _, u := range urls {
+			if u != "" && sameURL(d.Resource.URL, u) {
+				out = append(out, followedPage{ID: d.Resource.ID, View: api.ViewHref(d.Resource.ID)})
+				break
+			}
+		}
+	}
+	return out
+}
+
+// sameURL reports whether two URLs name the same page for /new's "already
+// followed": the same after the scheme and host are lower-cased, a default
+// port (80 for http, 443 for https) and the fragment are dropped, and a
+// trailing slash of the path is ignored ("" and "/" alike, "/a/" and "/a").
+// The path's case and the query count: servers tell them apart.
+func sameURL(a, b string) bool {
+	na, okA := normalURL(a)
+	nb, okB := normalURL(b)
+	return okA && okB && na == nb
+}
+
+// normalURL is the form of raw that sameURL compares.
+func normalURL(raw string) (string, bool) {
+	u, err := url.Parse(strings.TrimSpace(raw))
+	if err != nil || u.Host == "" {
+		return "", false
+	}
+	scheme, host := strings.ToLower(u.Scheme), strings.ToLower(u.Hostname())
+	port := u.Port()
+	if (scheme == "http" && port == "80") || (scheme == "https" && port == "443") {
+		port = ""
+	}
+	if port != "" {
+		host = net.JoinHostPort(host, port)
+	} else if strings.Contains(host, ":") {
+		host = "[" + host + "]"
+	}
+	path := strings.TrimSuffix(u.EscapedPath(), "/")
+	return scheme + "://" + host + path + "?" + u.RawQuery, true
 }
 
 // tryBlock extracts the kept page with a select block ("" = with its

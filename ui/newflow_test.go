@@ -1,7 +1,10 @@
 package ui
 
 import (
+	"context"
+	"github.com/dynamo-rss/dynamo/api"
 	"net/http"
+	"net/url"
 	"strings"
 	"testing"
 
@@ -57,5 +60,55 @@ func TestAddRefusesEmptyBlock(t *testing.T) {
 	msg := strings.Index(sec, "no item")
 	if ta < 0 || msg < 0 || !strings.Contains(sec, `id="select-preview-error"`) {
 		t.Errorf("the refusal is not beside the block:\n%s", sec)
+	}
+}
+
+// TestOfferSaysAlreadyFollowed: a page already followed (its URL written
+// otherwise) is said so with a link to its view; a proposed id in use is
+// an error beside the id field, never changed to another.
+func TestOfferSaysAlreadyFollowed(t *testing.T) {
+	env := newPagesEnv(t)
+	ctx := context.Background()
+	written := strings.Replace(env.origin.URL, "http://", "HTTP://", 1) + "/list.html/#top"
+	if _, _, err := api.RegisterDefinition(ctx, env.reg, "town", []byte(`{"url":"`+written+`"}`)); err != nil {
+		t.Fatal(err)
+	}
+	u, _ := url.Parse(env.origin.URL + "/list.html")
+	proposed := api.DeriveID(u, func(string) bool { return false })
+	if _, _, err := api.RegisterDefinition(ctx, env.reg, proposed, []byte(`{"url":"https://example.org/other.html"}`)); err != nil {
+		t.Fatal(err)
+	}
+	b := fetchList(t, env)
+	if !strings.Contains(section(b, "page"), `href="/view/town"`) || !strings.Contains(b.Body, "already follow") {
+		t.Errorf("the offer does not say the page is followed as town:\n%s", section(b, "page"))
+	}
+	add := b.Form("/new/add", "id", "select")
+	if got := add.Values.Get("id"); got != proposed {
+		t.Errorf("proposed id %q, want %q (never another)", got, proposed)
+	}
+	sec := section(b, "p1")
+	if i, j := strings.Index(sec, `name="id"`), strings.Index(sec, "already the id of"); i < 0 || j < i {
+		t.Errorf("no error beside the id field:\n%s", sec)
+	}
+	if code := b.Submit(add); code != http.StatusUnprocessableEntity {
+		t.Errorf("add with the proposed id in use: %d, want 422", code)
+	}
+}
+
+func TestSameURL(t *testing.T) {
+	for _, tc := range []struct {
+		a, b string
+		same bool
+	}{
+		{"https://Example.ORG:443/a/#x", "https://example.org/a", true},
+		{"http://example.org:80", "http://example.org/", true},
+		{"http://example.org/a?x=1", "http://example.org/a?x=2", false},
+		{"http://example.org/a", "https://example.org/a", false},
+		{"http://example.org:8080/a", "http://example.org/a", false},
+		{"http://example.org/A", "http://example.org/a", false},
+	} {
+		if got := sameURL(tc.a, tc.b); got != tc.same {
+			t.Errorf("sameURL(%q, %q) = %v", tc.a, tc.b, got)
+		}
 	}
 }
