@@ -78,7 +78,9 @@ type candidate struct {
 	Block       string // the select block; "" = the page's annotations
 	Channel     string
 	Items       []feedPageItem
-	Total       int
+	Total       int      // the items the block yields: the one count shown
+	Count       string   // Total for people: "1 item", "17 items"
+	Where       string   // where the list sits ("under “The latest”"); "" unknown
 	Diagnostics []string // LINE:COL: severity: message, as dynamo lint prints them
 	Error       string   // why the block yields no feed
 	Add         addForm
@@ -233,7 +235,8 @@ func (s *Server) renderOffer(c echo.Context, code int, p *fetchedPage, form addF
 	page.Feeds = offer.Feeds
 	for i, pr := range offer.Proposals {
 		cd := s.tryBlock(p, pr.Block, now)
-		cd.Anchor, cd.Reason = fmt.Sprintf("p%d", i+1), pr.Reason
+		cd.Anchor, cd.Where = fmt.Sprintf("p%d", i+1), pr.Where
+		cd.Reason = reasonRest(pr.Reason, pr.Count, pr.Where)
 		cd.Label = "Best proposal"
 		if i > 0 {
 			cd.Label = fmt.Sprintf("Alternative %d", i)
@@ -377,6 +380,7 @@ func (s *Server) tryBlock(p *fetchedPage, block string, now time.Time) candidate
 	}
 	doc := res.Document
 	cd.Channel, cd.Total = doc.Channel.Title, len(doc.Items)
+	cd.Count = countNoun(cd.Total, "item", "items")
 	for i := range doc.Items[:min(firstItems, len(doc.Items))] {
 		it := &doc.Items[i]
 		link := redact.URL(it.Link) // resolved against the page's URL, with its credentials if it has any
@@ -411,4 +415,25 @@ func (s *Server) firstPoll(ctx context.Context, id string) (api.ResourceStatus, 
 		return fp.FirstPoll(ctx, id)
 	}
 	return s.opts.Poller.PollNow(ctx, id)
+}
+
+// countNoun is n with its noun, singular or plural: "1 item", "2 items",
+// "0 items".
+func countNoun(n int, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return fmt.Sprintf("%d %s", n, many)
+}
+
+// reasonRest is a proposal's reason without what the page shows apart:
+// its "best: " mark, its item count (suggest's, which the page replaces by
+// the count of the items shown, one count everywhere) and where it sits.
+func reasonRest(reason string, count int, where string) string {
+	r := strings.TrimPrefix(reason, "best: ")
+	r = strings.TrimPrefix(r, fmt.Sprintf("%d items", count))
+	if where != "" {
+		r = strings.TrimPrefix(strings.TrimPrefix(r, " "), where)
+	}
+	return strings.TrimSpace(strings.TrimPrefix(r, ","))
 }

@@ -3,8 +3,10 @@ package ui
 import (
 	"context"
 	"github.com/dynamo-rss/dynamo/api"
+	"html"
 	"net/http"
 	"net/url"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -109,6 +111,44 @@ func TestSameURL(t *testing.T) {
 	} {
 		if got := sameURL(tc.a, tc.b); got != tc.same {
 			t.Errorf("sameURL(%q, %q) = %v", tc.a, tc.b, got)
+		}
+	}
+}
+
+// TestProposalSaysWhereAndCount: each proposal says where it sits and how
+// many items it has, the same number wherever it is shown, plurals right.
+func TestProposalSaysWhereAndCount(t *testing.T) {
+	env := newPagesEnv(t)
+	offer, err := suggestOffer(api.Page{Body: []byte(listPage), URL: env.origin.URL + "/list.html", ContentType: "text/html"})
+	if err != nil || len(offer.Proposals) == 0 {
+		t.Fatalf("suggest: %v, %d proposals", err, len(offer.Proposals))
+	}
+	best := offer.Proposals[0]
+	b := fetchList(t, env)
+	sec := regexp.MustCompile(`<[^>]*>`).ReplaceAllString(section(b, "p1"), "")
+	want := countNoun(best.Count, "item", "items") + " " + html.EscapeString(best.Where)
+	if best.Where == "" || !strings.Contains(sec, want) {
+		t.Errorf("p1 does not say %q:\n%s", want, sec)
+	}
+	for _, m := range regexp.MustCompile(`(\d+) items?\b`).FindAllStringSubmatch(b.Body, -1) {
+		if m[1] != "4" && !strings.Contains(m[0], "filtered") {
+			// every count of the list is 4; the menu's proposals have their own
+			if !strings.Contains(b.Body, `id="p2"`) {
+				t.Errorf("a count %q on a page whose only list has 4", m[0])
+			}
+		}
+	}
+	if strings.Contains(b.Body, "1 items") {
+		t.Error(`"1 items" on the page`)
+	}
+	b.Get("/new")
+	b.Submit(b.Form("/new", "url"), "url", env.origin.URL+"/club.html")
+	if !strings.Contains(section(b, "annotations"), "1 item;") {
+		t.Errorf("the annotations' one item is not said so:\n%s", section(b, "annotations"))
+	}
+	for n, want := range map[int]string{0: "0 items", 1: "1 item", 2: "2 items"} {
+		if got := countNoun(n, "item", "items"); got != want {
+			t.Errorf("countNoun(%d) = %q", n, got)
 		}
 	}
 }
