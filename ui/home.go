@@ -29,6 +29,7 @@ func parsePages() (map[string]*template.Template, error) {
 		"duration": humantime.Duration,
 		"bytes":    humanBytes,
 		"args":     candidateArgs,
+		"plural":   plural,
 	}).ParseFS(templateFS, "templates/layout.html", "templates/formparts.html")
 	if err != nil {
 		return nil, err
@@ -60,11 +61,13 @@ type homeResource struct {
 	Updated     humantime.Time // latest stored version
 	LastPoll    humantime.Time
 	NextPoll    humantime.Time
-	Policy      string
+	Policy      string // the poller's name of it: smart, flat, budget
+	HowOften    string // how often to check, in words: "every 15 minutes"
 	Interval    time.Duration
 	Tau         time.Duration
 	Alpha       string
 	LastOutcome string
+	Outcome     string // the last outcome in words
 	LastError   string
 	Diagnostics []string // the last extraction's diagnostics
 	Polls       int64
@@ -120,9 +123,99 @@ func (s *Server) fillStatus(r *homeResource, st api.ResourceStatus, now time.Tim
 		}
 	}
 	r.LastOutcome = st.LastOutcome
+	r.Outcome = outcomeWords(st.LastOutcome)
+	r.HowOften = howOften(st.Policy, st.Interval)
 	r.LastError = redact.Text(st.LastError)
 	r.Diagnostics = redact.Texts(st.Diagnostics)
 	r.Polls, r.Changes, r.Errors = st.Polls, st.Changes, st.Errors
+}
+
+// howOften says in words how often a policy checks the page, with the
+// interval it chose for the next check: the poller's names (smart, flat,
+// budget) mean nothing to a person.
+func howOften(policy string, interval time.Duration) string {
+	now := ""
+	if interval > 0 {
+		now = " (now " + everyWords(interval) + ")"
+	}
+	switch policy {
+	case "smart":
+		return "automatically, as often as the page changes" + now
+	case "budget":
+		return "from the shared daily budget" + now
+	}
+	if interval <= 0 {
+		return "—"
+	}
+	return everyWords(interval)
+}
+
+// everyWords says a duration as a period: "every hour", "every 15
+// minutes", "every 1 hour 30 minutes".
+func everyWords(d time.Duration) string {
+	d = d.Round(time.Second)
+	units := []struct {
+		d         time.Duration
+		one, many string
+	}{{24 * time.Hour, "day", "days"}, {time.Hour, "hour", "hours"}, {time.Minute, "minute", "minutes"}, {time.Second, "second", "seconds"}}
+	var parts []string
+	for _, u := range units {
+		if n := int64(d / u.d); n > 0 {
+			parts = append(parts, pluralN(n, u.one, u.many))
+			d -= time.Duration(n) * u.d
+		}
+	}
+	switch {
+	case len(parts) == 0:
+		return "continuously"
+	case len(parts) == 1 && strings.HasPrefix(parts[0], "1 "):
+		return "every " + strings.TrimPrefix(parts[0], "1 ") // every hour
+	}
+	return "every " + strings.Join(parts, " ")
+}
+
+// outcomeWords says the poller's outcome of a check in words.
+func outcomeWords(outcome string) string {
+	switch outcome {
+	case "":
+		return "not checked yet"
+	case "changed":
+		return "changed: a new version stored"
+	case "unchanged":
+		return "no change"
+	case "not-modified":
+		return "no change (the server said 304 Not Modified)"
+	case "error":
+		return "failed"
+	case "not-annotated":
+		return "failed: the page is not annotated"
+	case "robots-denied":
+		return "not fetched: the site's robots.txt forbids it"
+	case "disk_full":
+		return "changed, but not stored: the disk is full"
+	}
+	return outcome
+}
+
+// plural counts a thing in words: "1 problem", "2 problems". n is any
+// integer a template has (len, int, int64).
+func plural(n any, one, many string) (string, error) {
+	switch v := n.(type) {
+	case int:
+		return pluralN(int64(v), one, many), nil
+	case int64:
+		return pluralN(v, one, many), nil
+	case uint64:
+		return pluralN(int64(v), one, many), nil //nolint:gosec // counts
+	}
+	return "", fmt.Errorf("plural: %T is not a count", n)
+}
+
+func pluralN(n int64, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return strconv.FormatInt(n, 10) + " " + many
 }
 
 // fillStored sets what the store knows of a resource.

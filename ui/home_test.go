@@ -102,9 +102,9 @@ func TestHomeListsEveryResource(t *testing.T) {
 		text[htmlAttr(sec, "data-rssid")] = strings.Join(strings.Fields(htmlText(sec)), " ")
 	}
 	for id, wants := range map[string][]string{
-		"news":  {"Our News & Views", "What happened <today>", "Versions 7, latest 3m ago", "Policy flat", "Interval 15m", "Last poll 1m ago", "Next poll in 14m", "changed", "9 / 7 / 0"},
-		"forum": {"Policy smart", "Interval 42m", "Estimate τ 40m", "α 0.37 (auto)", "Next poll in 40m", "Last error: GET https://example.org/forum/: 503", "3 / 0 / 3", "Versions 0"},
-		"old":   {"Old page", "not configured any more", "Versions 2, latest 2d ago"},
+		"news":  {"Our News & Views", "What happened <today>", "Stored 7 versions, latest 3m ago", "How often to check every 15 minutes", "Last checked 1m ago", "Next check in 14m", "changed", "9 checks, 7 changed, 0 failed"},
+		"forum": {"How often to check automatically, as often as the page changes (now every 42 minutes)", "Next check in 40m", "Last error: GET https://example.org/forum/: 503", "3 checks, 0 changed, 3 failed", "Stored 0 versions"},
+		"old":   {"Old page", "not configured any more", "Stored 2 versions, latest 2d ago"},
 	} {
 		for _, w := range wants {
 			if !strings.Contains(text[id], w) {
@@ -112,8 +112,8 @@ func TestHomeListsEveryResource(t *testing.T) {
 			}
 		}
 	}
-	if strings.Contains(text["old"], "Policy") {
-		t.Errorf("old: shows a policy although not configured: %q", text["old"])
+	if strings.Contains(text["old"], "How often") {
+		t.Errorf("old: says how often to check although not configured: %q", text["old"])
 	}
 }
 

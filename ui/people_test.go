@@ -193,8 +193,12 @@ func TestViewPage(t *testing.T) {
 			t.Errorf("page lacks %q", want)
 		}
 	}
-	if n := len(apitest.FindAll(doc, "a", "class", "feed")); n != len(feedFormats) {
-		t.Errorf("%d subscribe links, want %d", n, len(feedFormats))
+	// One address to copy (RSS 2.0) and the other formats beside it.
+	if n := len(apitest.FindAll(doc, "input", "id", "subscribe-url")); n != 1 {
+		t.Errorf("%d subscribe fields, want 1", n)
+	}
+	if n := len(apitest.FindAll(doc, "a", "class", "feed")); n != len(feedFormats)-1 {
+		t.Errorf("%d links to the other formats, want %d", n, len(feedFormats)-1)
 	}
 
 	versions := apitest.FindAll(doc, "article", "class", "card version")

@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"net/url"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/labstack/echo/v4"
@@ -43,6 +44,10 @@ type viewPage struct {
 	Alternate []api.Link // <link rel="alternate"> per format
 	Single    bool       // one version (?v=SEQ) with all its changes, paged
 	Hub       string     // the WebSub hub readers may subscribe at; "": none
+	// Subscribe is the one address to copy: the items feed in RSS 2.0,
+	// absolute; Others are the other formats of it.
+	Subscribe string
+	Others    []api.Link
 }
 
 // viewVersion is one stored version and what changed against the one before.
@@ -92,7 +97,12 @@ func (s *Server) getView(c echo.Context) error {
 	if stored {
 		s.fillStored(&r, info, now)
 	}
-	page := viewPage{Title: cmp.Or(r.Title, id), Resource: r, Alternate: r.Links, Hub: s.opts.HubURL}
+	page := viewPage{Title: cmp.Or(r.Title, id), Resource: r, Alternate: r.Links, Hub: s.opts.HubURL, Subscribe: s.absolute(c, s.api.FeedHref(id, "", false))}
+	for _, l := range r.Links {
+		if l.Type != "rss2" {
+			page.Others = append(page.Others, l)
+		}
+	}
 
 	history := s.pollHistory(c.Request().Context(), id)
 	if len(history) == 0 && stored {
@@ -149,6 +159,21 @@ func (s *Server) getView(c echo.Context) error {
 	}
 	c.Response().Header().Set(echo.HeaderCacheControl, "no-cache")
 	return s.renderPage(c, http.StatusOK, "view.html", page)
+}
+
+// absolute makes a path of this site absolute, for a person to copy into
+// a reader: hrefs are absolute already when a public URL is configured;
+// else the request's own host (https when it came over TLS or through a
+// trusted proxy that says so).
+func (s *Server) absolute(c echo.Context, href string) string {
+	if !strings.HasPrefix(href, "/") {
+		return href
+	}
+	scheme := "http"
+	if s.secureRequest(c.Request()) {
+		scheme = "https"
+	}
+	return scheme + "://" + c.Request().Host + href
 }
 
 // versionHistory makes a poll history of the stored versions: one changed
