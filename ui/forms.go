@@ -16,6 +16,7 @@ import (
 
 	"github.com/dynamo-rss/dynamo/api"
 	"github.com/dynamo-rss/dynamo/config"
+	"github.com/dynamo-rss/dynamo/extractor/filter"
 )
 
 // Field names of the forms (the templates use the same).
@@ -27,6 +28,8 @@ const (
 	fieldPolicy   = "policy"
 	fieldInterval = "interval"
 	fieldWeight   = "weight"
+	fieldInclude  = "include" // filter: one word or re: expression a line
+	fieldExclude  = "exclude"
 )
 
 // policyKinds are the choices of the policy field ("" = the server's default).
@@ -74,6 +77,8 @@ type addForm struct {
 	Policy   string // "", smart, flat, budget
 	Interval string // flat's interval, e.g. 15m
 	Weight   string // budget's weight; "" = 1
+	Include  string // the filter's include entries, one a line
+	Exclude  string // the filter's exclude entries, one a line
 	Errors   fieldErrors
 }
 
@@ -87,6 +92,8 @@ func readAddForm(c echo.Context) addForm {
 		Policy:   strings.TrimSpace(c.FormValue(fieldPolicy)),
 		Interval: strings.TrimSpace(c.FormValue(fieldInterval)),
 		Weight:   strings.TrimSpace(c.FormValue(fieldWeight)),
+		Include:  c.FormValue(fieldInclude),
+		Exclude:  c.FormValue(fieldExclude),
 		Errors:   fieldErrors{},
 	}
 }
@@ -119,6 +126,9 @@ func (f *addForm) definition() []byte {
 			def["weight"] = w
 		}
 	}
+	if spec, ok := f.filterSpec(); ok && !spec.IsZero() {
+		def["filter"] = spec
+	}
 	if strings.TrimSpace(f.Select) != "" {
 		block, err := selectBlock(f.Select)
 		if err != nil {
@@ -136,6 +146,33 @@ func (f *addForm) definition() []byte {
 		return nil
 	}
 	return body
+}
+
+// filterSpec reads the include and exclude fields as the filter block
+// they write (config.FilterLines); a bad entry is an error beside its
+// field that names its line, and then ok is false.
+func (f *addForm) filterSpec() (spec filter.Spec, ok bool) {
+	spec, err := config.FilterLines(f.Include, f.Exclude)
+	if err == nil {
+		return spec, true
+	}
+	var fields []*config.FieldError
+	collectFieldErrors(err, &fields)
+	for _, fe := range fields {
+		field := fieldInclude
+		if strings.HasSuffix(fe.Path, ".exclude") {
+			field = fieldExclude
+		}
+		msg := fe.Err.Error()
+		if fe.Line > 0 {
+			msg = fmt.Sprintf("line %d: %s", fe.Line, msg)
+		}
+		f.Errors.add(field, msg)
+	}
+	if len(fields) == 0 {
+		f.Errors.add(fieldInclude, err.Error())
+	}
+	return filter.Spec{}, false
 }
 
 // selectBlock reads the select field: the mapping of a select block, or a
@@ -179,6 +216,10 @@ func definitionErrors(err error, fe fieldErrors) {
 			field = fieldID
 		case path == "weight":
 			field = fieldWeight
+		case strings.HasPrefix(path, "filter.exclude"):
+			field = fieldExclude
+		case strings.HasPrefix(path, "filter"):
+			field = fieldInclude
 		case path == "policy.interval":
 			field = fieldInterval
 		case strings.HasPrefix(path, "policy"):

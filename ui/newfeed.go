@@ -29,6 +29,7 @@ import (
 	"github.com/dynamo-rss/dynamo/api"
 	"github.com/dynamo-rss/dynamo/config"
 	"github.com/dynamo-rss/dynamo/extractor"
+	"github.com/dynamo-rss/dynamo/extractor/filter"
 	"github.com/dynamo-rss/dynamo/internal/session"
 )
 
@@ -72,18 +73,20 @@ type offerPage struct {
 // candidate is one way to make a feed of the page: its annotations, a
 // proposal or an edited block, with its first items and its add form.
 type candidate struct {
-	Anchor      string // the section's id: annotations, preview, p1…
-	Label       string
-	Reason      string
-	Block       string // the select block; "" = the page's annotations
-	Channel     string
-	Items       []feedPageItem
-	Total       int      // the items the block yields: the one count shown
-	Count       string   // Total for people: "1 item", "17 items"
-	Where       string   // where the list sits ("under “The latest”"); "" unknown
-	Diagnostics []string // LINE:COL: severity: message, as dynamo lint prints them
-	Error       string   // why the block yields no feed
-	Add         addForm
+	Anchor        string // the section's id: annotations, preview, p1…
+	Label         string
+	Reason        string
+	Block         string // the select block; "" = the page's annotations
+	Channel       string
+	Items         []feedPageItem
+	Total         int            // the items the block yields: the one count shown
+	Count         string         // Total for people: "1 item", "17 items"
+	Where         string         // where the list sits ("under “The latest”"); "" unknown
+	Diagnostics   []string       // LINE:COL: severity: message, as dynamo lint prints them
+	Error         string         // why the block yields no feed
+	Filtered      []filteredItem // the items the form's filter took out
+	FilteredCount string         // "2 items filtered out"
+	Add           addForm
 }
 
 // getNew shows the URL form, or, with ?fetch=, what the fetched page offers.
@@ -155,7 +158,7 @@ func (s *Server) postNewAdd(c echo.Context) error {
 	if len(form.Errors) == 0 && kept {
 		// A block that yields nothing here would register a feed that
 		// never has an item: refused beside the block.
-		if cd := s.tryBlock(p, form.Select, s.now()); cd.Total == 0 {
+		if cd := s.tryBlock(p, form.Select, blockRules{}, s.now()); cd.Total == 0 {
 			what := "This block yields no item on the fetched page"
 			if form.Select == "" {
 				what = "The page's annotations yield no item"
@@ -221,11 +224,16 @@ func (s *Server) renderOffer(c echo.Context, code int, p *fetchedPage, form addF
 		if form.Policy != "" || form.ID != "" || form.Weight != "" || form.Interval != "" {
 			f.ID, f.Policy, f.Interval, f.Weight = cmp.Or(form.ID, proposedID), form.Policy, form.Interval, form.Weight
 		}
+		f.Include, f.Exclude = form.Include, form.Exclude
 		s.checkIDFree(&f)
 		return f
 	}
 	page.Followed = s.following(p.Requested, p.URL)
-	page.Annotations = s.tryBlock(p, "", now)
+	rules := form.rules()
+	if from == "preview" && len(form.Errors) == 0 {
+		form.filterSpec() // a preview's mistakes beside their fields, as Add's
+	}
+	page.Annotations = s.tryBlock(p, "", rules, now)
 	page.Annotations.Anchor, page.Annotations.Label = "annotations", "Its annotations"
 	page.Annotations.Add = defaults("")
 	offer, err := suggestOffer(p.Page)
@@ -234,7 +242,7 @@ func (s *Server) renderOffer(c echo.Context, code int, p *fetchedPage, form addF
 	}
 	page.Feeds = offer.Feeds
 	for i, pr := range offer.Proposals {
-		cd := s.tryBlock(p, pr.Block, now)
+		cd := s.tryBlock(p, pr.Block, rules, now)
 		cd.Anchor, cd.Where = fmt.Sprintf("p%d", i+1), pr.Where
 		cd.Reason = reasonRest(pr.Reason, pr.Count, pr.Where)
 		cd.Label = "Best proposal"
@@ -259,7 +267,7 @@ func (s *Server) renderOffer(c echo.Context, code int, p *fetchedPage, form addF
 		target.Add = defaults(target.Block)
 		target.Add.Errors.merge(form.Errors)
 	default: // a preview, or an add form of a preview
-		cd := s.tryBlock(p, form.Select, now)
+		cd := s.tryBlock(p, form.Select, rules, now)
 		cd.Anchor, cd.Label = "preview", "Your block"
 		cd.Add = defaults(form.Select)
 		cd.Add.Errors.merge(form.Errors)
@@ -348,7 +356,7 @@ func normalURL(raw string) (string, bool) {
 // tryBlock extracts the kept page with a select block ("" = with its
 // annotations) as a poll would, and returns its first items and
 // diagnostics.
-func (s *Server) tryBlock(p *fetchedPage, block string, now time.Time) candidate {
+func (s *Server) tryBlock(p *fetchedPage, block string, rules blockRules, now time.Time) candidate {
 	cd := candidate{Block: block}
 	var sel *extractor.Selectors
 	if block != "" {
@@ -381,6 +389,13 @@ func (s *Server) tryBlock(p *fetchedPage, block string, now time.Time) candidate
 	doc := res.Document
 	cd.Channel, cd.Total = doc.Channel.Title, len(doc.Items)
 	cd.Count = countNoun(cd.Total, "item", "items")
+	for _, out := range rules.filter.Apply(doc) {
+		it := &out.Item
+		cd.Filtered = append(cd.Filtered, filteredItem{Title: cmp.Or(it.Title, redact.URL(it.Link), redact.Text(it.ID)), Reason: out.Reason()})
+	}
+	if len(cd.Filtered) > 0 {
+		cd.FilteredCount = countNoun(len(cd.Filtered), "item", "items") + " filtered out"
+	}
 	for i := range doc.Items[:min(firstItems, len(doc.Items))] {
 		it := &doc.Items[i]
 		link := redact.URL(it.Link) // resolved against the page's URL, with its credentials if it has any
@@ -394,6 +409,29 @@ func (s *Server) tryBlock(p *fetchedPage, block string, now time.Time) candidate
 		cd.Items = append(cd.Items, pi)
 	}
 	return cd
+}
+
+// filteredItem is an item a filter took out, and why ("exclude: Tram").
+type filteredItem struct {
+	Title  string
+	Reason string
+}
+
+// blockRules are what the form adds to a block's extraction: its filter
+// (nil: none, or one with errors, which are shown beside its fields).
+type blockRules struct {
+	filter *filter.Filter
+}
+
+// rules reads the form's filter for the previews, its mistakes left for
+// the form's own errors.
+func (f addForm) rules() blockRules {
+	var r blockRules
+	check := addForm{Include: f.Include, Exclude: f.Exclude, Errors: fieldErrors{}}
+	if spec, ok := check.filterSpec(); ok {
+		r.filter, _ = filter.Compile(spec) // FilterLines compiled it already
+	}
+	return r
 }
 
 // candidateView is what the candidate templates are given: the page (its

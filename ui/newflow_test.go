@@ -152,3 +152,45 @@ func TestProposalSaysWhereAndCount(t *testing.T) {
 		}
 	}
 }
+
+// TestPreviewFilter: include / exclude on the preview form; the items
+// filtered out are struck through and counted; Add registers the filter;
+// a bad entry is an error beside its field, with its line.
+func TestPreviewFilter(t *testing.T) {
+	env := newPagesEnv(t)
+	b := fetchList(t, env)
+	block := "item: article.notice\ntitle: h3 a\nlink: h3 a @href\ndescription: p\ndate: time @datetime\n"
+	f := b.Form("/new/preview", "select", "include", "exclude")
+	if code := b.Submit(f, "select", block, "exclude", "\nTram\nre:(?i)^winter"); code != http.StatusOK {
+		t.Fatalf("preview: %d", code)
+	}
+	sec := section(b, "preview")
+	for _, want := range []string{"<s>Tram line 4 closed for works until March</s>", "<s>Winter opening hours of the town hall offices</s>", "2 items filtered out", "exclude: Tram"} {
+		if !strings.Contains(sec, want) {
+			t.Errorf("the preview lacks %q:\n%s", want, sec)
+		}
+	}
+	if got := itemTitles(b, "preview"); len(got) != 2 {
+		t.Errorf("preview items %q, want the 2 kept", got)
+	}
+	// A bad entry: beside its field, with its line.
+	if code := b.Submit(b.Form("/new/preview", "include"), "select", block, "include", "budget\nre:(", "exclude", ""); code != http.StatusOK {
+		t.Fatalf("preview with a bad include: %d", code)
+	}
+	if sec := section(b, "preview"); !strings.Contains(sec, `id="include-preview-error"`) || !strings.Contains(sec, "line 2") {
+		t.Errorf("no error beside include naming line 2:\n%s", sec)
+	}
+	add := b.Form("/new/add", "include", "id")
+	if code := b.Submit(add); code != http.StatusUnprocessableEntity {
+		t.Errorf("add with a bad include: %d, want 422", code)
+	}
+	b.Submit(b.Form("/new/preview", "include"), "select", block, "include", "", "exclude", "Tram")
+	add = b.Form("/new/add", "exclude", "id")
+	if code := b.Submit(add); code != http.StatusOK {
+		t.Fatalf("add with a filter: %d\n%s", code, b.Body)
+	}
+	d, ok := env.reg.Definition(add.Values.Get("id"))
+	if !ok || strings.Join(d.Resource.Filter.Exclude, "|") != "Tram" || len(d.Resource.Filter.Include) != 0 {
+		t.Errorf("registered filter %+v (%v), want exclude Tram", d.Resource.Filter, ok)
+	}
+}
