@@ -17,6 +17,7 @@ import (
 	"github.com/dynamo-rss/dynamo/api"
 	"github.com/dynamo-rss/dynamo/config"
 	"github.com/dynamo-rss/dynamo/extractor/filter"
+	"github.com/dynamo-rss/dynamo/schema"
 )
 
 // Field names of the forms (the templates use the same).
@@ -30,6 +31,9 @@ const (
 	fieldWeight   = "weight"
 	fieldInclude  = "include" // filter: one word or re: expression a line
 	fieldExclude  = "exclude"
+	// The resource's dates: its zone (IANA) and its Go date layout.
+	fieldTimezone   = "timezone"
+	fieldDateFormat = "date_format"
 )
 
 // policyKinds are the choices of the policy field ("" = the server's default).
@@ -70,31 +74,35 @@ func pageURL(raw string) (string, error) {
 // select block shown ("" = the page's annotations), the id, the policy and
 // the weight.
 type addForm struct {
-	Fetch    string
-	URL      string
-	Select   string
-	ID       string
-	Policy   string // "", smart, flat, budget
-	Interval string // flat's interval, e.g. 15m
-	Weight   string // budget's weight; "" = 1
-	Include  string // the filter's include entries, one a line
-	Exclude  string // the filter's exclude entries, one a line
-	Errors   fieldErrors
+	Fetch      string
+	URL        string
+	Select     string
+	ID         string
+	Policy     string // "", smart, flat, budget
+	Interval   string // flat's interval, e.g. 15m
+	Weight     string // budget's weight; "" = 1
+	Include    string // the filter's include entries, one a line
+	Exclude    string // the filter's exclude entries, one a line
+	Timezone   string // IANA zone of dates without one; "" = UTC
+	DateFormat string // Go layout tried first for dates; "" = none
+	Errors     fieldErrors
 }
 
 // readAddForm reads an add (or preview) form.
 func readAddForm(c echo.Context) addForm {
 	return addForm{
-		Fetch:    c.FormValue(fieldFetch),
-		URL:      strings.TrimSpace(c.FormValue(fieldURL)),
-		Select:   c.FormValue(fieldSelect),
-		ID:       strings.TrimSpace(c.FormValue(fieldID)),
-		Policy:   strings.TrimSpace(c.FormValue(fieldPolicy)),
-		Interval: strings.TrimSpace(c.FormValue(fieldInterval)),
-		Weight:   strings.TrimSpace(c.FormValue(fieldWeight)),
-		Include:  c.FormValue(fieldInclude),
-		Exclude:  c.FormValue(fieldExclude),
-		Errors:   fieldErrors{},
+		Fetch:      c.FormValue(fieldFetch),
+		URL:        strings.TrimSpace(c.FormValue(fieldURL)),
+		Select:     c.FormValue(fieldSelect),
+		ID:         strings.TrimSpace(c.FormValue(fieldID)),
+		Policy:     strings.TrimSpace(c.FormValue(fieldPolicy)),
+		Interval:   strings.TrimSpace(c.FormValue(fieldInterval)),
+		Weight:     strings.TrimSpace(c.FormValue(fieldWeight)),
+		Include:    c.FormValue(fieldInclude),
+		Exclude:    c.FormValue(fieldExclude),
+		Timezone:   strings.TrimSpace(c.FormValue(fieldTimezone)),
+		DateFormat: strings.TrimSpace(c.FormValue(fieldDateFormat)),
+		Errors:     fieldErrors{},
 	}
 }
 
@@ -126,6 +134,14 @@ func (f *addForm) definition() []byte {
 			def["weight"] = w
 		}
 	}
+	if _, ok := f.dateRules(); ok {
+		if f.Timezone != "" {
+			def["timezone"] = f.Timezone
+		}
+		if f.DateFormat != "" {
+			def["date_format"] = f.DateFormat
+		}
+	}
 	if spec, ok := f.filterSpec(); ok && !spec.IsZero() {
 		def["filter"] = spec
 	}
@@ -146,6 +162,26 @@ func (f *addForm) definition() []byte {
 		return nil
 	}
 	return body
+}
+
+// dateRules reads the timezone and date_format fields as the
+// configuration checks them (config.CheckTimezone, CheckDateFormat); a bad
+// one is an error beside its field, and then ok is false.
+func (f *addForm) dateRules() (rules schema.DateRules, ok bool) {
+	ok = true
+	if err := config.CheckTimezone(f.Timezone); err != nil {
+		f.Errors.add(fieldTimezone, err.Error())
+		ok = false
+	}
+	if err := config.CheckDateFormat(f.DateFormat); err != nil {
+		f.Errors.add(fieldDateFormat, err.Error())
+		ok = false
+	}
+	if !ok {
+		return schema.DateRules{}, false
+	}
+	e := config.ResourceEntry{Timezone: f.Timezone, DateFormat: f.DateFormat}
+	return e.DateRules(), true
 }
 
 // filterSpec reads the include and exclude fields as the filter block
@@ -216,6 +252,10 @@ func definitionErrors(err error, fe fieldErrors) {
 			field = fieldID
 		case path == "weight":
 			field = fieldWeight
+		case path == "timezone":
+			field = fieldTimezone
+		case path == "date_format":
+			field = fieldDateFormat
 		case strings.HasPrefix(path, "filter.exclude"):
 			field = fieldExclude
 		case strings.HasPrefix(path, "filter"):

@@ -31,6 +31,7 @@ import (
 	"github.com/dynamo-rss/dynamo/extractor"
 	"github.com/dynamo-rss/dynamo/extractor/filter"
 	"github.com/dynamo-rss/dynamo/internal/session"
+	"github.com/dynamo-rss/dynamo/schema"
 )
 
 const (
@@ -78,7 +79,7 @@ type candidate struct {
 	Reason        string
 	Block         string // the select block; "" = the page's annotations
 	Channel       string
-	Items         []feedPageItem
+	Items         []candidateItem
 	Total         int            // the items the block yields: the one count shown
 	Count         string         // Total for people: "1 item", "17 items"
 	Where         string         // where the list sits ("under “The latest”"); "" unknown
@@ -224,7 +225,7 @@ func (s *Server) renderOffer(c echo.Context, code int, p *fetchedPage, form addF
 		if form.Policy != "" || form.ID != "" || form.Weight != "" || form.Interval != "" {
 			f.ID, f.Policy, f.Interval, f.Weight = cmp.Or(form.ID, proposedID), form.Policy, form.Interval, form.Weight
 		}
-		f.Include, f.Exclude = form.Include, form.Exclude
+		f.Include, f.Exclude, f.Timezone, f.DateFormat = form.Include, form.Exclude, form.Timezone, form.DateFormat
 		s.checkIDFree(&f)
 		return f
 	}
@@ -232,6 +233,7 @@ func (s *Server) renderOffer(c echo.Context, code int, p *fetchedPage, form addF
 	rules := form.rules()
 	if from == "preview" && len(form.Errors) == 0 {
 		form.filterSpec() // a preview's mistakes beside their fields, as Add's
+		form.dateRules()
 	}
 	page.Annotations = s.tryBlock(p, "", rules, now)
 	page.Annotations.Anchor, page.Annotations.Label = "annotations", "Its annotations"
@@ -368,6 +370,7 @@ func (s *Server) tryBlock(p *fetchedPage, block string, rules blockRules, now ti
 	}
 	res, err := extractor.Extract(bytes.NewReader(p.Body), extractor.Options{
 		URL: p.URL, RSSID: api.PreviewRSSID, ContentType: p.ContentType, Timestamp: now.UTC(), Select: sel,
+		Dates: rules.dates, ExplainDates: true,
 	})
 	switch {
 	case errors.Is(err, extractor.ErrNotAnnotated):
@@ -387,6 +390,7 @@ func (s *Server) tryBlock(p *fetchedPage, block string, rules blockRules, now ti
 		return cd
 	}
 	doc := res.Document
+	used := make([]bool, len(res.Dates)) // the readings told already
 	cd.Channel, cd.Total = doc.Channel.Title, len(doc.Items)
 	cd.Count = countNoun(cd.Total, "item", "items")
 	for _, out := range rules.filter.Apply(doc) {
@@ -399,16 +403,45 @@ func (s *Server) tryBlock(p *fetchedPage, block string, rules blockRules, now ti
 	for i := range doc.Items[:min(firstItems, len(doc.Items))] {
 		it := &doc.Items[i]
 		link := redact.URL(it.Link) // resolved against the page's URL, with its credentials if it has any
-		pi := feedPageItem{Title: cmp.Or(it.Title, link, redact.Text(it.ID)), Link: link, Text: redact.Text(it.Description)}
-		if t, ok := it.Extensions.Published(); ok {
+		pi := candidateItem{feedPageItem: feedPageItem{Title: cmp.Or(it.Title, link, redact.Text(it.ID)), Link: link, Text: redact.Text(it.Description)}}
+		if t, ok := rules.dates.Published(it.Extensions); ok {
 			pi.Date = humantime.New(t, now)
 		}
+		pi.DateReads = dateReads(it.Extensions, res.Dates, used)
 		if it.Image != nil {
 			pi.Image = redact.URL(it.Image.URL)
 		}
 		cd.Items = append(cd.Items, pi)
 	}
 	return cd
+}
+
+// candidateItem is one of a candidate's first items, with how its date
+// reads.
+type candidateItem struct {
+	feedPageItem
+	DateReads string // `date "…" reads as TIME (RULE, ZONE)`, as lint --dates; "dated when first seen"
+}
+
+// dateReads says how an item's date reads, as `dynamo lint --dates` does
+// (extractor.DateReading.Message): the reading of its date extension
+// (matched by the text it kept, or the time it stored), or "dated when
+// first seen" for an item without a date. used marks the readings told.
+func dateReads(exts schema.Extensions, readings []extractor.DateReading, used []bool) string {
+	for _, x := range exts {
+		if x.LocalName != "date" && x.LocalName != "pubDate" {
+			continue
+		}
+		for i, r := range readings {
+			if used[i] || (r.Text != x.Value && (r.Time.IsZero() || r.Time.Format(time.RFC3339) != x.Value)) {
+				continue
+			}
+			used[i] = true
+			return r.Message()
+		}
+		return fmt.Sprintf("date %q", x.Value)
+	}
+	return "no date: dated when first seen"
 }
 
 // filteredItem is an item a filter took out, and why ("exclude: Tram").
@@ -421,16 +454,18 @@ type filteredItem struct {
 // (nil: none, or one with errors, which are shown beside its fields).
 type blockRules struct {
 	filter *filter.Filter
+	dates  schema.DateRules // the resource's timezone and date_format
 }
 
 // rules reads the form's filter for the previews, its mistakes left for
 // the form's own errors.
 func (f addForm) rules() blockRules {
 	var r blockRules
-	check := addForm{Include: f.Include, Exclude: f.Exclude, Errors: fieldErrors{}}
+	check := addForm{Include: f.Include, Exclude: f.Exclude, Timezone: f.Timezone, DateFormat: f.DateFormat, Errors: fieldErrors{}}
 	if spec, ok := check.filterSpec(); ok {
 		r.filter, _ = filter.Compile(spec) // FilterLines compiled it already
 	}
+	r.dates, _ = check.dateRules()
 	return r
 }
 

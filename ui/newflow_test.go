@@ -194,3 +194,39 @@ func TestPreviewFilter(t *testing.T) {
 		t.Errorf("registered filter %+v (%v), want exclude Tram", d.Resource.Filter, ok)
 	}
 }
+
+// TestPreviewDates: the form's time zone and date layout read the items'
+// dates in the preview, each saying how it reads (as lint --dates); items
+// without a date say so; bad values are errors beside their fields; Add
+// registers them.
+func TestPreviewDates(t *testing.T) {
+	env := newPagesEnv(t)
+	b := fetchList(t, env)
+	block := "item: article.notice\ntitle: h3 a\nlink: h3 a @href\ndate: time\n"
+	f := b.Form("/new/preview", "select", "timezone", "date_format")
+	if code := b.Submit(f, "select", block, "timezone", "Europe/Rome", "date_format", "02 Jan 2006"); code != http.StatusOK {
+		t.Fatalf("preview: %d", code)
+	}
+	sec := html.UnescapeString(section(b, "preview"))
+	if want := `"26 Nov 2026" reads as 2026-11-26T00:00:00+01:00 (date_format, Europe/Rome)`; !strings.Contains(sec, want) {
+		t.Errorf("the preview does not say %s:\n%s", want, sec)
+	}
+	b.Submit(b.Form("/new/preview", "timezone"), "select", "item: article.notice\ntitle: h3 a\n", "timezone", "Mars/Olympus", "date_format", "yesterday")
+	sec = section(b, "preview")
+	for _, want := range []string{"dated when first seen", `id="timezone-preview-error"`, `id="date_format-preview-error"`} {
+		if !strings.Contains(sec, want) {
+			t.Errorf("the preview lacks %s:\n%s", want, sec)
+		}
+	}
+	if code := b.Submit(b.Form("/new/add", "timezone", "id")); code != http.StatusUnprocessableEntity {
+		t.Errorf("add with a bad zone: %d, want 422", code)
+	}
+	b.Submit(b.Form("/new/preview", "timezone"), "select", block, "timezone", "Europe/Rome", "date_format", "02 Jan 2006")
+	add := b.Form("/new/add", "timezone", "date_format", "id")
+	if code := b.Submit(add); code != http.StatusOK {
+		t.Fatalf("add: %d\n%s", code, b.Body)
+	}
+	if d, ok := env.reg.Definition(add.Values.Get("id")); !ok || d.Resource.Timezone != "Europe/Rome" || d.Resource.DateFormat != "02 Jan 2006" {
+		t.Errorf("registered %+v (%v), want the zone and layout", d.Resource, ok)
+	}
+}
