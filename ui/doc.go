@@ -35,9 +35,12 @@
 // GET / is a server-rendered page (html/template, embedded under templates/,
 // no JavaScript): every configured resource (Options.Poller) merged with
 // every stored one (Options.Store), with subscribe links in each format and
-// <link rel="alternate"> for each, last and next poll, policy, interval,
-// estimate τ, α, versions and the last error. It is built for phones first
-// (viewport meta, a single column of cards).
+// <link rel="alternate"> for each and its state in plain words (howOften:
+// "every 15 minutes", "automatically, as often as the page changes", "from
+// the shared daily budget" rather than the policies' names; the last and next
+// check, what the last one found, versions and problems counted with
+// plural), and the last error. It is built for phones first (viewport meta, a
+// single column of cards; descriptions clamped to a few lines).
 //
 // GET / filters (?q=: every word must occur in the id, title, page URL or
 // description, case-insensitively) and pages (?page=, 50 resources a page,
@@ -46,9 +49,12 @@
 // resource's view and shows a sparkline of its last 48 polls, drawn with
 // gonum/plot and cached until the resource polls again.
 //
-// GET /view/{rssId} is one resource for people: subscribe links, its state
-// as on /, a chart drawn on the server as inline SVG with gonum/plot (vgsvg,
-// fonts not embedded: the browser's own sans-serif) of the poller's history
+// GET /view/{rssId} is one resource for people: one subscribe URL in a
+// readonly url field (the items feed in RSS 2.0, absolute) with the other
+// formats beside it, its state as on /, the estimate τ and α under a
+// details disclosure, a chart drawn on the server as inline SVG with gonum/plot (vgsvg,
+// fonts not embedded: the browser's own sans-serif; scaled to the width by
+// its viewBox) of the poller's history
 // (api.PollHistory, optional on the Poller: the last 200 polls or four weeks)
 // — each poll a mark at the wait chosen after it on a log scale of
 // durations (green filled circle: changed; grey ring: unchanged or 304; red
