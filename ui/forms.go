@@ -36,8 +36,19 @@ const (
 	fieldDateFormat = "date_format"
 )
 
-// policyKinds are the choices of the policy field ("" = the server's default).
-var policyKinds = []string{"smart", "flat", "budget"}
+// policyChoice is a choice of the policy field, in words for people.
+type policyChoice struct {
+	Value string // the policy kind the field sends
+	Label string
+}
+
+// policyKinds are the choices of the policy field ("" = the server's
+// default), said as how often to check rather than by the kinds' names.
+var policyKinds = []policyChoice{
+	{"smart", "automatically (learns how often the page changes)"},
+	{"flat", "every N minutes (say how often below)"},
+	{"budget", "from a shared daily budget"},
+}
 
 // fieldErrors are the messages shown next to a form's fields, by field name;
 // "" is the form's own (not one field's).

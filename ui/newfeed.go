@@ -68,7 +68,7 @@ type offerPage struct {
 	Proposals   []candidate
 	Followed    []followedPage // resources that already follow this page
 	SuggestErr  string
-	Policies    []string
+	Policies    []policyChoice
 }
 
 // candidate is one way to make a feed of the page: its annotations, a
@@ -85,6 +85,7 @@ type candidate struct {
 	Where         string         // where the list sits ("under “The latest”"); "" unknown
 	Diagnostics   []string       // LINE:COL: severity: message, as dynamo lint prints them
 	Error         string         // why the block yields no feed
+	Problems      string         // the diagnostics counted: "1 problem", "2 problems"
 	Filtered      []filteredItem // the items the form's filter took out
 	FilteredCount string         // "2 items filtered out"
 	Add           addForm
@@ -386,6 +387,7 @@ func (s *Server) tryBlock(p *fetchedPage, block string, rules blockRules, now ti
 	for _, d := range res.Diagnostics {
 		cd.Diagnostics = append(cd.Diagnostics, d.String())
 	}
+	cd.Problems = countNoun(len(cd.Diagnostics), "problem", "problems")
 	if res.Document == nil {
 		return cd
 	}

@@ -230,3 +230,31 @@ func TestPreviewDates(t *testing.T) {
 		t.Errorf("registered %+v (%v), want the zone and layout", d.Resource, ok)
 	}
 }
+
+// TestNewFormWords: the add form says how often to check in words, not
+// policy names; its field names stay; diagnostics are counted with plurals.
+func TestNewFormWords(t *testing.T) {
+	env := newPagesEnv(t)
+	b := fetchList(t, env)
+	sec := section(b, "p1")
+	for _, want := range []string{"How often to check", "automatically", "every N minutes", "from a shared daily budget"} {
+		if !strings.Contains(sec, want) {
+			t.Errorf("the add form lacks %q", want)
+		}
+	}
+	for _, gone := range []string{">Policy<", "Interval (flat)", "Weight (budget)"} {
+		if strings.Contains(sec, gone) {
+			t.Errorf("the add form still says %q", gone)
+		}
+	}
+	b.Form("/new/add", "policy", "interval", "weight", "id")
+	b.Submit(b.Form("/new/preview", "select"), "select", "item: article.notice\ntitle: h3 a\nlink: h3 a @href\ndescription: p.none\n")
+	if s := section(b, "preview"); regexp.MustCompile(`\b1 problems\b|\b1 diagnostics\b`).MatchString(s) {
+		t.Errorf("a singular count with a plural noun:\n%s", s)
+	}
+	for n, want := range map[int]string{1: "1 problem", 2: "2 problems"} {
+		if got := countNoun(n, "problem", "problems"); got != want {
+			t.Errorf("countNoun(%d) = %q", n, got)
+		}
+	}
+}
