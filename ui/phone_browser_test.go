@@ -82,6 +82,15 @@ func TestViewAndFeedOnAPhone(t *testing.T) {
 		if m[7] > m[1] {
 			t.Errorf("/view at %d px: the subscribe field ends at %v, beyond %v", width, m[7], m[1])
 		}
+		// Reaching the field from the keyboard selects the whole address,
+		// ready to copy, without a script.
+		if err := chromedp.Do(ctx, chromedp.Focus(chromedp.CSS(`#state a.url`)), chromedp.KeyEvent("\t")); err != nil {
+			t.Fatalf("tab to the subscribe field: %v", err)
+		}
+		sel := measure("the field's selection", `(() => { const f = document.querySelector('#subscribe-url'); return [document.activeElement === f ? 1 : 0, f.selectionStart, f.selectionEnd, f.value.length] })()`)
+		if sel[0] != 1 || sel[1] != 0 || sel[2] != sel[3] {
+			t.Errorf("/view at %d px: tabbing to the subscribe field selects %v–%v of %v (focused %v), want all of it", width, sel[1], sel[2], sel[3], sel[0] == 1)
+		}
 		shot, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
 		if err != nil {
 			t.Fatal(err)
