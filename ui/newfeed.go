@@ -47,10 +47,13 @@ const (
 
 // newPage is the data of new.html: the form that asks for a page's URL.
 type newPage struct {
-	Title string
-	CSRF  string
-	URL   string
-	Error string
+	Title   string
+	CSRF    string
+	URL     string
+	Error   string
+	Browser bool   // a browser renders pages: the form offers render and wait_for
+	Render  bool   // render was ticked
+	WaitFor string // wait_for, with render
 }
 
 // offerPage is the data of offer.html: what a fetched page offers.
@@ -95,7 +98,7 @@ type candidate struct {
 func (s *Server) getNew(c echo.Context) error {
 	id := c.QueryParam(fieldFetch)
 	if id == "" {
-		return s.renderPage(c, http.StatusOK, "new.html", newPage{Title: "Add a feed", CSRF: s.csrfToken(c), URL: c.QueryParam(fieldURL)})
+		return s.renderPage(c, http.StatusOK, "new.html", newPage{Title: "Add a feed", CSRF: s.csrfToken(c), URL: c.QueryParam(fieldURL), Browser: s.canRender()})
 	}
 	p, ok := s.fetchedPage(c, id)
 	if !ok {
@@ -107,7 +110,7 @@ func (s *Server) getNew(c echo.Context) error {
 // postNew fetches the page once and redirects to what it offers (POST →
 // 303 → GET: a reload shows the same bytes and fetches nothing).
 func (s *Server) postNew(c echo.Context) error {
-	page := newPage{Title: "Add a feed"}
+	page := newPage{Title: "Add a feed", Browser: s.canRender()}
 	raw, err := pageURL(c.FormValue(fieldURL))
 	page.URL = raw
 	if err != nil {
@@ -207,7 +210,7 @@ func (s *Server) fetchedPage(c echo.Context, id string) (*fetchedPage, bool) {
 // fetchExpired answers a form about a page no longer kept: the URL form
 // again, saying why (410: the page it names is gone from here).
 func (s *Server) fetchExpired(c echo.Context, rawURL string) error {
-	return s.renderPage(c, http.StatusGone, "new.html", newPage{Title: "Add a feed", CSRF: s.csrfToken(c), URL: rawURL,
+	return s.renderPage(c, http.StatusGone, "new.html", newPage{Title: "Add a feed", CSRF: s.csrfToken(c), URL: rawURL, Browser: s.canRender(),
 		Error: fmt.Sprintf("The fetched page is no longer kept (pages are kept %v after they are fetched); fetch it again.", fetchedTTL)})
 }
 
