@@ -156,6 +156,12 @@ func (f *Fetcher) Reserve(host string) time.Duration {
 	return f.gate.reserve(host, f.clock.Now(), interval)
 }
 
+// Wait is how long until host's (lower-cased) politeness slot is free,
+// without booking it (0: free now), unlike [Fetcher.Reserve].
+func (f *Fetcher) Wait(host string) time.Duration {
+	return f.gate.wait(host, f.clock.Now())
+}
+
 // WaitSlot waits for host's next politeness slot (see [Fetcher.Reserve])
 // and takes it; it fails only when ctx ends.
 func (f *Fetcher) WaitSlot(ctx context.Context, host string) error {

@@ -144,6 +144,16 @@ func (g *hostGate) reserve(host string, now time.Time, interval time.Duration) t
 	return 0
 }
 
+// wait is how long from now until host's slot, booking nothing.
+func (g *hostGate) wait(host string, now time.Time) time.Duration {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if s := g.hosts[host]; s != nil && now.Before(s.next) {
+		return s.next.Sub(now)
+	}
+	return 0
+}
+
 // extend books host as visited until now, the end of a visit that took
 // its slot at its start (a render and its requests): the next request to
 // host comes its interval after now, at the earliest.

@@ -856,6 +856,16 @@ func (e *Engine) FetchPage(ctx context.Context, rawURL string) (Page, error) {
 	return e.fetcher.Once(ctx, rawURL)
 }
 
+// PageWait is how long a FetchPage of rawURL would wait for its host's
+// politeness slot now, booking nothing (0: free, or not a URL).
+func (e *Engine) PageWait(rawURL string) time.Duration {
+	u, err := url.Parse(rawURL)
+	if err != nil || u.Host == "" {
+		return 0
+	}
+	return e.fetcher.Wait(strings.ToLower(u.Host))
+}
+
 // BudgetShare is what the engine knows of a budget resource's place in the
 // budget (for / and /admin/resources/{id}).
 type BudgetShare struct {

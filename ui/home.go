@@ -35,7 +35,7 @@ func parsePages() (map[string]*template.Template, error) {
 		return nil, err
 	}
 	pages := map[string]*template.Template{}
-	for _, name := range []string{"home.html", "preview.html", "view.html", "feed.html", "login.html", "new.html", "offer.html", "register.html", "notice.html"} {
+	for _, name := range []string{"home.html", "preview.html", "view.html", "feed.html", "login.html", "new.html", "offer.html", "register.html", "notice.html", "wait.html"} {
 		t, err := base.Clone()
 		if err != nil {
 			return nil, err

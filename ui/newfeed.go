@@ -47,13 +47,10 @@ const (
 
 // newPage is the data of new.html: the form that asks for a page's URL.
 type newPage struct {
-	Title   string
-	CSRF    string
-	URL     string
-	Error   string
-	Browser bool   // a browser renders pages: the form offers render and wait_for
-	Render  bool   // render was ticked
-	WaitFor string // wait_for, with render
+	Title string
+	CSRF  string
+	URL   string
+	Error string
 }
 
 // offerPage is the data of offer.html: what a fetched page offers.
@@ -98,7 +95,7 @@ type candidate struct {
 func (s *Server) getNew(c echo.Context) error {
 	id := c.QueryParam(fieldFetch)
 	if id == "" {
-		return s.renderPage(c, http.StatusOK, "new.html", newPage{Title: "Add a feed", CSRF: s.csrfToken(c), URL: c.QueryParam(fieldURL), Browser: s.canRender()})
+		return s.renderPage(c, http.StatusOK, "new.html", newPage{Title: "Add a feed", CSRF: s.csrfToken(c), URL: c.QueryParam(fieldURL)})
 	}
 	p, ok := s.fetchedPage(c, id)
 	if !ok {
@@ -110,7 +107,7 @@ func (s *Server) getNew(c echo.Context) error {
 // postNew fetches the page once and redirects to what it offers (POST →
 // 303 → GET: a reload shows the same bytes and fetches nothing).
 func (s *Server) postNew(c echo.Context) error {
-	page := newPage{Title: "Add a feed", Browser: s.canRender()}
+	page := newPage{Title: "Add a feed"}
 	raw, err := pageURL(c.FormValue(fieldURL))
 	page.URL = raw
 	if err != nil {
@@ -120,6 +117,11 @@ func (s *Server) postNew(c echo.Context) error {
 	}
 	if s.opts.Fetch == nil {
 		return problem(http.StatusNotImplemented, "this server has no retriever to fetch pages with")
+	}
+	if w, ok := s.opts.Fetch.(api.PageWaiter); ok {
+		if d := w.PageWait(raw); d > 0 {
+			return s.fetchLater(c, raw, d) // the host's slot is not free: a page that waits
+		}
 	}
 	fetched, err := s.opts.Fetch.FetchPage(c.Request().Context(), raw)
 	if err != nil {
@@ -210,7 +212,7 @@ func (s *Server) fetchedPage(c echo.Context, id string) (*fetchedPage, bool) {
 // fetchExpired answers a form about a page no longer kept: the URL form
 // again, saying why (410: the page it names is gone from here).
 func (s *Server) fetchExpired(c echo.Context, rawURL string) error {
-	return s.renderPage(c, http.StatusGone, "new.html", newPage{Title: "Add a feed", CSRF: s.csrfToken(c), URL: rawURL, Browser: s.canRender(),
+	return s.renderPage(c, http.StatusGone, "new.html", newPage{Title: "Add a feed", CSRF: s.csrfToken(c), URL: rawURL,
 		Error: fmt.Sprintf("The fetched page is no longer kept (pages are kept %v after they are fetched); fetch it again.", fetchedTTL)})
 }
 

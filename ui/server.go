@@ -26,10 +26,6 @@ type Options struct {
 	Poller   api.Poller      // poll state on / and /view, history for the charts (api.PollHistory), the first poll of /new (api.FirstPoller); nil: none
 	Registry api.Registry    // /new registers through it (api.RegisterDefinition); nil: /new/add answers 501
 	Fetch    api.PageFetcher // /new fetches pages through it (the poller's guarded fetcher); nil: /new answers 501
-	// Browser says a browser is configured to render pages with
-	// (poller.browser): /new then offers "Render with JavaScript", through
-	// Fetch when it is an api.PageRenderer.
-	Browser bool
 	// AdminToken is the admin token: /login takes it, and the sessions are
 	// signed with a key derived from it; "": /login, /logout and /new are
 	// absent (404), as the admin routes are. [Server.SetAdminToken]
@@ -77,6 +73,7 @@ type Server struct {
 	loginLim    *ratelimit.Keyed
 	crossOrigin *http.CrossOriginProtection
 	fetched     fetchedPages
+	waits       waits // the fetches and first polls that a page waits for (wait.go)
 }
 
 var _ api.Pages = (*Server)(nil)
@@ -137,6 +134,7 @@ func (s *Server) Routes(srv *api.Server, add func(method, path string, h echo.Ha
 	add(http.MethodPost, "/new", s.postNew, s.requireSession, s.checkCSRF)
 	add(http.MethodPost, "/new/preview", s.postNewPreview, s.requireSession, s.checkCSRF)
 	add(http.MethodPost, "/new/add", s.postNewAdd, s.requireSession, s.checkCSRF)
+	add(http.MethodGet, "/new/wait/:token", s.getWait, s.requireSession)
 	add(http.MethodGet, "/register", s.getRegister)
 	add(http.MethodHead, "/register", s.getRegister)
 	add(http.MethodPost, "/register", s.postRegister, s.checkCSRF)

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sync/atomic"
+	"time"
 
 	"github.com/dynamo-rss/dynamo/api"
 	"github.com/dynamo-rss/dynamo/config"
@@ -86,7 +87,11 @@ func (f apiFetcher) FetchPage(ctx context.Context, url string) (api.Page, error)
 	return api.Page(p), err
 }
 
+// PageWait is how long a fetch of url would wait for its host's slot.
+func (f apiFetcher) PageWait(url string) time.Duration { return f.e.PageWait(url) }
+
 var (
 	_ api.Registry    = apiRegistry{}
 	_ api.PageFetcher = apiFetcher{}
+	_ api.PageWaiter  = apiFetcher{}
 )
