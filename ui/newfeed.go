@@ -17,7 +17,6 @@ import (
 	"fmt"
 	"github.com/dynamo-rss/dynamo/internal/humantime"
 	"github.com/dynamo-rss/dynamo/internal/redact"
-	"log/slog"
 	"net"
 	"net/http"
 	"net/url"
@@ -188,13 +187,8 @@ func (s *Server) postNewAdd(c echo.Context) error {
 		return s.renderOffer(c, http.StatusUnprocessableEntity, p, form, c.FormValue("from"))
 	}
 	if s.opts.Poller != nil {
-		pctx, cancel := context.WithTimeout(ctx, firstPollWait)
-		_, err := s.firstPoll(pctx, form.ID)
-		cancel()
-		if err != nil {
-			// Registered all the same: the poller polls it on its own
-			// soon, and the view says it is not polled yet.
-			s.log.LogAttrs(ctx, slog.LevelWarn, "first poll of a resource added in the browser", slog.String("id", form.ID), slog.Any("error", err))
+		if j := s.pollLater(c, form.ID, form.URL); j != nil {
+			return s.renderWait(c, j) // the first poll takes long: a page that waits
 		}
 	}
 	return c.Redirect(http.StatusSeeOther, api.ViewHref(form.ID))

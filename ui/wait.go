@@ -8,9 +8,11 @@ package ui
 // no script) at /new/wait/{token} until the result is there.
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net/http"
 	"net/url"
 	"sync"
@@ -18,6 +20,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/dynamo-rss/dynamo/api"
 	"github.com/dynamo-rss/dynamo/internal/session"
 )
 
@@ -196,4 +199,48 @@ func (s *Server) fetchLater(c echo.Context, raw string, wait time.Duration) erro
 			Error: fmt.Sprintf("This session already waits for %d pages; try again when one is there.", waitsPerSession)})
 	}
 	return s.renderWait(c, job)
+}
+
+// pollLater polls the resource id (of page rawURL) just added for the
+// first time in the background, waiting for it at most the patience
+// (firstPollPatience): nil when it is done by then, else its wait, whose
+// page leads to the resource's view once the poll is done (or after
+// firstPollWait). When the session runs too many waits already, it polls
+// in the request, as long as firstPollWait.
+func (s *Server) pollLater(c echo.Context, id, rawURL string) *waitJob {
+	ctx := c.Request().Context()
+	poll := func(ctx context.Context, j *waitJob) {
+		if _, err := s.firstPoll(ctx, id); err != nil {
+			// Registered all the same: the poller polls it on its own
+			// soon, and the view says it is not polled yet.
+			s.log.LogAttrs(ctx, slog.LevelWarn, "first poll of a resource added in the browser", slog.String("id", id), slog.Any("error", err))
+		}
+		j.next = api.ViewHref(id)
+	}
+	sess, _ := c.Get(sessionKey).(session.Session)
+	about := firstPollWait
+	if w, ok := s.opts.Fetch.(api.PageWaiter); ok {
+		about = min(firstPollWait, w.PageWait(rawURL)+firstPollPatience)
+	}
+	job := &waitJob{
+		sessionID: sess.ID, until: s.now().Add(about),
+		what: "Checking the page for the first time",
+		why:  "The feed " + id + " is added. dynamo polls it once now to show its first items; the poll waits for the site's politeness interval, then fetches and reads the page.",
+	}
+	if err := s.waits.start(job, s.now, firstPollWait, poll); err != nil {
+		pctx, cancel := context.WithTimeout(ctx, firstPollWait)
+		defer cancel()
+		poll(pctx, job)
+		return nil
+	}
+	patience := cmp.Or(s.waits.patience, firstPollPatience)
+	t := time.NewTimer(patience)
+	defer t.Stop()
+	select {
+	case <-job.done:
+		return nil
+	case <-t.C:
+	case <-ctx.Done():
+	}
+	return job
 }

@@ -23,12 +23,20 @@ type waitingFetcher struct {
 func (f waitingFetcher) PageWait(string) time.Duration { return f.wait }
 
 func (f waitingFetcher) FetchPage(ctx context.Context, u string) (api.Page, error) {
-	select {
-	case <-f.release:
-	case <-ctx.Done():
-		return api.Page{}, ctx.Err()
+	if err := released(ctx, f.release); err != nil {
+		return api.Page{}, err
 	}
 	return f.loopFetcher.FetchPage(ctx, u)
+}
+
+// released waits until release closes, or ctx ends (its error).
+func released(ctx context.Context, release <-chan struct{}) error {
+	select {
+	case <-release:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
 }
 
 var refreshRE = regexp.MustCompile(`<meta http-equiv="refresh" content="2;url=(/new/wait/[A-Za-z0-9_-]+)">`)
@@ -97,4 +105,90 @@ func waitDone(env *pagesEnv, wait string) {
 	j := env.ui.waits.jobs[strings.TrimPrefix(wait, "/new/wait/")]
 	env.ui.waits.mu.Unlock()
 	<-j.done
+}
+
+// slowPoller is the polling registry whose polls wait until release closes.
+type slowPoller struct {
+	*pollingRegistry
+	release chan struct{}
+}
+
+func (p slowPoller) PollNow(ctx context.Context, id string) (api.ResourceStatus, error) {
+	if err := released(ctx, p.release); err != nil {
+		return api.ResourceStatus{}, err
+	}
+	return p.pollingRegistry.PollNow(ctx, id)
+}
+
+// TestAddWaitsWithAWord: an Add whose first poll takes longer than the
+// patience answers with a page that waits for it, registered already, and
+// leads to the view once the poll is done.
+func TestAddWaitsWithAWord(t *testing.T) {
+	release := make(chan struct{})
+	var reg *pollingRegistry
+	env := newPagesEnv(t, func(o *api.Options) {
+		reg = o.Poller.(*pollingRegistry)
+		o.Poller = slowPoller{pollingRegistry: reg, release: release}
+	})
+	env.ui.waits.patience = time.Nanosecond
+	b := fetchList(t, env)
+	add := b.Form("/new/add", "id")
+	id := add.Values.Get("id")
+	b.Submit(add)
+	wait := checkWaitPage(t, b, "Checking the page for the first time", "about 20 seconds")
+	if _, ok := env.reg.Definition(id); !ok {
+		t.Fatalf("%q is not registered while its first poll waits", id)
+	}
+	b.Get(wait)
+	checkWaitPage(t, b, "Checking the page for the first time", "seconds")
+
+	close(release)
+	waitDone(env, wait)
+	if code := b.Get(wait); code != http.StatusOK || b.Last.Request.URL.Path != api.ViewHref(id) {
+		t.Fatalf("the first poll done: %d at %s, want %s", code, b.Last.Request.URL, api.ViewHref(id))
+	}
+	if reg.polls.Load() != 1 {
+		t.Errorf("%d polls, want 1", reg.polls.Load())
+	}
+}
+
+// TestWaitsEndWithClose: Close cancels the waits still running and waits
+// for them.
+func TestWaitsEndWithClose(t *testing.T) {
+	wf := waitingFetcher{wait: time.Second, release: make(chan struct{})}
+	env := newPagesEnv(t, func(o *api.Options) {
+		wf.loopFetcher = o.Fetch.(loopFetcher)
+		o.Fetch = wf
+	})
+	b := formclient.New(t, env.srv.URL)
+	login(t, b)
+	b.Submit(b.Form("/new", "url"), "url", env.origin.URL+"/list.html")
+	wait := checkWaitPage(t, b, "Waiting for 127.0.0.1", "about 1 second;")
+	env.ui.Close()
+	waitDone(env, wait)
+	if code := b.Get(wait); code != http.StatusUnprocessableEntity || !strings.Contains(b.Body, "could not be fetched") {
+		t.Errorf("a wait ended by Close: %d\n%s", code, b.Body)
+	}
+}
+
+// TestWaitsBoundedPerSession: a session runs at most waitsPerSession waits
+// at once; the next fetch that would wait is refused with a word.
+func TestWaitsBoundedPerSession(t *testing.T) {
+	wf := waitingFetcher{wait: 3 * time.Second, release: make(chan struct{})}
+	env := newPagesEnv(t, func(o *api.Options) {
+		wf.loopFetcher = o.Fetch.(loopFetcher)
+		o.Fetch = wf
+	})
+	t.Cleanup(func() { close(wf.release); env.ui.Close() })
+	b := formclient.New(t, env.srv.URL)
+	login(t, b)
+	for range waitsPerSession {
+		b.Get("/new")
+		b.Submit(b.Form("/new", "url"), "url", env.origin.URL+"/list.html")
+		checkWaitPage(t, b, "Waiting for 127.0.0.1", "about 3 seconds")
+	}
+	b.Get("/new")
+	if code := b.Submit(b.Form("/new", "url"), "url", env.origin.URL+"/list.html"); code != http.StatusTooManyRequests || !strings.Contains(b.Body, "already waits for") {
+		t.Errorf("a wait too many: %d\n%s", code, b.Body)
+	}
 }

@@ -377,6 +377,7 @@ func serve(ctx context.Context, o serveOptions) (err error) {
 	defer stopPoller()
 	httpCtx, stopHTTP := context.WithCancel(ctx)
 	defer stopHTTP()
+	defer pages.Close() // first: the pages' background fetches and first polls, before the poller and the store
 	var wg sync.WaitGroup
 	var hub interface{ Run(context.Context) error }
 	if u := hubURL(cfg, publicURL); u != "" {
