@@ -29,6 +29,8 @@ type (
 	ResourceDefinition = service.ResourceDefinition
 	// PageFetcher fetches one page through the poller's guarded fetcher.
 	PageFetcher = service.PageFetcher
+	// PageRenderer is a PageFetcher that can render a page in the browser.
+	PageRenderer = service.PageRenderer
 	// Page is a fetched page.
 	Page = service.Page
 	// DiskSpace is the store's free-space state, which / shows when low.

@@ -363,6 +363,20 @@ func (f *Fetcher) Article(ctx context.Context, link string, headers map[string]s
 // slot), and the host's slot, waited for. The api's /new page checks a
 // page a webmaster registers so, with the engine's fetcher.
 func (f *Fetcher) Once(ctx context.Context, rawURL string) (Page, error) {
+	return f.once(ctx, Request{URL: rawURL})
+}
+
+// Render renders rawURL once in the browser (fetch: browser), outside any
+// schedule, as a poll of a rendered resource would: as [Fetcher.Once], but
+// the DOM once the scripts ran, read once waitFor (a CSS selector; "" =
+// once the network is quiet) matches. The api's /new renders pages so.
+func (f *Fetcher) Render(ctx context.Context, rawURL, waitFor string) (Page, error) {
+	return f.once(ctx, Request{URL: rawURL, Browser: true, WaitFor: waitFor})
+}
+
+// once is [Fetcher.Once] and [Fetcher.Render]: req fetched once.
+func (f *Fetcher) once(ctx context.Context, req Request) (Page, error) {
+	rawURL := req.URL
 	u, err := url.Parse(rawURL)
 	if err != nil || !u.IsAbs() || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		return Page{}, fmt.Errorf("fetch %q: not an http or https URL", shown(rawURL))
@@ -373,7 +387,7 @@ func (f *Fetcher) Once(ctx context.Context, rawURL string) (Page, error) {
 	if err := f.WaitSlot(ctx, strings.ToLower(u.Host)); err != nil {
 		return Page{}, err
 	}
-	res, err := f.Get(ctx, Request{URL: rawURL})
+	res, err := f.Get(ctx, req)
 	if err != nil {
 		f.Release(&res)
 		return Page{}, err

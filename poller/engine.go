@@ -848,6 +848,14 @@ func (e *Engine) DateRules(id string) schema.DateRules {
 	return schema.DateRules{}
 }
 
+// RenderPage renders rawURL once in the browser as a poll of a resource
+// with fetch: browser (and wait_for waitFor) would, with the engine's
+// fetcher (fetch.Fetcher.Render: the guard, robots.txt and the host's
+// politeness as FetchPage), for the browser's /new.
+func (e *Engine) RenderPage(ctx context.Context, rawURL, waitFor string) (Page, error) {
+	return e.fetcher.Render(ctx, rawURL, waitFor)
+}
+
 // FetchPage fetches rawURL once as a poll would, with the engine's
 // fetcher (fetch.Fetcher.Once: the SSRF guard, timeouts, size limit,
 // robots.txt when configured, the host's politeness slot, shared with the

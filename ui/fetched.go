@@ -26,6 +26,8 @@ type fetchedPage struct {
 	SessionID string // the session that fetched it; no other may read it
 	Requested string // the URL typed in
 	api.Page         // body, content type, URL after redirects
+	Render    bool   // rendered with JavaScript (fetch: browser)
+	WaitFor   string // the render's wait_for
 	Fetched   time.Time
 }
 

@@ -34,6 +34,9 @@ const (
 	// The resource's dates: its zone (IANA) and its Go date layout.
 	fieldTimezone   = "timezone"
 	fieldDateFormat = "date_format"
+	// Render with JavaScript (fetch: browser), and the selector to wait for.
+	fieldRender  = "render"
+	fieldWaitFor = "wait_for"
 )
 
 // policyChoice is a choice of the policy field, in words for people.
@@ -96,6 +99,8 @@ type addForm struct {
 	Exclude    string // the filter's exclude entries, one a line
 	Timezone   string // IANA zone of dates without one; "" = UTC
 	DateFormat string // Go layout tried first for dates; "" = none
+	Render     bool   // fetch: browser
+	WaitFor    string // wait_for, with Render
 	Errors     fieldErrors
 }
 
@@ -113,6 +118,8 @@ func readAddForm(c echo.Context) addForm {
 		Exclude:    c.FormValue(fieldExclude),
 		Timezone:   strings.TrimSpace(c.FormValue(fieldTimezone)),
 		DateFormat: strings.TrimSpace(c.FormValue(fieldDateFormat)),
+		Render:     c.FormValue(fieldRender) != "",
+		WaitFor:    strings.TrimSpace(c.FormValue(fieldWaitFor)),
 		Errors:     fieldErrors{},
 	}
 }
@@ -151,6 +158,12 @@ func (f *addForm) definition() []byte {
 		}
 		if f.DateFormat != "" {
 			def["date_format"] = f.DateFormat
+		}
+	}
+	if f.Render {
+		def["fetch"] = config.FetchBrowser
+		if f.WaitFor != "" {
+			def["wait_for"] = f.WaitFor
 		}
 	}
 	if spec, ok := f.filterSpec(); ok && !spec.IsZero() {

@@ -46,10 +46,13 @@ const (
 
 // newPage is the data of new.html: the form that asks for a page's URL.
 type newPage struct {
-	Title string
-	CSRF  string
-	URL   string
-	Error string
+	Title   string
+	CSRF    string
+	URL     string
+	Error   string
+	Browser bool   // a browser renders pages: the form offers render and wait_for
+	Render  bool   // render was ticked
+	WaitFor string // wait_for, with render
 }
 
 // offerPage is the data of offer.html: what a fetched page offers.
@@ -61,6 +64,8 @@ type offerPage struct {
 	PageURL     string // after redirects
 	Fetched     humantime.Time
 	Size        int64
+	Rendered    bool   // fetched rendered with JavaScript
+	WaitFor     string // the render's wait-for selector
 	Annotations candidate
 	Feeds       []pageFeed
 	Preview     *candidate // the edited block's items, after Preview
@@ -94,7 +99,7 @@ type candidate struct {
 func (s *Server) getNew(c echo.Context) error {
 	id := c.QueryParam(fieldFetch)
 	if id == "" {
-		return s.renderPage(c, http.StatusOK, "new.html", newPage{Title: "Add a feed", CSRF: s.csrfToken(c), URL: c.QueryParam(fieldURL)})
+		return s.renderPage(c, http.StatusOK, "new.html", newPage{Title: "Add a feed", CSRF: s.csrfToken(c), URL: c.QueryParam(fieldURL), Browser: s.canRender()})
 	}
 	p, ok := s.fetchedPage(c, id)
 	if !ok {
@@ -106,7 +111,7 @@ func (s *Server) getNew(c echo.Context) error {
 // postNew fetches the page once and redirects to what it offers (POST →
 // 303 → GET: a reload shows the same bytes and fetches nothing).
 func (s *Server) postNew(c echo.Context) error {
-	page := newPage{Title: "Add a feed"}
+	page := newPage{Title: "Add a feed", Browser: s.canRender()}
 	raw, err := pageURL(c.FormValue(fieldURL))
 	page.URL = raw
 	if err != nil {
@@ -122,14 +127,16 @@ func (s *Server) postNew(c echo.Context) error {
 			return s.fetchLater(c, raw, d) // the host's slot is not free: a page that waits
 		}
 	}
-	fetched, err := s.opts.Fetch.FetchPage(c.Request().Context(), raw)
+	render, waitFor := s.renderChoice(c)
+	page.Render, page.WaitFor = render, waitFor
+	fetched, err := s.fetchOrRender(c.Request().Context(), raw, render, waitFor)
 	if err != nil {
 		page.Error = fmt.Sprintf("The page could not be fetched: %v", err)
 		page.CSRF = s.csrfToken(c)
 		return s.renderPage(c, http.StatusUnprocessableEntity, "new.html", page)
 	}
 	sess, _ := c.Get(sessionKey).(session.Session)
-	id := s.fetched.put(fetchedPage{SessionID: sess.ID, Requested: raw, Page: fetched}, s.now())
+	id := s.fetched.put(fetchedPage{SessionID: sess.ID, Requested: raw, Page: fetched, Render: render, WaitFor: waitFor}, s.now())
 	return c.Redirect(http.StatusSeeOther, "/new?"+url.Values{fieldFetch: {id}}.Encode())
 }
 
@@ -157,6 +164,9 @@ func (s *Server) postNewAdd(c echo.Context) error {
 	p, kept := s.fetchedPage(c, form.Fetch)
 	if form.URL == "" && kept {
 		form.URL = p.Requested
+	}
+	if kept { // registered as the page was fetched: rendered or not
+		form.Render, form.WaitFor = p.Render, p.WaitFor
 	}
 	ctx := c.Request().Context()
 	s.checkIDFree(&form)
@@ -206,7 +216,7 @@ func (s *Server) fetchedPage(c echo.Context, id string) (*fetchedPage, bool) {
 // fetchExpired answers a form about a page no longer kept: the URL form
 // again, saying why (410: the page it names is gone from here).
 func (s *Server) fetchExpired(c echo.Context, rawURL string) error {
-	return s.renderPage(c, http.StatusGone, "new.html", newPage{Title: "Add a feed", CSRF: s.csrfToken(c), URL: rawURL,
+	return s.renderPage(c, http.StatusGone, "new.html", newPage{Title: "Add a feed", CSRF: s.csrfToken(c), URL: rawURL, Browser: s.canRender(),
 		Error: fmt.Sprintf("The fetched page is no longer kept (pages are kept %v after they are fetched); fetch it again.", fetchedTTL)})
 }
 
@@ -218,6 +228,7 @@ func (s *Server) renderOffer(c echo.Context, code int, p *fetchedPage, form addF
 	page := offerPage{
 		Title: "Add a feed", CSRF: s.csrfToken(c), Fetch: p.ID, Requested: p.Requested, PageURL: redact.URL(p.URL),
 		Fetched: humantime.New(p.Fetched, now), Size: int64(len(p.Body)), Policies: policyKinds,
+		Rendered: p.Render, WaitFor: p.WaitFor,
 	}
 	proposedID := s.proposeID(p.Requested)
 	defaults := func(block string) addForm {
@@ -226,6 +237,7 @@ func (s *Server) renderOffer(c echo.Context, code int, p *fetchedPage, form addF
 			f.ID, f.Policy, f.Interval, f.Weight = cmp.Or(form.ID, proposedID), form.Policy, form.Interval, form.Weight
 		}
 		f.Include, f.Exclude, f.Timezone, f.DateFormat = form.Include, form.Exclude, form.Timezone, form.DateFormat
+		f.Render, f.WaitFor = p.Render, p.WaitFor // as the page was fetched
 		s.checkIDFree(&f)
 		return f
 	}

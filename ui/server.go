@@ -26,6 +26,10 @@ type Options struct {
 	Poller   api.Poller      // poll state on / and /view, history for the charts (api.PollHistory), the first poll of /new (api.FirstPoller); nil: none
 	Registry api.Registry    // /new registers through it (api.RegisterDefinition); nil: /new/add answers 501
 	Fetch    api.PageFetcher // /new fetches pages through it (the poller's guarded fetcher); nil: /new answers 501
+	// Browser says a browser is configured to render pages with
+	// (poller.browser): /new then offers "Render with JavaScript", through
+	// Fetch when it is an api.PageRenderer.
+	Browser bool
 	// AdminToken is the admin token: /login takes it, and the sessions are
 	// signed with a key derived from it; "": /login, /logout and /new are
 	// absent (404), as the admin routes are. [Server.SetAdminToken]

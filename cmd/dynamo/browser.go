@@ -8,6 +8,17 @@ import (
 	"github.com/dynamo-rss/dynamo/fetch"
 )
 
+// browserAvailable reports whether a browser can render pages: a running
+// one at poller.browser.url, or one found (poller.browser.exec, or PATH).
+// /new offers "Render with JavaScript" then.
+func browserAvailable(cfg *config.Config) bool {
+	if cfg.Poller.Browser.URL != "" {
+		return true
+	}
+	_, err := fetch.FindBrowser(cfg.Poller.Browser.Exec)
+	return err == nil
+}
+
 // browserWarning says, when some resource has fetch: browser and no
 // browser can be found (poller.browser.url unset, poller.browser.exec or
 // PATH without one), which resources will fail and what to do; "" when

@@ -87,6 +87,15 @@ func (f apiFetcher) FetchPage(ctx context.Context, url string) (api.Page, error)
 	return api.Page(p), err
 }
 
+// RenderPage renders a page in the engine's browser (fetch: browser), for
+// /new's "Render with JavaScript".
+func (f apiFetcher) RenderPage(ctx context.Context, url, waitFor string) (api.Page, error) {
+	p, err := f.e.RenderPage(ctx, url, waitFor)
+	return api.Page(p), err
+}
+
+var _ api.PageRenderer = apiFetcher{}
+
 // PageWait is how long a fetch of url would wait for its host's slot.
 func (f apiFetcher) PageWait(url string) time.Duration { return f.e.PageWait(url) }
 

@@ -323,6 +323,7 @@ func serve(ctx context.Context, o serveOptions) (err error) {
 		Poller:           apiPoller{engine},
 		Registry:         registry,
 		Fetch:            fetcher,
+		Browser:          browserAvailable(cfg),
 		AdminToken:       cfg.Admin.Token,
 		TrustedProxies:   cfg.TrustedProxyPrefixes(),
 		PublicURL:        publicURL,

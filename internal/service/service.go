@@ -135,6 +135,15 @@ type PageFetcher interface {
 	FetchPage(ctx context.Context, url string) (Page, error)
 }
 
+// PageRenderer is a PageFetcher that can also render a page in the
+// poller's browser (fetch: browser), through the same guard, robots.txt
+// and politeness: the DOM once the page's scripts ran, read once waitFor (a
+// CSS selector; "" = once the network is quiet) matches. Optional.
+type PageRenderer interface {
+	PageFetcher
+	RenderPage(ctx context.Context, url, waitFor string) (Page, error)
+}
+
 // Page is a fetched page.
 type Page struct {
 	Body        []byte
