@@ -72,6 +72,8 @@ type offerPage struct {
 	Proposals   []candidate
 	Followed    []followedPage // resources that already follow this page
 	SuggestErr  string
+	ScriptBuilt string // why the page looks built by a script; "" = it does not
+	CanRender   bool   // a browser can render it: the hint offers to
 	Policies    []policyChoice
 }
 
@@ -287,6 +289,7 @@ func (s *Server) renderOffer(c echo.Context, code int, p *fetchedPage, form addF
 		cd.Add.Errors.merge(form.Errors)
 		page.Preview = &cd
 	}
+	page.ScriptBuilt, page.CanRender = s.scriptHint(p, len(page.Proposals)), s.canRender()
 	return s.renderPage(c, code, "offer.html", page)
 }
 

@@ -5,10 +5,14 @@ package ui
 // an api.PageRenderer), and Add registers it with fetch: browser.
 
 import (
+	"bytes"
 	"context"
+	"fmt"
 	"strings"
 
 	"github.com/labstack/echo/v4"
+	"golang.org/x/net/html"
+	"golang.org/x/net/html/atom"
 
 	"github.com/dynamo-rss/dynamo/api"
 )
@@ -42,4 +46,88 @@ func (s *Server) fetchOrRender(ctx context.Context, raw string, render bool, wai
 		return r.RenderPage(ctx, raw, waitFor)
 	}
 	return s.opts.Fetch.FetchPage(ctx, raw)
+}
+
+// Signs of a page built by a script (scriptBuilt).
+const (
+	scriptBuiltText    = 200 // fewer characters of text than this
+	scriptBuiltScripts = 5   // more scripts than this, and no list found
+)
+
+// scriptRoots are the ids of the elements that frameworks fill (React's
+// root, Vue's app, Next's and Nuxt's).
+var scriptRoots = map[string]bool{"root": true, "app": true, "__next": true, "__nuxt": true}
+
+// scriptBuilt says why a page fetched with a GET looks built by a script
+// ("" when it does not): little text, an empty root element, a <noscript>
+// asking for JavaScript, or many scripts and no list (proposals: the lists
+// suggest found on it).
+func scriptBuilt(body []byte, proposals int) string {
+	doc, err := html.Parse(bytes.NewReader(body))
+	if err != nil {
+		return ""
+	}
+	var text strings.Builder
+	var signs []string
+	scripts := 0
+	var walk func(n *html.Node, hidden bool)
+	walk = func(n *html.Node, hidden bool) {
+		switch {
+		case n.Type == html.TextNode && !hidden:
+			text.WriteString(" " + n.Data)
+		case n.Type == html.ElementNode:
+			switch n.DataAtom {
+			case atom.Script:
+				scripts++
+				hidden = true
+			case atom.Style, atom.Template, atom.Head:
+				hidden = true
+			case atom.Noscript:
+				hidden = true
+				var inner strings.Builder
+				for c := n.FirstChild; c != nil; c = c.NextSibling {
+					inner.WriteString(c.Data)
+				}
+				if strings.Contains(strings.ToLower(inner.String()), "javascript") {
+					signs = append(signs, "a <noscript> asks for JavaScript")
+				}
+			}
+			for _, a := range n.Attr {
+				if a.Key == "id" && scriptRoots[a.Val] && emptyElement(n) {
+					signs = append(signs, fmt.Sprintf("its <%s id=%q> is empty", n.Data, a.Val))
+				}
+			}
+		}
+		for c := n.FirstChild; c != nil; c = c.NextSibling {
+			walk(c, hidden)
+		}
+	}
+	walk(doc, false)
+	if n := len([]rune(strings.Join(strings.Fields(text.String()), " "))); n < scriptBuiltText {
+		signs = append(signs, fmt.Sprintf("it has little text (%s)", countNoun(n, "character", "characters")))
+	}
+	if scripts > scriptBuiltScripts && proposals == 0 {
+		signs = append(signs, fmt.Sprintf("it has %d scripts and no list", scripts))
+	}
+	return strings.Join(signs, "; ")
+}
+
+// emptyElement reports whether n has no element and no text but white
+// space inside.
+func emptyElement(n *html.Node) bool {
+	for c := n.FirstChild; c != nil; c = c.NextSibling {
+		if c.Type == html.ElementNode || (c.Type == html.TextNode && strings.TrimSpace(c.Data) != "") {
+			return false
+		}
+	}
+	return true
+}
+
+// scriptHint is what the offer of page p says of a page built by a
+// script: why it looks so ("" = it does not, or it was rendered already).
+func (s *Server) scriptHint(p *fetchedPage, proposals int) string {
+	if p.Render || (p.ContentType != "" && !strings.Contains(strings.ToLower(p.ContentType), "html")) {
+		return ""
+	}
+	return scriptBuilt(p.Body, proposals)
 }

@@ -146,3 +146,81 @@ func TestRenderIgnoredWithoutBrowser(t *testing.T) {
 		t.Error("the offer carries render without a browser")
 	}
 }
+
+// TestScriptBuiltHint: a page fetched with a GET that looks built by a
+// script says so and offers to render it (a form posting the same URL with
+// render=1); a page with a list does not; without a browser, the hint says
+// how to configure one.
+func TestScriptBuiltHint(t *testing.T) {
+	env, fr, b := newRenderEnv(t, true)
+	_ = env
+	f := b.Form("/new", "url")
+	f.Values.Del("render")
+	if code := b.Submit(f, "url", scriptURL); code != http.StatusOK {
+		t.Fatalf("fetch: %d", code)
+	}
+	hint := section(b, "script-built")
+	for _, want := range []string{"This page seems to be built by JavaScript", "empty", "noscript", "Pages built by JavaScript"} {
+		if !strings.Contains(hint, want) {
+			t.Errorf("the hint lacks %q:\n%s", want, hint)
+		}
+	}
+	rf := b.Form("/new", "url", "render")
+	if rf.Values.Get("url") != scriptURL || rf.Values.Get("render") != "1" {
+		t.Fatalf("the render button's form sends %v", rf.Values)
+	}
+	if code := b.Submit(rf, "wait_for", "ul#news li"); code != http.StatusOK {
+		t.Fatalf("render: %d", code)
+	}
+	if len(fr.renders) != 1 || fr.renders[0].URL != scriptURL {
+		t.Fatalf("renders %v, want one of %s", fr.renders, scriptURL)
+	}
+	if strings.Contains(b.Body, `id="script-built"`) {
+		t.Error("the rendered page is still said to be built by JavaScript")
+	}
+	if len(itemTitles(b, "p1")) != 3 {
+		t.Errorf("the rendered page's best proposal: %q", itemTitles(b, "p1"))
+	}
+
+	// A page with its list in the HTML: no hint.
+	fr.plain["https://example.org/list.html"] = listPage
+	b.Get("/new")
+	f = b.Form("/new", "url")
+	f.Values.Del("render")
+	b.Submit(f, "url", "https://example.org/list.html")
+	if strings.Contains(b.Body, `id="script-built"`) {
+		t.Error("a page with a list is said to be built by JavaScript")
+	}
+
+	// Without a browser: the hint says how to configure one, no button.
+	_, _, b = newRenderEnv(t, false)
+	b.Submit(b.Form("/new", "url"), "url", scriptURL)
+	hint = section(b, "script-built")
+	if !strings.Contains(hint, "This page seems to be built by JavaScript") || !strings.Contains(hint, "poller.browser.exec") {
+		t.Errorf("without a browser, the hint:\n%s", hint)
+	}
+	if strings.Contains(hint, `name="render"`) {
+		t.Error("without a browser, the hint offers to render")
+	}
+}
+
+// TestScriptBuiltSigns: the heuristic's signs, one at a time.
+func TestScriptBuiltSigns(t *testing.T) {
+	long := strings.Repeat("Plenty of words in a paragraph a reader reads. ", 10)
+	for _, c := range []struct {
+		name, body string
+		proposals  int
+		want       bool
+	}{
+		{"little text", `<html><body><p>Loading…</p></body></html>`, 0, true},
+		{"empty app root", `<html><body><p>` + long + `</p><div id="app"></div></body></html>`, 1, true},
+		{"noscript", `<html><body><p>` + long + `</p><noscript>Please enable JavaScript.</noscript></body></html>`, 1, true},
+		{"many scripts, no list", `<html><body><p>` + long + `</p>` + strings.Repeat(`<script src="/x.js"></script>`, 8) + `</body></html>`, 0, true},
+		{"many scripts and a list", `<html><body><p>` + long + `</p>` + strings.Repeat(`<script src="/x.js"></script>`, 8) + `</body></html>`, 2, false},
+		{"a page of text", `<html><body><p>` + long + `</p><div id="root"><p>Here.</p></div></body></html>`, 0, false},
+	} {
+		if got := scriptBuilt([]byte(c.body), c.proposals) != ""; got != c.want {
+			t.Errorf("%s: %v, want %v (%q)", c.name, got, c.want, scriptBuilt([]byte(c.body), c.proposals))
+		}
+	}
+}
