@@ -104,7 +104,15 @@
 // random id that the forms carry; it redirects to GET /new?fetch=id, which
 // shows the page's own feeds, its annotations as the feed they make and
 // suggest's proposals (suggest_adapter.go, the one reader of extractor's
-// suggest API), each extracted from the kept bytes. POST /new/preview
+// suggest API), each extracted from the kept bytes. With a browser
+// (Options.Browser, and Options.Fetch an api.PageRenderer), the URL form
+// has "Render with JavaScript" and a wait-for selector: the page is then
+// rendered (api.PageRenderer.RenderPage, the engine's fetcher, the same
+// guard) and Add registers fetch: browser and wait_for (render.go); a page
+// fetched with a GET that looks built by a script (scriptBuilt: little
+// text, an empty root element, a <noscript> asking for JavaScript, many
+// scripts and no list) says so and offers to render it, or, without a
+// browser, how to configure one. POST /new/preview
 // extracts them again with an edited block; POST /new/add registers
 // through api.RegisterDefinition, the path of PUT /admin/resources, waits for
 // its first poll (FirstPoll when the poller has it, which does not poll a
