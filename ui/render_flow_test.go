@@ -99,7 +99,7 @@ func TestRenderChoiceOnForm(t *testing.T) {
 // registers the resource with fetch: browser and wait_for.
 func TestRenderFlow(t *testing.T) {
 	env, fr, b := newRenderEnv(t, true)
-	if code := b.Submit(b.Form("/new", "url", "render"), "url", scriptURL, "render", "1", "wait_for", "ul#news li"); code != http.StatusOK {
+	if code := b.Submit(b.Form("/new", "url", "wait_for"), "url", scriptURL, "render", "1", "wait_for", "ul#news li"); code != http.StatusOK {
 		t.Fatalf("fetch rendered: %d\n%s", code, b.Body)
 	}
 	if len(fr.renders) != 1 || fr.renders[0] != (renderCall{scriptURL, "ul#news li"}) || fr.fetches != 0 {

@@ -106,7 +106,13 @@ func (b *Client) Forms() []Form {
 				out = append(out, Form{Action: attr("action"), Method: strings.ToUpper(attr("method")), Values: url.Values{}, ID: attr("id"), Class: attr("class")})
 				f = &out[len(out)-1]
 			case atom.Input:
-				if f != nil && attr("name") != "" && attr("type") != "submit" && attr("type") != "file" {
+				checkable := attr("type") == "checkbox" || attr("type") == "radio"
+				checked := false
+				for _, a := range n.Attr {
+					checked = checked || a.Key == "checked"
+				}
+				// A box not ticked is not sent, as a browser does not send it.
+				if f != nil && attr("name") != "" && attr("type") != "submit" && attr("type") != "file" && (!checkable || checked) {
 					f.Values.Add(attr("name"), attr("value"))
 				}
 			case atom.Textarea:
