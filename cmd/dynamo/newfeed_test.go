@@ -7,6 +7,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -84,7 +85,18 @@ func TestAddFeedEndToEnd(t *testing.T) {
 	if n := hits.Load(); n != 1 {
 		t.Errorf("the origin served the page %d times before Add, want 1", n)
 	}
-	if code := b.Submit(b.Form("/new/add", "id"), "id", "harbour"); code != http.StatusOK || b.Last.Request.URL.Path != "/view/harbour" {
+	code := b.Submit(b.Form("/new/add", "id"), "id", "harbour")
+	// A first poll longer than 2 s (the host's politeness interval) answers
+	// with a page that waits: follow its refresh, as a browser does.
+	for deadline := time.Now().Add(30 * time.Second); code == http.StatusOK && strings.Contains(b.Body, `http-equiv="refresh"`) && time.Now().Before(deadline); {
+		time.Sleep(200 * time.Millisecond)
+		m := regexp.MustCompile(`content="\d+;url=(/new/wait/[^"]+)"`).FindStringSubmatch(b.Body)
+		if m == nil {
+			t.Fatalf("a waiting page without its refresh URL:\n%s", b.Body)
+		}
+		code = b.Get(m[1])
+	}
+	if code != http.StatusOK || b.Last.Request.URL.Path != "/view/harbour" {
 		t.Fatalf("add: %d at %s\n%s", code, b.Last.Request.URL, b.Body)
 	}
 	if !strings.Contains(b.Body, "New fees for visiting yachts") {
