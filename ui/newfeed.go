@@ -124,13 +124,13 @@ func (s *Server) postNew(c echo.Context) error {
 	if s.opts.Fetch == nil {
 		return problem(http.StatusNotImplemented, "this server has no retriever to fetch pages with")
 	}
-	if w, ok := s.opts.Fetch.(api.PageWaiter); ok {
-		if d := w.PageWait(raw); d > 0 {
-			return s.fetchLater(c, raw, d) // the host's slot is not free: a page that waits
-		}
-	}
 	render, waitFor := s.renderChoice(c)
 	page.Render, page.WaitFor = render, waitFor
+	if w, ok := s.opts.Fetch.(api.PageWaiter); ok {
+		if d := w.PageWait(raw); d > 0 {
+			return s.fetchLater(c, raw, render, waitFor, d) // the host's slot is not free: a page that waits
+		}
+	}
 	fetched, err := s.fetchOrRender(c.Request().Context(), raw, render, waitFor)
 	if err != nil {
 		page.Error = fmt.Sprintf("The page could not be fetched: %v", err)

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/dynamo-rss/dynamo/api"
 	"github.com/dynamo-rss/dynamo/internal/formclient"
@@ -222,5 +223,40 @@ func TestScriptBuiltSigns(t *testing.T) {
 		if got := scriptBuilt([]byte(c.body), c.proposals) != ""; got != c.want {
 			t.Errorf("%s: %v, want %v (%q)", c.name, got, c.want, scriptBuilt([]byte(c.body), c.proposals))
 		}
+	}
+}
+
+// waitingRenderer is a fakeRenderer whose host's slot is wait away.
+type waitingRenderer struct {
+	*fakeRenderer
+	wait time.Duration
+}
+
+func (w waitingRenderer) PageWait(string) time.Duration { return w.wait }
+
+// TestRenderAfterAWait: "Render with JavaScript" chosen while the host's
+// slot is not free: the page that waits renders the page when the slot
+// comes, and the offer and Add keep the choice.
+func TestRenderAfterAWait(t *testing.T) {
+	fr := &fakeRenderer{plain: map[string]string{scriptURL: scriptBuiltPage}, rendered: map[string]string{scriptURL: renderedPage}}
+	env := newPagesEnv(t, func(o *Options) { o.Fetch, o.Browser = waitingRenderer{fr, 3 * time.Second}, true })
+	b := formclient.New(t, env.srv.URL)
+	login(t, b)
+	b.Get("/new")
+	b.Submit(b.Form("/new", "url", "wait_for"), "url", scriptURL, "render", "1", "wait_for", "ul#news li")
+	wait := checkWaitPage(t, b, "Waiting for example.org", "about 3 seconds")
+	waitDone(env, wait)
+	if code := b.Get(wait); code != http.StatusOK || !strings.Contains(section(b, "page"), "rendered with JavaScript") {
+		t.Fatalf("the wait done: %d at %s\n%s", code, b.Last.Request.URL, b.Body)
+	}
+	fr.mu.Lock()
+	renders, fetches := fr.renders, fr.fetches
+	fr.mu.Unlock()
+	if len(renders) != 1 || renders[0] != (renderCall{scriptURL, "ul#news li"}) || fetches != 0 {
+		t.Fatalf("renders %v, plain fetches %d; want the render chosen, after the wait", renders, fetches)
+	}
+	add := b.Form("/new/add", "id", "render", "wait_for")
+	if add.Values.Get("render") == "" || add.Values.Get("wait_for") != "ul#news li" {
+		t.Errorf("the add form lost the choice: render %q wait_for %q", add.Values.Get("render"), add.Values.Get("wait_for"))
 	}
 }

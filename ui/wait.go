@@ -171,9 +171,10 @@ func (s *Server) getWait(c echo.Context) error {
 	return c.Redirect(http.StatusSeeOther, j.next)
 }
 
-// fetchLater fetches raw in the background, its host's slot being wait
-// away, and answers with the waiting page.
-func (s *Server) fetchLater(c echo.Context, raw string, wait time.Duration) error {
+// fetchLater fetches raw in the background (rendered when render, as
+// postNew would), its host's slot being wait away, and answers with the
+// waiting page.
+func (s *Server) fetchLater(c echo.Context, raw string, render bool, waitFor string, wait time.Duration) error {
 	sess, _ := c.Get(sessionKey).(session.Session)
 	host := raw
 	if u, err := url.Parse(raw); err == nil {
@@ -184,14 +185,13 @@ func (s *Server) fetchLater(c echo.Context, raw string, wait time.Duration) erro
 		what: "Waiting for " + host,
 		why:  "dynamo leaves some time between requests to one site (its politeness interval), and it asked " + host + " a moment ago. It fetches the page as soon as it may.",
 	}
-	fetch := s.opts.Fetch
 	err := s.waits.start(job, s.now, wait+firstPollWait, func(ctx context.Context, j *waitJob) {
-		page, err := fetch.FetchPage(ctx, raw)
+		page, err := s.fetchOrRender(ctx, raw, render, waitFor)
 		if err != nil {
 			j.failed = fmt.Sprintf("The page could not be fetched: %v", err)
 			return
 		}
-		id := s.fetched.put(fetchedPage{SessionID: j.sessionID, Requested: raw, Page: page}, s.now())
+		id := s.fetched.put(fetchedPage{SessionID: j.sessionID, Requested: raw, Page: page, Render: render, WaitFor: waitFor}, s.now())
 		j.next = "/new?" + url.Values{fieldFetch: {id}}.Encode()
 	})
 	if err != nil {
