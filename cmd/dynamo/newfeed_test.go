@@ -85,17 +85,7 @@ func TestAddFeedEndToEnd(t *testing.T) {
 	if n := hits.Load(); n != 1 {
 		t.Errorf("the origin served the page %d times before Add, want 1", n)
 	}
-	code := b.Submit(b.Form("/new/add", "id"), "id", "harbour")
-	// A first poll longer than 2 s (the host's politeness interval) answers
-	// with a page that waits: follow its refresh, as a browser does.
-	for deadline := time.Now().Add(30 * time.Second); code == http.StatusOK && strings.Contains(b.Body, `http-equiv="refresh"`) && time.Now().Before(deadline); {
-		time.Sleep(200 * time.Millisecond)
-		m := regexp.MustCompile(`content="\d+;url=(/new/wait/[^"]+)"`).FindStringSubmatch(b.Body)
-		if m == nil {
-			t.Fatalf("a waiting page without its refresh URL:\n%s", b.Body)
-		}
-		code = b.Get(m[1])
-	}
+	code := followWaits(t, b, b.Submit(b.Form("/new/add", "id"), "id", "harbour"))
 	if code != http.StatusOK || b.Last.Request.URL.Path != "/view/harbour" {
 		t.Fatalf("add: %d at %s\n%s", code, b.Last.Request.URL, b.Body)
 	}
@@ -148,4 +138,20 @@ func TestAddFeedRefusesPrivate(t *testing.T) {
 	if code != http.StatusUnprocessableEntity || !strings.Contains(b.Body, "could not be fetched") || !strings.Contains(b.Body, "allow_private") {
 		t.Errorf("/new with a loopback page: %d\n%s", code, b.Body)
 	}
+}
+
+// followWaits follows the refresh of the pages that wait (a first poll
+// longer than 2 s, a host's politeness interval) as a browser does, for
+// 30 s at most, and returns the last answer's status.
+func followWaits(t *testing.T, b *formclient.Client, code int) int {
+	t.Helper()
+	for deadline := time.Now().Add(30 * time.Second); code == http.StatusOK && strings.Contains(b.Body, `http-equiv="refresh"`) && time.Now().Before(deadline); {
+		time.Sleep(200 * time.Millisecond) // a browser's refresh, shortened: the condition is read again each time
+		m := regexp.MustCompile(`content="\d+;url=(/new/wait/[^"]+)"`).FindStringSubmatch(b.Body)
+		if m == nil {
+			t.Fatalf("a waiting page without its refresh URL:\n%s", b.Body)
+		}
+		code = b.Get(m[1])
+	}
+	return code
 }
