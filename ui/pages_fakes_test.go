@@ -63,6 +63,8 @@ func newPagesOrigin(t *testing.T) *pagesOrigin {
 			_, _ = io.WriteString(w, annotatedPage)
 		case "/plain.html":
 			_, _ = io.WriteString(w, "<html><body><p>Nothing to see.</p></body></html>")
+		case "/posts.html":
+			_, _ = io.WriteString(w, longPostsPage)
 		default:
 			http.NotFound(w, r)
 		}
