@@ -112,12 +112,21 @@
 // fetched with a GET that looks built by a script (scriptBuilt: little
 // text, an empty root element, a <noscript> asking for JavaScript, many
 // scripts and no list) says so and offers to render it, or, without a
-// browser, how to configure one. POST /new/preview
-// extracts them again with an edited block; POST /new/add registers
-// through api.RegisterDefinition, the path of PUT /admin/resources, waits for
+// browser, how to configure one. When the page's host asked to be left
+// alone a while (its politeness slot, api.PageWaiter), POST /new answers
+// at once with a page that waits and refreshes itself (wait.go,
+// /new/wait/{token}, bound to the session) while the fetch runs in the
+// background, owned by the Server (Close cancels and waits for it; three
+// at once per session). POST /new/preview extracts them again with an
+// edited block, a filter (include/exclude, one entry a line, applied
+// with extractor/filter: the items taken out shown struck through) and
+// the resource's time zone and date layout (each item's date read as
+// lint --dates says it); POST /new/add refuses a block that yields no
+// item and an id in use (never renamed), registers through
+// api.RegisterDefinition, the path of PUT /admin/resources, and waits for
 // its first poll (FirstPoll when the poller has it, which does not poll a
-// resource its registration had polled already, else PollNow; at most
-// firstPollWait) and redirects to /view/{id}. GET
+// resource its registration had polled already, else PollNow): past 2 s,
+// a page that waits for it (wait.go) leads to /view/{id}. GET
 // and POST /register are the webmasters' form for POST /resources
 // (api.Server.SelfRegister is the path of both).
 package ui
