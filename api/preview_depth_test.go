@@ -7,10 +7,11 @@ import (
 	"mime/multipart"
 	"net/http"
 	"net/url"
-	"runtime"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/dynamo-rss/dynamo/internal/costtest"
 )
 
 // previewRequest is a POST /preview carrying page and a select block, in
@@ -49,33 +50,6 @@ func (r previewRequest) do(s *Server) *httpRecorder {
 	return svcDo(s, http.MethodPost, r.target, bytes.NewReader(r.body), "Content-Type", r.ct, "Accept", "application/json")
 }
 
-// requestCost is the least time and the bytes allocated of n runs of f.
-func requestCost(n int, f func()) (time.Duration, uint64) {
-	best := time.Duration(1 << 62)
-	var alloc uint64
-	for range n {
-		var before, after runtime.MemStats
-		runtime.ReadMemStats(&before)
-		start := time.Now()
-		f()
-		best = min(best, time.Since(start))
-		runtime.ReadMemStats(&after)
-		alloc = after.TotalAlloc - before.TotalAlloc
-	}
-	return best, alloc
-}
-
-// flatPage is an unannotated page about size bytes long, a list of items.
-func flatPage(size int) string {
-	var b strings.Builder
-	b.WriteString("<html><head><title>News</title></head><body><ul>\n")
-	for i := 0; b.Len() < size-30; i++ {
-		fmt.Fprintf(&b, "<li><a href=\"/n/%d\">Item %d</a></li>\n", i, i)
-	}
-	b.WriteString("</ul></body></html>")
-	return b.String()
-}
-
 // TestPreviewNestedSelectRefused: a select block nested 1,000 or 30,000
 // deep (the 58 KiB body that cost 8 s of CPU and 1.8 GiB) is a 400 naming
 // the field, in every form POST /preview takes, and costs no more than
@@ -86,7 +60,7 @@ func TestPreviewNestedSelectRefused(t *testing.T) {
 	const page = `<html><head><title>T</title></head><body><ul><li><a href="/a">A</a></li></ul></body></html>`
 	for _, depth := range []int{1000, 30000} {
 		deep := "{item: " + strings.Repeat("[", depth) + strings.Repeat("]", depth) + "}"
-		flat := flatPage(len(deep))
+		flat := costtest.FlatPage(len(deep))
 		for _, form := range []string{"form field", "multipart", "JSON text", "JSON object", "query"} {
 			t.Run(fmt.Sprintf("%s %d", form, depth), func(t *testing.T) {
 				block, good := deep, `{item: li, title: a, link: "a @href"}`
@@ -96,13 +70,13 @@ func TestPreviewNestedSelectRefused(t *testing.T) {
 				}
 				bad := previewIn(form, page, block)
 				ref := previewIn(form, flat, good)
-				refTime, refAlloc := requestCost(3, func() {
+				refTime, refAlloc := costtest.Best(3, func() {
 					if rec := ref.do(s); rec.Code != http.StatusOK {
 						t.Fatalf("flat page: %d %s", rec.Code, rec.Body)
 					}
 				})
 				var rec *httpRecorder
-				d, alloc := requestCost(3, func() { rec = bad.do(s) })
+				d, alloc := costtest.Best(3, func() { rec = bad.do(s) })
 				p := svcProblem(t, rec, http.StatusBadRequest)
 				if !strings.HasPrefix(p.Param, "select.item[0][0]") || !strings.HasSuffix(p.Param, "…") || !strings.Contains(p.Detail, "select.item[0]") || !strings.Contains(p.Detail, "nested deeper than 64 levels") {
 					t.Fatalf("problem %+v, want the field select.item and the bound", p)

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/dynamo-rss/dynamo/internal/costtest"
 )
 
 // TestPreviewSelectorCostLinear: POST /preview with descendant combinators
@@ -21,13 +23,13 @@ func TestPreviewSelectorCostLinear(t *testing.T) {
 			chain := "b" + strings.Repeat(" span", c.spans)
 			miss := "i" + chain[1:] // its first compound matches nothing: cascadia tries every choice of ancestors
 			bad := previewIn("form field", page, fmt.Sprintf("{item: b, title: %q, description: %q, date: %q}", chain[2:], ":has("+chain+") span", miss))
-			ref := previewIn("form field", flatPage(max(len(page), 2000)), `{item: li, title: a, link: "a @href"}`)
-			refTime, _ := requestCost(5, func() {
+			ref := previewIn("form field", costtest.FlatPage(max(len(page), 2000)), `{item: li, title: a, link: "a @href"}`)
+			refTime, _ := costtest.Best(5, func() {
 				if rec := ref.do(s); rec.Code != http.StatusOK {
 					t.Fatalf("flat page: %d %s", rec.Code, rec.Body)
 				}
 			})
-			d, _ := requestCost(3, func() {
+			d, _ := costtest.Best(3, func() {
 				if rec := bad.do(s); rec.Code != http.StatusOK {
 					t.Fatalf("nested page: %d %s", rec.Code, rec.Body)
 				}
@@ -46,10 +48,10 @@ func TestPreviewSelectorCostLinear(t *testing.T) {
 		}
 		page.WriteString("</body></html>")
 		bad := previewIn("form field", page.String(), `{item: "xpath://*[count(.//*[count(.//*[.//b]) > 1]) > 1]"}`)
-		ref := previewIn("form field", flatPage(page.Len()), `{item: li, title: a, link: "a @href"}`)
-		refTime, _ := requestCost(3, func() { ref.do(s) })
+		ref := previewIn("form field", costtest.FlatPage(page.Len()), `{item: li, title: a, link: "a @href"}`)
+		refTime, _ := costtest.Best(3, func() { ref.do(s) })
 		var rec *httpRecorder
-		d, _ := requestCost(1, func() { rec = bad.do(s) })
+		d, _ := costtest.Best(1, func() { rec = bad.do(s) })
 		t.Logf("1 MiB page: %v; flat page: %v", d, refTime)
 		if rec.Code != http.StatusUnprocessableEntity || !strings.Contains(rec.Body.String(), "costs too much on this page") {
 			t.Fatalf("%d %.500s", rec.Code, rec.Body)

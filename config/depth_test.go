@@ -3,10 +3,11 @@ package config
 import (
 	"errors"
 	"fmt"
-	"runtime"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/dynamo-rss/dynamo/internal/costtest"
 )
 
 // nested builds a document whose deepest value sits inside depth
@@ -169,22 +170,6 @@ func parseErr(b []byte) error    { _, err := Parse(b); return err }
 func resourceErr(b []byte) error { _, err := ParseResource(b, "a", Default().Poller); return err }
 func selectErr(b []byte) error   { _, err := ParseSelect(b); return err }
 
-// cost is the least time and the bytes allocated of n runs of f.
-func cost(n int, f func()) (time.Duration, uint64) {
-	best := time.Duration(1 << 62)
-	var alloc uint64
-	for range n {
-		var before, after runtime.MemStats
-		runtime.ReadMemStats(&before)
-		start := time.Now()
-		f()
-		best = min(best, time.Since(start))
-		runtime.ReadMemStats(&after)
-		alloc = after.TotalAlloc - before.TotalAlloc
-	}
-	return best, alloc
-}
-
 // flatSelect is a select block about size bytes long, nothing nested: a
 // list of selectors, read whole by the YAML parser (then refused for its
 // length, as a list has at most 16).
@@ -204,7 +189,7 @@ func flatSelect(size int) string {
 func TestNestingCostLinear(t *testing.T) {
 	deep := "item: " + strings.Repeat("[", 30000) + strings.Repeat("]", 30000)
 	flat := flatSelect(len(deep))
-	refTime, refAlloc := cost(3, func() {
+	refTime, refAlloc := costtest.Best(3, func() {
 		if _, err := ParseSelect([]byte(flat)); err == nil || !strings.Contains(err.Error(), "selectors, at most") {
 			t.Fatalf("flat block: %v", err)
 		}
@@ -215,7 +200,7 @@ func TestNestingCostLinear(t *testing.T) {
 		"JSON":   `{"item": ` + strings.Repeat("[", 30000) + strings.Repeat("]", 30000) + "}",
 	} {
 		t.Run(name, func(t *testing.T) {
-			d, alloc := cost(3, func() {
+			d, alloc := costtest.Best(3, func() {
 				if _, err := ParseSelect([]byte(doc)); err == nil {
 					t.Fatal("accepted")
 				}

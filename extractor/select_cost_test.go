@@ -8,29 +8,8 @@ import (
 	"time"
 
 	"github.com/dynamo-rss/dynamo/extractor"
+	"github.com/dynamo-rss/dynamo/internal/costtest"
 )
-
-// bestOf is the least time of n runs of f.
-func bestOf(n int, f func()) time.Duration {
-	best := time.Duration(1 << 62)
-	for range n {
-		start := time.Now()
-		f()
-		best = min(best, time.Since(start))
-	}
-	return best
-}
-
-// costFlatPage is a list page of about size bytes.
-func costFlatPage(size int) string {
-	var b strings.Builder
-	b.WriteString("<html><head><title>News</title></head><body><ul>\n")
-	for i := 0; b.Len() < size-30; i++ {
-		fmt.Fprintf(&b, "<li><a href=\"/n/%d\">Item %d</a></li>\n", i, i)
-	}
-	b.WriteString("</ul></body></html>")
-	return b.String()
-}
 
 // extractWith extracts page with block, the error returned (nil, or one
 // wrapping ErrNoItems).
@@ -52,7 +31,7 @@ func extractWith(t *testing.T, spec extractor.SelectSpec, page string) (*extract
 // measured in the same run.
 func costWithin(t *testing.T, spec extractor.SelectSpec, page string, factor int) *extractor.Result {
 	t.Helper()
-	flat := costFlatPage(max(len(page), 2000))
+	flat := costtest.FlatPage(max(len(page), 2000))
 	return costAgainst(t, spec, page, extractor.SelectSpec{Item: "li", Title: "a", Link: "a @href"}, flat, factor)
 }
 
@@ -60,9 +39,9 @@ func costWithin(t *testing.T, spec extractor.SelectSpec, page string, factor int
 // times extracting refPage with ref, measured in the same run.
 func costAgainst(t *testing.T, spec extractor.SelectSpec, page string, ref extractor.SelectSpec, refPage string, factor int) *extractor.Result {
 	t.Helper()
-	refCost := bestOf(5, func() { extractWith(t, ref, refPage) })
+	refCost := best(5, func() { extractWith(t, ref, refPage) })
 	var res *extractor.Result
-	d := bestOf(3, func() { res, _ = extractWith(t, spec, page) })
+	d := best(3, func() { res, _ = extractWith(t, spec, page) })
 	t.Logf("%d-byte page: %v; reference %+v on a %d-byte page: %v", len(page), d, ref, len(refPage), refCost)
 	if d > time.Duration(factor)*refCost {
 		t.Fatalf("%+v on a %d-byte page took %v, more than %d× the reference %+v on a %d-byte page (%v)", spec, len(page), d, factor, ref, len(refPage), refCost)
@@ -197,4 +176,10 @@ func BenchmarkExtractSelectChain(b *testing.B) {
 			b.Fatalf("%d items", len(res.Document.Items))
 		}
 	}
+}
+
+// best is the least time of n runs of f.
+func best(n int, f func()) time.Duration {
+	d, _ := costtest.Best(n, f)
+	return d
 }
