@@ -31,6 +31,12 @@ type (
 	PageFetcher = service.PageFetcher
 	// PageRenderer is a PageFetcher that can render a page in the browser.
 	PageRenderer = service.PageRenderer
+	// PagePicturer is a PageFetcher that can draw a page (/new's picture).
+	PagePicturer = service.PagePicturer
+	// PagePicture is a page as the browser drew it.
+	PagePicture = service.PagePicture
+	// Box is a rectangle in CSS pixels of a PagePicture.
+	Box = service.Box
 	// Page is a fetched page.
 	Page = service.Page
 	// DiskSpace is the store's free-space state, which / shows when low.

@@ -144,6 +144,39 @@ type PageRenderer interface {
 	RenderPage(ctx context.Context, url, waitFor string) (Page, error)
 }
 
+// PagePicturer is a PageFetcher that can also fetch a page as a picture
+// for /new's "point at the list": one visit of the page in the poller's
+// browser (the same guard, robots.txt and politeness as RenderPage), which
+// gives the page's bytes, a screenshot and every element's box. With
+// scripts, the page is rendered as fetch: browser renders it (Page.Body is
+// the DOM once waitFor matched or the network went quiet); without, its
+// scripts do not run and Page.Body is the document as the server sent it
+// (what a GET gives). Optional.
+type PagePicturer interface {
+	PageFetcher
+	PicturePage(ctx context.Context, url, waitFor string, scripts bool) (Page, *PagePicture, error)
+}
+
+// PagePicture is a page as the browser drew it. Picture is nil when the
+// document was not HTML (nothing to draw).
+type PagePicture struct {
+	Image     []byte // the screenshot, from the page's top, Width x Height CSS pixels at scale 1
+	ImageType string // its media type (image/jpeg, image/png)
+	Width     int
+	Height    int
+	// Marked is the DOM as the browser held it when drawn, each element
+	// carrying data-dynamo-box="i", i its place in document order
+	// (document.documentElement and then querySelectorAll("*")), from 0.
+	Marked []byte
+	// Boxes[i] is the border box of the element marked i, in CSS pixels
+	// of the screenshot (page coordinates, scrolled to the top); a zero
+	// width or height: not drawn.
+	Boxes []Box
+}
+
+// Box is a rectangle in CSS pixels.
+type Box struct{ X, Y, W, H float64 }
+
 // Page is a fetched page.
 type Page struct {
 	Body        []byte
