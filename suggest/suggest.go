@@ -177,14 +177,10 @@ func Page(page []byte, opts extractor.Options) (*Suggestions, error) {
 			continue
 		}
 		tries++
-		p, ok := tryProposal(page, opts, &spec)
-		if !ok || p.Count < minItems || !distinctFrom(p, structs) {
+		p, ok := sg.proposal(page, opts, g, spec)
+		if !ok || !distinctFrom(p, structs) {
 			continue
 		}
-		p.Kind = KindSelectors
-		p.Score = round2(g.score)
-		p.Where = sg.where(g.linked)
-		p.Reason = reason(p.Count, p.Where, g.why)
 		structs = append(structs, p)
 		kept = append(kept, g)
 	}
@@ -193,15 +189,7 @@ func Page(page []byte, opts extractor.Options) (*Suggestions, error) {
 	// one only a chain of positions reaches: a person's selector names
 	// what it reads.
 	for i := range structs {
-		if strings.Contains(structs[i].Select.Item, "nth-of-type") {
-			structs[i].Score = round2(structs[i].Score * positionOnly)
-			structs[i].Reason += ", reached only by its position"
-		}
-		if recent(structs[i].Where) {
-			// Under "Latest news", "Neueste Beiträge", "最新": the list the
-			// page itself calls its newest, what a feed is for.
-			structs[i].Score = round2(structs[i].Score * recentHeading)
-		}
+		placed(&structs[i])
 	}
 	slices.SortStableFunc(structs, func(x, y Proposal) int { return cmp.Compare(y.Score, x.Score) })
 
@@ -245,6 +233,36 @@ func Page(page []byte, opts extractor.Options) (*Suggestions, error) {
 		out.Proposals = out.Proposals[:MaxProposals]
 	}
 	return out, nil
+}
+
+// proposal extracts the page with g's block and makes it a proposal
+// of a structure, as Page shows it (before placed); false when it
+// yields fewer than minItems items.
+func (sg *suggester) proposal(page []byte, opts extractor.Options, g *group, spec extractor.SelectSpec) (Proposal, bool) {
+	p, ok := tryProposal(page, opts, &spec)
+	if !ok || p.Count < minItems {
+		return Proposal{}, false
+	}
+	p.Kind = KindSelectors
+	p.Score = round2(g.score)
+	p.Where = sg.where(g.linked)
+	p.Reason = reason(p.Count, p.Where, g.why)
+	return p, true
+}
+
+// placed weighs a structure's score by how its list is named and
+// placed: a list reached only by positions lower, one under a heading
+// that calls it the newest higher.
+func placed(p *Proposal) {
+	if strings.Contains(p.Select.Item, "nth-of-type") {
+		p.Score = round2(p.Score * positionOnly)
+		p.Reason += ", reached only by its position"
+	}
+	if recent(p.Where) {
+		// Under "Latest news", "Neueste Beiträge", "最新": the list the
+		// page itself calls its newest, what a feed is for.
+		p.Score = round2(p.Score * recentHeading)
+	}
 }
 
 // reason is a structure's reason line: its count, where it sits, then
