@@ -327,17 +327,39 @@ func (r *Renderer) Render(ctx context.Context, req RenderRequest) (out Rendered,
 // render renders req; it sets *t0 to when its tab slot was had, so that
 // the time spent waiting for one is not counted as the render's.
 func (r *Renderer) render(ctx context.Context, req RenderRequest, t0 *time.Time) (Rendered, error) {
-	page, err := url.Parse(req.URL)
+	var out Rendered
+	err := r.inTab(ctx, req.URL, req.Headers, t0, func(ctx context.Context, t *tab) error {
+		var err error
+		out, err = r.renderTab(ctx, t, req)
+		return err
+	})
+	return out, err
+}
+
+// tab is one render's tab, set up by [Renderer.openTab].
+type tab struct {
+	run  context.Context // the tab's context, ended with the render
+	ic   *interceptor
+	page *url.URL
+}
+
+// inTab runs do in a fresh tab set up for rawURL (see [Renderer.openTab]).
+// It waits for a tab slot (MaxTabs), starts the browser if needed, and
+// bounds do by BrowserOptions.Timeout (ctx by its own deadline); it sets
+// *t0 to when its tab slot was had, so that the time spent waiting for
+// one is not counted as the render's.
+func (r *Renderer) inTab(ctx context.Context, rawURL string, headers http.Header, t0 *time.Time, do func(ctx context.Context, t *tab) error) error {
+	page, err := url.Parse(rawURL)
 	if err != nil {
-		return Rendered{}, fmt.Errorf("render %q: %w", shown(req.URL), err)
+		return fmt.Errorf("render %q: %w", shown(rawURL), err)
 	}
 	if page.Scheme != "http" && page.Scheme != "https" {
-		return Rendered{}, fmt.Errorf("render %s: only http and https pages are rendered", shown(req.URL))
+		return fmt.Errorf("render %s: only http and https pages are rendered", shown(rawURL))
 	}
 	select {
 	case r.tabs <- struct{}{}:
 	case <-ctx.Done():
-		return Rendered{}, ctx.Err()
+		return ctx.Err()
 	}
 	defer func() { <-r.tabs }()
 	*t0 = time.Now()
@@ -345,21 +367,30 @@ func (r *Renderer) render(ctx context.Context, req RenderRequest, t0 *time.Time)
 	root, err := r.browserContext(sctx)
 	cancelStart()
 	if err != nil {
-		return Rendered{}, err
+		return err
 	}
 	dctx, cancel := context.WithTimeout(ctx, r.opts.Timeout)
 	defer cancel()
-	out, err := r.renderTab(dctx, root, page, req)
-	if err != nil && errors.Is(dctx.Err(), context.DeadlineExceeded) && ctx.Err() == nil {
-		return out, fmt.Errorf("render %s: still going after poller.browser.timeout %s: %w", shown(req.URL), r.opts.Timeout, ErrRenderTimeout)
+	t, closeTab, err := r.openTab(dctx, root, page, headers)
+	if err == nil {
+		err = do(dctx, t)
+		closeTab()
 	}
-	return out, err
+	if err != nil && errors.Is(dctx.Err(), context.DeadlineExceeded) && ctx.Err() == nil {
+		return fmt.Errorf("render %s: still going after poller.browser.timeout %s: %w", shown(rawURL), r.opts.Timeout, ErrRenderTimeout)
+	}
+	return err
 }
 
-// renderTab renders in a fresh incognito browser context of the browser
-// whose context is root; ctx carries the render's deadline.
-func (r *Renderer) renderTab(ctx, root context.Context, page *url.URL, req RenderRequest) (Rendered, error) {
-	tab, closeTab := chromedp.NewContext(root, chromedp.WithNewBrowserContext(func(p *target.CreateBrowserContextParams) {
+// openTab opens a fresh tab, in an incognito browser context of its own,
+// of the browser whose context is root, and sets it up for page before
+// anything is loaded: downloads denied, WebRTC removed from its every
+// frame, and every request paused and made by the guarded client
+// (headers sent to page's origin). ctx carries the render's deadline; the
+// tab ends with it, or with closeTab, which waits for the tab's goroutines
+// and must be called once done when err is nil.
+func (r *Renderer) openTab(ctx, root context.Context, page *url.URL, headers http.Header) (t *tab, closeTab func(), err error) {
+	bctx, closeBrowserContext := chromedp.NewContext(root, chromedp.WithNewBrowserContext(func(p *target.CreateBrowserContextParams) {
 		p.ProxyServer = blackHole
 		p.ProxyBypassList = "<-loopback>"
 		dispose := true
@@ -367,67 +398,100 @@ func (r *Renderer) renderTab(ctx, root context.Context, page *url.URL, req Rende
 	}))
 	// A tab's context descends from the browser's, not from ctx: ctx's end
 	// cancels it through run.
-	run, cancelRun := context.WithCancel(tab)
+	run, cancelRun := context.WithCancel(bctx)
 	stopWatch := context.AfterFunc(ctx, cancelRun)
-	ic := newInterceptor(r.opts, page, req.Headers)
 	var wg sync.WaitGroup
-	defer func() {
+	closeTab = func() {
 		stopWatch()
 		cancelRun()
 		wg.Wait()
+		closeBrowserContext()
+	}
+	t = &tab{run: run, ic: newInterceptor(r.opts, page, headers), page: page}
+	fail := func(what string, err error) (*tab, func(), error) {
 		closeTab()
-	}()
-
+		return nil, nil, fmt.Errorf("render %s: %s: %w", shown(page.String()), what, r.ctxErr(ctx, err))
+	}
 	if err := chromedp.Do(run); err != nil { // opens the tab
-		return Rendered{}, fmt.Errorf("render %s: open a tab: %w", shown(page.String()), r.ctxErr(ctx, err))
+		return fail("open a tab", err)
 	}
 	bcID := chromedp.FromContext(run).BrowserContextID
 	if _, err := chromedp.CallBrowser(run, browser.SetDownloadBehavior, browser.SetDownloadBehaviorParams{
 		Behavior: browser.SetDownloadBehaviorBehaviorDeny, BrowserContextID: bcID,
 	}); err != nil {
-		return Rendered{}, fmt.Errorf("render %s: deny downloads: %w", shown(page.String()), r.ctxErr(ctx, err))
+		return fail("deny downloads", err)
 	}
 	if err := addNoUDPScript(run); err != nil {
-		return Rendered{}, fmt.Errorf("render %s: turn WebRTC off: %w", shown(page.String()), r.ctxErr(ctx, err))
+		return fail("turn WebRTC off", err)
 	}
 	if err := scrubChildTargets(run, &wg); err != nil {
-		return Rendered{}, fmt.Errorf("render %s: turn WebRTC off in child frames: %w", shown(page.String()), r.ctxErr(ctx, err))
+		return fail("turn WebRTC off in child frames", err)
 	}
-	if err := ic.start(run, &wg); err != nil {
-		return Rendered{}, fmt.Errorf("render %s: intercept requests: %w", shown(page.String()), r.ctxErr(ctx, err))
+	if err := t.ic.start(run, &wg); err != nil {
+		return fail("intercept requests", err)
 	}
-	resp, err := chromedp.Run(run, chromedp.NavigateResponse(page.String()))
+	return t, closeTab, nil
+}
+
+// navigate loads t's page in its tab, until its load event: the page's
+// own document refused, or answered with an HTTP error, is an error.
+func (r *Renderer) navigate(ctx context.Context, t *tab) error {
+	resp, err := chromedp.Run(t.run, chromedp.NavigateResponse(t.page.String()))
+	if mainErr := t.ic.mainError(); mainErr != nil {
+		return mainErr
+	}
 	if err != nil {
-		if mainErr := ic.mainError(); mainErr != nil {
-			return ic.result(nil), mainErr
-		}
-		return ic.result(nil), fmt.Errorf("render %s: %w", shown(page.String()), r.ctxErr(ctx, err))
-	}
-	if mainErr := ic.mainError(); mainErr != nil {
-		return ic.result(nil), mainErr
+		return fmt.Errorf("render %s: %w", shown(t.page.String()), r.ctxErr(ctx, err))
 	}
 	if resp != nil && (resp.Status < 200 || resp.Status > 299) {
-		return ic.result(nil), &StatusError{URL: resp.URL, Code: int(resp.Status)}
+		return &StatusError{URL: resp.URL, Code: int(resp.Status)}
 	}
-	if req.WaitFor != "" {
-		if err := waitSelector(run, req.WaitFor); err != nil {
-			return ic.result(nil), fmt.Errorf("render %s: wait_for %q: %w", shown(page.String()), req.WaitFor, r.ctxErr(ctx, err))
+	return nil
+}
+
+// settle waits until the page is ready to be read: until waitFor (a CSS
+// selector) matches, or, without one, until its network stayed quiet for
+// BrowserOptions.Idle.
+func (r *Renderer) settle(ctx context.Context, t *tab, waitFor string) error {
+	if waitFor != "" {
+		if err := waitSelector(t.run, waitFor); err != nil {
+			return fmt.Errorf("render %s: wait_for %q: %w", shown(t.page.String()), waitFor, r.ctxErr(ctx, err))
 		}
-	} else if err := ic.waitIdle(run, r.opts.Idle); err != nil {
-		return ic.result(nil), fmt.Errorf("render %s: %w", shown(page.String()), r.ctxErr(ctx, err))
+	} else if err := t.ic.waitIdle(t.run, r.opts.Idle); err != nil {
+		return fmt.Errorf("render %s: %w", shown(t.page.String()), r.ctxErr(ctx, err))
 	}
-	dom, err := chromedp.Run(run, chromedp.Evaluate[string](`document.documentElement.outerHTML`))
+	return nil
+}
+
+// renderTab renders req in the fresh tab t; ctx carries the render's
+// deadline.
+func (r *Renderer) renderTab(ctx context.Context, t *tab, req RenderRequest) (Rendered, error) {
+	if err := r.navigate(ctx, t); err != nil {
+		return t.ic.result(nil), err
+	}
+	if err := r.settle(ctx, t, req.WaitFor); err != nil {
+		return t.ic.result(nil), err
+	}
+	dom, err := chromedp.Run(t.run, chromedp.Evaluate[string](`document.documentElement.outerHTML`))
 	if err != nil {
-		return ic.result(nil), fmt.Errorf("render %s: read the DOM: %w", shown(page.String()), r.ctxErr(ctx, err))
+		return t.ic.result(nil), fmt.Errorf("render %s: read the DOM: %w", shown(t.page.String()), r.ctxErr(ctx, err))
 	}
-	if int64(len(dom)) > r.opts.MaxBytes {
-		return ic.result(nil), fmt.Errorf("render %s: DOM of %d bytes > max_body %d: %w", shown(page.String()), len(dom), r.opts.MaxBytes, ErrTooLarge)
+	if err := r.checkDOM(t, "DOM", len(dom)); err != nil {
+		return t.ic.result(nil), err
 	}
-	out := ic.result([]byte(dom))
-	if loc, err := chromedp.Run(run, chromedp.Evaluate[string](`document.URL`)); err == nil && loc != "" {
+	out := t.ic.result([]byte(dom))
+	if loc, err := chromedp.Run(t.run, chromedp.Evaluate[string](`document.URL`)); err == nil && loc != "" {
 		out.URL = loc
 	}
 	return out, nil
+}
+
+// checkDOM refuses a DOM (what: which) of n bytes over MaxBytes.
+func (r *Renderer) checkDOM(t *tab, what string, n int) error {
+	if int64(n) > r.opts.MaxBytes {
+		return fmt.Errorf("render %s: %s of %d bytes > max_body %d: %w", shown(t.page.String()), what, n, r.opts.MaxBytes, ErrTooLarge)
+	}
+	return nil
 }
 
 // waitPoll is how often wait_for's selector is tried.

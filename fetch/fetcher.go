@@ -248,13 +248,7 @@ func (f *Fetcher) Get(ctx context.Context, req Request) (Result, error) {
 	var err error
 	if req.Browser {
 		res, err = f.render(ctx, req)
-		// The render, its requests to the page's host included, was one
-		// visit in the slot the caller took: the host's next slot counts
-		// from its end.
-		if u, perr := url.Parse(req.URL); perr == nil {
-			_, interval := f.politeness()
-			f.gate.extend(strings.ToLower(u.Host), f.clock.Now(), interval)
-		}
+		f.visited(req.URL)
 	} else {
 		res, err = f.get(ctx, f.client(), req.URL, req.Validators, f.clock.Now(), req.Headers)
 	}
@@ -263,6 +257,16 @@ func (f *Fetcher) Get(ctx context.Context, req Request) (Result, error) {
 		return res, classify(err)
 	}
 	return res, nil
+}
+
+// visited ends a render of rawURL: the render, its requests to the page's
+// host included, was one visit in the slot the caller took, so the host's
+// next slot counts from its end.
+func (f *Fetcher) visited(rawURL string) {
+	if u, err := url.Parse(rawURL); err == nil {
+		_, interval := f.politeness()
+		f.gate.extend(strings.ToLower(u.Host), f.clock.Now(), interval)
+	}
 }
 
 // Release takes back the buffer of r's body, which must no longer be used.
@@ -374,17 +378,48 @@ func (f *Fetcher) Render(ctx context.Context, rawURL, waitFor string) (Page, err
 	return f.once(ctx, Request{URL: rawURL, Browser: true, WaitFor: waitFor})
 }
 
+// Picture draws rawURL once in the browser, outside any schedule, as
+// [Fetcher.Render] renders it (the guard, the limits, robots.txt, the
+// host's slot waited for; the picture is one visit of its host): see
+// [Renderer.Picture]. With scripts, the page is read once waitFor (a CSS
+// selector; "" = once the network is quiet) matches; without, its scripts
+// never run and Document is the page as the server sent it. The api's
+// /new draws pages so, for "point at the list".
+func (f *Fetcher) Picture(ctx context.Context, rawURL, waitFor string, scripts bool) (Picture, error) {
+	if err := f.onceAllowed(ctx, rawURL); err != nil {
+		return Picture{}, err
+	}
+	r, err := f.rendererFor()
+	if err != nil {
+		return Picture{}, err
+	}
+	pic, err := r.Picture(ctx, PictureRequest{URL: rawURL, WaitFor: waitFor, Scripts: scripts})
+	f.visited(rawURL)
+	f.m.bytes.Add(float64(len(pic.Document)))
+	if err != nil {
+		return Picture{}, classify(err)
+	}
+	return pic, nil
+}
+
+// onceAllowed checks rawURL for a fetch outside any schedule ([Fetcher.Once],
+// [Fetcher.Render], [Fetcher.Picture]): an http(s) URL that robots.txt
+// allows, once its host's slot, waited for, is taken.
+func (f *Fetcher) onceAllowed(ctx context.Context, rawURL string) error {
+	u, err := url.Parse(rawURL)
+	if err != nil || !u.IsAbs() || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return fmt.Errorf("fetch %q: not an http or https URL", shown(rawURL))
+	}
+	if err := f.allowed(ctx, u, false); err != nil {
+		return err
+	}
+	return f.WaitSlot(ctx, strings.ToLower(u.Host))
+}
+
 // once is [Fetcher.Once] and [Fetcher.Render]: req fetched once.
 func (f *Fetcher) once(ctx context.Context, req Request) (Page, error) {
 	rawURL := req.URL
-	u, err := url.Parse(rawURL)
-	if err != nil || !u.IsAbs() || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return Page{}, fmt.Errorf("fetch %q: not an http or https URL", shown(rawURL))
-	}
-	if err := f.allowed(ctx, u, false); err != nil {
-		return Page{}, err
-	}
-	if err := f.WaitSlot(ctx, strings.ToLower(u.Host)); err != nil {
+	if err := f.onceAllowed(ctx, rawURL); err != nil {
 		return Page{}, err
 	}
 	res, err := f.Get(ctx, req)

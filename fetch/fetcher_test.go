@@ -630,11 +630,7 @@ func TestRenderIsOneVisitOfItsHost(t *testing.T) {
 		fmt.Fprint(w, `<ul id=l></ul><script>fetch('/data').then(r => r.text()).then(t => { document.getElementById('l').innerHTML = t })</script>`)
 	}))
 	t.Cleanup(srv.Close)
-	p := pollerConfig(true)
-	p.Robots = false
-	f := newFetcher(t, p, clk)
-	u, _ := url.Parse(srv.URL)
-	host := strings.ToLower(u.Host)
+	f, p, host := politeFetcher(t, srv.URL, clk)
 	if d := f.Reserve(host); d != 0 {
 		t.Fatalf("first Reserve waits %v", d)
 	}
@@ -646,4 +642,17 @@ func TestRenderIsOneVisitOfItsHost(t *testing.T) {
 	if d := f.Reserve(host); d != p.PerHostInterval.D() {
 		t.Errorf("after a render, the host's next slot is %v away, want per_host_interval %v from the render's end", d, p.PerHostInterval.D())
 	}
+}
+
+// politeFetcher is a fetcher on clk that allows loopback and does not ask
+// robots.txt, with its settings and the host of page, whose slot it keeps.
+func politeFetcher(t *testing.T, page string, clk fetch.Clock) (*fetch.Fetcher, config.PollerConfig, string) {
+	t.Helper()
+	p := pollerConfig(true)
+	p.Robots = false
+	u, err := url.Parse(page)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return newFetcher(t, p, clk), p, strings.ToLower(u.Host)
 }

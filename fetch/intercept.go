@@ -36,6 +36,7 @@ type interceptor struct {
 	last     time.Time                   // the last request paused or answered
 	main     error                       // the page's own document refused or failed
 	left     map[cdpfetch.RequestID]bool // requests whose redirect chain left the page's origin
+	doc      document                    // the main frame's last document answered
 	served   int
 	refused  int
 }
@@ -134,6 +135,22 @@ func (ic *interceptor) mainError() error {
 	return ic.main
 }
 
+// document is a main frame's document as the origin answered it.
+type document struct {
+	body        []byte
+	contentType string
+	url         string
+	status      int // 0: none answered yet
+}
+
+// document is the main frame's last document answered: after redirects,
+// the one the tab shows.
+func (ic *interceptor) document() document {
+	ic.mu.Lock()
+	defer ic.mu.Unlock()
+	return ic.doc
+}
+
 func (ic *interceptor) result(dom []byte) Rendered {
 	ic.mu.Lock()
 	defer ic.mu.Unlock()
@@ -157,6 +174,9 @@ func (ic *interceptor) serve(ctx context.Context, ev *cdpfetch.EventRequestPause
 	}
 	ic.mu.Lock()
 	ic.served++
+	if isMain { // kept before the browser has it: the navigation may end as soon as it has
+		ic.doc = document{body: body, contentType: resp.Header.Get("Content-Type"), url: ev.Request.URL, status: resp.StatusCode}
+	}
 	ic.mu.Unlock()
 	_, err = chromedp.Call(ctx, cdpfetch.FulfillRequest, cdpfetch.FulfillRequestParams{
 		RequestID:       ev.RequestID,
