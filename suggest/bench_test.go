@@ -45,3 +45,47 @@ func BenchmarkSuggestLargePage(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkPointLargePage runs Outline, Starts and Like (on the first
+// list of the outline) on the corpus's 1.8 MB news homepage (skipped
+// when the corpus is not here).
+func BenchmarkPointLargePage(b *testing.B) {
+	page, err := os.ReadFile(filepath.Join(corpusDir(), "suggest", "welt-homepage.html"))
+	if err != nil {
+		b.Skipf("the corpus is not here: %v", err)
+	}
+	opts := extractor.Options{URL: "https://www.welt.de/", ContentType: "text/html; charset=utf-8"}
+	o, err := suggest.Outline(page, opts)
+	if err != nil {
+		b.Fatal(err)
+	}
+	el := -1
+	for _, s := range o.Sections {
+		if len(s.Lists) > 0 && el < 0 {
+			el = s.Lists[0].Element
+		}
+	}
+	if el < 0 {
+		b.Fatal("no list in the outline")
+	}
+	b.SetBytes(int64(len(page)))
+	b.Run("Outline", func(b *testing.B) {
+		for b.Loop() {
+			if _, err := suggest.Outline(page, opts); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("Starts", func(b *testing.B) {
+		for b.Loop() {
+			suggest.Starts(page, opts)
+		}
+	})
+	b.Run("Like", func(b *testing.B) {
+		for b.Loop() {
+			if _, err := suggest.Like(page, opts, el); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}

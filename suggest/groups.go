@@ -54,12 +54,14 @@ type suggester struct {
 	script   script                      // of the page's language (see pageScript)
 	runs     map[*html.Node][]*html.Node // a heading's run of siblings, when items have no container (runs.go)
 	pageText int                         // bytes of the page's text, plus one (see mostOfPage); 0 until needed
+	queried  map[string]queried          // by selector (see queryAll)
 }
 
 func newSuggester(doc *html.Node, page *url.URL, opts extractor.Options) *suggester {
 	return &suggester{doc: doc, page: page, dates: opts,
 		facts: map[*html.Node]*itemFacts{}, dated: map[*html.Node]bool{}, keys: map[*html.Node][2]string{},
-		content: map[*html.Node]bool{}, promo: map[*html.Node]bool{}, runs: map[*html.Node][]*html.Node{}}
+		content: map[*html.Node]bool{}, promo: map[*html.Node]bool{}, runs: map[*html.Node][]*html.Node{},
+		queried: map[string]queried{}}
 }
 
 // group is a candidate list.

@@ -11,7 +11,6 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	"github.com/andybalholm/cascadia"
 	"github.com/antchfx/htmlquery"
 	"golang.org/x/net/html"
 	"golang.org/x/net/html/atom"
@@ -36,6 +35,9 @@ const (
 	MaxOutlineLists = 40   // lists an outline shows at the most
 	maxSections     = 300  // sections of an outline
 	markWindow      = 8    // siblings Marks looks ahead to realign two trees
+	// maxOutlineBlocks bounds the blocks an outline writes (each
+	// tries a few selectors on the whole page).
+	maxOutlineBlocks = 2 * MaxOutlineLists
 )
 
 // PageOutline is a page as [Outline] shows it without a browser: its
@@ -78,6 +80,35 @@ type pointer struct {
 	// Filled by rank, for Like, Starts and Outline:
 	groups []*group
 	parts  map[*html.Node][]itemRef // an item, or a part of one (a run's sibling, a second row, a <dd>)
+	specs  map[*group]written       // the blocks written so far
+}
+
+// written is a group's block, and whether its item selector matches
+// each item of the group.
+type written struct {
+	spec  extractor.SelectSpec
+	ok    bool
+	items map[*html.Node]bool
+}
+
+// written writes g's block once (spec.go) and finds its items.
+func (pt *pointer) written(g *group) written {
+	if w, ok := pt.specs[g]; ok {
+		return w
+	}
+	var w written
+	w.spec, w.ok = pt.sg.spec(g)
+	if w.ok {
+		w.items = map[*html.Node]bool{}
+		for _, n := range pt.query(w.spec.Item) {
+			w.items[n] = true
+		}
+	}
+	if pt.specs == nil {
+		pt.specs = map[*group]written{}
+	}
+	pt.specs[g] = w
+	return w
 }
 
 // itemRef is an item of a candidate list: the group and its member.
@@ -325,11 +356,11 @@ func (pt *pointer) like(e *html.Node) (Proposal, *group, bool) {
 		if i == maxTries {
 			break
 		}
-		spec, ok := pt.sg.spec(c.g)
-		if !ok || !slices.Contains(pt.query(spec.Item), c.m) {
+		w := pt.written(c.g)
+		if !w.ok || !w.items[c.m] {
 			continue
 		}
-		if p, ok := pt.sg.proposal(pt.page, pt.opts, c.g, spec); ok {
+		if p, ok := pt.sg.proposal(pt.page, pt.opts, c.g, w.spec); ok {
 			// Not a section, whatever the ranking said: pointing knows
 			// better (candidates).
 			p.Reason = strings.Replace(p.Reason, ", each holds several items", "", 1)
@@ -371,11 +402,11 @@ func (pt *pointer) query(item string) []*html.Node {
 		}
 		return out
 	}
-	sel, err := cascadia.ParseGroup(s)
-	if err != nil || s == "" {
+	if s == "" {
 		return nil
 	}
-	return cascadia.QueryAll(pt.sg.doc, sel)
+	got, _ := pt.sg.queryAll(s)
+	return got
 }
 
 // Items returns the element numbers of the items spec's item selector
@@ -1093,7 +1124,7 @@ func Outline(page []byte, opts extractor.Options) (*PageOutline, error) {
 	done := map[*group]bool{}
 	var kept []*group
 	for _, g := range pt.groups {
-		if len(lists) == MaxOutlineLists || len(done) > 4*MaxOutlineLists {
+		if len(lists) == MaxOutlineLists || len(done) > 4*MaxOutlineLists || len(pt.specs) >= maxOutlineBlocks {
 			break
 		}
 		if partOf(g, kept) {
@@ -1177,9 +1208,8 @@ func (pt *pointer) choose(e *html.Node) (chosen, bool) {
 		if i == maxTries {
 			break
 		}
-		spec, ok := pt.sg.spec(c.g)
-		if ok && slices.Contains(pt.query(spec.Item), c.m) {
-			return chosen{c.g, spec}, true
+		if w := pt.written(c.g); w.ok && w.items[c.m] {
+			return chosen{c.g, w.spec}, true
 		}
 	}
 	return chosen{}, false
@@ -1199,12 +1229,12 @@ func (pt *pointer) count(spec extractor.SelectSpec) (int, []string) {
 		if src == "" {
 			return func(*html.Node) string { return "" }
 		}
-		f, err := extractor.CompileField(src)
+		first, err := pt.sg.fieldFirst(src)
 		if err != nil {
 			return func(*html.Node) string { return "" }
 		}
 		return func(m *html.Node) string {
-			got := f.First(pt.sg.doc, m)
+			got := first(m)
 			if got.IsStr {
 				return extractor.CleanText(got.Value)
 			}
@@ -1236,11 +1266,11 @@ func (pt *pointer) count(spec extractor.SelectSpec) (int, []string) {
 // hasPicture reports whether a description element with no text holds
 // an image (extraction keeps it).
 func hasPicture(m *html.Node, src string, pt *pointer) bool {
-	f, err := extractor.CompileField(src)
+	first, err := pt.sg.fieldFirst(src)
 	if err != nil {
 		return false
 	}
-	got := f.First(pt.sg.doc, m)
+	got := first(m)
 	return got.Node != nil && extractor.FindElement(got.Node, atom.Img, "src") != nil
 }
 

@@ -536,3 +536,62 @@ func TestStarts(t *testing.T) {
 		}
 	}
 }
+
+// TestPointPatterns: on every pattern page and select golden page, each
+// list of the outline (the first eight) is Like's for its element, with
+// the same count, and Like of the first item of Page's best structure
+// gives a list of it.
+func TestPointPatterns(t *testing.T) {
+	type page struct {
+		name string
+		data []byte
+		opts extractor.Options
+	}
+	var pages []page
+	for _, p := range suggestPatterns() {
+		pages = append(pages, page{p.name, []byte(p.page), extractor.Options{URL: "https://town.example/list/"}})
+	}
+	for _, c := range selectCases(t) {
+		pages = append(pages, page{c.name, c.page, c.opts})
+	}
+	for _, p := range pages {
+		t.Run(p.name, func(t *testing.T) {
+			o, err := suggest.Outline(p.data, p.opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			n := 0
+			for _, s := range o.Sections {
+				for _, l := range s.Lists {
+					if n++; n > 8 {
+						break
+					}
+					prop, err := suggest.Like(p.data, p.opts, l.Element)
+					if err != nil || prop.Count != l.Count {
+						t.Errorf("list at %d under %q, %d items: Like gives %d, %v (%+v)", l.Element, s.Heading, l.Count, prop.Count, err, prop.Select)
+					}
+				}
+			}
+			sugs, err := suggest.Page(p.data, p.opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, pr := range sugs.Proposals {
+				if pr.Kind != suggest.KindSelectors {
+					continue
+				}
+				items, err := suggest.Items(p.data, p.opts, *pr.Select)
+				if err != nil {
+					t.Fatal(err)
+				}
+				like, err := suggest.Like(p.data, p.opts, items[0])
+				if err != nil {
+					t.Errorf("Like of the first item of %+v: %v", pr.Select, err)
+				} else if like.Count < pr.Count*4/5 {
+					t.Errorf("Like of the first item of %+v (%d): %d items, %+v", pr.Select, pr.Count, like.Count, like.Select)
+				}
+				break
+			}
+		})
+	}
+}

@@ -74,8 +74,32 @@ func (sg *suggester) spec(g *group) (extractor.SelectSpec, bool) {
 
 // matchesExactly reports whether a CSS selector matches exactly ms.
 func (sg *suggester) matchesExactly(src string, ms []*html.Node) bool {
+	got, err := sg.queryAll(src)
+	return err == nil && slices.Equal(got, ms)
+}
+
+// queryAll returns the elements a CSS selector matches in the page, in
+// page order (memoized: the blocks of a page's lists try many of the
+// same selectors).
+func (sg *suggester) queryAll(src string) ([]*html.Node, error) {
+	if q, ok := sg.queried[src]; ok {
+		return q.nodes, q.err
+	}
+	var q queried
 	sel, err := cascadia.ParseGroup(src)
-	return err == nil && slices.Equal(cascadia.QueryAll(sg.doc, sel), ms)
+	if err != nil {
+		q.err = err
+	} else {
+		q.nodes = cascadia.QueryAll(sg.doc, sel)
+	}
+	sg.queried[src] = q
+	return q.nodes, q.err
+}
+
+// queried is what a selector matched in the page.
+type queried struct {
+	nodes []*html.Node
+	err   error
 }
 
 // picture reports whether an <img> is a picture, not a decoration: a
@@ -200,11 +224,10 @@ func (sg *suggester) itemSelector(g *group) string {
 	best, bestJ, position := "", 0.0, ""
 	for _, c := range cands {
 		for _, s := range []string{c, c + filter} {
-			sel, err := cascadia.ParseGroup(s)
+			got, err := sg.queryAll(s)
 			if err != nil {
 				continue
 			}
-			got := cascadia.QueryAll(sg.doc, sel)
 			if slices.Equal(got, want) {
 				if strings.Contains(s, "nth-of-type") {
 					position = s // a position: only when nothing else fits
