@@ -856,6 +856,25 @@ func (e *Engine) RenderPage(ctx context.Context, rawURL, waitFor string) (Page, 
 	return e.fetcher.Render(ctx, rawURL, waitFor)
 }
 
+// PicturePage draws rawURL once in the engine's browser for the
+// browser's /new "point at the list" (fetch.Fetcher.Picture: the guard,
+// robots.txt and the host's politeness as RenderPage, one visit of the
+// host): the page, as Page (with scripts, the DOM once waitFor matched or
+// the network went quiet; without, the document as the server sent it),
+// and its picture: the screenshot, the marked DOM and every element's
+// box; nil when the document was not HTML (nothing drawn).
+func (e *Engine) PicturePage(ctx context.Context, rawURL, waitFor string, scripts bool) (Page, *Picture, error) {
+	pic, err := e.fetcher.Picture(ctx, rawURL, waitFor, scripts)
+	if err != nil {
+		return Page{}, nil, err
+	}
+	page := Page{Body: pic.Document, ContentType: pic.ContentType, URL: pic.URL}
+	if pic.Image == nil {
+		return page, nil, nil
+	}
+	return page, &pic, nil
+}
+
 // FetchPage fetches rawURL once as a poll would, with the engine's
 // fetcher (fetch.Fetcher.Once: the SSRF guard, timeouts, size limit,
 // robots.txt when configured, the host's politeness slot, shared with the

@@ -34,6 +34,9 @@ type StatusError = fetch.StatusError
 // Page is a page fetched once, outside any schedule ([Engine.FetchPage]).
 type Page = fetch.Page
 
+// Picture is a page as the browser drew it ([Engine.PicturePage]).
+type Picture = fetch.Picture
+
 // validators are the conditional-GET values of a page's last 200, kept in
 // its poll state.
 type validators = fetch.Validators

@@ -1,6 +1,7 @@
 package poller
 
 import (
+	"errors"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -143,5 +144,36 @@ func TestBrowserPrivateRefused(t *testing.T) {
 	}
 	if jsonHits.Load() != 0 {
 		t.Error("the page's XHR reached the origin")
+	}
+}
+
+// TestPicturePage: the engine draws a page through its fetcher, with the
+// page's scripts or without; a document that is not HTML has no picture;
+// without allow_private, loopback is refused by the guard.
+func TestPicturePage(t *testing.T) {
+	if _, err := fetch.FindBrowser(""); err != nil {
+		schematest.Tool(t, "chromium")
+	}
+	srv, _ := scriptOrigin(t)
+	e := newTestEngine(t, testConfig(t, baseYAML("")), newMemStore(), newFakeClock(t0))
+	for _, scripts := range []bool{false, true} {
+		page, pic, err := e.PicturePage(t.Context(), srv.URL+"/news.html", "ul#news li", scripts)
+		if err != nil {
+			t.Fatalf("PicturePage (scripts %v): %v", scripts, err)
+		}
+		if pic == nil || pic.Image == nil || len(pic.Boxes) == 0 || page.URL != srv.URL+"/news.html" {
+			t.Fatalf("PicturePage (scripts %v): %+v, picture %v; want it drawn", scripts, page, pic != nil)
+		}
+		if got := strings.Contains(string(page.Body), "Built by script"); got != scripts {
+			t.Errorf("scripts %v: the script's list in the page = %v", scripts, got)
+		}
+	}
+	page, pic, err := e.PicturePage(t.Context(), srv.URL+"/items.json", "", false)
+	if err != nil || pic != nil || !strings.Contains(string(page.Body), "Built by script") || page.ContentType != "application/json" {
+		t.Errorf("PicturePage of JSON: %+v, picture %v, %v; want the JSON as sent, undrawn", page, pic != nil, err)
+	}
+	strict := newTestEngine(t, testConfig(t, strings.Replace(baseYAML(""), "allow_private: true", "allow_private: false", 1)), newMemStore(), newFakeClock(t0))
+	if _, _, err := strict.PicturePage(t.Context(), srv.URL+"/news.html", "", false); !errors.Is(err, ErrForbiddenAddress) {
+		t.Errorf("PicturePage of loopback without allow_private: %v, want ErrForbiddenAddress", err)
 	}
 }

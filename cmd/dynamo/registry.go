@@ -96,6 +96,29 @@ func (f apiFetcher) RenderPage(ctx context.Context, url, waitFor string) (api.Pa
 
 var _ api.PageRenderer = apiFetcher{}
 
+// PicturePage draws a page in the engine's browser for /new's "point at
+// the list": the page, and its screenshot and element boxes (nil when the
+// document was not HTML).
+func (f apiFetcher) PicturePage(ctx context.Context, url, waitFor string, scripts bool) (api.Page, *api.PagePicture, error) {
+	p, pic, err := f.e.PicturePage(ctx, url, waitFor, scripts)
+	if err != nil || pic == nil {
+		return api.Page(p), nil, err
+	}
+	return api.Page(p), apiPicture(pic), nil
+}
+
+// apiPicture converts the engine's picture of a page for the api.
+func apiPicture(pic *poller.Picture) *api.PagePicture {
+	boxes := make([]api.Box, len(pic.Boxes))
+	for i, b := range pic.Boxes {
+		boxes[i] = api.Box(b)
+	}
+	return &api.PagePicture{Image: pic.Image, ImageType: pic.ImageType, Width: pic.Width, Height: pic.Height,
+		Marked: pic.Marked, Boxes: boxes}
+}
+
+var _ api.PagePicturer = apiFetcher{}
+
 // PageWait is how long a fetch of url would wait for its host's slot.
 func (f apiFetcher) PageWait(url string) time.Duration { return f.e.PageWait(url) }
 
