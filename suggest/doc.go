@@ -28,6 +28,41 @@
 // are what extraction yields, and a block that yields nothing is not
 // proposed.
 //
+// # Pointing at the list
+//
+// The /new page also lets a person point at the page (API.md, "Point at
+// the list"): on its screenshot, or on its [Outline] without a browser.
+// Elements are named by number: the element nodes of
+// [extractor.ParsePage]'s tree in document order, <html> being 0.
+//
+//   - [Marks] maps those numbers to the ones a browser wrote on its own
+//     copy of the page (data-dynamo-box="i"), walking both trees side by
+//     side; [Starts] lists the elements worth a link over the screenshot:
+//     the items of candidate lists and what they hold with text or a
+//     picture; [Items] gives the items a block matches, to outline them.
+//   - [Like] takes the list that holds the element pointed at, chosen
+//     among all the candidate lists (not only the best few Page shows):
+//     the lists whose item is the element or holds it (a heading's run of
+//     siblings and a table item's second row count as the item); a block
+//     that holds two or more items of another of those lists is a
+//     section, not an item; then by quality times log2(1+items), the
+//     widest list of the same item (every day's posts, not one day's)
+//     and the card before its title link. The block is written by
+//     spec.go and checked by extraction, as Page's are; [ErrNoList] when
+//     no list holds the element.
+//   - [Exclude] leaves an item and its like out of a block (":not(.ad)",
+//     ":not(:has(.sponsored))", naming the item itself last), checked by
+//     extraction to drop those items and keep the others; [Field]
+//     rewrites a block's title, date or link from the element pointed at
+//     in one item, with the most stable selector that finds the same
+//     element first in most items.
+//   - [Outline] lists the page's landmarks and headings, and under each
+//     the lists found there, each with the element Like takes it from and
+//     Like's count.
+//
+// Each call parses the page once and runs at most a few extractions; a
+// 2 MB page takes a few hundred milliseconds (BenchmarkPointLargePage).
+//
 // This package only reads extractor's exported API; extractor does not
 // know it exists.
 package suggest
