@@ -92,3 +92,43 @@ func benchRenderer(b *testing.B, client *http.Client) *fetch.Renderer {
 	b.Cleanup(func() { _ = r.Close() }) // a second Close after the loop's is a no-op
 	return r
 }
+
+// BenchmarkPicture prices a picture of a page (/new's "point at the
+// list": a fresh tab, the page drawn 1280 wide, a JPEG screenshot and
+// every element's box) beside a render of the same page in the same run,
+// so that a picture's cost reads as a ratio of a render's: with the
+// page's scripts (the same wait_for as the render), and without (read at
+// the load event; its document is the bytes served). The browser is
+// started before the timer.
+func BenchmarkPicture(b *testing.B) {
+	srv := scriptServer(b)
+	r := benchRenderer(b, &http.Client{})
+	page := srv.URL + "/"
+	if _, err := r.Render(b.Context(), fetch.RenderRequest{URL: page, WaitFor: "ul#news li"}); err != nil { // starts the browser
+		b.Fatal(err)
+	}
+	b.Run("render", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			out, err := r.Render(b.Context(), fetch.RenderRequest{URL: page, WaitFor: "ul#news li"})
+			if err != nil || !strings.Contains(string(out.HTML), "Second story") {
+				b.Fatalf("Render: %v", err)
+			}
+		}
+	})
+	for _, scripts := range []bool{true, false} {
+		b.Run(fmt.Sprintf("picture/scripts=%v", scripts), func(b *testing.B) {
+			req := fetch.PictureRequest{URL: page, WaitFor: "ul#news li", Scripts: scripts}
+			b.ReportAllocs()
+			var image int
+			for b.Loop() {
+				pic, err := r.Picture(b.Context(), req)
+				if err != nil || len(pic.Image) == 0 || len(pic.Boxes) == 0 {
+					b.Fatalf("Picture: %v", err)
+				}
+				image = len(pic.Image)
+			}
+			b.ReportMetric(float64(image), "image-bytes")
+		})
+	}
+}

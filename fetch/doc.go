@@ -106,6 +106,14 @@
 // wait_for matches, or else once the page has loaded and its network has
 // been quiet for a moment.
 //
+// [Renderer.Picture] draws a page in the same kind of tab, under the same
+// rules, for /new's "point at the list": a viewport 1280 wide, the page's
+// scripts disabled before it loads or run as a render runs them, then
+// one evaluation, in an isolated world of dynamo's own, that marks every
+// element with data-dynamo-box="i" and reads its box and the marked DOM,
+// and a JPEG screenshot of the page from its top (at most 12000 pixels
+// tall, 8 MiB). A document that is not HTML is given as received, undrawn.
+//
 // Security model. The browser never reaches the network itself:
 //
 //   - Every request a page makes (document, scripts, XHR and fetch,
@@ -148,6 +156,8 @@
 //   - Downloads are denied (Browser.setDownloadBehavior deny).
 //   - The DOM is limited like a body: larger fails with [ErrTooLarge],
 //     never truncated.
+//
+// A picture counts as a render in the metrics.
 //
 // Metrics, on the Registerer given: dynamo_fetch_renders_total{outcome},
 // dynamo_fetch_render_seconds and dynamo_fetch_browser_restarts_total.

@@ -31,8 +31,10 @@ const (
 type PictureRequest struct {
 	URL string
 	// WaitFor, with Scripts, is the CSS selector the page is read once it
-	// matches, as [RenderRequest].WaitFor; else, and without Scripts, the
-	// page is read once its network stayed quiet for BrowserOptions.Idle.
+	// matches, as [RenderRequest].WaitFor; else the page is read once its
+	// network stayed quiet for BrowserOptions.Idle. Without Scripts, the
+	// page is read at its load event (its images and style sheets loaded):
+	// nothing would change it after.
 	WaitFor string
 	// Headers are added to every request to the page's origin, as
 	// [RenderRequest].Headers.
@@ -137,8 +139,10 @@ func (r *Renderer) pictureTab(ctx context.Context, t *tab, req PictureRequest) (
 	if navErr != nil {
 		return Picture{}, navErr
 	}
-	if err := r.settle(ctx, t, req.waitFor()); err != nil {
-		return Picture{}, err
+	if req.Scripts { // without, nothing changes the page after its load event
+		if err := r.settle(ctx, t, req.WaitFor); err != nil {
+			return Picture{}, err
+		}
 	}
 	boxes, err := readBoxes(t.run, req.Scripts)
 	if err != nil {
@@ -184,15 +188,6 @@ func (r *Renderer) pictureTab(ctx context.Context, t *tab, req PictureRequest) (
 	}
 	out.ImageType = "image/jpeg"
 	return out, nil
-}
-
-// waitFor is what req's page is waited for: its WaitFor with scripts;
-// without, nothing would change the DOM, so the network's quiet ("").
-func (req PictureRequest) waitFor() string {
-	if !req.Scripts {
-		return ""
-	}
-	return req.WaitFor
 }
 
 // picture is a Picture of t with its request counts.
