@@ -475,16 +475,23 @@ func (pt *pointer) itemAround(items []*html.Node, e *html.Node) *html.Node {
 	}
 	for a := e; a != nil && a.Type == html.ElementNode; a = a.Parent {
 		k := 0
+		level := 7 // of the highest heading on the way: a heading item's run ends before one of its level
+		if isHeading(a.DataAtom) {
+			level = headingLevel(a.DataAtom)
+		}
 		for s := a.PrevSibling; s != nil && k < 50; s = s.PrevSibling {
 			if s.Type != html.ElementNode {
 				continue
 			}
 			k++
 			if is[s] {
-				if isHeading(s.DataAtom) || s.DataAtom == atom.Tr || s.DataAtom == atom.Dt {
+				if isHeading(s.DataAtom) && headingLevel(s.DataAtom) < level || s.DataAtom == atom.Tr || s.DataAtom == atom.Dt {
 					return s
 				}
 				break
+			}
+			if isHeading(s.DataAtom) {
+				level = min(level, headingLevel(s.DataAtom))
 			}
 			if slices.ContainsFunc(items, func(n *html.Node) bool { return isAncestor(s, n) }) {
 				break // a block of items before: e is between lists
@@ -693,14 +700,16 @@ func Field(page []byte, opts extractor.Options, spec extractor.SelectSpec, field
 	if err != nil {
 		return Proposal{}, err
 	}
-	if !isAncestor(x, e) {
-		return Proposal{}, errors.New("that element is beside the item's heading, not in it: rewrite this field of a heading's run by hand")
-	}
 	t, attr, err := pt.target(field, x, e)
 	if err != nil {
 		return Proposal{}, err
 	}
-	src := pt.fieldSelector(items, x, t, attr)
+	var src string
+	if isAncestor(x, t) {
+		src = pt.fieldSelector(items, x, t, attr)
+	} else {
+		src = pt.runSelector(items, x, t, attr)
+	}
 	if src == "" {
 		return Proposal{}, fmt.Errorf("no selector finds that element in its item first: point at another element of the %s", field)
 	}
@@ -860,6 +869,71 @@ func (pt *pointer) fieldSelector(items []*html.Node, x, t *html.Node, attr strin
 		}
 	}
 	return ""
+}
+
+// runSelector writes the XPath selector of t in the run of siblings of
+// heading x (t is in sibling s): the first following sibling with s's
+// tag and class, else s's position after x, then t in it by its tag and
+// class; it must find t in x's run and a value in most items' runs. ""
+// when none does.
+func (pt *pointer) runSelector(items []*html.Node, x, t *html.Node, attr string) string {
+	var s *html.Node
+	k := 0
+	for c := x.NextSibling; c != nil; c = c.NextSibling {
+		if c.Type != html.ElementNode {
+			continue
+		}
+		k++
+		if isAncestor(c, t) {
+			s = c
+			break
+		}
+	}
+	if s == nil {
+		return ""
+	}
+	sibs := append(xpathSteps(s, "following-sibling::", "[1]"), "following-sibling::*["+strconv.Itoa(k)+"]")
+	ins := []string{""}
+	if t != s {
+		ins = xpathSteps(t, "//", "")
+	}
+	suffix := ""
+	if attr != "" {
+		suffix = " @" + attr
+	}
+	for _, sib := range sibs {
+		for _, in := range ins {
+			src := "xpath:(" + sib + in + ")[1]" + suffix
+			if !pt.firstAt(src, x, t, attr) {
+				continue
+			}
+			first, err := pt.sg.fieldFirst(src)
+			if err != nil {
+				continue
+			}
+			if found := countIf(items, func(m *html.Node) bool { g := first(m); return g.IsStr || g.Node != nil }); found*5 >= len(items)*4 {
+				return src
+			}
+		}
+	}
+	return ""
+}
+
+// xpathSteps are the XPath steps that name n by its tag and class, then
+// by its tag, after axis and before tail.
+func xpathSteps(n *html.Node, axis, tail string) []string {
+	var out []string
+	for _, d := range descriptors(n) {
+		if strings.Contains(d, ":") {
+			continue
+		}
+		if tag, cls, ok := strings.Cut(d, "."); ok {
+			out = append(out, axis+tag+"[contains(concat(' ', normalize-space(@class), ' '), ' "+cls+" ')]"+tail)
+		} else {
+			out = append(out, axis+d+tail)
+		}
+	}
+	return out
 }
 
 // sameAttr is firstIs for an attribute other than href.

@@ -267,6 +267,15 @@ func TestLikeErrors(t *testing.T) {
 	}
 }
 
+// likeCase loads the i-th case's page and Like's block for its first
+// title.
+func likeCase(t *testing.T, i int) (pointCase, *pointPage, extractor.SelectSpec) {
+	t.Helper()
+	c := pointCases()[i]
+	p := loadPoint(t, c.file)
+	return c, p, like(t, p, c)
+}
+
 // like is the block Like gives for the case's first title.
 func like(t *testing.T, p *pointPage, c pointCase) extractor.SelectSpec {
 	t.Helper()
@@ -282,9 +291,7 @@ func like(t *testing.T, p *pointPage, c pointCase) extractor.SelectSpec {
 // its class; pointing at a "Sponsored" badge leaves out that item, by
 // the badge.
 func TestExclude(t *testing.T) {
-	c := pointCases()[4]
-	p := loadPoint(t, c.file)
-	spec := like(t, p, c)
+	c, p, spec := likeCase(t, 4)
 	ad, _ := p.textElement(t, "Buy the best garden hose")
 	prop, err := suggest.Exclude(p.data, p.opts, spec, p.num[ad])
 	if err != nil {
@@ -331,9 +338,7 @@ func TestExclude(t *testing.T) {
 // TestField: the title, link and date pointed at in one item are read
 // from the same place in every item.
 func TestField(t *testing.T) {
-	c := pointCases()[5]
-	p := loadPoint(t, c.file)
-	spec := like(t, p, c)
+	c, p, spec := likeCase(t, 5)
 	second, _ := p.textElement(t, "Real title Harbour 1")
 	when, _ := p.textElement(t, "1 March 2026")
 	var links []string
@@ -590,5 +595,34 @@ func TestPointPatterns(t *testing.T) {
 				break
 			}
 		})
+	}
+}
+
+// TestFieldRuns: in items that are a heading's run of siblings, the
+// date pointed at in a "posted" line is read from every item's line;
+// a day's heading is in no item.
+func TestFieldRuns(t *testing.T) {
+	c, p, spec := likeCase(t, 1)
+	posted, _ := p.textElement(t, "Posted by Ann at 10:01")
+	link, _ := p.textElement(t, "Permalink")
+	prop, err := suggest.Field(p.data, p.opts, spec, suggest.FieldLink, p.num[link])
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("link %q", prop.Select.Link)
+	c.wanted(t, p.extract(t, *prop.Select))
+	prop, err = suggest.Field(p.data, p.opts, spec, suggest.FieldTitle, p.num[posted])
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("title %q", prop.Select.Title)
+	for i, it := range p.extract(t, *prop.Select) {
+		if want := fmt.Sprintf("Posted by Ann at 10:0%d | Permalink", i+1); it.title != want {
+			t.Errorf("item %d: title %q, want %q", i, it.title, want)
+		}
+	}
+	day, _ := p.textElement(t, "4 March 2026")
+	if _, err := suggest.Exclude(p.data, p.opts, spec, p.num[day]); err == nil {
+		t.Error("a day's heading is in an item")
 	}
 }
