@@ -291,17 +291,22 @@ func (pt *pointer) candidates(e *html.Node) []candidate {
 		}
 		return x.gi - y.gi
 	})
-	// The same item read by another list: the wider one (every day's
-	// posts, not one day's), or the one that names the item better (the
-	// card, not its title link).
-	// A card before its title link: the item that holds the one pointed
-	// at, when it is no section.
+	// The item that holds the one pointed at, when it is no section (the
+	// card, not its title link); the same item read by another list: the
+	// wider one (every day's posts, not one day's), or the one that names
+	// the item better.
+	// Qualities are weighed against the best's, so that no chain of
+	// steps drifts to a poorer list.
+	if len(cs) == 0 {
+		return nil
+	}
+	q := cs[0].g.quality
 	for range len(cs) {
 		changed := false
 		for i := 1; i < len(cs); i++ {
 			b, o := cs[0], cs[i]
-			outer := o.m != b.m && pt.holds(o.m, b.m) && o.g.quality >= 0.5*b.g.quality
-			same := pt.mainOf(o) == pt.mainOf(b) && o.g.quality >= 0.7*b.g.quality && len(o.g.linked) >= len(b.g.linked)
+			outer := o.m != b.m && pt.holds(o.m, b.m) && o.g.quality >= 0.5*q && pt.covered(b.g.linked, o.g.linked)*5 >= len(b.g.linked)*4
+			same := pt.mainOf(o) == pt.mainOf(b) && o.g.quality >= 0.85*q && len(o.g.linked) >= len(b.g.linked)
 			if outer || same && (len(o.g.linked) > len(b.g.linked) || pt.sg.preferGroup(o.g, b.g)) {
 				cs[0], cs[i] = o, b
 				changed = true
@@ -312,6 +317,19 @@ func (pt *pointer) candidates(e *html.Node) []candidate {
 		}
 	}
 	return cs
+}
+
+// covered counts the nodes of ms inside one of outer (both in page order).
+func (pt *pointer) covered(ms, outer []*html.Node) int {
+	n := 0
+	for _, m := range ms {
+		k := pt.num[m]
+		i := sort.Search(len(outer), func(i int) bool { return pt.num[outer[i]] > k }) - 1
+		if i >= 0 && k <= pt.end[pt.num[outer[i]]] {
+			n++
+		}
+	}
+	return n
 }
 
 // mainOf is the main link of a candidate's item.
@@ -1238,7 +1256,7 @@ func Outline(page []byte, opts extractor.Options) (*PageOutline, error) {
 		if len(out.Sections) == maxSections {
 			break
 		}
-		if s, ok := landmarkSection(n); ok {
+		if s, ok := landmarkSection(n); ok && !inItem[i] {
 			s.Element = i
 			out.Sections = append(out.Sections, s)
 			scopes = append(scopes, n)
