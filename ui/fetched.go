@@ -29,6 +29,21 @@ type fetchedPage struct {
 	Render    bool   // rendered with JavaScript (fetch: browser)
 	WaitFor   string // the render's wait_for
 	Fetched   time.Time
+	// Picture is the page as the browser drew it when fetched (point.go);
+	// nil: no browser drew it.
+	Picture *pagePicture
+
+	once sync.Once
+	an   *pageAnalysis // what pointing reads of it, once (analysis)
+}
+
+// size is what p weighs in the cache: its bytes and its picture.
+func (p *fetchedPage) size() int { return len(p.Body) + p.Picture.size() }
+
+// analysis is what pointing reads of the page, read on first use.
+func (p *fetchedPage) analysis() *pageAnalysis {
+	p.once.Do(func() { p.an = analyse(p.Page) })
+	return p.an
 }
 
 // fetchedPages is a small cache of fetched pages, bounded in count and
@@ -41,17 +56,17 @@ type fetchedPages struct {
 
 // put keeps p under a fresh random id, dropping expired pages and then the
 // oldest until it fits; it returns the id.
-func (f *fetchedPages) put(p fetchedPage, now time.Time) string {
+func (f *fetchedPages) put(p *fetchedPage, now time.Time) string {
 	p.ID = session.RandomString(16)
 	p.Fetched = now
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.expire(now)
-	for len(f.order) > 0 && (len(f.order) >= fetchedMaxCount || f.bytes+len(p.Body) > fetchedMaxBytes) {
+	for len(f.order) > 0 && (len(f.order) >= fetchedMaxCount || f.bytes+p.size() > fetchedMaxBytes) {
 		f.drop(0)
 	}
-	f.order = append(f.order, &p)
-	f.bytes += len(p.Body)
+	f.order = append(f.order, p)
+	f.bytes += p.size()
 	return p.ID
 }
 
@@ -77,7 +92,7 @@ func (f *fetchedPages) expire(now time.Time) {
 
 // drop removes the i-th page. f.mu is held.
 func (f *fetchedPages) drop(i int) {
-	f.bytes -= len(f.order[i].Body)
+	f.bytes -= f.order[i].size()
 	f.order = slices.Delete(f.order, i, i+1) // zeroes the freed slot
 }
 

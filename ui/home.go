@@ -30,7 +30,7 @@ func parsePages() (map[string]*template.Template, error) {
 		"bytes":    humanBytes,
 		"args":     candidateArgs,
 		"plural":   plural,
-	}).ParseFS(templateFS, "templates/layout.html", "templates/formparts.html")
+	}).ParseFS(templateFS, "templates/layout.html", "templates/formparts.html", "templates/point.html")
 	if err != nil {
 		return nil, err
 	}

@@ -75,6 +75,7 @@ type offerPage struct {
 	ScriptBuilt string // why the page looks built by a script; "" = it does not
 	CanRender   bool   // a browser can render it: the hint offers to
 	Policies    []policyChoice
+	Point       *pointView // pointing at the list (point.go); nil on a preview or an add
 }
 
 // candidate is one way to make a feed of the page: its annotations, a
@@ -107,7 +108,10 @@ func (s *Server) getNew(c echo.Context) error {
 	if !ok {
 		return s.fetchExpired(c, "")
 	}
-	return s.renderOffer(c, http.StatusOK, p, addForm{Errors: fieldErrors{}}, "")
+	if done, err := s.pointAction(c, p); done {
+		return err
+	}
+	return s.renderOffer(c, http.StatusOK, p, addForm{Errors: fieldErrors{}}, "pointing")
 }
 
 // postNew fetches the page once and redirects to what it offers (POST →
@@ -131,14 +135,14 @@ func (s *Server) postNew(c echo.Context) error {
 			return s.fetchLater(c, raw, render, waitFor, d) // the host's slot is not free: a page that waits
 		}
 	}
-	fetched, err := s.fetchOrRender(c.Request().Context(), raw, render, waitFor)
+	fetched, pic, err := s.fetchOrRender(c.Request().Context(), raw, render, waitFor)
 	if err != nil {
 		page.Error = fmt.Sprintf("The page could not be fetched: %v", err)
 		page.CSRF = s.csrfToken(c)
 		return s.renderPage(c, http.StatusUnprocessableEntity, "new.html", page)
 	}
 	sess, _ := c.Get(sessionKey).(session.Session)
-	id := s.fetched.put(fetchedPage{SessionID: sess.ID, Requested: raw, Page: fetched, Render: render, WaitFor: waitFor}, s.now())
+	id := s.fetched.put(&fetchedPage{SessionID: sess.ID, Requested: raw, Page: fetched, Render: render, WaitFor: waitFor, Picture: pic}, s.now())
 	return c.Redirect(http.StatusSeeOther, "/new?"+url.Values{fieldFetch: {id}}.Encode())
 }
 
@@ -278,7 +282,9 @@ func (s *Server) renderOffer(c echo.Context, code int, p *fetchedPage, form addF
 		target = &page.Annotations
 	}
 	switch {
-	case from == "" && len(form.Errors) == 0: // a page just fetched
+	case from == "pointing": // GET: the page just fetched, pointed at or not
+		s.point(c, p, &page)
+	case from == "" && len(form.Errors) == 0:
 	case target != nil: // an add form of the page sent back with its errors
 		target.Add = defaults(target.Block)
 		target.Add.Errors.merge(form.Errors)

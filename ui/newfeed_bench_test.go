@@ -22,7 +22,7 @@ func BenchmarkOfferPage(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	id := s.fetched.put(fetchedPage{SessionID: sess.ID, Requested: "https://example.org/list.html",
+	id := s.fetched.put(&fetchedPage{SessionID: sess.ID, Requested: "https://example.org/list.html",
 		Page: api.Page{Body: []byte(listPage), ContentType: "text/html; charset=utf-8", URL: "https://example.org/list.html"}}, s.now())
 	b.ReportAllocs()
 	b.SetBytes(int64(len(listPage)))

@@ -392,7 +392,7 @@ func TestSecureRequest(t *testing.T) {
 func TestFetchedPages(t *testing.T) {
 	var f fetchedPages
 	t0 := time.Date(2026, 11, 27, 9, 0, 0, 0, time.UTC)
-	first := f.put(fetchedPage{SessionID: "a", Page: api.Page{Body: []byte("x")}}, t0)
+	first := f.put(&fetchedPage{SessionID: "a", Page: api.Page{Body: []byte("x")}}, t0)
 	if _, ok := f.get(first, "b", t0); ok {
 		t.Error("another session read the page")
 	}
@@ -404,7 +404,7 @@ func TestFetchedPages(t *testing.T) {
 	}
 	var ids []string
 	for i := range fetchedMaxCount + 3 {
-		ids = append(ids, f.put(fetchedPage{SessionID: "a", Page: api.Page{Body: make([]byte, 10)}}, t0.Add(time.Duration(i)*time.Millisecond)))
+		ids = append(ids, f.put(&fetchedPage{SessionID: "a", Page: api.Page{Body: make([]byte, 10)}}, t0.Add(time.Duration(i)*time.Millisecond)))
 	}
 	if f.len() != fetchedMaxCount {
 		t.Errorf("%d pages kept, want %d", f.len(), fetchedMaxCount)
@@ -415,7 +415,7 @@ func TestFetchedPages(t *testing.T) {
 	if _, ok := f.get(ids[len(ids)-1], "a", t0); !ok {
 		t.Error("the newest page was dropped")
 	}
-	big := f.put(fetchedPage{SessionID: "a", Page: api.Page{Body: make([]byte, fetchedMaxBytes)}}, t0)
+	big := f.put(&fetchedPage{SessionID: "a", Page: api.Page{Body: make([]byte, fetchedMaxBytes)}}, t0)
 	if f.len() != 1 || f.bytes != fetchedMaxBytes {
 		t.Errorf("after a page of the whole byte bound: %d pages, %d bytes", f.len(), f.bytes)
 	}

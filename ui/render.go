@@ -8,6 +8,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"log/slog"
 	"strings"
 
 	"github.com/labstack/echo/v4"
@@ -15,6 +16,7 @@ import (
 	"golang.org/x/net/html/atom"
 
 	"github.com/dynamo-rss/dynamo/api"
+	"github.com/dynamo-rss/dynamo/internal/redact"
 )
 
 // renderer is the fetcher that renders pages, when a browser is
@@ -39,13 +41,30 @@ func (s *Server) renderChoice(c echo.Context) (render bool, waitFor string) {
 	return true, strings.TrimSpace(c.FormValue(fieldWaitFor))
 }
 
-// fetchOrRender fetches raw once, rendered in the browser when render
-// (renderChoice said a browser can), else with a GET.
-func (s *Server) fetchOrRender(ctx context.Context, raw string, render bool, waitFor string) (api.Page, error) {
-	if r := s.renderer(); render && r != nil {
-		return r.RenderPage(ctx, raw, waitFor)
+// fetchOrRender fetches raw once: rendered in the browser when render
+// (renderChoice said a browser can), else with a GET. With a browser that
+// draws pages (picturer), that one visit is a picture (point.go): the page's
+// bytes as a GET or a render gives them, and its screenshot and element
+// boxes; a picture that fails is no failure of the fetch, which is then
+// made without it.
+func (s *Server) fetchOrRender(ctx context.Context, raw string, render bool, waitFor string) (api.Page, *pagePicture, error) {
+	if pr := s.picturer(); pr != nil {
+		page, pic, err := pr.PicturePage(ctx, raw, waitFor, render)
+		if err == nil {
+			return page, newPagePicture(page, pic), nil
+		}
+		if ctx.Err() != nil {
+			return api.Page{}, nil, err
+		}
+		s.log.LogAttrs(ctx, slog.LevelWarn, "picture of a page for /new failed; fetching it without one",
+			slog.String("url", redact.URL(raw)), slog.String("error", redact.Text(err.Error())))
 	}
-	return s.opts.Fetch.FetchPage(ctx, raw)
+	if r := s.renderer(); render && r != nil {
+		page, err := r.RenderPage(ctx, raw, waitFor)
+		return page, nil, err
+	}
+	page, err := s.opts.Fetch.FetchPage(ctx, raw)
+	return page, nil, err
 }
 
 // Signs of a page built by a script (scriptBuilt).

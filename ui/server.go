@@ -139,6 +139,7 @@ func (s *Server) Routes(srv *api.Server, add func(method, path string, h echo.Ha
 	add(http.MethodPost, "/new/preview", s.postNewPreview, s.requireSession, s.checkCSRF)
 	add(http.MethodPost, "/new/add", s.postNewAdd, s.requireSession, s.checkCSRF)
 	add(http.MethodGet, "/new/wait/:token", s.getWait, s.requireSession)
+	add(http.MethodGet, "/new/picture/:fetch", s.getPicture, s.requireSession)
 	add(http.MethodGet, "/register", s.getRegister)
 	add(http.MethodHead, "/register", s.getRegister)
 	add(http.MethodPost, "/register", s.postRegister, s.checkCSRF)

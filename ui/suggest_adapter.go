@@ -5,6 +5,7 @@ package ui
 // this file only.
 
 import (
+	"errors"
 	"fmt"
 
 	"github.com/goccy/go-yaml"
@@ -64,4 +65,105 @@ func suggestOffer(page api.Page) (pageOffer, error) {
 		offer.Proposals = append(offer.Proposals, proposal{Block: string(block), Reason: p.Reason, Count: p.Count, Where: p.Where})
 	}
 	return offer, nil
+}
+
+// pageOptions are the options suggest reads page with.
+func pageOptions(page api.Page) extractor.Options {
+	return extractor.Options{URL: page.URL, ContentType: page.ContentType}
+}
+
+// writeBlock is a proposal's block as the forms carry it (YAML).
+func writeBlock(p suggest.Proposal) (string, error) {
+	if p.Select == nil {
+		return "", errors.New("suggest proposed no select block")
+	}
+	b, err := yaml.Marshal(p.Select)
+	if err != nil {
+		return "", fmt.Errorf("write the block: %w", err)
+	}
+	return string(b), nil
+}
+
+// likeBlock is the list of the items like element n: its block, as spec
+// and YAML.
+func likeBlock(page api.Page, n int) (extractor.SelectSpec, string, error) {
+	p, err := suggest.Like(page.Body, pageOptions(page), n)
+	if err != nil {
+		return extractor.SelectSpec{}, "", err
+	}
+	block, err := writeBlock(p)
+	if err != nil {
+		return extractor.SelectSpec{}, "", err
+	}
+	return *p.Select, block, nil
+}
+
+// excludeBlock is spec with the item that holds element n, and its like,
+// left out.
+func excludeBlock(page api.Page, spec extractor.SelectSpec, n int) (string, error) {
+	p, err := suggest.Exclude(page.Body, pageOptions(page), spec, n)
+	if err != nil {
+		return "", err
+	}
+	return writeBlock(p)
+}
+
+// fieldBlock is spec with field (title, date, link) read from element n
+// and its like in the other items.
+func fieldBlock(page api.Page, spec extractor.SelectSpec, field string, n int) (string, error) {
+	p, err := suggest.Field(page.Body, pageOptions(page), spec, field, n)
+	if err != nil {
+		return "", err
+	}
+	return writeBlock(p)
+}
+
+// blockItems are the elements of spec's items on page (none when it
+// matches none, or is not valid).
+func blockItems(page api.Page, spec extractor.SelectSpec) []int {
+	items, _ := suggest.Items(page.Body, pageOptions(page), spec)
+	return items
+}
+
+// elementText is element n for people: its tag and the start of its text.
+func elementText(page api.Page, n int) string {
+	return suggest.Describe(page.Body, pageOptions(page), n)
+}
+
+// newPagePicture keeps what the browser drew of page: the screenshot, and
+// each element's box found by its mark in the DOM the browser drew
+// (suggest.Marks pairs the page's elements with the marked DOM's).
+func newPagePicture(page api.Page, pic *api.PagePicture) *pagePicture {
+	if pic == nil || len(pic.Image) == 0 {
+		return nil
+	}
+	out := &pagePicture{Image: pic.Image, Type: pic.ImageType, Width: pic.Width, Height: pic.Height}
+	marks := suggest.Marks(page.Body, pageOptions(page), pic.Marked)
+	out.Boxes = make([]api.Box, len(marks))
+	for n, m := range marks {
+		if m >= 0 && m < len(pic.Boxes) {
+			out.Boxes[n] = pic.Boxes[m]
+		}
+	}
+	return out
+}
+
+// pageAnalysis is what pointing reads of a kept page once: the elements
+// that could start an item, and the page's outline.
+type pageAnalysis struct {
+	starts  []int
+	outline []suggest.OutlineSection
+	err     error
+}
+
+// analyse reads page for pointing.
+func analyse(page api.Page) *pageAnalysis {
+	a := &pageAnalysis{starts: suggest.Starts(page.Body, pageOptions(page))}
+	o, err := suggest.Outline(page.Body, pageOptions(page))
+	if err != nil {
+		a.err = err
+		return a
+	}
+	a.outline = o.Sections
+	return a
 }

@@ -186,12 +186,12 @@ func (s *Server) fetchLater(c echo.Context, raw string, render bool, waitFor str
 		why:  "dynamo leaves some time between requests to one site (its politeness interval), and it asked " + host + " a moment ago. It fetches the page as soon as it may.",
 	}
 	err := s.waits.start(job, s.now, wait+firstPollWait, func(ctx context.Context, j *waitJob) {
-		page, err := s.fetchOrRender(ctx, raw, render, waitFor)
+		page, pic, err := s.fetchOrRender(ctx, raw, render, waitFor)
 		if err != nil {
 			j.failed = fmt.Sprintf("The page could not be fetched: %v", err)
 			return
 		}
-		id := s.fetched.put(fetchedPage{SessionID: j.sessionID, Requested: raw, Page: page, Render: render, WaitFor: waitFor}, s.now())
+		id := s.fetched.put(&fetchedPage{SessionID: j.sessionID, Requested: raw, Page: page, Render: render, WaitFor: waitFor, Picture: pic}, s.now())
 		j.next = "/new?" + url.Values{fieldFetch: {id}}.Encode()
 	})
 	if err != nil {

@@ -1,0 +1,405 @@
+package ui
+
+// Point at the list (API.md): /new shows the page itself, and a person
+// points at the list instead of writing selectors. With a browser the page
+// is fetched as a picture (api.PagePicturer: one visit, the same guard):
+// the screenshot is shown in an SVG that outlines every proposal's items
+// in its colour and number, with an <a> region over every element that
+// could start an item. Without one, an outline of the page (its landmarks
+// and headings, and the lists under each) offers the same choices. Every
+// choice is a GET link, so no script is needed and none is sent:
+//
+//	/new?fetch=ID&like=N          the list of items like element N
+//	/new?fetch=ID&block=B         a chosen list (B: its select block, YAML)
+//	/new?fetch=ID&block=B&pick=N  one of its items picked: what it is
+//	...&pick=N&do=exclude|title|date|link   the block rewritten (303 to &block=B')
+//
+// Everything is computed on the bytes fetched once (fetched.go keeps the
+// picture with them), with package suggest's element-to-selector code
+// (suggest_adapter.go); elements are numbered as suggest numbers them.
+
+import (
+	"cmp"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+	"slices"
+	"strconv"
+
+	"github.com/goccy/go-yaml"
+	"github.com/labstack/echo/v4"
+
+	"github.com/dynamo-rss/dynamo/api"
+	"github.com/dynamo-rss/dynamo/config"
+	"github.com/dynamo-rss/dynamo/extractor"
+)
+
+// Query parameters of pointing.
+const (
+	paramLike  = "like"  // an element: the list of items like it
+	paramBlock = "block" // a chosen list's select block (YAML)
+	paramPick  = "pick"  // an element inside one of the chosen list's items
+	paramDo    = "do"    // what the picked element is: exclude, title, date, link
+)
+
+// Bounds of the picture's links and of a block carried in a URL.
+const (
+	maxRegions    = 4000 // links over the screenshot, the smallest kept
+	minRegionSide = 4.0  // CSS pixels: smaller elements are no place to click
+	maxBlockParam = 4096 // bytes of a block in a URL
+)
+
+// outlineColors are the proposals' colours on the picture, in order; the
+// chosen list has chosenColor.
+var outlineColors = []string{"#d62728", "#1f77b4", "#2ca02c", "#9467bd"}
+
+const chosenColor = "#ff7f0e"
+
+// pagePicture is a fetched page as the browser drew it, kept with its
+// bytes: the screenshot, and each element's box by its number in the kept
+// page (suggest's numbering); a zero box: not drawn, or not found.
+type pagePicture struct {
+	Image         []byte
+	Type          string
+	Width, Height int
+	Boxes         []api.Box
+}
+
+// size is what the picture weighs in the cache of fetched pages.
+func (p *pagePicture) size() int {
+	if p == nil {
+		return 0
+	}
+	return len(p.Image) + 32*len(p.Boxes)
+}
+
+// box is element n's box, and whether it is drawn on the screenshot.
+func (p *pagePicture) box(n int) (api.Box, bool) {
+	if p == nil || n < 0 || n >= len(p.Boxes) {
+		return api.Box{}, false
+	}
+	b := p.Boxes[n]
+	if b.W <= 0 || b.H <= 0 || b.Y >= float64(p.Height) || b.X >= float64(p.Width) || b.X+b.W <= 0 || b.Y+b.H <= 0 {
+		return api.Box{}, false
+	}
+	return b, true
+}
+
+// picturer is the fetcher that draws pages, when a browser is configured
+// and the fetcher can; else nil.
+func (s *Server) picturer() api.PagePicturer {
+	if !s.opts.Browser {
+		return nil
+	}
+	p, _ := s.opts.Fetch.(api.PagePicturer)
+	return p
+}
+
+// getPicture answers the screenshot of a page this session fetched.
+func (s *Server) getPicture(c echo.Context) error {
+	p, ok := s.fetchedPage(c, c.Param(fieldFetch))
+	if !ok || p.Picture == nil {
+		return problem(http.StatusNotFound, "no picture of that page is kept for this session (pages are kept "+fetchedTTL.String()+")")
+	}
+	h := c.Response().Header()
+	h.Set("Cache-Control", "private, max-age=600")
+	h.Set("X-Content-Type-Options", "nosniff")
+	return c.Blob(http.StatusOK, p.Picture.Type, p.Picture.Image)
+}
+
+// pointView is what the offer page shows of pointing: the chosen list, the
+// item picked in it, the picture or the outline.
+type pointView struct {
+	Chosen  *candidate   // the list chosen by pointing; nil: none yet
+	Pick    *pickView    // an item of the chosen list picked
+	Error   string       // why the last choice gave nothing, for people
+	Picture *pictureView // nil: no browser drew the page
+	Outline []outlineSectionView
+}
+
+// pickView offers what a picked element of the chosen list can be.
+type pickView struct {
+	What                            string // the element, for people
+	Exclude, Title, Date, Link, Like string // links
+}
+
+// pictureView is the SVG over the screenshot.
+type pictureView struct {
+	Href          string
+	Width, Height int
+	Outlines      []outlineView
+	Regions       []regionView
+}
+
+// outlineView outlines the items of one list.
+type outlineView struct {
+	Label  string // the proposal's number; "✓" the chosen list
+	Color  string
+	Chosen bool
+	Rects  []rectView
+}
+
+// rectView is a rectangle in the screenshot's CSS pixels, formatted.
+type rectView struct{ X, Y, W, H string }
+
+// regionView is a link over an element of the screenshot.
+type regionView struct {
+	Href  string
+	Title string
+	rectView
+}
+
+// outlineSectionView is a landmark or heading of the page with the lists
+// under it.
+type outlineSectionView struct {
+	Heading string
+	Level   int
+	Lists   []outlineListView
+}
+
+// outlineListView is a list of the outline, with its link.
+type outlineListView struct {
+	Count string
+	Where string
+	First []string
+	Href  string
+}
+
+func rectOf(b api.Box, maxH int) rectView {
+	h := min(b.H, float64(maxH)-b.Y)
+	return rectView{X: num(b.X), Y: num(b.Y), W: num(b.W), H: num(h)}
+}
+
+func num(f float64) string { return strconv.FormatFloat(f, 'f', 1, 64) }
+
+// offerHref is the link to page p's offer with query q.
+func offerHref(p *fetchedPage, q url.Values, anchor string) string {
+	q.Set(fieldFetch, p.ID)
+	h := "/new?" + q.Encode()
+	if anchor != "" {
+		h += "#" + anchor
+	}
+	return h
+}
+
+// pointAction rewrites the chosen block by what the picked element is
+// (?do=), and redirects to the block rewritten; false when the request
+// asks no such thing. A choice that gives nothing is shown on the page.
+func (s *Server) pointAction(c echo.Context, p *fetchedPage) (bool, error) {
+	do := c.QueryParam(paramDo)
+	if do == "" {
+		return false, nil
+	}
+	spec, err := blockParam(c.QueryParam(paramBlock))
+	if err != nil {
+		return false, nil // shown by the offer
+	}
+	pick, err := strconv.Atoi(c.QueryParam(paramPick))
+	if err != nil {
+		return false, nil
+	}
+	var block string
+	switch do {
+	case "exclude":
+		block, err = excludeBlock(p.Page, spec, pick)
+	case "title", "date", "link":
+		block, err = fieldBlock(p.Page, spec, do, pick)
+	default:
+		return false, nil
+	}
+	if err != nil {
+		return false, nil // the offer tells why, with the block as it was
+	}
+	return true, c.Redirect(http.StatusSeeOther, offerHref(p, url.Values{paramBlock: {block}}, "chosen"))
+}
+
+// point builds what the offer page shows of pointing, for the request's
+// choice (?like=, ?block=, ?pick=), with the proposals' candidates to
+// outline.
+func (s *Server) point(c echo.Context, p *fetchedPage, page *offerPage) {
+	v := &pointView{}
+	page.Point = v
+	q := c.QueryParams()
+	var chosen *extractor.SelectSpec
+	switch {
+	case q.Get(paramLike) != "":
+		n, err := strconv.Atoi(q.Get(paramLike))
+		if err != nil {
+			v.Error = "That is not an element of the page."
+			break
+		}
+		spec, block, err := likeBlock(p.Page, n)
+		if err != nil {
+			v.Error = err.Error()
+			break
+		}
+		chosen = &spec
+		v.Chosen = s.chosenCandidate(p, page, block)
+	case q.Get(paramBlock) != "":
+		spec, err := blockParam(q.Get(paramBlock))
+		if err != nil {
+			v.Error = err.Error()
+			break
+		}
+		chosen = &spec
+		v.Chosen = s.chosenCandidate(p, page, q.Get(paramBlock))
+		if do := q.Get(paramDo); do != "" {
+			v.Error = s.actionError(p, spec, do, q.Get(paramPick))
+		} else if n, err := strconv.Atoi(q.Get(paramPick)); err == nil {
+			v.Pick = pickLinks(p, q.Get(paramBlock), n)
+		}
+	}
+	an := p.analysis()
+	itemsOf := func(spec extractor.SelectSpec) []int { return blockItems(p.Page, spec) }
+	var chosenItems []int
+	if chosen != nil {
+		chosenItems = itemsOf(*chosen)
+	}
+	if p.Picture != nil {
+		v.Picture = s.pictureView(p, page, an.starts, chosenItems, itemsOf)
+	}
+	for _, sec := range an.outline {
+		sv := outlineSectionView{Heading: sec.Heading, Level: sec.Level}
+		for _, l := range sec.Lists {
+			sv.Lists = append(sv.Lists, outlineListView{
+				Count: countNoun(l.Count, "item", "items"), Where: l.Where, First: l.First,
+				Href: offerHref(p, url.Values{paramLike: {strconv.Itoa(l.Element)}}, "chosen"),
+			})
+		}
+		v.Outline = append(v.Outline, sv)
+	}
+}
+
+// actionError says why a rewrite of the chosen block by the picked
+// element (?do=) gave nothing.
+func (s *Server) actionError(p *fetchedPage, spec extractor.SelectSpec, do, pick string) string {
+	n, err := strconv.Atoi(pick)
+	if err != nil {
+		return "No item was picked."
+	}
+	switch do {
+	case "exclude":
+		_, err = excludeBlock(p.Page, spec, n)
+	case "title", "date", "link":
+		_, err = fieldBlock(p.Page, spec, do, n)
+	default:
+		return fmt.Sprintf("%q is not something an element can be (exclude, title, date or link).", do)
+	}
+	if err == nil {
+		return ""
+	}
+	return err.Error()
+}
+
+// chosenCandidate is the chosen list as a candidate: its first items and
+// its add form, as a proposal's.
+func (s *Server) chosenCandidate(p *fetchedPage, page *offerPage, block string) *candidate {
+	cd := s.tryBlock(p, block, blockRules{}, s.now())
+	cd.Anchor, cd.Label = "chosen", "Items like this"
+	cd.Add = addForm{Fetch: p.ID, URL: p.Requested, Select: block, ID: s.proposeID(p.Requested), Errors: fieldErrors{}, Render: p.Render, WaitFor: p.WaitFor}
+	s.checkIDFree(&cd.Add)
+	return &cd
+}
+
+// pickLinks are the choices about element n of the chosen list's block.
+func pickLinks(p *fetchedPage, block string, n int) *pickView {
+	link := func(do string) string {
+		return offerHref(p, url.Values{paramBlock: {block}, paramPick: {strconv.Itoa(n)}, paramDo: {do}}, "chosen")
+	}
+	return &pickView{
+		What:    elementText(p.Page, n),
+		Exclude: link("exclude"), Title: link("title"), Date: link("date"), Link: link("link"),
+		Like: offerHref(p, url.Values{paramLike: {strconv.Itoa(n)}}, "chosen"),
+	}
+}
+
+// pictureView draws page p's picture: the proposals' items outlined
+// (numbered), the chosen list's, and a link over every element that could
+// start an item, the smallest on top. Inside an item of the chosen list, a
+// link picks the element; elsewhere it asks for the items like it.
+func (s *Server) pictureView(p *fetchedPage, page *offerPage, starts, chosenItems []int, itemsOf func(extractor.SelectSpec) []int) *pictureView {
+	pic := p.Picture
+	v := &pictureView{Href: "/new/picture/" + url.PathEscape(p.ID), Width: pic.Width, Height: pic.Height}
+	for i, cd := range page.Proposals {
+		spec, err := blockParam(cd.Block)
+		if err != nil {
+			continue
+		}
+		o := outlineView{Label: strconv.Itoa(i + 1), Color: outlineColors[i%len(outlineColors)]}
+		for _, n := range itemsOf(spec) {
+			if b, ok := pic.box(n); ok {
+				o.Rects = append(o.Rects, rectOf(b, pic.Height))
+			}
+		}
+		v.Outlines = append(v.Outlines, o)
+	}
+	var chosenBoxes []api.Box
+	if chosenItems != nil {
+		o := outlineView{Label: "✓", Color: chosenColor, Chosen: true}
+		for _, n := range chosenItems {
+			if b, ok := pic.box(n); ok {
+				o.Rects = append(o.Rects, rectOf(b, pic.Height))
+				chosenBoxes = append(chosenBoxes, b)
+			}
+		}
+		v.Outlines = append(v.Outlines, o)
+	}
+	block := ""
+	if page.Point != nil && page.Point.Chosen != nil {
+		block = page.Point.Chosen.Block
+	}
+	type reg struct {
+		n    int
+		b    api.Box
+		area float64
+	}
+	var regs []reg
+	for _, n := range starts {
+		if b, ok := pic.box(n); ok && b.W >= minRegionSide && b.H >= minRegionSide {
+			b.H = min(b.H, float64(pic.Height)-b.Y)
+			regs = append(regs, reg{n, b, b.W * b.H})
+		}
+	}
+	// The smallest are drawn last, on top, so that a click reaches the
+	// most precise element under it; over the cap, the largest go.
+	slices.SortStableFunc(regs, func(x, y reg) int { return cmp.Compare(y.area, x.area) })
+	if len(regs) > maxRegions {
+		regs = regs[len(regs)-maxRegions:]
+	}
+	for _, r := range regs {
+		rv := regionView{rectView: rectOf(r.b, pic.Height), Title: "items like this",
+			Href: offerHref(p, url.Values{paramLike: {strconv.Itoa(r.n)}}, "chosen")}
+		if block != "" && slices.ContainsFunc(chosenBoxes, func(ib api.Box) bool { return inside(r.b, ib) }) {
+			rv.Title = "this item: not this one, or its title, date or link"
+			rv.Href = offerHref(p, url.Values{paramBlock: {block}, paramPick: {strconv.Itoa(r.n)}}, "pick")
+		}
+		v.Regions = append(v.Regions, rv)
+	}
+	return v
+}
+
+// inside reports whether box a lies within box b (a pixel's tolerance).
+func inside(a, b api.Box) bool {
+	const tol = 1
+	return a.X >= b.X-tol && a.Y >= b.Y-tol && a.X+a.W <= b.X+b.W+tol && a.Y+a.H <= b.Y+b.H+tol
+}
+
+// blockParam reads a select block carried in a URL (YAML, as the forms'
+// block), with config's checks.
+func blockParam(block string) (extractor.SelectSpec, error) {
+	var spec extractor.SelectSpec
+	if len(block) > maxBlockParam {
+		return spec, fmt.Errorf("the block is longer than %d bytes; edit it in the form below instead", maxBlockParam)
+	}
+	if _, err := config.ParseSelect([]byte(block)); err != nil {
+		return spec, fmt.Errorf("the block is not valid: %w", err)
+	}
+	if err := yaml.Unmarshal([]byte(block), &spec); err != nil {
+		return spec, fmt.Errorf("the block is not valid: %w", err)
+	}
+	if spec.From != "" {
+		return spec, errors.New("a block of schema.org items has no elements to point at")
+	}
+	return spec, nil
+}
