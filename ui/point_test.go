@@ -19,6 +19,7 @@ import (
 
 	"github.com/dynamo-rss/dynamo/api"
 	"github.com/dynamo-rss/dynamo/internal/formclient"
+	"github.com/dynamo-rss/dynamo/internal/pointpages"
 )
 
 // fakePicturer is an api.PagePicturer over fixed pages. Its "browser"
@@ -130,39 +131,15 @@ func boxOfText(t *testing.T, body, text string) api.Box {
 	return api.Box{}
 }
 
-// region is an <a> region of the picture's SVG.
-type region struct {
-	href       string
-	x, y, w, h float64
-}
-
-var regionRE = regexp.MustCompile(`<a href="([^"]+)"[^>]*><title>[^<]*</title><rect x="([0-9.]+)" y="([0-9.]+)" width="([0-9.]+)" height="([0-9.]+)"/></a>`)
-
-// regions are the links over the picture on page body.
-func regions(body string) []region {
-	var out []region
-	for _, m := range regionRE.FindAllStringSubmatch(body, -1) {
-		f := func(s string) float64 { v, _ := strconv.ParseFloat(s, 64); return v }
-		out = append(out, region{html.UnescapeString(m[1]), f(m[2]), f(m[3]), f(m[4]), f(m[5])})
-	}
-	return out
-}
-
 // smallestOver is the href of the smallest region over the middle of box
 // b, as a person's click on it reaches.
 func smallestOver(t *testing.T, body string, b api.Box) string {
 	t.Helper()
-	cx, cy := b.X+b.W/2, b.Y+b.H/2
-	best, area := "", -1.0
-	for _, r := range regions(body) {
-		if cx >= r.x && cx <= r.x+r.w && cy >= r.y && cy <= r.y+r.h && (area < 0 || r.w*r.h < area) {
-			best, area = r.href, r.w*r.h
-		}
+	h := pointpages.SmallestOver(body, b.X+b.W/2, b.Y+b.H/2)
+	if h == "" {
+		t.Fatalf("no region over the middle of %+v; %d regions", b, len(pointpages.Regions(body)))
 	}
-	if best == "" {
-		t.Fatalf("no region over (%.0f, %.0f); %d regions", cx, cy, len(regions(body)))
-	}
-	return best
+	return h
 }
 
 // newPointEnv is a pages env whose /new draws pages with a fakePicturer
@@ -171,8 +148,8 @@ func smallestOver(t *testing.T, body string, b api.Box) string {
 func newPointEnv(t *testing.T, browser bool) (*pagesEnv, *fakePicturer, *formclient.Client) {
 	t.Helper()
 	fp := &fakePicturer{pages: map[string]string{}}
-	for _, p := range pointPages {
-		fp.pages["https://example.org/"+p.name] = p.html
+	for _, p := range pointpages.Pages {
+		fp.pages["https://example.org/"+p.Name] = p.HTML
 	}
 	env := newPagesEnv(t, func(o *Options) { o.Fetch, o.Browser = fp, browser })
 	b := formclient.New(t, env.srv.URL)
@@ -184,11 +161,11 @@ func newPointEnv(t *testing.T, browser bool) (*pagesEnv, *fakePicturer, *formcli
 }
 
 // fetchPoint fetches page p on /new.
-func fetchPoint(t *testing.T, b *formclient.Client, p pointPage) {
+func fetchPoint(t *testing.T, b *formclient.Client, p pointpages.Page) {
 	t.Helper()
 	b.Get("/new")
-	if code := b.Submit(b.Form("/new", "url"), "url", "https://example.org/"+p.name); code != http.StatusOK {
-		t.Fatalf("fetch %s: %d\n%s", p.name, code, b.Body)
+	if code := b.Submit(b.Form("/new", "url"), "url", "https://example.org/"+p.Name); code != http.StatusOK {
+		t.Fatalf("fetch %s: %d\n%s", p.Name, code, b.Body)
 	}
 }
 
@@ -213,17 +190,17 @@ func firstN(s []string, n int) []string { return s[:min(n, len(s))] }
 // wanted first item, the smallest region over its own box, gives the
 // wanted list, which Add then registers.
 func TestPointClickGivesTheList(t *testing.T) {
-	for _, p := range pointPages {
-		t.Run(p.name, func(t *testing.T) {
+	for _, p := range pointpages.Pages {
+		t.Run(p.Name, func(t *testing.T) {
 			env, fp, b := newPointEnv(t, true)
 			fetchPoint(t, b, p)
 			if !strings.Contains(b.Body, `<svg class="shot"`) {
 				t.Fatalf("no picture on the offer")
 			}
-			b.Get(smallestOver(t, b.Body, boxOfText(t, p.html, p.click)))
+			b.Get(smallestOver(t, b.Body, boxOfText(t, p.HTML, p.Click)))
 			got := chosenTitles(t, b)
-			want := p.titles
-			if p.title != "" {
+			want := p.Titles
+			if p.Title != "" {
 				// The heading's whole text, until "this is the title".
 				got = firstN(got, len(want))
 				for i := range got {
@@ -238,10 +215,10 @@ func TestPointClickGivesTheList(t *testing.T) {
 			if !strings.Contains(section(b, "chosen"), `action="/new/add"`) {
 				t.Fatalf("the chosen list has no Add")
 			}
-			if code := b.Submit(form, "id", "pointed-"+p.name); code != http.StatusOK {
+			if code := b.Submit(form, "id", "pointed-"+p.Name); code != http.StatusOK {
 				t.Fatalf("add: %d\n%s", code, b.Body)
 			}
-			if _, ok := env.reg.Definition("pointed-" + p.name); !ok {
+			if _, ok := env.reg.Definition("pointed-" + p.Name); !ok {
 				t.Fatalf("not registered")
 			}
 			if fp.calls != 1 || fp.gets != 0 {
@@ -252,15 +229,13 @@ func TestPointClickGivesTheList(t *testing.T) {
 }
 
 // pointPageNamed is the synthetic page name.
-func pointPageNamed(t *testing.T, name string) pointPage {
+func pointPageNamed(t *testing.T, name string) pointpages.Page {
 	t.Helper()
-	for _, p := range pointPages {
-		if p.name == name {
-			return p
-		}
+	p, ok := pointpages.Named(name)
+	if !ok {
+		t.Fatalf("no page %s", name)
 	}
-	t.Fatalf("no page %s", name)
-	return pointPage{}
+	return p
 }
 
 // pickLink follows the link of the pick section whose text is text.
@@ -279,15 +254,15 @@ func TestPointNotThisOne(t *testing.T) {
 	p := pointPageNamed(t, "ads")
 	_, fp, b := newPointEnv(t, true)
 	fetchPoint(t, b, p)
-	b.Get(smallestOver(t, b.Body, boxOfText(t, p.html, p.click)))
-	if got := chosenTitles(t, b); !contains(got, p.ad) {
+	b.Get(smallestOver(t, b.Body, boxOfText(t, p.HTML, p.Click)))
+	if got := chosenTitles(t, b); !contains(got, p.Ad) {
 		t.Fatalf("the chosen list %q lacks the ad: nothing to leave out", got)
 	}
-	b.Get(smallestOver(t, b.Body, boxOfText(t, p.html, p.ad)))
+	b.Get(smallestOver(t, b.Body, boxOfText(t, p.HTML, p.Ad)))
 	pickLink(t, b, "not this one")
 	got := chosenTitles(t, b)
-	if strings.Join(got, "|") != strings.Join(p.titles, "|") {
-		t.Errorf("after “not this one”: %q, want %q", got, p.titles)
+	if strings.Join(got, "|") != strings.Join(p.Titles, "|") {
+		t.Errorf("after “not this one”: %q, want %q", got, p.Titles)
 	}
 	if !strings.Contains(b.Last.Request.URL.RawQuery, "block=") || strings.Contains(b.Last.Request.URL.RawQuery, "do=") {
 		t.Errorf("the rewrite should land on the new block: %s", b.Last.Request.URL)
@@ -303,12 +278,12 @@ func TestPointThisIsTheTitle(t *testing.T) {
 	p := pointPageNamed(t, "second-link")
 	_, _, b := newPointEnv(t, true)
 	fetchPoint(t, b, p)
-	b.Get(smallestOver(t, b.Body, boxOfText(t, p.html, p.click)))
+	b.Get(smallestOver(t, b.Body, boxOfText(t, p.HTML, p.Click)))
 	chosenTitles(t, b)
-	b.Get(smallestOver(t, b.Body, boxOfText(t, p.html, p.title)))
+	b.Get(smallestOver(t, b.Body, boxOfText(t, p.HTML, p.Title)))
 	pickLink(t, b, "this is the title")
-	if got := chosenTitles(t, b); strings.Join(got, "|") != strings.Join(p.titles, "|") {
-		t.Errorf("after “this is the title”: %q, want %q", got, p.titles)
+	if got := chosenTitles(t, b); strings.Join(got, "|") != strings.Join(p.Titles, "|") {
+		t.Errorf("after “this is the title”: %q, want %q", got, p.Titles)
 	}
 }
 
@@ -383,16 +358,16 @@ func TestPointOutlineWithoutBrowser(t *testing.T) {
 		t.Fatalf("a picture without a browser")
 	}
 	out := section(b, "outline")
-	if !strings.Contains(out, "Notices") || !strings.Contains(out, p.titles[0]) {
+	if !strings.Contains(out, "Notices") || !strings.Contains(out, p.Titles[0]) {
 		t.Fatalf("the outline lacks the main list under its heading:\n%s", out)
 	}
-	m := regexp.MustCompile(`<a class="like" href="([^"]+)">items like this</a> <strong>(\d+ items?)</strong>[^<]*(?:<span[^>]*>[^<]*</span>)?: <q>` + regexp.QuoteMeta(p.titles[0])).FindStringSubmatch(out)
+	m := regexp.MustCompile(`<a class="like" href="([^"]+)">items like this</a> <strong>(\d+ items?)</strong>[^<]*(?:<span[^>]*>[^<]*</span>)?: <q>` + regexp.QuoteMeta(p.Titles[0])).FindStringSubmatch(out)
 	if m == nil {
 		t.Fatalf("no “items like this” for the main list:\n%s", out)
 	}
 	b.Get(html.UnescapeString(m[1]))
-	if got := chosenTitles(t, b); strings.Join(got, "|") != strings.Join(p.titles, "|") {
-		t.Errorf("items like this: %q, want %q", got, p.titles)
+	if got := chosenTitles(t, b); strings.Join(got, "|") != strings.Join(p.Titles, "|") {
+		t.Errorf("items like this: %q, want %q", got, p.Titles)
 	}
 	if c := regexp.MustCompile(`<strong class="count">([^<]+)</strong>`).FindStringSubmatch(section(b, "chosen")); c == nil || c[1] != m[2] {
 		t.Errorf("the outline said %s, the list has %v", m[2], c)

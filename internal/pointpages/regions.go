@@ -1,0 +1,48 @@
+package pointpages
+
+import (
+	"html"
+	"regexp"
+	"strconv"
+)
+
+// Region is a link /new draws over an element of a page's picture, in the
+// picture's CSS pixels.
+type Region struct {
+	Href       string
+	X, Y, W, H float64
+}
+
+var regionRE = regexp.MustCompile(`<a href="([^"]+)"[^>]*><title>[^<]*</title><rect x="([0-9.]+)" y="([0-9.]+)" width="([0-9.]+)" height="([0-9.]+)"/></a>`)
+
+// Regions are the links over the picture on the offer page body.
+func Regions(body string) []Region {
+	var out []Region
+	f := func(s string) float64 { v, _ := strconv.ParseFloat(s, 64); return v }
+	for _, m := range regionRE.FindAllStringSubmatch(body, -1) {
+		out = append(out, Region{html.UnescapeString(m[1]), f(m[2]), f(m[3]), f(m[4]), f(m[5])})
+	}
+	return out
+}
+
+// SmallestOver is the href of the smallest region of the offer page body
+// over the point (x, y), as a person's click there reaches it; "" none.
+func SmallestOver(body string, x, y float64) string {
+	best, area := "", -1.0
+	for _, r := range Regions(body) {
+		if x >= r.X && x <= r.X+r.W && y >= r.Y && y <= r.Y+r.H && (area < 0 || r.W*r.H < area) {
+			best, area = r.Href, r.W*r.H
+		}
+	}
+	return best
+}
+
+// Named is the page of that name, or false.
+func Named(name string) (Page, bool) {
+	for _, p := range Pages {
+		if p.Name == name {
+			return p, true
+		}
+	}
+	return Page{}, false
+}
