@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"net/url"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -255,7 +256,7 @@ func TestPointNotThisOne(t *testing.T) {
 	_, fp, b := newPointEnv(t, true)
 	fetchPoint(t, b, p)
 	b.Get(smallestOver(t, b.Body, boxOfText(t, p.HTML, p.Click)))
-	if got := chosenTitles(t, b); !contains(got, p.Ad) {
+	if got := chosenTitles(t, b); !slices.Contains(got, p.Ad) {
 		t.Fatalf("the chosen list %q lacks the ad: nothing to leave out", got)
 	}
 	b.Get(smallestOver(t, b.Body, boxOfText(t, p.HTML, p.Ad)))
@@ -285,15 +286,6 @@ func TestPointThisIsTheTitle(t *testing.T) {
 	if got := chosenTitles(t, b); strings.Join(got, "|") != strings.Join(p.Titles, "|") {
 		t.Errorf("after “this is the title”: %q, want %q", got, p.Titles)
 	}
-}
-
-func contains(s []string, v string) bool {
-	for _, x := range s {
-		if x == v {
-			return true
-		}
-	}
-	return false
 }
 
 // TestPointPictureOutlines: the picture outlines each proposal's items,

@@ -1,0 +1,179 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"html"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+
+	"github.com/dynamo-rss/dynamo/internal/formclient"
+	"github.com/dynamo-rss/dynamo/internal/pointpages"
+	"github.com/dynamo-rss/dynamo/schema/schematest"
+)
+
+// TestPointAtTheListEndToEnd: in a real dynamo serve with Chromium on
+// PATH, /new shows each synthetic page's picture; the test renders the
+// page in a browser of its own at the picture's width to find where the
+// wanted item is, follows the smallest region over it, and gets the wanted
+// list, which it adds; on the page with an ad, "not this one" on the ad
+// leaves it out; on the page whose title is a heading's second link, "this
+// is the title" on it makes the titles right.
+func TestPointAtTheListEndToEnd(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts browsers")
+	}
+	chromium := schematest.Tool(t, "chromium")
+	t.Setenv("PATH", filepath.Dir(chromium)+string(os.PathListSeparator)+os.Getenv("PATH"))
+	origin := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/robots.txt" {
+			_, _ = io.WriteString(w, "User-agent: *\nAllow: /\n")
+			return
+		}
+		p, ok := pointpages.Named(strings.TrimSuffix(strings.TrimPrefix(r.URL.Path, "/"), ".html"))
+		if !ok {
+			http.NotFound(w, r)
+			return
+		}
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		_, _ = io.WriteString(w, p.HTML)
+	}))
+	t.Cleanup(origin.Close)
+	dir := t.TempDir()
+	tokenFile := filepath.Join(dir, "token")
+	if err := os.WriteFile(tokenFile, []byte("point-token\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cfgPath := filepath.Join(dir, "dynamo.yaml")
+	if err := os.WriteFile(cfgPath, fmt.Appendf(nil, e2eConfig, filepath.Join(dir, "data"), tokenFile, origin.URL, ""), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	c, _, _ := runServe(t, cfgPath, "point-token")
+	b := formclient.New(t, c.base)
+	b.Get("/login")
+	if code := b.Submit(b.Form("/login", "token"), "token", "point-token"); code != http.StatusOK || b.Last.Request.URL.Path != "/new" {
+		t.Fatalf("login: %d at %s", code, b.Last.Request.URL)
+	}
+	look := ownBrowser(t, chromium)
+
+	for _, p := range pointpages.Pages {
+		t.Run(p.Name, func(t *testing.T) {
+			page := origin.URL + "/" + p.Name + ".html"
+			b.Get("/new")
+			if code := followWaits(t, b, b.Submit(b.Form("/new", "url"), "url", page)); code != http.StatusOK {
+				t.Fatalf("fetch: %d\n%s", code, b.Body)
+			}
+			if !strings.Contains(b.Body, `<svg class="shot"`) {
+				t.Fatalf("no picture of the page on /new:\n%s", b.Body)
+			}
+			click := func(text string) {
+				t.Helper()
+				x, y := whereIs(t, look, page, text)
+				h := pointpages.SmallestOver(b.Body, x, y)
+				if h == "" {
+					t.Fatalf("no region over %q at (%.0f, %.0f)", text, x, y)
+				}
+				b.Get(h)
+			}
+			click(p.Click)
+			got := titlesOf(b.Body, "chosen")
+			if p.Title != "" {
+				click(p.Title)
+				choose(t, b, "this is the title")
+				got = titlesOf(b.Body, "chosen")
+			}
+			if p.Ad != "" {
+				if !slices.Contains(got, p.Ad) {
+					t.Fatalf("the chosen list %q lacks the ad", got)
+				}
+				click(p.Ad)
+				choose(t, b, "not this one")
+				got = titlesOf(b.Body, "chosen")
+			}
+			if strings.Join(got, "|") != strings.Join(p.Titles[:min(5, len(p.Titles))], "|") {
+				t.Fatalf("the chosen list: %q, want %q", got, p.Titles)
+			}
+			if code := followWaits(t, b, b.Submit(b.Form("/new/add", "id"), "id", "pointed-"+p.Name)); code != http.StatusOK {
+				t.Fatalf("add: %d\n%s", code, b.Body)
+			}
+			f := c.feed("/resources/pointed-" + p.Name + "?max=10")
+			if len(f.Items) != len(p.Titles) || f.Items[0].Title != p.Titles[0] {
+				t.Errorf("the added feed has %d items; want %d, the first %q", len(f.Items), len(p.Titles), p.Titles[0])
+			}
+		})
+	}
+}
+
+// ownBrowser is a headless Chromium of the test's own, its tab 1280 CSS
+// pixels wide like the pictures of /new.
+func ownBrowser(t *testing.T, chromium string) context.Context {
+	t.Helper()
+	opts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(chromium), chromedp.NoSandbox,
+		chromedp.DisableGPU, chromedp.Flag("hide-scrollbars", true), chromedp.Flag("disable-dev-shm-usage", true))
+	actx, cancelAlloc := chromedp.NewExecAllocator(t.Context(), opts...)
+	ctx, cancelCtx := chromedp.NewContext(actx)
+	ctx, cancelTimeout := context.WithTimeout(ctx, 3*time.Minute)
+	t.Cleanup(func() { cancelTimeout(); cancelCtx(); cancelAlloc() })
+	if err := chromedp.Do(ctx, chromedp.EmulateViewport(1280, 800, chromedp.EmulateScale(1))); err != nil {
+		t.Fatalf("start chromium: %v", err)
+	}
+	return ctx
+}
+
+// whereIs renders page in the test's browser and returns the middle of the
+// innermost element whose own text is text, in page coordinates.
+func whereIs(t *testing.T, ctx context.Context, page, text string) (x, y float64) {
+	t.Helper()
+	js := fmt.Sprintf(`(() => { const it = document.evaluate("//*[text()[normalize-space()=%q]]", document, null, 9, null).singleNodeValue;
+		if (!it) return [];
+		const r = it.getBoundingClientRect();
+		return [r.left + scrollX + r.width / 2, r.top + scrollY + r.height / 2]; })()`, text)
+	if err := chromedp.Do(ctx, chromedp.Navigate(page)); err != nil {
+		t.Fatalf("render %s: %v", page, err)
+	}
+	box, err := chromedp.Run(ctx, chromedp.Evaluate[[]float64](js))
+	if err != nil {
+		t.Fatalf("find %q on %s: %v", text, page, err)
+	}
+	if len(box) != 2 {
+		t.Fatalf("no element with the text %q on %s", text, page)
+	}
+	return box[0], box[1]
+}
+
+// choose follows the link text of the picked item's choices.
+func choose(t *testing.T, b *formclient.Client, text string) {
+	t.Helper()
+	m := regexp.MustCompile(`<a class="choice" href="([^"]+)">` + regexp.QuoteMeta(text) + `</a>`).FindStringSubmatch(b.Body)
+	if m == nil {
+		t.Fatalf("no %q after the click; at %s", text, b.Last.Request.URL)
+	}
+	b.Get(html.UnescapeString(m[1]))
+}
+
+// titlesOf are the titles of the first items the section id shows.
+func titlesOf(body, id string) []string {
+	i := strings.Index(body, `id="`+id+`"`)
+	if i < 0 {
+		return nil
+	}
+	sec := body[i:]
+	if j := strings.Index(sec, "</section>"); j >= 0 {
+		sec = sec[:j]
+	}
+	var out []string
+	for _, m := range regexp.MustCompile(`<h3>(?:<a [^>]*>)?([^<]*)`).FindAllStringSubmatch(sec, -1) {
+		out = append(out, html.UnescapeString(strings.TrimSpace(m[1])))
+	}
+	return out
+}
