@@ -129,4 +129,26 @@
 // a page that waits for it (wait.go) leads to /view/{id}. GET
 // and POST /register are the webmasters' form for POST /resources
 // (api.Server.SelfRegister is the path of both).
+//
+// # Point at the list
+//
+// point.go: with a browser that draws pages (Options.Fetch an
+// api.PagePicturer), POST /new's one visit is a picture: the page's bytes
+// (the document as sent, or the DOM once rendered), a screenshot and the
+// box of every element, kept with the bytes (fetched.go, the screenshot
+// counted in the cache's bytes) and served to the session at
+// /new/picture/{fetch}. The offer shows it in an inline SVG: each
+// proposal's items outlined in its colour and numbered, and an <a> region
+// over every element that could start an item (suggest.Starts), the
+// smallest on top. Each region is a GET link: ?like=N (suggest.Like: the
+// list of the items like element N, shown as the candidate "Items like
+// this", outlined with ✓); inside an item of that list, ?block=B&pick=N,
+// which offers "not this one" (suggest.Exclude) and "this is the title /
+// the date / the link" (suggest.Field), each a link with &do= that
+// redirects to the block rewritten. Elements are numbered as suggest
+// numbers them; suggest.Marks pairs them with the marked DOM the browser
+// drew. Without a browser the offer shows suggest.Outline instead (under
+// the picture too, in a <details>): landmarks and headings, the lists
+// under each with their counts and first items, each with "items like
+// this". Nothing is fetched again until "Another page".
 package ui

@@ -120,7 +120,7 @@ type pointView struct {
 
 // pickView offers what a picked element of the chosen list can be.
 type pickView struct {
-	What                            string // the element, for people
+	What                             string // the element, for people
 	Exclude, Title, Date, Link, Like string // links
 }
 
