@@ -199,7 +199,7 @@ func TestPointClickGivesTheList(t *testing.T) {
 				t.Fatalf("no picture on the offer")
 			}
 			b.Get(smallestOver(t, b.Body, boxOfText(t, p.HTML, p.Click)))
-			got := chosenTitles(t, b)
+			got := slices.DeleteFunc(chosenTitles(t, b), func(s string) bool { return p.Ad != "" && s == p.Ad }) // left out by “not this one” (TestPointNotThisOne)
 			want := p.Titles
 			if p.Title != "" {
 				// The heading's whole text, until "this is the title".
