@@ -1,0 +1,31 @@
+package suggest_test
+
+import (
+	"testing"
+
+	"github.com/dynamo-rss/dynamo/extractor"
+	"github.com/dynamo-rss/dynamo/suggest"
+)
+
+// TestDescribe: an element for people is the start of its text, else its
+// tag; an element not on the page is "".
+func TestDescribe(t *testing.T) {
+	page := []byte(`<html><head><title>T</title></head><body><p>Hello <b>there</b></p><img src="/a.png"></body></html>`)
+	long := []byte(`<html><body><p>Lorem ipsum dolor sit amet, consectetur adipiscing elit, sed do eiusmod tempor incididunt ut labore</p></body></html>`)
+	for _, c := range []struct {
+		page []byte
+		n    int
+		want string
+	}{
+		{page, 4, "Hello there"}, // html, head, title, body, p
+		{page, 5, "there"},
+		{page, 6, "<img>"},
+		{page, 7, ""},
+		{page, -1, ""},
+		{long, 3, "Lorem ipsum dolor sit amet, consectetur adipiscing elit, sed do eiusmod tempor …"},
+	} {
+		if got := suggest.Describe(c.page, extractor.Options{}, c.n); got != c.want {
+			t.Errorf("element %d: %q, want %q", c.n, got, c.want)
+		}
+	}
+}
