@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"html"
 	"io"
@@ -134,10 +135,11 @@ func ownBrowser(t *testing.T, chromium string) context.Context {
 // innermost element whose own text is text, in page coordinates.
 func whereIs(t *testing.T, ctx context.Context, page, text string) (x, y float64) {
 	t.Helper()
-	js := fmt.Sprintf(`(() => { const it = document.evaluate("//*[text()[normalize-space()=%q]]", document, null, 9, null).singleNodeValue;
+	xpath, _ := json.Marshal("//*[text()[normalize-space()='" + text + "']]") // the texts have no quote
+	js := fmt.Sprintf(`(() => { const it = document.evaluate(%s, document, null, 9, null).singleNodeValue;
 		if (!it) return [];
 		const r = it.getBoundingClientRect();
-		return [r.left + scrollX + r.width / 2, r.top + scrollY + r.height / 2]; })()`, text)
+		return [r.left + scrollX + r.width / 2, r.top + scrollY + r.height / 2]; })()`, xpath)
 	if err := chromedp.Do(ctx, chromedp.Navigate(page)); err != nil {
 		t.Fatalf("render %s: %v", page, err)
 	}
