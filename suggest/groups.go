@@ -55,6 +55,7 @@ type suggester struct {
 	runs     map[*html.Node][]*html.Node // a heading's run of siblings, when items have no container (runs.go)
 	pageText int                         // bytes of the page's text, plus one (see mostOfPage); 0 until needed
 	queried  map[string]queried          // by selector (see queryAll)
+	pointing bool                        // writing blocks for pointing (point.go): item selectors by the parents' parents too
 }
 
 func newSuggester(doc *html.Node, page *url.URL, opts extractor.Options) *suggester {

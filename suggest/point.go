@@ -125,6 +125,7 @@ func newPointer(page []byte, opts extractor.Options) (*pointer, error) {
 	}
 	pt := &pointer{page: page, opts: opts, sg: newSuggester(doc, pageURL, opts)}
 	pt.sg.script = pageScript(doc)
+	pt.sg.pointing = true
 	pt.nodes, pt.num, pt.end = numberElements(doc)
 	return pt, nil
 }

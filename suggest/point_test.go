@@ -32,7 +32,7 @@ type pointCase struct {
 	links []string // each item's link (paths)
 }
 
-var words = []string{"Harbour", "Library", "Council", "Garden", "Museum", "Bridge", "Market", "School"}
+var words = []string{"Harbour", "Library", "Council", "Garden", "Museum", "Bridge", "Market", "School", "Station", "Theatre", "River", "Forest"}
 
 func pointCases() []pointCase {
 	var cs []pointCase
@@ -73,6 +73,13 @@ func pointCases() []pointCase {
 			c.title = append(c.title, fmt.Sprintf("Real news on the %s number %d", strings.ToLower(words[i]), i))
 			c.links = append(c.links, fmt.Sprintf("/p/post-%d", i))
 		}
+	}
+	cs = append(cs, c)
+	// One <ul> a day: every day's posts are the list.
+	c = pointCase{file: "days.html", item: "div.day li"}
+	for k := 1; k <= 9; k++ {
+		c.title = append(c.title, fmt.Sprintf("News of the %s, part %d", strings.ToLower(words[k%len(words)]), k))
+		c.links = append(c.links, fmt.Sprintf("/2026/03/%s-news-%d", strings.ToLower(words[k%len(words)]), k))
 	}
 	cs = append(cs, c)
 	// The suggester reads the heading of two links whole: the items are
@@ -338,7 +345,7 @@ func TestExclude(t *testing.T) {
 // TestField: the title, link and date pointed at in one item are read
 // from the same place in every item.
 func TestField(t *testing.T) {
-	c, p, spec := likeCase(t, 5)
+	c, p, spec := likeCase(t, 6)
 	second, _ := p.textElement(t, "Real title Harbour 1")
 	when, _ := p.textElement(t, "1 March 2026")
 	var links []string

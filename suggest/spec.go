@@ -202,6 +202,20 @@ func (sg *suggester) itemSelector(g *group) string {
 		}
 		add(b)
 	}
+	// Parents without a name under named ones: one <ul> a day, each in
+	// a <div class="day">; when pointing only (Page's ranking is tuned
+	// without such lists, which would outrank some of its right ones).
+	gparents := map[*html.Node]bool{}
+	for p := range parents {
+		if p.Parent != nil && p.Parent.Type == html.ElementNode {
+			gparents[p.Parent] = true
+		}
+	}
+	if gSel := sharedSelector(keys(gparents)); sg.pointing && len(parents) > 1 && len(gparents) == len(parents) && gSel != "" {
+		for _, b := range bases {
+			add(gSel + " > " + first.Parent.Data + " > " + b)
+		}
+	}
 	if len(parents) == 1 {
 		add(pathSelector(first.Parent) + " > " + base)
 	}
