@@ -695,7 +695,7 @@ func subsequence(a, b []*html.Node) bool {
 	return true
 }
 
-// Field fields.
+// The fields [Field] rewrites from an element pointed at.
 const (
 	FieldTitle = "title"
 	FieldDate  = "date"
