@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/chromedp/cdproto/cdp"
+	"github.com/chromedp/cdproto/network"
 	"html"
 	"io"
 	"net/http"
@@ -101,6 +103,7 @@ func TestPointAtTheListEndToEnd(t *testing.T) {
 				choose(t, b, "not this one")
 				got = titlesOf(b.Body, "chosen")
 			}
+			lookAt(t, look, b, p.Name)
 			if strings.Join(got, "|") != strings.Join(p.Titles[:min(5, len(p.Titles))], "|") {
 				t.Fatalf("the chosen list: %q, want %q", got, p.Titles)
 			}
@@ -178,4 +181,39 @@ func titlesOf(body, id string) []string {
 		out = append(out, html.UnescapeString(strings.TrimSpace(m[1])))
 	}
 	return out
+}
+
+// lookAt saves screenshots of the page b shows, at 390 and 1280 px, in
+// $DYNAMO_SCREENSHOTS when it is set (to look at them), with b's session.
+func lookAt(t *testing.T, ctx context.Context, b *formclient.Client, name string) {
+	t.Helper()
+	dir := os.Getenv("DYNAMO_SCREENSHOTS")
+	if dir == "" {
+		return
+	}
+	u := b.Last.Request.URL
+	for _, ck := range b.C.Jar.Cookies(u) {
+		set := chromedp.Func(func(ctx context.Context, tg *chromedp.Target) error {
+			_, err := cdp.Call(ctx, tg, network.SetCookie, network.SetCookieParams{Name: ck.Name, Value: ck.Value, URL: u.String()})
+			return err
+		})
+		if err := chromedp.Do(ctx, set); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, width := range []int64{390, 1280} {
+		if err := chromedp.Do(ctx, chromedp.EmulateViewport(width, 844, chromedp.EmulateScale(1)), chromedp.Navigate(u.String())); err != nil {
+			t.Fatal(err)
+		}
+		shot, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, fmt.Sprintf("point-%s-%d.png", name, width)), shot, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := chromedp.Do(ctx, chromedp.EmulateViewport(1280, 800, chromedp.EmulateScale(1))); err != nil {
+		t.Fatal(err)
+	}
 }
