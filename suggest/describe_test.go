@@ -1,6 +1,8 @@
 package suggest_test
 
 import (
+	"os"
+	"path/filepath"
 	"testing"
 
 	"github.com/dynamo-rss/dynamo/extractor"
@@ -27,5 +29,31 @@ func TestDescribe(t *testing.T) {
 		if got := suggest.Describe(c.page, extractor.Options{}, c.n); got != c.want {
 			t.Errorf("element %d: %q, want %q", c.n, got, c.want)
 		}
+	}
+}
+
+// TestWhereFooter: a footer's list is said to be in the footer, even when
+// the footer holds most of a small page's text (it said “under” the main
+// list's heading before).
+func TestWhereFooter(t *testing.T) {
+	page, err := os.ReadFile(filepath.Join("testdata", "point", "footer.html"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	sugs, err := suggest.Page(page, extractor.Options{URL: "https://example.org/"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	found := false
+	for _, p := range sugs.Proposals {
+		if p.Count >= 30 {
+			found = true
+			if p.Where != "in the footer" {
+				t.Errorf("the footer's list is %q", p.Where)
+			}
+		}
+	}
+	if !found {
+		t.Fatalf("no footer list proposed: %+v", sugs.Proposals)
 	}
 }

@@ -37,6 +37,15 @@ func (sg *suggester) where(ms []*html.Node) string {
 		anc = commonAncestor(ms)
 	}
 	for p := anc; p != nil && p.Type == html.ElementNode; p = p.Parent {
+		// A <footer>, <aside> or <nav> says what it is, even when it
+		// holds most of a small page's text.
+		for _, l := range landmarks {
+			if p.DataAtom == l.atom && l.atom != atom.Header { // an article's <header> holds its title
+				return l.where
+			}
+		}
+	}
+	for p := anc; p != nil && p.Type == html.ElementNode; p = p.Parent {
 		if sg.holdsContent(p) && p.DataAtom != atom.Header && p.DataAtom != atom.Footer {
 			break
 		}
