@@ -1,6 +1,7 @@
 package ui
 
 import (
+	"github.com/dynamo-rss/dynamo/extractor"
 	"slices"
 	"sync"
 	"time"
@@ -33,8 +34,43 @@ type fetchedPage struct {
 	// nil: no browser drew it.
 	Picture *pagePicture
 
-	once sync.Once
-	an   *pageAnalysis // what pointing reads of it, once (analysis)
+	once      sync.Once
+	an        *pageAnalysis // what pointing reads of it, once (analysis)
+	offerOnce sync.Once
+	offer     pageOffer // suggest's offer for it, once (offered)
+	offerErr  error
+
+	itemsMu sync.Mutex
+	items   map[string][]int // the elements of a block's items, by block (itemsOf)
+}
+
+// offered is what the page offers (suggestOffer), read on first use: the
+// same bytes always offer the same.
+func (p *fetchedPage) offered() (pageOffer, error) {
+	p.offerOnce.Do(func() { p.offer, p.offerErr = suggestOffer(p.Page) })
+	return p.offer, p.offerErr
+}
+
+// maxItemsKept bounds the blocks whose items a page keeps.
+const maxItemsKept = 16
+
+// itemsOf are the elements of the items of block (spec, as YAML) on the
+// page, kept for the next time the same block is outlined.
+func (p *fetchedPage) itemsOf(block string, spec extractor.SelectSpec) []int {
+	p.itemsMu.Lock()
+	got, ok := p.items[block]
+	p.itemsMu.Unlock()
+	if ok {
+		return got
+	}
+	got = blockItems(p.Page, spec)
+	p.itemsMu.Lock()
+	defer p.itemsMu.Unlock()
+	if p.items == nil || len(p.items) >= maxItemsKept {
+		p.items = map[string][]int{}
+	}
+	p.items[block] = got
+	return got
 }
 
 // size is what p weighs in the cache: its bytes and its picture.

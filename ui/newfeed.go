@@ -256,7 +256,7 @@ func (s *Server) renderOffer(c echo.Context, code int, p *fetchedPage, form addF
 	page.Annotations = s.tryBlock(p, "", rules, now)
 	page.Annotations.Anchor, page.Annotations.Label = "annotations", "Its annotations"
 	page.Annotations.Add = defaults("")
-	offer, err := suggestOffer(p.Page)
+	offer, err := p.offered()
 	if err != nil {
 		page.SuggestErr = err.Error()
 	}

@@ -251,13 +251,12 @@ func (s *Server) point(c echo.Context, p *fetchedPage, page *offerPage) {
 		}
 	}
 	an := p.analysis()
-	itemsOf := func(spec extractor.SelectSpec) []int { return blockItems(p.Page, spec) }
 	var chosenItems []int
-	if chosen != nil {
-		chosenItems = itemsOf(*chosen)
+	if chosen != nil && v.Chosen != nil {
+		chosenItems = p.itemsOf(v.Chosen.Block, *chosen)
 	}
 	if p.Picture != nil {
-		v.Picture = s.pictureView(p, page, an.starts, chosenItems, itemsOf)
+		v.Picture = s.pictureView(p, page, an.starts, chosenItems)
 	}
 	for _, sec := range an.outline {
 		sv := outlineSectionView{Heading: sec.Heading, Level: sec.Level}
@@ -318,7 +317,7 @@ func pickLinks(p *fetchedPage, block string, n int) *pickView {
 // (numbered), the chosen list's, and a link over every element that could
 // start an item, the smallest on top. Inside an item of the chosen list, a
 // link picks the element; elsewhere it asks for the items like it.
-func (s *Server) pictureView(p *fetchedPage, page *offerPage, starts, chosenItems []int, itemsOf func(extractor.SelectSpec) []int) *pictureView {
+func (s *Server) pictureView(p *fetchedPage, page *offerPage, starts, chosenItems []int) *pictureView {
 	pic := p.Picture
 	v := &pictureView{Href: "/new/picture/" + url.PathEscape(p.ID), Width: pic.Width, Height: pic.Height}
 	for i, cd := range page.Proposals {
@@ -327,7 +326,7 @@ func (s *Server) pictureView(p *fetchedPage, page *offerPage, starts, chosenItem
 			continue
 		}
 		o := outlineView{Label: strconv.Itoa(i + 1), Color: outlineColors[i%len(outlineColors)]}
-		for _, n := range itemsOf(spec) {
+		for _, n := range p.itemsOf(cd.Block, spec) {
 			if b, ok := pic.box(n); ok {
 				o.Rects = append(o.Rects, rectOf(b, pic.Height))
 			}
