@@ -26,6 +26,9 @@ import (
 	"net/url"
 	"slices"
 	"strconv"
+	"strings"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/goccy/go-yaml"
 	"github.com/labstack/echo/v4"
@@ -184,34 +187,38 @@ func offerHref(p *fetchedPage, q url.Values, anchor string) string {
 }
 
 // pointAction rewrites the chosen block by what the picked element is
-// (?do=), and redirects to the block rewritten; false when the request
-// asks no such thing. A choice that gives nothing is shown on the page.
+// (?do=) and redirects to the block rewritten; false when the request
+// asks no such thing, or when the rewrite gives nothing (the offer then
+// tells why, with the block as it was).
 func (s *Server) pointAction(c echo.Context, p *fetchedPage) (bool, error) {
-	do := c.QueryParam(paramDo)
-	if do == "" {
+	if c.QueryParam(paramDo) == "" {
 		return false, nil
 	}
 	spec, err := blockParam(c.QueryParam(paramBlock))
 	if err != nil {
-		return false, nil // shown by the offer
-	}
-	pick, err := strconv.Atoi(c.QueryParam(paramPick))
-	if err != nil {
 		return false, nil
 	}
-	var block string
-	switch do {
-	case "exclude":
-		block, err = excludeBlock(p.Page, spec, pick)
-	case "title", "date", "link":
-		block, err = fieldBlock(p.Page, spec, do, pick)
-	default:
-		return false, nil
-	}
+	block, err := rewrite(p, spec, c.QueryParam(paramDo), c.QueryParam(paramPick))
 	if err != nil {
-		return false, nil // the offer tells why, with the block as it was
+		return false, nil
 	}
 	return true, c.Redirect(http.StatusSeeOther, offerHref(p, url.Values{paramBlock: {block}}, "chosen"))
+}
+
+// rewrite is spec rewritten by what element pick is (do: exclude, title,
+// date or link), as YAML.
+func rewrite(p *fetchedPage, spec extractor.SelectSpec, do, pick string) (string, error) {
+	n, err := strconv.Atoi(pick)
+	if err != nil {
+		return "", errors.New("no item was picked")
+	}
+	switch do {
+	case "exclude":
+		return excludeBlock(p.Page, spec, n)
+	case "title", "date", "link":
+		return fieldBlock(p.Page, spec, do, n)
+	}
+	return "", fmt.Errorf("%q is not something an element can be (exclude, title, date or link)", do)
 }
 
 // point builds what the offer page shows of pointing, for the request's
@@ -231,7 +238,7 @@ func (s *Server) point(c echo.Context, p *fetchedPage, page *offerPage) {
 		}
 		spec, block, err := likeBlock(p.Page, n)
 		if err != nil {
-			v.Error = err.Error()
+			v.Error = sentence(err)
 			break
 		}
 		chosen = &spec
@@ -239,18 +246,23 @@ func (s *Server) point(c echo.Context, p *fetchedPage, page *offerPage) {
 	case q.Get(paramBlock) != "":
 		spec, err := blockParam(q.Get(paramBlock))
 		if err != nil {
-			v.Error = err.Error()
+			v.Error = sentence(err)
 			break
 		}
 		chosen = &spec
 		v.Chosen = s.chosenCandidate(p, page, q.Get(paramBlock))
 		if do := q.Get(paramDo); do != "" {
-			v.Error = s.actionError(p, spec, do, q.Get(paramPick))
+			if _, err := rewrite(p, spec, do, q.Get(paramPick)); err != nil {
+				v.Error = sentence(err) // else pointAction redirected
+			}
 		} else if n, err := strconv.Atoi(q.Get(paramPick)); err == nil {
 			v.Pick = pickLinks(p, q.Get(paramBlock), n)
 		}
 	}
 	an := p.analysis()
+	if an.err != nil && v.Error == "" {
+		v.Error = "The page's outline could not be read: " + an.err.Error()
+	}
 	var chosenItems []int
 	if chosen != nil && v.Chosen != nil {
 		chosenItems = p.itemsOf(v.Chosen.Block, *chosen)
@@ -268,27 +280,6 @@ func (s *Server) point(c echo.Context, p *fetchedPage, page *offerPage) {
 		}
 		v.Outline = append(v.Outline, sv)
 	}
-}
-
-// actionError says why a rewrite of the chosen block by the picked
-// element (?do=) gave nothing.
-func (s *Server) actionError(p *fetchedPage, spec extractor.SelectSpec, do, pick string) string {
-	n, err := strconv.Atoi(pick)
-	if err != nil {
-		return "No item was picked."
-	}
-	switch do {
-	case "exclude":
-		_, err = excludeBlock(p.Page, spec, n)
-	case "title", "date", "link":
-		_, err = fieldBlock(p.Page, spec, do, n)
-	default:
-		return fmt.Sprintf("%q is not something an element can be (exclude, title, date or link).", do)
-	}
-	if err == nil {
-		return ""
-	}
-	return err.Error()
 }
 
 // chosenCandidate is the chosen list as a candidate: its first items and
@@ -401,4 +392,16 @@ func blockParam(block string) (extractor.SelectSpec, error) {
 		return spec, errors.New("a block of schema.org items has no elements to point at")
 	}
 	return spec, nil
+}
+
+// sentence is err for people: its first letter upper-cased, ending with a
+// full stop.
+func sentence(err error) string {
+	m := err.Error()
+	r, size := utf8.DecodeRuneInString(m)
+	m = string(unicode.ToUpper(r)) + m[size:]
+	if !strings.HasSuffix(m, ".") {
+		m += "."
+	}
+	return m
 }
