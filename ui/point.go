@@ -236,13 +236,14 @@ func (s *Server) point(c echo.Context, p *fetchedPage, page *offerPage) {
 			v.Error = "That is not an element of the page."
 			break
 		}
-		spec, block, err := likeBlock(p.Page, n)
+		spec, block, where, err := likeBlock(p.Page, n)
 		if err != nil {
 			v.Error = sentence(err)
 			break
 		}
 		chosen = &spec
 		v.Chosen = s.chosenCandidate(p, page, block)
+		v.Chosen.Where = where
 	case q.Get(paramBlock) != "":
 		spec, err := blockParam(q.Get(paramBlock))
 		if err != nil {

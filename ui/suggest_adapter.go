@@ -85,17 +85,16 @@ func writeBlock(p suggest.Proposal) (string, error) {
 }
 
 // likeBlock is the list of the items like element n: its block, as spec
-// and YAML.
-func likeBlock(page api.Page, n int) (extractor.SelectSpec, string, error) {
+// and YAML, and where it sits ("under “Notices”").
+func likeBlock(page api.Page, n int) (spec extractor.SelectSpec, block, where string, err error) {
 	p, err := suggest.Like(page.Body, pageOptions(page), n)
 	if err != nil {
-		return extractor.SelectSpec{}, "", err
+		return spec, "", "", err
 	}
-	block, err := writeBlock(p)
-	if err != nil {
-		return extractor.SelectSpec{}, "", err
+	if block, err = writeBlock(p); err != nil {
+		return spec, "", "", err
 	}
-	return *p.Select, block, nil
+	return *p.Select, block, p.Where, nil
 }
 
 // excludeBlock is spec with the item that holds element n, and its like,
