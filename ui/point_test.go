@@ -198,6 +198,9 @@ func TestPointClickGivesTheList(t *testing.T) {
 			if !strings.Contains(b.Body, `<svg class="shot"`) {
 				t.Fatalf("no picture on the offer")
 			}
+			if best := section(b, "p1"); strings.Contains(best, ">"+p.Titles[0]+"<") {
+				t.Fatalf("the wanted list is the best proposal already: nothing to point at")
+			}
 			b.Get(smallestOver(t, b.Body, boxOfText(t, p.HTML, p.Click)))
 			got := slices.DeleteFunc(chosenTitles(t, b), func(s string) bool { return p.Ad != "" && s == p.Ad }) // left out by “not this one” (TestPointNotThisOne)
 			want := p.Titles

@@ -49,7 +49,7 @@ var Pages = []Page{
 <h2>Sunday 29 November</h2>
 <h3><a href="/d/3">Market moves to the square</a></h3><p>Stalls open at eight.</p><p class="posted">Posted by the editor</p>
 <h3><a href="/d/4">Library opens on Sundays</a></h3><p>From ten to one, from December.</p><p class="posted">Posted by the editor</p>
-</main>`+footer(8)),
+</main>`+footer(30)),
 		Click:  "The bridge reopens to bicycles",
 		Titles: []string{"The bridge reopens to bicycles", "Choir concert in the old church", "Market moves to the square", "Library opens on Sundays"},
 	},
@@ -60,7 +60,7 @@ var Pages = []Page{
 <tr class="head"><td><a href="/b/2">School canteen menus published</a></td></tr><tr class="sub"><td>8 points, 1 comment</td></tr>
 <tr class="head"><td><a href="/b/3">Night buses on weekends</a></td></tr><tr class="sub"><td>30 points, 12 comments</td></tr>
 <tr class="head"><td><a href="/b/4">Swimming pool closed for repairs</a></td></tr><tr class="sub"><td>5 points, 0 comments</td></tr>
-</table></main>`+footer(20)),
+</table></main>`+footer(30)),
 		Click:  "Harbour dredging starts in spring",
 		Titles: []string{"Harbour dredging starts in spring", "School canteen menus published", "Night buses on weekends", "Swimming pool closed for repairs"},
 	},
@@ -70,7 +70,7 @@ var Pages = []Page{
 <a class="card" href="/s/1"><div class="body"><h3>A baker who opens at four</h3><p>Bread before dawn.</p></div></a>
 <a class="card" href="/s/2"><div class="body"><h3>The last ferryman of the lake</h3><p>Forty years of crossings.</p></div></a>
 <a class="card" href="/s/3"><div class="body"><h3>Children plant a forest</h3><p>Three thousand trees in a day.</p></div></a>
-</section></main>`+footer(25)),
+</section></main>`+footer(30)),
 		Click:  "The last ferryman of the lake",
 		Titles: []string{"A baker who opens at four", "The last ferryman of the lake", "Children plant a forest"},
 	},
@@ -105,13 +105,17 @@ func page(title, body string) string {
 	return `<!DOCTYPE html><html lang="en"><head><meta charset="utf-8"><title>` + title + `</title></head><body>` + body + `</body></html>`
 }
 
-// footer is a site footer of n links, a longer list than the main one.
+// footer is the bottom of a page: a box of the n most read stories, with
+// long titles and dates, a longer list than the main one, which a
+// machine proposes first; then the site's footer.
 func footer(n int) string {
+	topics := []string{"harbour", "library", "council", "garden", "museum", "bridge", "market", "school"}
 	var b strings.Builder
-	b.WriteString(`<footer><h2>Site map</h2><ul class="sitemap">`)
+	b.WriteString(`<div class="most-read"><h2>Most read</h2><ul class="popular">`)
 	for i := range n {
-		fmt.Fprintf(&b, `<li><a href="/section/%d">Section %d of the site</a></li>`, i, i)
+		fmt.Fprintf(&b, `<li><a href="/2025/%02d/popular-story-%d">The popular story number %d about the %s of the town</a> <span>%d February 2025</span></li>`,
+			i%12+1, i, i, topics[i%len(topics)], i%28+1)
 	}
-	b.WriteString(`</ul></footer>`)
+	b.WriteString(`</ul></div><footer><p>© The town, <a href="/contact">contact</a></p></footer>`)
 	return b.String()
 }
