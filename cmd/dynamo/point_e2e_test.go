@@ -88,6 +88,20 @@ func TestPointAtTheListEndToEnd(t *testing.T) {
 				}
 				b.Get(h)
 			}
+			if p.Item != "" {
+				// The middle of the wanted first item, wherever it falls.
+				x, y := middleOf(t, look, page, "document.querySelector("+jsString(p.Item)+")")
+				h := pointpages.SmallestOver(b.Body, x, y)
+				if h == "" {
+					t.Fatalf("no region over the first %s at (%.0f, %.0f)", p.Item, x, y)
+				}
+				offer := b.Last.Request.URL.RequestURI()
+				b.Get(h)
+				if got := titlesOf(b.Body, "chosen"); len(got) == 0 || !strings.Contains(got[0], p.Titles[0]) || len(got) < len(p.Titles) {
+					t.Errorf("a click in the middle of the first %s gave %q", p.Item, got)
+				}
+				b.Get(offer)
+			}
 			click(p.Click)
 			got := titlesOf(b.Body, "chosen")
 			if p.Title != "" {
@@ -138,22 +152,34 @@ func ownBrowser(t *testing.T, chromium string) context.Context {
 // innermost element whose own text is text, in page coordinates.
 func whereIs(t *testing.T, ctx context.Context, page, text string) (x, y float64) {
 	t.Helper()
-	xpath, _ := json.Marshal("//*[text()[normalize-space()='" + text + "']]") // the texts have no quote
-	js := fmt.Sprintf(`(() => { const it = document.evaluate(%s, document, null, 9, null).singleNodeValue;
+	return middleOf(t, ctx, page, "document.evaluate("+jsString("//*[text()[normalize-space()='"+text+"']]")+", document, null, 9, null).singleNodeValue")
+}
+
+// middleOf renders page in the test's browser and returns the middle of
+// the element the JavaScript expression el finds, in page coordinates.
+func middleOf(t *testing.T, ctx context.Context, page, el string) (x, y float64) {
+	t.Helper()
+	js := `(() => { const it = ` + el + `;
 		if (!it) return [];
 		const r = it.getBoundingClientRect();
-		return [r.left + scrollX + r.width / 2, r.top + scrollY + r.height / 2]; })()`, xpath)
+		return [r.left + scrollX + r.width / 2, r.top + scrollY + r.height / 2]; })()`
 	if err := chromedp.Do(ctx, chromedp.Navigate(page)); err != nil {
 		t.Fatalf("render %s: %v", page, err)
 	}
 	box, err := chromedp.Run(ctx, chromedp.Evaluate[[]float64](js))
 	if err != nil {
-		t.Fatalf("find %q on %s: %v", text, page, err)
+		t.Fatalf("find %s on %s: %v", el, page, err)
 	}
 	if len(box) != 2 {
-		t.Fatalf("no element with the text %q on %s", text, page)
+		t.Fatalf("no %s on %s", el, page)
 	}
 	return box[0], box[1]
+}
+
+// jsString is s as a JavaScript string literal.
+func jsString(s string) string {
+	b, _ := json.Marshal(s)
+	return string(b)
 }
 
 // choose follows the link text of the picked item's choices.

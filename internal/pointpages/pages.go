@@ -13,9 +13,13 @@ import (
 // Page is a synthetic page where the wanted list is not the first
 // thing a machine would take: clicking the wanted item must give it.
 type Page struct {
-	Name   string
-	HTML   string
-	Click  string   // the text of the element clicked: in the wanted list's first item
+	Name  string
+	HTML  string
+	Click string // the text of the element clicked: in the wanted list's first item
+	// Item is a CSS selector of the wanted list's items (for the tests
+	// only, which click the middle of the first one too); "": they have no
+	// element of their own.
+	Item   string
 	Titles []string // the wanted items' titles, in order
 	Ad     string   // the title of an item that is an ad ("": none)
 	// title is the text of the element that is the items' real title, when
@@ -31,6 +35,7 @@ type Page struct {
 var Pages = []Page{
 	{
 		Name: "footer",
+		Item: "div.notice",
 		HTML: page("Town hall", `<main><h1>Notices</h1><div class="notices">
 <div class="notice"><h3><a href="/n/1">Tram line 4 closed for works</a></h3><p>Buses replace it until March.</p></div>
 <div class="notice"><h3><a href="/n/2">Winter hours of the offices</a></h3><p>The offices close at four.</p></div>
@@ -55,6 +60,7 @@ var Pages = []Page{
 	},
 	{
 		Name: "tworows",
+		Item: "tr.head",
 		HTML: page("Board", `<main><h1>Board</h1><table class="board">
 <tr class="head"><td><a href="/b/1">Harbour dredging starts in spring</a></td></tr><tr class="sub"><td>12 points, 3 comments</td></tr>
 <tr class="head"><td><a href="/b/2">School canteen menus published</a></td></tr><tr class="sub"><td>8 points, 1 comment</td></tr>
@@ -66,6 +72,7 @@ var Pages = []Page{
 	},
 	{
 		Name: "cards",
+		Item: "a.card",
 		HTML: page("Stories", `<main><h1>Stories</h1><section class="grid">
 <a class="card" href="/s/1"><div class="body"><h3>A baker who opens at four</h3><p>Bread before dawn.</p></div></a>
 <a class="card" href="/s/2"><div class="body"><h3>The last ferryman of the lake</h3><p>Forty years of crossings.</p></div></a>
@@ -76,6 +83,7 @@ var Pages = []Page{
 	},
 	{
 		Name: "ads",
+		Item: "li.story",
 		HTML: page("News", `<main><h1>News</h1><ul class="news">
 <li class="story"><h3><a href="/a/1">Council approves the budget</a></h3><p>The vote was unanimous.</p></li>
 <li class="story"><h3><a href="/a/2">Roadworks on the main street</a></h3><p>Traffic is diverted.</p></li>
@@ -89,6 +97,7 @@ var Pages = []Page{
 	},
 	{
 		Name: "second-link",
+		Item: "article.post",
 		HTML: page("Tech", `<main><h1>Tech</h1>
 <article class="post"><h2><a href="/c/phones">Phones</a> <a href="/p/1">A phone that lasts a week</a></h2><p>Battery life tested.</p></article>
 <article class="post"><h2><a href="/c/laptops">Laptops</a> <a href="/p/2">The quietest laptop we tried</a></h2><p>No fan at all.</p></article>
