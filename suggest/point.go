@@ -365,8 +365,10 @@ func Like(page []byte, opts extractor.Options, element int) (Proposal, error) {
 
 // like is Like on a parsed page: the proposal and its group.
 func (pt *pointer) like(e *html.Node) (Proposal, *group, bool) {
-	cs := pt.candidates(e)
-	if len(cs) == 0 {
+	var cs []candidate
+	if d := pt.firstItemIn(e); d != nil && !pt.isItem(e) {
+		cs = pt.candidates(d) // the list it holds, not one it is part of (a day of posts)
+	} else if cs = pt.candidates(e); len(cs) == 0 {
 		if d := pt.oneItemIn(e); d != nil {
 			cs = pt.candidates(d)
 		}
@@ -402,6 +404,32 @@ func (pt *pointer) oneItemIn(e *html.Node) *html.Node {
 		}
 	}
 	return nil
+}
+
+// firstItemIn is, for the container of several items of a list (the
+// <ul> itself, clicked between two of its items; a table around its
+// rows), the first of them: an item whose parent or grandparent e is; nil
+// when there is none. like takes that list for a container that is no
+// item itself (a day's <ul> of posts: every day's posts, not the days).
+func (pt *pointer) firstItemIn(e *html.Node) *html.Node {
+	i := pt.num[e]
+	for j := i + 1; j <= pt.end[i] && j < i+2000; j++ {
+		n := pt.nodes[j]
+		if n.Parent != e && (n.Parent == nil || n.Parent.Parent != e) {
+			continue
+		}
+		for _, r := range pt.parts[n] {
+			if r.m == n && pt.under(e, nil, pt.groups[r.g].linked) >= 2 {
+				return n
+			}
+		}
+	}
+	return nil
+}
+
+// isItem reports whether e is an item of a candidate list.
+func (pt *pointer) isItem(e *html.Node) bool {
+	return slices.ContainsFunc(pt.parts[e], func(r itemRef) bool { return r.m == e })
 }
 
 // query returns the elements an item selector matches (CSS, or

@@ -13,6 +13,7 @@ import (
 
 	"github.com/andybalholm/cascadia"
 	"golang.org/x/net/html"
+	"golang.org/x/net/html/atom"
 
 	"github.com/dynamo-rss/dynamo/extractor"
 	"github.com/dynamo-rss/dynamo/suggest"
@@ -234,6 +235,10 @@ func TestLike(t *testing.T) {
 			if c.file == "runs.html" || c.file == "table.html" {
 				// A part of the item beside its heading or first row.
 				points = append(points, p.first(t, "p.posted, td.sub"))
+			}
+			if item.Parent.DataAtom == atom.Ul || item.Parent.DataAtom == atom.Tbody {
+				// The list's own element, clicked between two items.
+				points = append(points, item.Parent)
 			}
 			var count int
 			for _, e := range points {
