@@ -440,6 +440,55 @@ func Items(page []byte, opts extractor.Options, spec extractor.SelectSpec) ([]in
 	return out, nil
 }
 
+// ItemParts tells, for each element of the page (numbered as [Like]
+// numbers them), which of spec's items it is part of: the index, in page
+// order, of the item whose element holds it, or, for an item that is a
+// heading, a table row or a <dt>, whose following siblings hold it up to
+// the next item (the heading's run, the item's second row, its <dd>);
+// -1 when none. The page shows with it which elements a click picks in
+// a chosen list, and outlines each item whole. Linear in the page.
+func ItemParts(page []byte, opts extractor.Options, spec extractor.SelectSpec) ([]int, error) {
+	pt, items, err := pointerItems(page, opts, spec)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]int, len(pt.nodes))
+	for i := range out {
+		out[i] = -1
+	}
+	mark := func(n *html.Node, item int) {
+		a := pt.num[n]
+		if out[a] >= 0 {
+			return // inside an item before it: that one's
+		}
+		for j := a; j <= pt.end[a]; j++ {
+			if out[j] < 0 {
+				out[j] = item
+			}
+		}
+	}
+	for i, it := range items {
+		mark(it, i)
+		a := it.DataAtom
+		if !isHeading(a) && a != atom.Tr && a != atom.Dt {
+			continue
+		}
+		k := 0
+		for sib := it.NextSibling; sib != nil && k < 50; sib = sib.NextSibling {
+			if sib.Type != html.ElementNode {
+				continue
+			}
+			k++
+			if pt.under(sib, nil, items) > 0 || a == atom.Dt && sib.DataAtom == atom.Dt ||
+				isHeading(a) && isHeading(sib.DataAtom) && headingLevel(sib.DataAtom) <= headingLevel(a) {
+				break // the next item, or the end of this one's run
+			}
+			mark(sib, i)
+		}
+	}
+	return out, nil
+}
+
 // pointerItems parses the page and finds spec's items.
 func pointerItems(page []byte, opts extractor.Options, spec extractor.SelectSpec) (*pointer, []*html.Node, error) {
 	if spec.From != "" || strings.TrimSpace(spec.Item) == "" {

@@ -638,3 +638,50 @@ func TestFieldRuns(t *testing.T) {
 		t.Error("a day's heading is in an item")
 	}
 }
+
+// TestItemParts: every element of an item is part of it (its own, the
+// siblings of a heading's run, a table item's second row), the
+// elements between lists part of none.
+func TestItemParts(t *testing.T) {
+	for _, c := range []struct {
+		file, in, part, outside string
+	}{
+		{"runs.html", "#content > h3", "p.posted", "#content > h2"},
+		{"table.html", "tr.entry", "td.sub", "title"},
+		{"ads.html", "li.post", "li.post h2 a", "title"},
+	} {
+		t.Run(c.file, func(t *testing.T) {
+			p := loadPoint(t, c.file)
+			item := p.first(t, c.in)
+			prop, err := suggest.Like(p.data, p.opts, p.num[item])
+			if err != nil {
+				t.Fatal(err)
+			}
+			parts, err := suggest.ItemParts(p.data, p.opts, *prop.Select)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(parts) != len(p.nodes) {
+				t.Fatalf("%d parts for %d elements", len(parts), len(p.nodes))
+			}
+			if got := parts[p.num[item]]; got != 0 {
+				t.Errorf("the first item is part of %d", got)
+			}
+			if got := parts[p.num[p.first(t, c.part)]]; got != 0 {
+				t.Errorf("%s of the first item is part of %d", c.part, got)
+			}
+			if got := parts[p.num[p.first(t, c.outside)]]; got != -1 {
+				t.Errorf("%s is part of item %d", c.outside, got)
+			}
+			items := map[int]bool{}
+			for _, i := range parts {
+				if i >= 0 {
+					items[i] = true
+				}
+			}
+			if len(items) != prop.Count {
+				t.Errorf("parts of %d items; the list has %d", len(items), prop.Count)
+			}
+		})
+	}
+}

@@ -40,8 +40,8 @@ type fetchedPage struct {
 	offer     pageOffer // suggest's offer for it, once (offered)
 	offerErr  error
 
-	itemsMu sync.Mutex
-	items   map[string][]int // the elements of a block's items, by block (itemsOf)
+	partsMu sync.Mutex
+	parts   map[string][]int // which item of a block each element is part of, by block (partsOf)
 }
 
 // offered is what the page offers (suggestOffer), read on first use: the
@@ -51,25 +51,26 @@ func (p *fetchedPage) offered() (pageOffer, error) {
 	return p.offer, p.offerErr
 }
 
-// maxItemsKept bounds the blocks whose items a page keeps.
-const maxItemsKept = 16
+// maxPartsKept bounds the blocks whose items a page keeps.
+const maxPartsKept = 16
 
-// itemsOf are the elements of the items of block (spec, as YAML) on the
-// page, kept for the next time the same block is outlined.
-func (p *fetchedPage) itemsOf(block string, spec extractor.SelectSpec) []int {
-	p.itemsMu.Lock()
-	got, ok := p.items[block]
-	p.itemsMu.Unlock()
+// partsOf tells which item of block (spec, as YAML) each element of the
+// page is part of (suggest.ItemParts), kept for the next time the same
+// block is outlined.
+func (p *fetchedPage) partsOf(block string, spec extractor.SelectSpec) []int {
+	p.partsMu.Lock()
+	got, ok := p.parts[block]
+	p.partsMu.Unlock()
 	if ok {
 		return got
 	}
-	got = blockItems(p.Page, spec)
-	p.itemsMu.Lock()
-	defer p.itemsMu.Unlock()
-	if p.items == nil || len(p.items) >= maxItemsKept {
-		p.items = map[string][]int{}
+	got = blockParts(p.Page, spec)
+	p.partsMu.Lock()
+	defer p.partsMu.Unlock()
+	if p.parts == nil || len(p.parts) >= maxPartsKept {
+		p.parts = map[string][]int{}
 	}
-	p.items[block] = got
+	p.parts[block] = got
 	return got
 }
 

@@ -264,12 +264,12 @@ func (s *Server) point(c echo.Context, p *fetchedPage, page *offerPage) {
 	if an.err != nil && v.Error == "" {
 		v.Error = "The page's outline could not be read: " + an.err.Error()
 	}
-	var chosenItems []int
+	var chosenParts []int
 	if chosen != nil && v.Chosen != nil {
-		chosenItems = p.itemsOf(v.Chosen.Block, *chosen)
+		chosenParts = p.partsOf(v.Chosen.Block, *chosen)
 	}
 	if p.Picture != nil {
-		v.Picture = s.pictureView(p, page, an.starts, chosenItems)
+		v.Picture = s.pictureView(p, page, an.starts, chosenParts)
 	}
 	for _, sec := range an.outline {
 		sv := outlineSectionView{Heading: sec.Heading, Level: sec.Level}
@@ -306,10 +306,12 @@ func pickLinks(p *fetchedPage, block string, n int) *pickView {
 }
 
 // pictureView draws page p's picture: the proposals' items outlined
-// (numbered), the chosen list's, and a link over every element that could
-// start an item, the smallest on top. Inside an item of the chosen list, a
-// link picks the element; elsewhere it asks for the items like it.
-func (s *Server) pictureView(p *fetchedPage, page *offerPage, starts, chosenItems []int) *pictureView {
+// (numbered), the chosen list's (chosenParts: which of its items each
+// element is part of; nil: none chosen), and a link over every element
+// that could start an item, the smallest on top. On an element of an item
+// of the chosen list, the link picks it; elsewhere it asks for the items
+// like it.
+func (s *Server) pictureView(p *fetchedPage, page *offerPage, starts, chosenParts []int) *pictureView {
 	pic := p.Picture
 	v := &pictureView{Href: "/new/picture/" + url.PathEscape(p.ID), Width: pic.Width, Height: pic.Height}
 	for i, cd := range page.Proposals {
@@ -317,27 +319,12 @@ func (s *Server) pictureView(p *fetchedPage, page *offerPage, starts, chosenItem
 		if err != nil {
 			continue
 		}
-		o := outlineView{Label: strconv.Itoa(i + 1), Color: outlineColors[i%len(outlineColors)]}
-		for _, n := range p.itemsOf(cd.Block, spec) {
-			if b, ok := pic.box(n); ok {
-				o.Rects = append(o.Rects, rectOf(b, pic.Height))
-			}
-		}
-		v.Outlines = append(v.Outlines, o)
-	}
-	var chosenBoxes []api.Box
-	if chosenItems != nil {
-		o := outlineView{Label: "✓", Color: chosenColor, Chosen: true}
-		for _, n := range chosenItems {
-			if b, ok := pic.box(n); ok {
-				o.Rects = append(o.Rects, rectOf(b, pic.Height))
-				chosenBoxes = append(chosenBoxes, b)
-			}
-		}
-		v.Outlines = append(v.Outlines, o)
+		v.Outlines = append(v.Outlines, outlineView{Label: strconv.Itoa(i + 1), Color: outlineColors[i%len(outlineColors)],
+			Rects: itemRects(pic, p.partsOf(cd.Block, spec))})
 	}
 	block := ""
-	if page.Point != nil && page.Point.Chosen != nil {
+	if chosenParts != nil {
+		v.Outlines = append(v.Outlines, outlineView{Label: "✓", Color: chosenColor, Chosen: true, Rects: itemRects(pic, chosenParts)})
 		block = page.Point.Chosen.Block
 	}
 	type reg struct {
@@ -361,7 +348,7 @@ func (s *Server) pictureView(p *fetchedPage, page *offerPage, starts, chosenItem
 	for _, r := range regs {
 		rv := regionView{rectView: rectOf(r.b, pic.Height), Title: "items like this",
 			Href: offerHref(p, url.Values{paramLike: {strconv.Itoa(r.n)}}, "chosen")}
-		if block != "" && slices.ContainsFunc(chosenBoxes, func(ib api.Box) bool { return inside(r.b, ib) }) {
+		if block != "" && r.n < len(chosenParts) && chosenParts[r.n] >= 0 {
 			rv.Title = "this item: not this one, or its title, date or link"
 			rv.Href = offerHref(p, url.Values{paramBlock: {block}, paramPick: {strconv.Itoa(r.n)}}, "pick")
 		}
@@ -370,10 +357,36 @@ func (s *Server) pictureView(p *fetchedPage, page *offerPage, starts, chosenItem
 	return v
 }
 
-// inside reports whether box a lies within box b (a pixel's tolerance).
-func inside(a, b api.Box) bool {
-	const tol = 1
-	return a.X >= b.X-tol && a.Y >= b.Y-tol && a.X+a.W <= b.X+b.W+tol && a.Y+a.H <= b.Y+b.H+tol
+// itemRects are the outlines of a list's items on the picture: each the
+// box around the drawn elements that are part of it (parts: which item
+// each element is part of), so that an item of a heading and its
+// paragraphs, or of two table rows, is outlined whole.
+func itemRects(pic *pagePicture, parts []int) []rectView {
+	var boxes []api.Box
+	for n, i := range parts {
+		b, ok := pic.box(n)
+		if i < 0 || !ok {
+			continue
+		}
+		for len(boxes) <= i {
+			boxes = append(boxes, api.Box{})
+		}
+		u := &boxes[i]
+		if u.W == 0 {
+			*u = b
+			continue
+		}
+		x0, y0 := min(u.X, b.X), min(u.Y, b.Y)
+		x1, y1 := max(u.X+u.W, b.X+b.W), max(u.Y+u.H, b.Y+b.H)
+		*u = api.Box{X: x0, Y: y0, W: x1 - x0, H: y1 - y0}
+	}
+	var out []rectView
+	for _, b := range boxes {
+		if b.W > 0 {
+			out = append(out, rectOf(b, pic.Height))
+		}
+	}
+	return out
 }
 
 // blockParam reads a select block carried in a URL (YAML, as the forms'

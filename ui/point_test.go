@@ -387,3 +387,27 @@ func TestPointBadChoices(t *testing.T) {
 		}
 	}
 }
+
+// TestPointPickInARun: in a list whose items are runs of siblings (a
+// heading, its paragraphs), a click on a paragraph picks its item, and the
+// item is outlined whole, heading to last paragraph.
+func TestPointPickInARun(t *testing.T) {
+	p := pointPageNamed(t, "runs")
+	_, _, b := newPointEnv(t, true)
+	fetchPoint(t, b, p)
+	b.Get(smallestOver(t, b.Body, boxOfText(t, p.HTML, p.Click)))
+	chosenTitles(t, b)
+	posted := boxOfText(t, p.HTML, "After two years of works the bridge is open again.")
+	if h := smallestOver(t, b.Body, posted); !strings.Contains(h, "pick=") {
+		t.Fatalf("a click on the first item's paragraph: %s, want a pick", h)
+	}
+	m := regexp.MustCompile(`(?s)<g class="outline chosen" data-proposal="✓"><rect class="box" x="[0-9.]+" y="([0-9.]+)" width="[0-9.]+" height="([0-9.]+)"`).FindStringSubmatch(b.Body)
+	if m == nil {
+		t.Fatal("the chosen list is not outlined")
+	}
+	y, _ := strconv.ParseFloat(m[1], 64)
+	h, _ := strconv.ParseFloat(m[2], 64)
+	if posted.Y < y || posted.Y+posted.H > y+h {
+		t.Errorf("the first item's outline (y %v, height %v) leaves out its paragraph at y %v", y, h, posted.Y)
+	}
+}

@@ -117,11 +117,11 @@ func fieldBlock(page api.Page, spec extractor.SelectSpec, field string, n int) (
 	return writeBlock(p)
 }
 
-// blockItems are the elements of spec's items on page (none when it
-// matches none, or is not valid).
-func blockItems(page api.Page, spec extractor.SelectSpec) []int {
-	items, _ := suggest.Items(page.Body, pageOptions(page), spec)
-	return items
+// blockParts tells, for each element of page, which of spec's items it
+// is part of (-1: none; nil when spec matches nothing, or is not valid).
+func blockParts(page api.Page, spec extractor.SelectSpec) []int {
+	parts, _ := suggest.ItemParts(page.Body, pageOptions(page), spec)
+	return parts
 }
 
 // elementText is element n for people: its tag and the start of its text.
