@@ -39,8 +39,12 @@
 //     copy of the page (data-dynamo-box="i"), walking both trees side by
 //     side; [Starts] lists the elements worth a link over the screenshot:
 //     the items of candidate lists and what they hold with text or a
-//     picture; [Items] gives the items a block matches, to outline them.
-//   - [Like] takes the list that holds the element pointed at, chosen
+//     picture; [Items] gives the items a block matches, and [ItemParts]
+//     which item each element is part of (a heading's run and a second
+//     row included), to outline each item whole and to know which
+//     clicks pick an item of a chosen list.
+//   - [Like] takes the list that holds the element pointed at (or, for a
+//     list's own element clicked between its items, the list it holds), chosen
 //     among all the candidate lists (not only the best few Page shows):
 //     the lists whose item is the element or holds it (a heading's run of
 //     siblings and a table item's second row count as the item); a block

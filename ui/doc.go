@@ -142,7 +142,9 @@
 // over every element that could start an item (suggest.Starts), the
 // smallest on top. Each region is a GET link: ?like=N (suggest.Like: the
 // list of the items like element N, shown as the candidate "Items like
-// this", outlined with ✓); inside an item of that list, ?block=B&pick=N,
+// this", outlined with ✓); on any part of an item of that list
+// (suggest.ItemParts: a heading's run and a second row included),
+// ?block=B&pick=N,
 // which offers "not this one" (suggest.Exclude) and "this is the title /
 // the date / the link" (suggest.Field), each a link with &do= that
 // redirects to the block rewritten. Elements are numbered as suggest
