@@ -144,10 +144,9 @@
 // list of the items like element N, shown as the candidate "Items like
 // this", outlined with ✓); on any part of an item of that list
 // (suggest.ItemParts: a heading's run and a second row included),
-// ?block=B&pick=N,
-// which offers "not this one" (suggest.Exclude) and "this is the title /
-// the date / the link" (suggest.Field), each a link with &do= that
-// redirects to the block rewritten. Elements are numbered as suggest
+// ?block=B&pick=N, which offers "not this one" (suggest.Exclude) and
+// "this is the title / the date / the link" (suggest.Field), each a link
+// with &do= that redirects to the block rewritten. Elements are numbered as suggest
 // numbers them; suggest.Marks pairs them with the marked DOM the browser
 // drew. Without a browser the offer shows suggest.Outline instead (under
 // the picture too, in a <details>): landmarks and headings, the lists
