@@ -8,10 +8,12 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/dynamo-rss/dynamo/internal/formclient"
+	"github.com/dynamo-rss/dynamo/internal/pointpages"
 	"github.com/dynamo-rss/dynamo/schema/schematest"
 )
 
@@ -91,6 +93,16 @@ func TestAddScriptBuiltPageEndToEnd(t *testing.T) {
 	if !strings.Contains(best, "Ferry timetable changes for the winter season") {
 		t.Fatalf("the best proposal of the rendered page is not its list:\n%s", best)
 	}
+	// The rendered page's picture: a click where its script drew the
+	// first title gives the script's list.
+	x, y := whereIs(t, ownBrowser(t, chromium), origin.URL+"/app.html", "Ferry timetable changes for the winter season")
+	offer := b.Last.Request.URL.RequestURI()
+	if h := pointpages.SmallestOver(b.Body, x, y); h == "" {
+		t.Errorf("no region of the rendered page's picture over its first title")
+	} else if b.Get(h); !slices.Contains(titlesOf(b.Body, "chosen"), "Quay 2 reopens after the storm repairs") {
+		t.Errorf("a click on the rendered list gave %q", titlesOf(b.Body, "chosen"))
+	}
+	b.Get(offer)
 	if code := followWaits(t, b, b.Submit(b.Form("/new/add", "id"), "id", "app")); code != http.StatusOK || b.Last.Request.URL.Path != "/view/app" {
 		t.Fatalf("add: %d at %s\n%s", code, b.Last.Request.URL, b.Body)
 	}
