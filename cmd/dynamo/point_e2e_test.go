@@ -89,18 +89,23 @@ func TestPointAtTheListEndToEnd(t *testing.T) {
 				b.Get(h)
 			}
 			if p.Item != "" {
-				// The middle of the wanted first item, wherever it falls.
-				x, y := middleOf(t, look, page, "document.querySelector("+jsString(p.Item)+")")
-				h := pointpages.SmallestOver(b.Body, x, y)
-				if h == "" {
-					t.Fatalf("no region over the first %s at (%.0f, %.0f)", p.Item, x, y)
-				}
+				// The middle of the wanted first item, wherever it falls,
+				// and the smallest region around the whole item.
+				box := boxOf(t, look, page, "document.querySelector("+jsString(p.Item)+")")
 				offer := b.Last.Request.URL.RequestURI()
-				b.Get(h)
-				if got := titlesOf(b.Body, "chosen"); len(got) == 0 || !strings.Contains(got[0], p.Titles[0]) || len(got) < len(p.Titles) {
-					t.Errorf("a click in the middle of the first %s gave %q", p.Item, got)
+				for what, h := range map[string]string{
+					"a click in the middle of":   pointpages.SmallestOver(b.Body, box[0]+box[2]/2, box[1]+box[3]/2),
+					"the smallest region around": pointpages.SmallestAround(b.Body, box[0], box[1], box[2], box[3]),
+				} {
+					if h == "" {
+						t.Fatalf("no region for %s the first %s at %v", what, p.Item, box)
+					}
+					b.Get(h)
+					if got := titlesOf(b.Body, "chosen"); len(got) == 0 || !strings.Contains(got[0], p.Titles[0]) || len(got) < len(p.Titles) {
+						t.Errorf("%s the first %s gave %q", what, p.Item, got)
+					}
+					b.Get(offer)
 				}
-				b.Get(offer)
 			}
 			click(p.Click)
 			got := titlesOf(b.Body, "chosen")
@@ -159,10 +164,19 @@ func whereIs(t *testing.T, ctx context.Context, page, text string) (x, y float64
 // the element the JavaScript expression el finds, in page coordinates.
 func middleOf(t *testing.T, ctx context.Context, page, el string) (x, y float64) {
 	t.Helper()
+	b := boxOf(t, ctx, page, el)
+	return b[0] + b[2]/2, b[1] + b[3]/2
+}
+
+// boxOf renders page in the test's browser and returns the box (x, y,
+// width, height) of the element the JavaScript expression el finds, in
+// page coordinates.
+func boxOf(t *testing.T, ctx context.Context, page, el string) []float64 {
+	t.Helper()
 	js := `(() => { const it = ` + el + `;
 		if (!it) return [];
 		const r = it.getBoundingClientRect();
-		return [r.left + scrollX + r.width / 2, r.top + scrollY + r.height / 2]; })()`
+		return [r.left + scrollX, r.top + scrollY, r.width, r.height]; })()`
 	if err := chromedp.Do(ctx, chromedp.Navigate(page)); err != nil {
 		t.Fatalf("render %s: %v", page, err)
 	}
@@ -170,10 +184,10 @@ func middleOf(t *testing.T, ctx context.Context, page, el string) (x, y float64)
 	if err != nil {
 		t.Fatalf("find %s on %s: %v", el, page, err)
 	}
-	if len(box) != 2 {
+	if len(box) != 4 {
 		t.Fatalf("no %s on %s", el, page)
 	}
-	return box[0], box[1]
+	return box
 }
 
 // jsString is s as a JavaScript string literal.

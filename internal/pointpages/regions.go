@@ -37,6 +37,20 @@ func SmallestOver(body string, x, y float64) string {
 	return best
 }
 
+// SmallestAround is the href of the smallest region of the offer page
+// body that holds the whole box (x, y, w, h), a pixel's tolerance; ""
+// none.
+func SmallestAround(body string, x, y, w, h float64) string {
+	const tol = 1
+	best, area := "", -1.0
+	for _, r := range Regions(body) {
+		if x >= r.X-tol && y >= r.Y-tol && x+w <= r.X+r.W+tol && y+h <= r.Y+r.H+tol && (area < 0 || r.W*r.H < area) {
+			best, area = r.Href, r.W*r.H
+		}
+	}
+	return best
+}
+
 // Named is the page of that name, or false.
 func Named(name string) (Page, bool) {
 	for _, p := range Pages {
