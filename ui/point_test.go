@@ -173,15 +173,10 @@ func fetchPoint(t *testing.T, b *formclient.Client, p pointpages.Page) {
 // chosenTitles are the titles of the chosen list's first items.
 func chosenTitles(t *testing.T, b *formclient.Client) []string {
 	t.Helper()
-	sec := section(b, "chosen")
-	if sec == "" {
+	if section(b, "chosen") == "" {
 		t.Fatalf("no chosen list on %s:\n%s", b.Last.Request.URL, section(b, "point-error"))
 	}
-	var out []string
-	for _, m := range regexp.MustCompile(`<h3>(?:<a [^>]*>)?([^<]*)`).FindAllStringSubmatch(sec, -1) {
-		out = append(out, html.UnescapeString(strings.TrimSpace(m[1])))
-	}
-	return out
+	return pointpages.Titles(b.Body, "chosen")
 }
 
 // firstN is at most n of s.

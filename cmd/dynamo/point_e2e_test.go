@@ -4,8 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"github.com/chromedp/cdproto/cdp"
-	"github.com/chromedp/cdproto/network"
 	"html"
 	"io"
 	"net/http"
@@ -18,6 +16,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chromedp/cdproto/cdp"
+	"github.com/chromedp/cdproto/network"
 	"github.com/chromedp/chromedp"
 
 	"github.com/dynamo-rss/dynamo/internal/formclient"
@@ -52,21 +52,7 @@ func TestPointAtTheListEndToEnd(t *testing.T) {
 		_, _ = io.WriteString(w, p.HTML)
 	}))
 	t.Cleanup(origin.Close)
-	dir := t.TempDir()
-	tokenFile := filepath.Join(dir, "token")
-	if err := os.WriteFile(tokenFile, []byte("point-token\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	cfgPath := filepath.Join(dir, "dynamo.yaml")
-	if err := os.WriteFile(cfgPath, fmt.Appendf(nil, e2eConfig, filepath.Join(dir, "data"), tokenFile, origin.URL, ""), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	c, _, _ := runServe(t, cfgPath, "point-token")
-	b := formclient.New(t, c.base)
-	b.Get("/login")
-	if code := b.Submit(b.Form("/login", "token"), "token", "point-token"); code != http.StatusOK || b.Last.Request.URL.Path != "/new" {
-		t.Fatalf("login: %d at %s", code, b.Last.Request.URL)
-	}
+	c, b := serveLoggedIn(t, origin.URL, "point-token", "")
 	look := ownBrowser(t, chromium)
 
 	for _, p := range pointpages.Pages {
@@ -101,18 +87,18 @@ func TestPointAtTheListEndToEnd(t *testing.T) {
 						t.Fatalf("no region for %s the first %s at %v", what, p.Item, box)
 					}
 					b.Get(h)
-					if got := titlesOf(b.Body, "chosen"); len(got) == 0 || !strings.Contains(got[0], p.Titles[0]) || len(got) < len(p.Titles) {
+					if got := pointpages.Titles(b.Body, "chosen"); len(got) == 0 || !strings.Contains(got[0], p.Titles[0]) || len(got) < len(p.Titles) {
 						t.Errorf("%s the first %s gave %q", what, p.Item, got)
 					}
 					b.Get(offer)
 				}
 			}
 			click(p.Click)
-			got := titlesOf(b.Body, "chosen")
+			got := pointpages.Titles(b.Body, "chosen")
 			if p.Title != "" {
 				click(p.Title)
 				choose(t, b, "this is the title")
-				got = titlesOf(b.Body, "chosen")
+				got = pointpages.Titles(b.Body, "chosen")
 			}
 			if p.Ad != "" {
 				if !slices.Contains(got, p.Ad) {
@@ -120,7 +106,7 @@ func TestPointAtTheListEndToEnd(t *testing.T) {
 				}
 				click(p.Ad)
 				choose(t, b, "not this one")
-				got = titlesOf(b.Body, "chosen")
+				got = pointpages.Titles(b.Body, "chosen")
 			}
 			lookAt(t, look, b, p.Name)
 			if strings.Join(got, "|") != strings.Join(p.Titles[:min(5, len(p.Titles))], "|") {
@@ -204,23 +190,6 @@ func choose(t *testing.T, b *formclient.Client, text string) {
 		t.Fatalf("no %q after the click; at %s", text, b.Last.Request.URL)
 	}
 	b.Get(html.UnescapeString(m[1]))
-}
-
-// titlesOf are the titles of the first items the section id shows.
-func titlesOf(body, id string) []string {
-	i := strings.Index(body, `id="`+id+`"`)
-	if i < 0 {
-		return nil
-	}
-	sec := body[i:]
-	if j := strings.Index(sec, "</section>"); j >= 0 {
-		sec = sec[:j]
-	}
-	var out []string
-	for _, m := range regexp.MustCompile(`<h3>(?:<a [^>]*>)?([^<]*)`).FindAllStringSubmatch(sec, -1) {
-		out = append(out, html.UnescapeString(strings.TrimSpace(m[1])))
-	}
-	return out
 }
 
 // lookAt saves screenshots of the page b shows, at 390 and 1280 px, in

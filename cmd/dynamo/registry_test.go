@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/dynamo-rss/dynamo/internal/formclient"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -208,4 +209,28 @@ func TestDeleteStoredOnly(t *testing.T) {
 	if resp, _ := c.do(http.MethodDelete, "/admin/resources/news", true); resp.StatusCode != http.StatusConflict {
 		t.Errorf("DELETE of a file id: %d, want 409", resp.StatusCode)
 	}
+}
+
+// serveLoggedIn starts dynamo serve on e2eConfig for the origin at
+// originURL (extra appended to its resources), with the admin token in a
+// token file, and logs a browser without JavaScript in at /login, landing
+// on /new.
+func serveLoggedIn(t *testing.T, originURL, token, extra string) (*e2eClient, *formclient.Client) {
+	t.Helper()
+	dir := t.TempDir()
+	tokenFile := filepath.Join(dir, "token")
+	if err := os.WriteFile(tokenFile, []byte(token+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cfgPath := filepath.Join(dir, "dynamo.yaml")
+	if err := os.WriteFile(cfgPath, fmt.Appendf(nil, e2eConfig, filepath.Join(dir, "data"), tokenFile, originURL, extra), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	c, _, _ := runServe(t, cfgPath, token)
+	b := formclient.New(t, c.base)
+	b.Get("/login")
+	if code := b.Submit(b.Form("/login", "token"), "token", token); code != http.StatusOK || b.Last.Request.URL.Path != "/new" {
+		t.Fatalf("login: %d at %s", code, b.Last.Request.URL)
+	}
+	return c, b
 }

@@ -2,7 +2,6 @@ package main
 
 import (
 	"encoding/json"
-	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -12,7 +11,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/dynamo-rss/dynamo/internal/formclient"
 	"github.com/dynamo-rss/dynamo/internal/pointpages"
 	"github.com/dynamo-rss/dynamo/schema/schematest"
 )
@@ -63,21 +61,7 @@ func TestAddScriptBuiltPageEndToEnd(t *testing.T) {
 		}
 	}))
 	t.Cleanup(origin.Close)
-	dir := t.TempDir()
-	tokenFile := filepath.Join(dir, "token")
-	if err := os.WriteFile(tokenFile, []byte("render-token\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	cfgPath := filepath.Join(dir, "dynamo.yaml")
-	if err := os.WriteFile(cfgPath, fmt.Appendf(nil, e2eConfig, filepath.Join(dir, "data"), tokenFile, origin.URL, ""), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	c, _, _ := runServe(t, cfgPath, "render-token")
-	b := formclient.New(t, c.base)
-	b.Get("/login")
-	if code := b.Submit(b.Form("/login", "token"), "token", "render-token"); code != http.StatusOK || b.Last.Request.URL.Path != "/new" {
-		t.Fatalf("login: %d at %s", code, b.Last.Request.URL)
-	}
+	c, b := serveLoggedIn(t, origin.URL, "render-token", "")
 	if !strings.Contains(b.Body, `name="render"`) {
 		t.Fatalf("/new offers no Render with JavaScript although a browser is on PATH:\n%s", b.Body)
 	}
@@ -99,8 +83,8 @@ func TestAddScriptBuiltPageEndToEnd(t *testing.T) {
 	offer := b.Last.Request.URL.RequestURI()
 	if h := pointpages.SmallestOver(b.Body, x, y); h == "" {
 		t.Errorf("no region of the rendered page's picture over its first title")
-	} else if b.Get(h); !slices.Contains(titlesOf(b.Body, "chosen"), "Quay 2 reopens after the storm repairs") {
-		t.Errorf("a click on the rendered list gave %q", titlesOf(b.Body, "chosen"))
+	} else if b.Get(h); !slices.Contains(pointpages.Titles(b.Body, "chosen"), "Quay 2 reopens after the storm repairs") {
+		t.Errorf("a click on the rendered list gave %q", pointpages.Titles(b.Body, "chosen"))
 	}
 	b.Get(offer)
 	if code := followWaits(t, b, b.Submit(b.Form("/new/add", "id"), "id", "app")); code != http.StatusOK || b.Last.Request.URL.Path != "/view/app" {

@@ -4,6 +4,7 @@ import (
 	"html"
 	"regexp"
 	"strconv"
+	"strings"
 )
 
 // Region is a link /new draws over an element of a page's picture, in the
@@ -59,4 +60,25 @@ func Named(name string) (Page, bool) {
 		}
 	}
 	return Page{}, false
+}
+
+var titleRE = regexp.MustCompile(`<h3>(?:<a [^>]*>)?([^<]*)`)
+
+// Titles are the titles of the first items the offer page body shows in
+// its section id ("chosen", "p1"…), as a reader shows them; nil when
+// there is no such section.
+func Titles(body, id string) []string {
+	i := strings.Index(body, `id="`+id+`"`)
+	if i < 0 {
+		return nil
+	}
+	sec := body[i:]
+	if j := strings.Index(sec, "</section>"); j >= 0 {
+		sec = sec[:j]
+	}
+	var out []string
+	for _, m := range titleRE.FindAllStringSubmatch(sec, -1) {
+		out = append(out, html.UnescapeString(strings.TrimSpace(m[1])))
+	}
+	return out
 }
